@@ -1,0 +1,48 @@
+/** Process configuration, read once from the environment. */
+export interface RailgateConfig {
+  host: string;
+  gatewayPorts: { global: number; europe: number; us: number };
+  guardrailGrpcPort: number;
+  speechGrpcPort: number;
+  /** Unset: try redis://127.0.0.1:6379 and fall back to the embedded store. */
+  redisUrl?: string;
+  /** Comma-separated host:port seeds; when set, a Redis Cluster is used. */
+  redisClusterNodes?: string[];
+  /** Prefix of every Redis key, so several deployments can share one server. */
+  redisPrefix: string;
+  managementKey?: string;
+  maxBodyBytes: number;
+  logLevel: string;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new Error(`${name} must be a port number 0..65535, got "${raw}"`);
+  }
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig {
+  const cluster = env.REDIS_CLUSTER_NODES?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    host: env.RAILGATE_HOST || "0.0.0.0",
+    gatewayPorts: {
+      global: port(env, "GATEWAY_PORT", 8080),
+      europe: port(env, "GATEWAY_EU_PORT", 8081),
+      us: port(env, "GATEWAY_US_PORT", 8082),
+    },
+    guardrailGrpcPort: port(env, "GUARDRAIL_GRPC_PORT", 50051),
+    speechGrpcPort: port(env, "SPEECH_GRPC_PORT", 50052),
+    redisUrl: env.REDIS_URL || undefined,
+    redisClusterNodes: cluster && cluster.length > 0 ? cluster : undefined,
+    redisPrefix: env.REDIS_PREFIX || "rg",
+    managementKey: env.RAILGATE_MANAGEMENT_KEY || undefined,
+    maxBodyBytes: Number(env.MAX_BODY_BYTES || 1_048_576),
+    logLevel: env.LOG_LEVEL || "info",
+  };
+}

@@ -1,0 +1,39 @@
+import { createHash, randomBytes } from "node:crypto";
+import { v4 as uuidv4, v5 as uuidv5 } from "uuid";
+
+/** Namespace of the deterministic default-guardrail ids (a fixed, random UUID). */
+const DEFAULT_GUARDRAIL_NAMESPACE = "8f4a1c1e-52d3-4e7a-9b0e-2d6c0f3b7a11";
+
+export function newId(): string {
+  return uuidv4();
+}
+
+/** Every workspace has one default guardrail whose id is derived from the workspace id. */
+export function defaultGuardrailId(workspaceId: string): string {
+  return uuidv5(workspaceId, DEFAULT_GUARDRAIL_NAMESPACE);
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isUuid(s: string): boolean {
+  return UUID_RE.test(s);
+}
+
+/** Keys are stored only as this hash, which is also their public identifier. */
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret, "utf8").digest("hex");
+}
+
+export function newSecret(kind: "management" | "standard"): string {
+  const tag = kind === "management" ? "mgmt" : "v1";
+  return `rg-${tag}-${randomBytes(32).toString("hex")}`;
+}
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+export function isKeyHash(s: string): boolean {
+  return HASH_RE.test(s);
+}
+
+/** A recognisable, non-secret rendering of a secret. */
+export function secretLabel(secret: string): string {
+  return `${secret.slice(0, 10)}...${secret.slice(-4)}`;
+}

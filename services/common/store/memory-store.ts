@@ -1,0 +1,291 @@
+import { clone } from "@bufbuild/protobuf";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  type Workspace,
+  WorkspaceSchema,
+} from "../../../gen/railgate/account/v1/account_pb.js";
+import { type Guardrail, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { defaultGuardrailId } from "../ids.js";
+import {
+  type AssignmentKind,
+  type AssignmentRecord,
+  type Governance,
+  ORG_SCOPE,
+  type Page,
+  type Store,
+  type Versioned,
+} from "./types.js";
+
+function page<T>(all: T[], offset: number, limit: number): Page<T> {
+  return { items: all.slice(offset, offset + limit), total: all.length };
+}
+
+interface Scope {
+  workspace?: Workspace;
+  guardrails: Map<string, Versioned<Guardrail>>;
+  keys: Map<string, ApiKey>;
+  assignments: Record<AssignmentKind, Map<string, AssignmentRecord>>;
+}
+
+/**
+ * The embedded store: used only when no Redis is reachable. Single process,
+ * so every method is atomic by construction (no await between read and write).
+ * Everything is cloned in and out so callers can never mutate stored state.
+ */
+export class MemoryStore implements Store {
+  readonly kind = "memory" as const;
+  private scopes = new Map<string, Scope>([[ORG_SCOPE, this.emptyScope()]]);
+  private slugs = new Map<string, string>();
+  private guardrailScopes = new Map<string, string>();
+  private keyScopes = new Map<string, string>();
+  private defaultWs: string | undefined;
+  private bootstrapped = false;
+
+  private emptyScope(workspace?: Workspace): Scope {
+    return {
+      workspace,
+      guardrails: new Map(),
+      keys: new Map(),
+      assignments: { key: new Map(), member: new Map() },
+    };
+  }
+
+  async close(): Promise<void> {}
+
+  async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    if (!this.bootstrapped) {
+      this.bootstrapped = true;
+      this.scopes.set(candidate.id, this.emptyScope(clone(WorkspaceSchema, candidate)));
+      this.slugs.set(candidate.slug, candidate.id);
+      this.defaultWs = candidate.id;
+    }
+    return this.defaultWs;
+  }
+
+  async defaultWorkspaceId(): Promise<string | undefined> {
+    return this.defaultWs;
+  }
+
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken"> {
+    if (this.slugs.has(ws.slug)) return "slug-taken";
+    this.slugs.set(ws.slug, ws.id);
+    this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
+    return "ok";
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    const ws = this.scopes.get(id)?.workspace;
+    return ws && clone(WorkspaceSchema, ws);
+  }
+
+  async workspaceIdBySlug(slug: string): Promise<string | undefined> {
+    return this.slugs.get(slug);
+  }
+
+  async listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>> {
+    const all = [...this.scopes.values()].flatMap((s) =>
+      s.workspace ? [clone(WorkspaceSchema, s.workspace)] : [],
+    );
+    return page(all, offset, limit);
+  }
+
+  async updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing"> {
+    const scope = this.scopes.get(ws.id);
+    if (!scope?.workspace) return "missing";
+    if (ws.slug !== previousSlug) {
+      if (this.slugs.has(ws.slug)) return "slug-taken";
+      this.slugs.delete(previousSlug);
+      this.slugs.set(ws.slug, ws.id);
+    }
+    scope.workspace = clone(WorkspaceSchema, ws);
+    return "ok";
+  }
+
+  async deleteWorkspace(id: string): Promise<boolean> {
+    const scope = this.scopes.get(id);
+    if (!scope?.workspace) return false;
+    this.slugs.delete(scope.workspace.slug);
+    for (const g of scope.guardrails.keys()) this.guardrailScopes.delete(g);
+    for (const k of scope.keys.keys()) this.keyScopes.delete(k);
+    this.scopes.delete(id);
+    if (this.defaultWs === id) this.defaultWs = undefined;
+    return true;
+  }
+
+  async guardrailWorkspace(id: string): Promise<string | undefined> {
+    return this.guardrailScopes.get(id);
+  }
+
+  async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
+    const v = this.scopes.get(workspaceId)?.guardrails.get(id);
+    return v && { value: clone(GuardrailSchema, v.value), version: v.version };
+  }
+
+  async putGuardrail(
+    g: Guardrail,
+    expectedVersion: number,
+  ): Promise<"ok" | "conflict" | "missing-workspace"> {
+    const scope = this.scopes.get(g.workspaceId);
+    if (!scope?.workspace) return "missing-workspace";
+    const current = scope.guardrails.get(g.id)?.version ?? 0;
+    if (current !== expectedVersion) return "conflict";
+    const version = expectedVersion + 1;
+    const value = clone(GuardrailSchema, g);
+    value.version = BigInt(version);
+    scope.guardrails.set(g.id, { value, version });
+    this.guardrailScopes.set(g.id, g.workspaceId);
+    return "ok";
+  }
+
+  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+    const scope = this.scopes.get(workspaceId);
+    if (!scope?.guardrails.delete(id)) return false;
+    this.guardrailScopes.delete(id);
+    for (const map of Object.values(scope.assignments)) {
+      for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
+    }
+    return true;
+  }
+
+  async listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>> {
+    const scopes = workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    const all = scopes.flatMap((s) =>
+      s ? [...s.guardrails.values()].map((v) => clone(GuardrailSchema, v.value)) : [],
+    );
+    return page(all, offset, limit);
+  }
+
+  async createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists"> {
+    const s = this.scopes.get(scope);
+    if (!s) return "missing-workspace";
+    if (this.keyScopes.has(key.hash)) return "exists";
+    s.keys.set(key.hash, clone(ApiKeySchema, key));
+    this.keyScopes.set(key.hash, scope);
+    return "ok";
+  }
+
+  async keyScope(hash: string): Promise<string | undefined> {
+    return this.keyScopes.get(hash);
+  }
+
+  async getKey(scope: string, hash: string): Promise<ApiKey | undefined> {
+    const k = this.scopes.get(scope)?.keys.get(hash);
+    if (!k) return undefined;
+    const out = clone(ApiKeySchema, k);
+    out.guardrailId = this.scopes.get(scope)?.assignments.key.get(hash)?.guardrailId ?? "";
+    return out;
+  }
+
+  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+    const s = this.scopes.get(scope);
+    if (!s?.keys.has(key.hash)) return false;
+    const stored = clone(ApiKeySchema, key);
+    stored.guardrailId = "";
+    s.keys.set(key.hash, stored);
+    return true;
+  }
+
+  async deleteKey(scope: string, hash: string): Promise<boolean> {
+    const s = this.scopes.get(scope);
+    if (!s?.keys.delete(hash)) return false;
+    s.assignments.key.delete(hash);
+    this.keyScopes.delete(hash);
+    return true;
+  }
+
+  async listKeys(scope: string | undefined, offset: number, limit: number): Promise<Page<ApiKey>> {
+    const names = scope === undefined ? [...this.scopes.keys()] : [scope];
+    const all: ApiKey[] = [];
+    for (const name of names) {
+      for (const hash of this.scopes.get(name)?.keys.keys() ?? []) {
+        const k = await this.getKey(name, hash);
+        if (k) all.push(k);
+      }
+    }
+    return page(all, offset, limit);
+  }
+
+  async assign(
+    kind: AssignmentKind,
+    records: AssignmentRecord[],
+  ): Promise<{ assigned: number } | "missing"> {
+    const first = records[0];
+    if (!first) return { assigned: 0 };
+    const scope = this.scopes.get(first.workspaceId);
+    if (!scope?.guardrails.has(first.guardrailId)) return "missing";
+    let assigned = 0;
+    for (const r of records) {
+      if (scope.assignments[kind].get(r.subject)?.guardrailId === r.guardrailId) continue;
+      scope.assignments[kind].set(r.subject, { ...r });
+      assigned++;
+    }
+    return { assigned };
+  }
+
+  async unassign(
+    kind: AssignmentKind,
+    workspaceId: string,
+    guardrailId: string,
+    subjects: string[],
+  ): Promise<number> {
+    const map = this.scopes.get(workspaceId)?.assignments[kind];
+    let n = 0;
+    for (const s of new Set(subjects)) {
+      if (map?.get(s)?.guardrailId === guardrailId) {
+        map.delete(s);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async getAssignment(
+    kind: AssignmentKind,
+    workspaceId: string,
+    subject: string,
+  ): Promise<AssignmentRecord | undefined> {
+    const a = this.scopes.get(workspaceId)?.assignments[kind].get(subject);
+    return a && { ...a };
+  }
+
+  async listAssignments(
+    kind: AssignmentKind,
+    workspaceId: string | undefined,
+    guardrailId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<AssignmentRecord>> {
+    const scopes = workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    const all = scopes
+      .flatMap((s) => (s ? [...s.assignments[kind].values()] : []))
+      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs)
+      .map((a) => ({ ...a }));
+    return page(all, offset, limit);
+  }
+
+  async loadGovernance(hash: string): Promise<Governance | undefined> {
+    const scopeName = this.keyScopes.get(hash);
+    if (scopeName === undefined) return undefined;
+    const scope = this.scopes.get(scopeName);
+    const key = await this.getKey(scopeName, hash);
+    if (!scope || !key) return undefined;
+    const get = (id: string | undefined) => {
+      const v = id === undefined ? undefined : scope.guardrails.get(id);
+      return v && clone(GuardrailSchema, v.value);
+    };
+    return {
+      key,
+      keyGuardrail: get(scope.assignments.key.get(hash)?.guardrailId),
+      memberGuardrail: key.memberUserId
+        ? get(scope.assignments.member.get(key.memberUserId)?.guardrailId)
+        : undefined,
+      defaultGuardrail: scopeName === ORG_SCOPE ? undefined : get(defaultGuardrailId(scopeName)),
+    };
+  }
+}

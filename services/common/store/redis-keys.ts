@@ -1,0 +1,30 @@
+/**
+ * Redis key layout. Everything that one script or transaction touches shares
+ * the workspace hash tag `{w:<id>}`, so the store runs unchanged on a Redis
+ * Cluster. The few global keys (indexes and id -> workspace pointers) are only
+ * ever touched by single-key commands, in an order that is safe on failure.
+ */
+export class RedisKeys {
+  constructor(private readonly prefix: string) {}
+
+  private tagged(scope: string, suffix: string): string {
+    return `${this.prefix}:{w:${scope}}:${suffix}`;
+  }
+
+  // Global, single-key.
+  org = () => `${this.prefix}:org`;
+  workspaces = () => `${this.prefix}:workspaces`;
+  slugs = () => `${this.prefix}:ws-slugs`;
+  guardrailPointer = (id: string) => `${this.prefix}:gw:${id}`;
+  keyPointer = (hash: string) => `${this.prefix}:kw:${hash}`;
+
+  // Per workspace (hash tag).
+  workspace = (ws: string) => this.tagged(ws, "ws");
+  guardrail = (ws: string, id: string) => this.tagged(ws, `g:${id}`);
+  guardrailIndex = (ws: string) => this.tagged(ws, "gs");
+  key = (ws: string, hash: string) => this.tagged(ws, `k:${hash}`);
+  keyIndex = (ws: string) => this.tagged(ws, "ks");
+  assignments = (ws: string, kind: "key" | "member") => this.tagged(ws, kind === "key" ? "ka" : "ma");
+  /** Prefix of this workspace's tagged keys, for scripts that build key names. */
+  scopePrefix = (ws: string) => this.tagged(ws, "");
+}

@@ -1,0 +1,398 @@
+import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import type { Cluster, Redis } from "ioredis";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  type Workspace,
+  WorkspaceSchema,
+} from "../../../gen/railgate/account/v1/account_pb.js";
+import { type Guardrail, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { defaultGuardrailId } from "../ids.js";
+import { RedisKeys } from "./redis-keys.js";
+import * as scripts from "./redis-scripts.js";
+import {
+  type AssignmentKind,
+  type AssignmentRecord,
+  type Governance,
+  ORG_SCOPE,
+  type Page,
+  type Store,
+  type Versioned,
+} from "./types.js";
+
+type Client = Redis | Cluster;
+type Script = (...args: (string | Buffer | number)[]) => Promise<unknown>;
+
+function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer {
+  const bytes = toBinary(schema, msg);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function decode<D extends DescMessage>(schema: D, data: Buffer | null | undefined) {
+  return data && data.length > 0 ? fromBinary(schema, data) : undefined;
+}
+
+function ms(ts: { seconds: bigint; nanos: number } | undefined): number {
+  return ts ? Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6) : Date.now();
+}
+
+/** Pages through several sorted-set indexes as if they were one list. */
+async function pageAcross(
+  client: Client,
+  indexes: string[],
+  offset: number,
+  limit: number,
+): Promise<{ picks: { index: number; members: string[] }[]; total: number }> {
+  const counts = await Promise.all(indexes.map((k) => client.zcard(k)));
+  const total = counts.reduce((a, b) => a + b, 0);
+  const picks: { index: number; members: string[] }[] = [];
+  let skip = offset;
+  let want = limit;
+  for (let i = 0; i < indexes.length && want > 0; i++) {
+    const n = counts[i] ?? 0;
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    const members = await client.zrange(indexes[i] as string, skip, skip + want - 1);
+    picks.push({ index: i, members });
+    want -= members.length;
+    skip = 0;
+  }
+  return { picks, total };
+}
+
+/** The Redis (or Redis Cluster) store: the deployment's only shared state. */
+export class RedisStore implements Store {
+  readonly kind = "redis" as const;
+  private readonly k: RedisKeys;
+
+  constructor(
+    private readonly client: Client,
+    prefix: string,
+  ) {
+    this.k = new RedisKeys(prefix);
+    for (const [name, lua] of Object.entries({
+      rgPutGuardrail: scripts.PUT_GUARDRAIL,
+      rgDeleteGuardrail: scripts.DELETE_GUARDRAIL,
+      rgCreateKey: scripts.CREATE_KEY,
+      rgDeleteKey: scripts.DELETE_KEY,
+      rgAssign: scripts.ASSIGN,
+      rgUnassign: scripts.UNASSIGN,
+      rgLoadGovernance: scripts.LOAD_GOVERNANCE,
+      rgDeleteWorkspace: scripts.DELETE_WORKSPACE,
+    })) {
+      client.defineCommand(name, { lua });
+    }
+  }
+
+  /** Scripts are called with numKeys first, then keys, then args. */
+  private script(name: string): Script {
+    const fn = (this.client as unknown as Record<string, Script>)[name];
+    if (!fn) throw new Error(`script ${name} not defined`);
+    return fn.bind(this.client);
+  }
+
+  async close(): Promise<void> {
+    await this.client.quit();
+  }
+
+  async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    // HSETNX makes exactly one replica the creator, even when several start at once.
+    const won = await this.client.hsetnx(this.k.org(), "default_ws", candidate.id);
+    if (won === 1) {
+      const result = await this.createWorkspace(candidate);
+      if (result !== "ok") throw new Error(`default workspace slug "${candidate.slug}" is taken`);
+      return candidate.id;
+    }
+    return this.defaultWorkspaceId();
+  }
+
+  async defaultWorkspaceId(): Promise<string | undefined> {
+    // "" records that the default workspace was deleted: never recreate it.
+    return (await this.client.hget(this.k.org(), "default_ws")) || undefined;
+  }
+
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken"> {
+    if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
+    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
+    await this.client.zadd(this.k.workspaces(), ms(ws.createdAt), ws.id);
+    return "ok";
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    return decode(WorkspaceSchema, await this.client.getBuffer(this.k.workspace(id)));
+  }
+
+  async workspaceIdBySlug(slug: string): Promise<string | undefined> {
+    return (await this.client.hget(this.k.slugs(), slug)) ?? undefined;
+  }
+
+  async listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>> {
+    const { picks, total } = await pageAcross(this.client, [this.k.workspaces()], offset, limit);
+    const ids = picks.flatMap((p) => p.members);
+    const items = await Promise.all(ids.map((id) => this.getWorkspace(id)));
+    return { items: items.filter((w): w is Workspace => w !== undefined), total };
+  }
+
+  async updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing"> {
+    if (!(await this.client.exists(this.k.workspace(ws.id)))) return "missing";
+    if (ws.slug !== previousSlug) {
+      if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
+      await this.client.hdel(this.k.slugs(), previousSlug);
+    }
+    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws), "XX");
+    return "ok";
+  }
+
+  async deleteWorkspace(id: string): Promise<boolean> {
+    const ws = await this.getWorkspace(id);
+    if (!ws) return false;
+    const removed = (await this.script("rgDeleteWorkspace")(
+      5,
+      this.k.workspace(id),
+      this.k.guardrailIndex(id),
+      this.k.keyIndex(id),
+      this.k.assignments(id, "key"),
+      this.k.assignments(id, "member"),
+      this.k.scopePrefix(id),
+    )) as [string[], string[]] | null;
+    if (!removed) return false;
+    const [guardrails, keys] = removed;
+    const pointers = [
+      ...guardrails.map((g) => this.k.guardrailPointer(g)),
+      ...keys.map((h) => this.k.keyPointer(h)),
+    ];
+    // Pointers live on other slots: delete them one by one (cluster-safe).
+    await Promise.all(pointers.map((p) => this.client.del(p)));
+    await this.client.zrem(this.k.workspaces(), id);
+    await this.client.hdel(this.k.slugs(), ws.slug);
+    if ((await this.defaultWorkspaceId()) === id) await this.client.hset(this.k.org(), "default_ws", "");
+    return true;
+  }
+
+  async guardrailWorkspace(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.k.guardrailPointer(id))) ?? undefined;
+  }
+
+  async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
+    const [data, v] = await this.client.hmgetBuffer(this.k.guardrail(workspaceId, id), "d", "v");
+    const value = decode(GuardrailSchema, data);
+    if (!value) return undefined;
+    const version = Number(v?.toString() ?? "0");
+    value.version = BigInt(version);
+    return { value, version };
+  }
+
+  async putGuardrail(
+    g: Guardrail,
+    expectedVersion: number,
+  ): Promise<"ok" | "conflict" | "missing-workspace"> {
+    const stored = { ...g, version: BigInt(expectedVersion + 1) };
+    const result = (await this.script("rgPutGuardrail")(
+      3,
+      this.k.workspace(g.workspaceId),
+      this.k.guardrail(g.workspaceId, g.id),
+      this.k.guardrailIndex(g.workspaceId),
+      expectedVersion,
+      encode(GuardrailSchema, stored),
+      ms(g.createdAt),
+      g.id,
+      "1",
+    )) as "ok" | "conflict" | "missing-workspace";
+    if (result === "ok" && expectedVersion === 0) {
+      await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
+    }
+    return result;
+  }
+
+  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+    const n = (await this.script("rgDeleteGuardrail")(
+      4,
+      this.k.guardrail(workspaceId, id),
+      this.k.guardrailIndex(workspaceId),
+      this.k.assignments(workspaceId, "key"),
+      this.k.assignments(workspaceId, "member"),
+      id,
+    )) as number;
+    if (n === 1) await this.client.del(this.k.guardrailPointer(id));
+    return n === 1;
+  }
+
+  async listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>> {
+    const scopes =
+      workspaceId === undefined ? await this.client.zrange(this.k.workspaces(), 0, -1) : [workspaceId];
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) => this.k.guardrailIndex(s)),
+      offset,
+      limit,
+    );
+    const loaded = await Promise.all(
+      picks.flatMap((p) => p.members.map((id) => this.getGuardrail(scopes[p.index] as string, id))),
+    );
+    return { items: loaded.flatMap((v) => (v ? [v.value] : [])), total };
+  }
+
+  async createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists"> {
+    // The pointer doubles as the uniqueness check across all workspaces.
+    if ((await this.client.set(this.k.keyPointer(key.hash), scope, "NX")) !== "OK") return "exists";
+    const result = (await this.script("rgCreateKey")(
+      3,
+      this.k.workspace(scope),
+      this.k.key(scope, key.hash),
+      this.k.keyIndex(scope),
+      encode(ApiKeySchema, { ...key, guardrailId: "" }),
+      ms(key.createdAt),
+      key.hash,
+      scope === ORG_SCOPE ? "0" : "1",
+    )) as "ok" | "missing-workspace" | "exists";
+    if (result !== "ok") await this.client.del(this.k.keyPointer(key.hash));
+    return result;
+  }
+
+  async keyScope(hash: string): Promise<string | undefined> {
+    return (await this.client.get(this.k.keyPointer(hash))) ?? undefined;
+  }
+
+  async getKey(scope: string, hash: string): Promise<ApiKey | undefined> {
+    const [data, assignment] = await Promise.all([
+      this.client.getBuffer(this.k.key(scope, hash)),
+      this.client.hget(this.k.assignments(scope, "key"), hash),
+    ]);
+    const key = decode(ApiKeySchema, data);
+    if (key && assignment) key.guardrailId = (JSON.parse(assignment) as AssignmentRecord).guardrailId;
+    return key;
+  }
+
+  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+    const data = encode(ApiKeySchema, { ...key, guardrailId: "" });
+    return (await this.client.set(this.k.key(scope, key.hash), data, "XX")) === "OK";
+  }
+
+  async deleteKey(scope: string, hash: string): Promise<boolean> {
+    const n = (await this.script("rgDeleteKey")(
+      3,
+      this.k.key(scope, hash),
+      this.k.keyIndex(scope),
+      this.k.assignments(scope, "key"),
+      hash,
+    )) as number;
+    if (n === 1) await this.client.del(this.k.keyPointer(hash));
+    return n === 1;
+  }
+
+  async listKeys(scope: string | undefined, offset: number, limit: number): Promise<Page<ApiKey>> {
+    const scopes =
+      scope === undefined
+        ? [ORG_SCOPE, ...(await this.client.zrange(this.k.workspaces(), 0, -1))]
+        : [scope];
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) => this.k.keyIndex(s)),
+      offset,
+      limit,
+    );
+    const loaded = await Promise.all(
+      picks.flatMap((p) => p.members.map((h) => this.getKey(scopes[p.index] as string, h))),
+    );
+    return { items: loaded.filter((k): k is ApiKey => k !== undefined), total };
+  }
+
+  async assign(
+    kind: AssignmentKind,
+    records: AssignmentRecord[],
+  ): Promise<{ assigned: number } | "missing"> {
+    const first = records[0];
+    if (!first) return { assigned: 0 };
+    const ws = first.workspaceId;
+    const guardrailKey = this.k.guardrail(ws, first.guardrailId);
+    const checks = records.map((r) => (kind === "key" ? this.k.key(ws, r.subject) : guardrailKey));
+    const n = (await this.script("rgAssign")(
+      2 + checks.length,
+      guardrailKey,
+      this.k.assignments(ws, kind),
+      ...checks,
+      first.guardrailId,
+      ...records.map((r) => JSON.stringify(r)),
+    )) as number;
+    return n < 0 ? "missing" : { assigned: n };
+  }
+
+  async unassign(
+    kind: AssignmentKind,
+    workspaceId: string,
+    guardrailId: string,
+    subjects: string[],
+  ): Promise<number> {
+    if (subjects.length === 0) return 0;
+    return (await this.script("rgUnassign")(
+      1,
+      this.k.assignments(workspaceId, kind),
+      guardrailId,
+      ...new Set(subjects),
+    )) as number;
+  }
+
+  async getAssignment(
+    kind: AssignmentKind,
+    workspaceId: string,
+    subject: string,
+  ): Promise<AssignmentRecord | undefined> {
+    const raw = await this.client.hget(this.k.assignments(workspaceId, kind), subject);
+    return raw ? (JSON.parse(raw) as AssignmentRecord) : undefined;
+  }
+
+  async listAssignments(
+    kind: AssignmentKind,
+    workspaceId: string | undefined,
+    guardrailId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<AssignmentRecord>> {
+    const scopes =
+      workspaceId === undefined ? await this.client.zrange(this.k.workspaces(), 0, -1) : [workspaceId];
+    const all = (
+      await Promise.all(scopes.map((s) => this.client.hvals(this.k.assignments(s, kind))))
+    )
+      .flat()
+      .map((raw) => JSON.parse(raw) as AssignmentRecord)
+      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
+    return { items: all.slice(offset, offset + limit), total: all.length };
+  }
+
+  async loadGovernance(hash: string): Promise<Governance | undefined> {
+    const scope = await this.keyScope(hash);
+    if (scope === undefined) return undefined;
+    // The member id is inside the key record; read the key first, then the rest at once.
+    const keyData = await this.client.getBuffer(this.k.key(scope, hash));
+    const key = decode(ApiKeySchema, keyData);
+    if (!key) return undefined;
+    const parts = (await this.script("rgLoadGovernanceBuffer")(
+      3,
+      this.k.key(scope, hash),
+      this.k.assignments(scope, "key"),
+      this.k.assignments(scope, "member"),
+      hash,
+      key.memberUserId,
+      this.k.scopePrefix(scope),
+      scope === ORG_SCOPE ? "" : defaultGuardrailId(scope),
+    )) as Buffer[];
+    if (parts.length === 0) return undefined;
+    const [keyBuf, keyG, memberG, defaultG] = parts;
+    const current = decode(ApiKeySchema, keyBuf) ?? key;
+    const keyGuardrail = decode(GuardrailSchema, keyG);
+    current.guardrailId = keyGuardrail?.id ?? "";
+    return {
+      key: current,
+      keyGuardrail,
+      memberGuardrail: decode(GuardrailSchema, memberG),
+      defaultGuardrail: decode(GuardrailSchema, defaultG),
+    };
+  }
+}
