@@ -56,8 +56,7 @@ export class MemoryStore implements Store {
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
     if (!this.bootstrapped) {
       this.bootstrapped = true;
-      this.scopes.set(candidate.id, this.emptyScope(clone(WorkspaceSchema, candidate)));
-      this.slugs.set(candidate.slug, candidate.id);
+      await this.createWorkspace(candidate);
       this.defaultWs = candidate.id;
     }
     return this.defaultWs;
@@ -71,6 +70,7 @@ export class MemoryStore implements Store {
     if (this.slugs.has(ws.slug)) return "slug-taken";
     this.slugs.set(ws.slug, ws.id);
     this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
+    this.guardrailScopes.set(defaultGuardrailId(ws.id), ws.id);
     return "ok";
   }
 
@@ -107,6 +107,7 @@ export class MemoryStore implements Store {
     if (!scope?.workspace) return false;
     this.slugs.delete(scope.workspace.slug);
     for (const g of scope.guardrails.keys()) this.guardrailScopes.delete(g);
+    this.guardrailScopes.delete(defaultGuardrailId(id));
     for (const k of scope.keys.keys()) this.keyScopes.delete(k);
     this.scopes.delete(id);
     if (this.defaultWs === id) this.defaultWs = undefined;
@@ -141,7 +142,8 @@ export class MemoryStore implements Store {
   async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
     const scope = this.scopes.get(workspaceId);
     if (!scope?.guardrails.delete(id)) return false;
-    this.guardrailScopes.delete(id);
+    // A workspace default reverts to unconfigured; its id stays resolvable.
+    if (id !== defaultGuardrailId(workspaceId)) this.guardrailScopes.delete(id);
     for (const map of Object.values(scope.assignments)) {
       for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
     }

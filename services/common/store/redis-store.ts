@@ -116,6 +116,8 @@ export class RedisStore implements Store {
   async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken"> {
     if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
     await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
+    // The default guardrail's id resolves before it is materialized.
+    await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
     await this.client.zadd(this.k.workspaces(), ms(ws.createdAt), ws.id);
     return "ok";
   }
@@ -160,6 +162,7 @@ export class RedisStore implements Store {
     if (!removed) return false;
     const [guardrails, keys] = removed;
     const pointers = [
+      this.k.guardrailPointer(defaultGuardrailId(id)),
       ...guardrails.map((g) => this.k.guardrailPointer(g)),
       ...keys.map((h) => this.k.keyPointer(h)),
     ];
@@ -215,7 +218,10 @@ export class RedisStore implements Store {
       this.k.assignments(workspaceId, "member"),
       id,
     )) as number;
-    if (n === 1) await this.client.del(this.k.guardrailPointer(id));
+    // A workspace default reverts to unconfigured; its id stays resolvable.
+    if (n === 1 && id !== defaultGuardrailId(workspaceId)) {
+      await this.client.del(this.k.guardrailPointer(id));
+    }
     return n === 1;
   }
 

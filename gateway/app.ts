@@ -1,0 +1,95 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { componentLogger } from "../services/common/logger.js";
+import { authenticate } from "./auth.js";
+import type { ServiceClients } from "./clients.js";
+import type { RegionName, RequestContext, Route } from "./context.js";
+import { errorReply } from "./http-error.js";
+import { sendError } from "./http-io.js";
+import { Router } from "./router.js";
+import { routes as defaultRoutes } from "./routes.js";
+
+const log = componentLogger("gateway");
+
+export interface GatewayOptions {
+  clients: ServiceClients;
+  maxBodyBytes: number;
+  routes?: Route[];
+}
+
+/** The request handler of one regional listener (build() vs listen(): tests use both). */
+export function buildGateway(region: RegionName, options: GatewayOptions) {
+  const router = new Router(options.routes ?? defaultRoutes);
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const abort = new AbortController();
+    res.on("close", () => abort.abort());
+    try {
+      const url = new URL(req.url ?? "/", "http://gateway");
+      const match = router.match(req.method ?? "GET", url.pathname);
+      if (match.kind === "not-found") {
+        sendError(res, 404, `No route for ${url.pathname.slice(0, 200)}`);
+        return;
+      }
+      if (match.kind === "method-not-allowed") {
+        sendError(res, 405, `Method ${req.method} not allowed; use ${match.allow.join(", ")}`, {
+          allow: match.allow.join(", "),
+        });
+        return;
+      }
+      const ctx: RequestContext = {
+        req,
+        res,
+        url,
+        params: match.params,
+        region,
+        clients: options.clients,
+        maxBodyBytes: options.maxBodyBytes,
+        signal: abort.signal,
+      };
+      await authenticate(ctx, match.route.access);
+      await match.handler(ctx);
+    } catch (err) {
+      const reply = errorReply(err);
+      if (reply.status >= 500) log.error({ err, url: req.url }, "request failed");
+      sendError(res, reply.status, reply.message, reply.headers);
+    }
+  };
+}
+
+export interface RunningGateway {
+  ports: Record<RegionName, number>;
+  close(): Promise<void>;
+}
+
+/** One listener per region, as regional load balancers would front one deployment. */
+export async function startGateway(
+  ports: Record<RegionName, number>,
+  host: string,
+  options: GatewayOptions,
+): Promise<RunningGateway> {
+  const servers: [RegionName, Server][] = [];
+  const bound = {} as Record<RegionName, number>;
+  for (const region of ["global", "europe", "us"] as const) {
+    const server = createServer({ keepAliveTimeout: 65_000 }, buildGateway(region, options));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(ports[region], host, () => resolve());
+    });
+    bound[region] = (server.address() as AddressInfo).port;
+    servers.push([region, server]);
+  }
+  return {
+    ports: bound,
+    close: async () => {
+      await Promise.all(
+        servers.map(
+          ([, s]) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}

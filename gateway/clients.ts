@@ -1,0 +1,22 @@
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
+import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
+
+export interface ServiceClients {
+  guardrails: Client<typeof GuardrailService>;
+  accounts: Client<typeof AccountService>;
+  speech: Client<typeof SpeechService>;
+}
+
+/** The gateway reaches every service over real gRPC, as any other internal caller would. */
+export function createServiceClients(urls: { guardrail: string; speech: string }): ServiceClients {
+  const guardrailTransport = createGrpcTransport({ baseUrl: urls.guardrail });
+  const speechTransport = createGrpcTransport({ baseUrl: urls.speech });
+  return {
+    guardrails: createClient(GuardrailService, guardrailTransport),
+    accounts: createClient(AccountService, guardrailTransport),
+    speech: createClient(SpeechService, speechTransport),
+  };
+}

@@ -1,0 +1,31 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import type { ServiceClients } from "./clients.js";
+
+export type RegionName = "global" | "europe" | "us";
+
+/** Who may call a route. */
+export type Access = "public" | "management" | "standard" | "any-key";
+
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  /** The listener the request arrived through; never chosen by the client. */
+  region: RegionName;
+  clients: ServiceClients;
+  maxBodyBytes: number;
+  /** Set for every route but public ones. */
+  key?: ApiKey;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<void>;
+
+export interface Route {
+  pattern: string;
+  access: Access;
+  methods: Partial<Record<string, Handler>>;
+}

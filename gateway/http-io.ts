@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HttpError } from "./http-error.js";
+
+/**
+ * Reads a JSON object body: Content-Type must be application/json, the size is
+ * capped (413 beyond, counted while streaming so a huge body is never held),
+ * and malformed JSON is a 400.
+ */
+export async function readJsonObject(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<Record<string, unknown>> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new HttpError(415, `Content-Type must be application/json, got "${type || "none"}"`);
+  }
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume();
+    throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      req.resume();
+      throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw new HttpError(400, "Request body is empty: send a JSON object");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof SyntaxError ? err.message : "invalid JSON";
+    throw new HttpError(400, `Malformed JSON body: ${detail}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new HttpError(400, "Request body must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(data),
+    ...headers,
+  });
+  res.end(data);
+}
+
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    // Mid-stream: the status is gone, so end the body abruptly; the client sees a truncated stream.
+    res.destroy();
+    return;
+  }
+  sendJson(res, status, { error: { code: status, message } }, headers);
+}

@@ -1,0 +1,91 @@
+import { HttpError } from "../http-error.js";
+
+export type FieldType = "string" | "boolean" | "number" | "integer" | "array" | "object";
+export interface FieldSpec {
+  type: FieldType;
+  nullable?: boolean;
+}
+export type Spec = Record<string, FieldSpec>;
+
+export function badRequest(message: string): HttpError {
+  return new HttpError(400, message);
+}
+
+function typeOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+function matches(v: unknown, type: FieldType): boolean {
+  switch (type) {
+    case "string":
+      return typeof v === "string";
+    case "boolean":
+      return typeof v === "boolean";
+    case "number":
+      return typeof v === "number" && Number.isFinite(v);
+    case "integer":
+      return typeof v === "number" && Number.isInteger(v);
+    case "array":
+      return Array.isArray(v);
+    case "object":
+      return v !== null && typeof v === "object" && !Array.isArray(v);
+  }
+}
+
+const ARTICLE: Record<FieldType, string> = {
+  string: "a string",
+  boolean: "true or false",
+  number: "a finite number",
+  integer: "an integer",
+  array: "an array",
+  object: "an object",
+};
+
+/**
+ * Rejects unknown fields and wrong JSON types, naming the field, so that a
+ * typo never silently does nothing.
+ */
+export function checkFields(body: Record<string, unknown>, spec: Spec, where = ""): void {
+  for (const [name, value] of Object.entries(body)) {
+    const field = `${where}${name}`;
+    const s = spec[name];
+    if (!s) throw badRequest(`Unknown field "${field}"`);
+    if (value === null) {
+      if (!s.nullable) throw badRequest(`${field} must be ${ARTICLE[s.type]}, not null`);
+      continue;
+    }
+    if (!matches(value, s.type)) {
+      throw badRequest(`${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${typeOf(value)}`);
+    }
+  }
+}
+
+export function has(body: Record<string, unknown>, name: string): boolean {
+  return Object.hasOwn(body, name);
+}
+
+/** Checks each element of an array field against a type. */
+export function checkElements(field: string, values: unknown[], type: FieldType): void {
+  values.forEach((v, i) => {
+    if (!matches(v, type)) throw badRequest(`${field}[${i}] must be ${ARTICLE[type]}, got ${typeOf(v)}`);
+  });
+}
+
+/** Parses a query-string integer, naming the parameter when it is not one. */
+export function queryInt(params: URLSearchParams, name: string): number {
+  const raw = params.get(name);
+  if (raw === null || raw === "") return 0;
+  if (!/^-?\d+$/.test(raw)) throw badRequest(`${name} must be an integer, got "${raw.slice(0, 32)}"`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n > 2 ** 31 - 1) throw badRequest(`${name} is out of range`);
+  return n;
+}
+
+/** Only the named query parameters are accepted. */
+export function checkQuery(params: URLSearchParams, allowed: string[]): void {
+  for (const name of params.keys()) {
+    if (!allowed.includes(name)) throw badRequest(`Unknown query parameter "${name}"`);
+  }
+}

@@ -1,0 +1,194 @@
+import { create } from "@bufbuild/protobuf";
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  BuiltinFilterListSchema,
+  CustomFilterListSchema,
+  type Guardrail,
+  type GuardrailInput,
+  GuardrailInputSchema,
+  RegionListSchema,
+  ResetInterval,
+  StringListSchema,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
+import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
+
+const LIST = { type: "array", nullable: true } as const;
+const BOOL = { type: "boolean" } as const;
+const NULLABLE_BOOL = { type: "boolean", nullable: true } as const;
+
+/** Writable guardrail fields and their JSON types. */
+const GUARDRAIL_SPEC: Spec = {
+  name: { type: "string" },
+  description: { type: "string", nullable: true },
+  workspace_id: { type: "string" },
+  allowed_data_regions: LIST,
+  allowed_models: LIST,
+  allowed_providers: LIST,
+  ignored_models: LIST,
+  ignored_providers: LIST,
+  content_filter_builtins: LIST,
+  content_filters: LIST,
+  enable_free_model_publication: BOOL,
+  enable_free_model_training: BOOL,
+  enable_paid_model_training: BOOL,
+  enforce_zdr: NULLABLE_BOOL,
+  enforce_zdr_anthropic: BOOL,
+  enforce_zdr_openai: BOOL,
+  enforce_zdr_google: BOOL,
+  enforce_zdr_xai: BOOL,
+  enforce_zdr_other: BOOL,
+  allow_safety_retention_google: NULLABLE_BOOL,
+  allow_safety_retention_other: NULLABLE_BOOL,
+  include_byok_in_budgets: BOOL,
+  limit_usd: { type: "number", nullable: true },
+  reset_interval: { type: "string", nullable: true },
+};
+
+const BUILTIN_SPEC: Spec = {
+  slug: { type: "string" },
+  action: { type: "string" },
+  label: { type: "string", nullable: true },
+  scan_scope: { type: "string", nullable: true },
+};
+
+const CUSTOM_SPEC: Spec = {
+  pattern: { type: "string" },
+  action: { type: "string" },
+  label: { type: "string", nullable: true },
+};
+
+type Json = Record<string, unknown>;
+
+function strings(field: string, v: unknown) {
+  if (v === null || v === undefined) return undefined;
+  checkElements(field, v as unknown[], "string");
+  return create(StringListSchema, { values: v as string[] });
+}
+
+function objects(field: string, v: unknown[], spec: Spec, required: string[]): Json[] {
+  checkElements(field, v, "object");
+  return (v as Json[]).map((item, i) => {
+    checkFields(item, spec, `${field}[${i}].`);
+    for (const r of required) {
+      if (item[r] === undefined || item[r] === null) throw badRequest(`${field}[${i}].${r} is required`);
+    }
+    return item;
+  });
+}
+
+/**
+ * JSON body -> GuardrailInput plus the list of fields present (the update
+ * mask). A field sent as null is present with no value; an omitted field is
+ * absent from the mask.
+ */
+export function guardrailInputFromJson(body: Json): { input: GuardrailInput; paths: string[] } {
+  checkFields(body, GUARDRAIL_SPEC);
+  const b = body as Record<string, never>;
+  const input = create(GuardrailInputSchema, {
+    name: b.name,
+    description: b.description ?? undefined,
+    workspaceId: b.workspace_id,
+    allowedModels: strings("allowed_models", b.allowed_models),
+    allowedProviders: strings("allowed_providers", b.allowed_providers),
+    ignoredModels: strings("ignored_models", b.ignored_models),
+    ignoredProviders: strings("ignored_providers", b.ignored_providers),
+    enableFreeModelPublication: b.enable_free_model_publication,
+    enableFreeModelTraining: b.enable_free_model_training,
+    enablePaidModelTraining: b.enable_paid_model_training,
+    enforceZdr: b.enforce_zdr ?? undefined,
+    enforceZdrAnthropic: b.enforce_zdr_anthropic,
+    enforceZdrOpenai: b.enforce_zdr_openai,
+    enforceZdrGoogle: b.enforce_zdr_google,
+    enforceZdrXai: b.enforce_zdr_xai,
+    enforceZdrOther: b.enforce_zdr_other,
+    allowSafetyRetentionGoogle: b.allow_safety_retention_google ?? undefined,
+    allowSafetyRetentionOther: b.allow_safety_retention_other ?? undefined,
+    includeByokInBudgets: b.include_byok_in_budgets,
+    limitUsd: b.limit_usd ?? undefined,
+    resetInterval:
+      typeof b.reset_interval === "string" ? resetIntervals.parse(b.reset_interval) : ResetInterval.UNSPECIFIED,
+  });
+  const regionList = body.allowed_data_regions as unknown[] | null | undefined;
+  if (regionList) {
+    checkElements("allowed_data_regions", regionList, "string");
+    input.allowedDataRegions = create(RegionListSchema, {
+      values: (regionList as string[]).map((r, i) => regions.parse(r, `allowed_data_regions[${i}]`)),
+    });
+  }
+  const builtins = body.content_filter_builtins as unknown[] | null | undefined;
+  if (builtins) {
+    const items = objects("content_filter_builtins", builtins, BUILTIN_SPEC, ["slug", "action"]);
+    input.contentFilterBuiltins = create(BuiltinFilterListSchema, {
+      values: items.map((f, i) => ({
+        slug: f.slug as string,
+        action: filterActions.parse(f.action as string, `content_filter_builtins[${i}].action`),
+        scanScope:
+          typeof f.scan_scope === "string"
+            ? scanScopes.parse(f.scan_scope, `content_filter_builtins[${i}].scan_scope`)
+            : undefined,
+      })),
+    });
+  }
+  const custom = body.content_filters as unknown[] | null | undefined;
+  if (custom) {
+    const items = objects("content_filters", custom, CUSTOM_SPEC, ["pattern", "action"]);
+    input.contentFilters = create(CustomFilterListSchema, {
+      values: items.map((f, i) => ({
+        pattern: f.pattern as string,
+        action: filterActions.parse(f.action as string, `content_filters[${i}].action`),
+        label: (f.label as string | null) ?? "",
+      })),
+    });
+  }
+  return { input, paths: Object.keys(body) };
+}
+
+export function isoOrNull(ts: Timestamp | undefined): string | null {
+  return ts ? timestampDate(ts).toISOString() : null;
+}
+
+/** Guardrail -> the public JSON shape (enforce_zdr always null: it is deprecated). */
+export function guardrailToJson(g: Guardrail): Json {
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    workspace_id: g.workspaceId,
+    allowed_data_regions: g.allowedDataRegions?.values.map((r) => regions.name(r)) ?? null,
+    allowed_models: g.allowedModels?.values ?? null,
+    allowed_providers: g.allowedProviders?.values ?? null,
+    ignored_models: g.ignoredModels?.values ?? null,
+    ignored_providers: g.ignoredProviders?.values ?? null,
+    content_filter_builtins:
+      g.contentFilterBuiltins?.values.map((f) => ({
+        slug: f.slug,
+        action: filterActions.name(f.action),
+        label: f.label,
+        ...(scanScopes.name(f.scanScope) ? { scan_scope: scanScopes.name(f.scanScope) } : {}),
+      })) ?? null,
+    content_filters:
+      g.contentFilters?.values.map((f) => ({
+        pattern: f.pattern,
+        action: filterActions.name(f.action),
+        label: f.label || null,
+      })) ?? null,
+    enable_free_model_publication: g.enableFreeModelPublication,
+    enable_free_model_training: g.enableFreeModelTraining,
+    enable_paid_model_training: g.enablePaidModelTraining,
+    enforce_zdr: null,
+    enforce_zdr_anthropic: g.enforceZdrAnthropic,
+    enforce_zdr_openai: g.enforceZdrOpenai,
+    enforce_zdr_google: g.enforceZdrGoogle,
+    enforce_zdr_xai: g.enforceZdrXai,
+    enforce_zdr_other: g.enforceZdrOther,
+    allow_safety_retention_google: g.allowSafetyRetentionGoogle ?? null,
+    allow_safety_retention_other: g.allowSafetyRetentionOther ?? null,
+    include_byok_in_budgets: g.includeByokInBudgets,
+    limit_usd: g.limitUsd ?? null,
+    reset_interval: resetIntervals.name(g.resetInterval),
+    is_workspace_default: g.isWorkspaceDefault,
+    created_at: isoOrNull(g.createdAt),
+    updated_at: isoOrNull(g.updatedAt),
+  };
+}

@@ -1,0 +1,15 @@
+import type { Route } from "./context.js";
+import { assignmentRoutes } from "./routes/assignments.js";
+import { guardrailRoutes } from "./routes/guardrails.js";
+import { healthRoutes } from "./routes/health.js";
+import { keyRoutes } from "./routes/keys.js";
+import { workspaceRoutes } from "./routes/workspaces.js";
+
+/** Order matters: static paths before parameterised ones that could also match. */
+export const routes: Route[] = [
+  ...healthRoutes,
+  ...assignmentRoutes,
+  ...guardrailRoutes,
+  ...keyRoutes,
+  ...workspaceRoutes,
+];

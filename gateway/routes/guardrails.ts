@@ -1,0 +1,53 @@
+import type { Route } from "../context.js";
+import { readJsonObject, sendJson } from "../http-io.js";
+import { badRequest, checkQuery, queryInt } from "../json/fields.js";
+import { guardrailInputFromJson, guardrailToJson } from "../json/guardrail-json.js";
+
+export const guardrailRoutes: Route[] = [
+  {
+    pattern: "/api/v1/guardrails",
+    access: "management",
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, ["offset", "limit", "workspace_id"]);
+        const res = await ctx.clients.guardrails.listGuardrails({
+          offset: queryInt(ctx.url.searchParams, "offset"),
+          limit: queryInt(ctx.url.searchParams, "limit"),
+          workspaceId: ctx.url.searchParams.get("workspace_id") ?? undefined,
+        });
+        sendJson(ctx.res, 200, { data: res.guardrails.map(guardrailToJson), total_count: res.totalCount });
+      },
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const { input } = guardrailInputFromJson(body);
+        const res = await ctx.clients.guardrails.createGuardrail({ guardrail: input });
+        sendJson(ctx.res, 201, { data: res.guardrail && guardrailToJson(res.guardrail) });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/guardrails/:id",
+    access: "management",
+    methods: {
+      async GET(ctx) {
+        const res = await ctx.clients.guardrails.getGuardrail({ id: ctx.params.id ?? "" });
+        sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
+      },
+      async PATCH(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const { input, paths } = guardrailInputFromJson(body);
+        if (paths.length === 0) throw badRequest("Update body is empty: send at least one field to change");
+        const res = await ctx.clients.guardrails.updateGuardrail({
+          id: ctx.params.id ?? "",
+          guardrail: input,
+          updateMask: { paths },
+        });
+        sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
+      },
+      async DELETE(ctx) {
+        const res = await ctx.clients.guardrails.deleteGuardrail({ id: ctx.params.id ?? "" });
+        sendJson(ctx.res, 200, { deleted: res.deleted });
+      },
+    },
+  },
+];

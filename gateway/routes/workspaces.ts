@@ -1,0 +1,80 @@
+import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
+import type { Route } from "../context.js";
+import { readJsonObject, sendJson } from "../http-io.js";
+import { badRequest, checkFields, checkQuery, has, queryInt } from "../json/fields.js";
+import { isoOrNull } from "../json/guardrail-json.js";
+
+function workspaceToJson(w: Workspace) {
+  return {
+    id: w.id,
+    name: w.name,
+    slug: w.slug,
+    description: w.description || null,
+    default_guardrail_id: w.defaultGuardrailId,
+    is_default: w.isDefault,
+    created_at: isoOrNull(w.createdAt),
+    updated_at: isoOrNull(w.updatedAt),
+  };
+}
+
+const WORKSPACE_SPEC = {
+  name: { type: "string" },
+  slug: { type: "string" },
+  description: { type: "string", nullable: true },
+} as const;
+
+export const workspaceRoutes: Route[] = [
+  {
+    pattern: "/api/v1/workspaces",
+    access: "management",
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, ["offset", "limit"]);
+        const res = await ctx.clients.accounts.listWorkspaces({
+          offset: queryInt(ctx.url.searchParams, "offset"),
+          limit: queryInt(ctx.url.searchParams, "limit"),
+        });
+        sendJson(ctx.res, 200, { data: res.workspaces.map(workspaceToJson), total_count: res.totalCount });
+      },
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        checkFields(body, WORKSPACE_SPEC);
+        if (!has(body, "name")) throw badRequest("name is required");
+        const res = await ctx.clients.accounts.createWorkspace({
+          name: body.name as string,
+          slug: (body.slug as string | undefined) ?? "",
+          description: (body.description as string | null | undefined) ?? "",
+        });
+        sendJson(ctx.res, 201, { data: res.workspace && workspaceToJson(res.workspace) });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/workspaces/:id",
+    access: "management",
+    methods: {
+      async GET(ctx) {
+        const res = await ctx.clients.accounts.getWorkspace({ id: ctx.params.id ?? "" });
+        sendJson(ctx.res, 200, { data: res.workspace && workspaceToJson(res.workspace) });
+      },
+      async PATCH(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        checkFields(body, WORKSPACE_SPEC);
+        const paths = Object.keys(body);
+        if (paths.length === 0) throw badRequest("Update body is empty: send name, slug or description");
+        const res = await ctx.clients.accounts.updateWorkspace({
+          id: ctx.params.id ?? "",
+          name: body.name as string | undefined,
+          slug: body.slug as string | undefined,
+          description: (body.description as string | null | undefined) ?? undefined,
+          updateMask: { paths },
+        });
+        sendJson(ctx.res, 200, { data: res.workspace && workspaceToJson(res.workspace) });
+      },
+      async DELETE(ctx) {
+        const res = await ctx.clients.accounts.deleteWorkspace({ id: ctx.params.id ?? "" });
+        sendJson(ctx.res, 200, { deleted: res.deleted });
+      },
+    },
+  },
+];

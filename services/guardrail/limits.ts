@@ -1,0 +1,13 @@
+/** Documented limits of guardrail fields (README "Limits"). */
+export const LIMITS = {
+  nameMax: 200,
+  descriptionMax: 1000,
+  listMaxItems: 1000,
+  listItemMax: 200,
+  customFiltersMax: 100,
+  patternMax: 1000,
+  labelMax: 100,
+  limitUsdMax: 1_000_000_000,
+  pageLimitDefault: 50,
+  pageLimitMax: 100,
+} as const;

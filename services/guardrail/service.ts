@@ -1,0 +1,257 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type Guardrail,
+  type GuardrailInput,
+  KeyAssignmentSchema,
+  MemberAssignmentSchema,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  GoverningGuardrailSchema,
+  type GuardrailService,
+} from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { conflict, invalidArgument, notFound } from "../common/errors.js";
+import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
+import { pageParams } from "../common/paging.js";
+import type { AssignmentKind, AssignmentRecord, Store } from "../common/store/types.js";
+import { nowTimestamp } from "../common/time.js";
+import { applyUpdateMask, guardrailFromInput } from "./update-mask.js";
+import { validateGuardrail } from "./validation.js";
+
+/** Concurrent updates retry on a version conflict this many times before answering 409. */
+const UPDATE_ATTEMPTS = 8;
+const MAX_SUBJECTS = 1000;
+
+export function defaultGuardrailName(workspaceId: string): string {
+  return `Workspace ${workspaceId} Default`;
+}
+
+function requireId(field: string, id: string): void {
+  if (!isUuid(id)) throw invalidArgument(`${field} must be a UUID, got "${id.slice(0, 64)}"`);
+}
+
+export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService> {
+  constructor(private readonly store: Store) {}
+
+  /** The workspace of an existing (or default) guardrail, or 404. */
+  private async workspaceOf(id: string): Promise<string> {
+    requireId("id", id);
+    const ws = await this.store.guardrailWorkspace(id);
+    if (!ws) throw notFound(`guardrail ${id} not found`);
+    return ws;
+  }
+
+  private async load(id: string): Promise<Guardrail> {
+    const ws = await this.workspaceOf(id);
+    const found = await this.store.getGuardrail(ws, id);
+    if (!found) throw notFound(`guardrail ${id} not found`);
+    return found.value;
+  }
+
+  async createGuardrail(req: { guardrail?: GuardrailInput }) {
+    const input = req.guardrail;
+    if (!input) throw invalidArgument("guardrail is required");
+    if (input.name === undefined) throw invalidArgument("name is required (1 to 200 characters)");
+    let workspaceId = input.workspaceId;
+    if (workspaceId === undefined) {
+      workspaceId = await this.store.defaultWorkspaceId();
+      if (!workspaceId) {
+        throw invalidArgument("workspace_id is required: the default workspace has been deleted");
+      }
+    } else {
+      requireId("workspace_id", workspaceId);
+    }
+    const guardrail = guardrailFromInput(input, newId(), workspaceId, nowTimestamp());
+    validateGuardrail(guardrail);
+    const result = await this.store.putGuardrail(guardrail, 0);
+    if (result === "missing-workspace") throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
+    if (result === "conflict") throw conflict("guardrail id collision, retry");
+    const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
+    return { guardrail: stored?.value ?? guardrail };
+  }
+
+  async getGuardrail(req: { id: string }) {
+    return { guardrail: await this.load(req.id) };
+  }
+
+  async listGuardrails(req: { workspaceId?: string; offset: number; limit: number }) {
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    if (req.workspaceId !== undefined) requireId("workspace_id", req.workspaceId);
+    const page = await this.store.listGuardrails(req.workspaceId, offset, limit);
+    return { guardrails: page.items, totalCount: page.total };
+  }
+
+  /**
+   * Read, apply the mask, validate, then write only if nobody wrote in
+   * between (version check in the store). On a race the update is re-applied
+   * to the fresh record, so no write is ever lost; only a storm of writers
+   * gets 409.
+   */
+  async updateGuardrail(req: {
+    id: string;
+    guardrail?: GuardrailInput;
+    updateMask?: { paths: string[] };
+  }) {
+    const ws = await this.workspaceOf(req.id);
+    const input = req.guardrail;
+    const paths = req.updateMask?.paths ?? [];
+    if (!input) throw invalidArgument("guardrail is required");
+    const isDefault = req.id === defaultGuardrailId(ws);
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const now = nowTimestamp();
+      const found = await this.store.getGuardrail(ws, req.id);
+      if (!found && !isDefault) throw notFound(`guardrail ${req.id} not found`);
+      const current =
+        found?.value ??
+        // Materializing the workspace default: it starts from an empty policy.
+        guardrailFromInput({ name: defaultGuardrailName(ws) } as GuardrailInput, req.id, ws, now);
+      current.isWorkspaceDefault = isDefault;
+      if (isDefault && paths.includes("name") && input.name !== defaultGuardrailName(ws)) {
+        throw invalidArgument("name of a workspace default guardrail cannot be changed");
+      }
+      const next = applyUpdateMask(current, input, paths, now);
+      validateGuardrail(next);
+      const result = await this.store.putGuardrail(next, found?.version ?? 0);
+      if (result === "ok") {
+        const stored = await this.store.getGuardrail(ws, req.id);
+        return { guardrail: stored?.value ?? next };
+      }
+      if (result === "missing-workspace") throw notFound(`guardrail ${req.id} not found`);
+    }
+    throw conflict("guardrail is being updated concurrently, retry later");
+  }
+
+  async deleteGuardrail(req: { id: string }) {
+    const ws = await this.workspaceOf(req.id);
+    if (!(await this.store.deleteGuardrail(ws, req.id))) throw notFound(`guardrail ${req.id} not found`);
+    return { deleted: true };
+  }
+
+  private async assign(kind: AssignmentKind, guardrailId: string, subjects: string[], by: string) {
+    const field = kind === "key" ? "key_hashes" : "member_user_ids";
+    const guardrail = await this.load(guardrailId);
+    const unique = [...new Set(subjects)];
+    if (unique.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
+    if (unique.length > MAX_SUBJECTS) throw invalidArgument(`${field} may have at most ${MAX_SUBJECTS} elements`);
+    for (const [i, s] of unique.entries()) {
+      if (s.length === 0 || s.length > 256) throw invalidArgument(`${field}[${i}] must be 1 to 256 characters`);
+      if (kind === "key") {
+        const scope = await this.store.keyScope(s);
+        if (scope !== guardrail.workspaceId) {
+          throw invalidArgument(
+            `${field}[${i}]: no key with hash ${s} in the guardrail's workspace ${guardrail.workspaceId}`,
+          );
+        }
+      }
+    }
+    const createdAtMs = Date.now();
+    const records: AssignmentRecord[] = unique.map((subject) => ({
+      id: newId(),
+      subject,
+      guardrailId,
+      workspaceId: guardrail.workspaceId,
+      assignedBy: by,
+      createdAtMs,
+    }));
+    const result = await this.store.assign(kind, records);
+    if (result === "missing") throw notFound(`guardrail ${guardrailId} not found`);
+    return result.assigned;
+  }
+
+  private async unassign(kind: AssignmentKind, guardrailId: string, subjects: string[]) {
+    const field = kind === "key" ? "key_hashes" : "member_user_ids";
+    const guardrail = await this.load(guardrailId);
+    if (subjects.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
+    return this.store.unassign(kind, guardrail.workspaceId, guardrailId, subjects);
+  }
+
+  private async listAssignments(
+    kind: AssignmentKind,
+    req: { guardrailId?: string; offset: number; limit: number },
+  ) {
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    const ws = req.guardrailId === undefined ? undefined : (await this.load(req.guardrailId)).workspaceId;
+    return this.store.listAssignments(kind, ws, req.guardrailId, offset, limit);
+  }
+
+  async assignKeys(req: { guardrailId: string; keyHashes: string[]; assignedBy: string }) {
+    return { assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, req.assignedBy) };
+  }
+
+  async unassignKeys(req: { guardrailId: string; keyHashes: string[] }) {
+    return { unassignedCount: await this.unassign("key", req.guardrailId, req.keyHashes) };
+  }
+
+  async listKeyAssignments(req: { guardrailId?: string; offset: number; limit: number }) {
+    const page = await this.listAssignments("key", req);
+    const assignments = await Promise.all(
+      page.items.map(async (a) => {
+        const key = await this.store.getKey(a.workspaceId, a.subject);
+        return create(KeyAssignmentSchema, {
+          id: a.id,
+          keyHash: a.subject,
+          guardrailId: a.guardrailId,
+          keyName: key?.name ?? "",
+          assignedBy: a.assignedBy,
+          createdAt: timestampFromMs(a.createdAtMs),
+        });
+      }),
+    );
+    return { assignments, totalCount: page.total };
+  }
+
+  async assignMembers(req: { guardrailId: string; memberUserIds: string[]; assignedBy: string }) {
+    return {
+      assignedCount: await this.assign("member", req.guardrailId, req.memberUserIds, req.assignedBy),
+    };
+  }
+
+  async unassignMembers(req: { guardrailId: string; memberUserIds: string[] }) {
+    return { unassignedCount: await this.unassign("member", req.guardrailId, req.memberUserIds) };
+  }
+
+  async listMemberAssignments(req: { guardrailId?: string; offset: number; limit: number }) {
+    const page = await this.listAssignments("member", req);
+    return {
+      assignments: page.items.map((a) =>
+        create(MemberAssignmentSchema, {
+          id: a.id,
+          userId: a.subject,
+          guardrailId: a.guardrailId,
+          workspaceId: a.workspaceId,
+          assignedBy: a.assignedBy,
+          createdAt: timestampFromMs(a.createdAtMs),
+        }),
+      ),
+      totalCount: page.total,
+    };
+  }
+
+  async getWorkspaceDefault(req: { workspaceId: string }) {
+    requireId("workspace_id", req.workspaceId);
+    if (!(await this.store.getWorkspace(req.workspaceId))) {
+      throw notFound(`workspace ${req.workspaceId} not found`);
+    }
+    const id = defaultGuardrailId(req.workspaceId);
+    const found = await this.store.getGuardrail(req.workspaceId, id);
+    return { guardrailId: id, guardrail: found?.value };
+  }
+
+  async resolveEffectivePolicy(req: { keyHash: string }) {
+    const gov = await this.store.loadGovernance(req.keyHash);
+    if (!gov) throw notFound(`key ${req.keyHash} not found`);
+    const sources: [string, Guardrail | undefined][] = [
+      ["key", gov.keyGuardrail],
+      ["member", gov.memberGuardrail],
+      ["workspace_default", gov.defaultGuardrail],
+    ];
+    return {
+      keyHash: req.keyHash,
+      workspaceId: gov.key.workspaceId,
+      guardrails: sources.flatMap(([source, guardrail]) =>
+        guardrail ? [create(GoverningGuardrailSchema, { source, guardrail })] : [],
+      ),
+    };
+  }
+}

@@ -1,0 +1,152 @@
+import { clone, create } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import {
+  BuiltinFilterListSchema,
+  type Guardrail,
+  type GuardrailInput,
+  GuardrailSchema,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { invalidArgument } from "../common/errors.js";
+import { BUILTIN_FILTER_LABELS } from "./builtins.js";
+
+/** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
+const ZDR_FIELDS = [
+  ["enforce_zdr_anthropic", "enforceZdrAnthropic"],
+  ["enforce_zdr_openai", "enforceZdrOpenai"],
+  ["enforce_zdr_google", "enforceZdrGoogle"],
+  ["enforce_zdr_xai", "enforceZdrXai"],
+  ["enforce_zdr_other", "enforceZdrOther"],
+] as const;
+
+/** Wrapper-list fields: null (unset) is a value of its own. */
+const LIST_FIELDS = {
+  allowed_data_regions: "allowedDataRegions",
+  allowed_models: "allowedModels",
+  allowed_providers: "allowedProviders",
+  ignored_models: "ignoredModels",
+  ignored_providers: "ignoredProviders",
+  content_filter_builtins: "contentFilterBuiltins",
+  content_filters: "contentFilters",
+} as const;
+
+/** Plain booleans: null is not a value. */
+const BOOL_FIELDS = {
+  enable_free_model_publication: "enableFreeModelPublication",
+  enable_free_model_training: "enableFreeModelTraining",
+  enable_paid_model_training: "enablePaidModelTraining",
+  include_byok_in_budgets: "includeByokInBudgets",
+  ...Object.fromEntries(ZDR_FIELDS),
+} as const;
+
+/** Optional booleans: null means "inherit the account setting". */
+const NULLABLE_BOOL_FIELDS = {
+  allow_safety_retention_google: "allowSafetyRetentionGoogle",
+  allow_safety_retention_other: "allowSafetyRetentionOther",
+} as const;
+
+export const UPDATABLE_PATHS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "enforce_zdr",
+  "limit_usd",
+  "reset_interval",
+  ...Object.keys(LIST_FIELDS),
+  ...Object.keys(BOOL_FIELDS),
+  ...Object.keys(NULLABLE_BOOL_FIELDS),
+]);
+
+/** Builtin labels are fixed per slug: whatever a client sent is replaced. */
+function withBuiltinLabels(g: Guardrail): Guardrail {
+  if (g.contentFilterBuiltins) {
+    g.contentFilterBuiltins = create(BuiltinFilterListSchema, {
+      values: g.contentFilterBuiltins.values.map((b) => ({
+        ...b,
+        label: BUILTIN_FILTER_LABELS[b.slug] ?? "",
+      })),
+    });
+  }
+  return g;
+}
+
+/**
+ * Applies the fields named in `paths` (snake_case JSON names) from `input`
+ * onto a copy of `current`. A path whose value is unset in `input` means the
+ * client sent null: lists and nullable fields become null, required fields
+ * are rejected. Paths not named are left exactly as they were.
+ */
+export function applyUpdateMask(
+  current: Guardrail,
+  input: GuardrailInput,
+  paths: readonly string[],
+  now: Timestamp,
+): Guardrail {
+  const next = clone(GuardrailSchema, current);
+  const named = new Set(paths);
+  for (const path of named) {
+    if (path === "workspace_id") throw invalidArgument("workspace_id cannot be changed by an update");
+    if (!UPDATABLE_PATHS.has(path)) throw invalidArgument(`${path} is not an updatable guardrail field`);
+  }
+  if (named.has("name")) {
+    if (input.name === undefined) throw invalidArgument("name cannot be null");
+    next.name = input.name;
+  }
+  if (named.has("description")) next.description = input.description ?? "";
+  for (const [path, prop] of Object.entries(LIST_FIELDS)) {
+    if (named.has(path)) (next as Record<string, unknown>)[prop] = input[prop];
+  }
+  for (const [path, prop] of Object.entries(BOOL_FIELDS)) {
+    if (!named.has(path)) continue;
+    const value = input[prop];
+    if (value === undefined) throw invalidArgument(`${path} must be true or false, not null`);
+    next[prop] = value;
+  }
+  for (const [path, prop] of Object.entries(NULLABLE_BOOL_FIELDS)) {
+    if (named.has(path)) next[prop] = input[prop];
+  }
+  if (named.has("enforce_zdr") && input.enforceZdr !== undefined) {
+    for (const [path, prop] of ZDR_FIELDS) if (!named.has(path)) next[prop] = input.enforceZdr;
+  }
+  if (named.has("limit_usd")) next.limitUsd = input.limitUsd;
+  if (named.has("reset_interval")) next.resetInterval = input.resetInterval;
+  next.updatedAt = now;
+  return withBuiltinLabels(next);
+}
+
+/** A new guardrail from a create request; omitted fields take their defaults. */
+export function guardrailFromInput(
+  input: GuardrailInput,
+  id: string,
+  workspaceId: string,
+  now: Timestamp,
+): Guardrail {
+  const zdr = (v: boolean | undefined) => v ?? input.enforceZdr ?? false;
+  return withBuiltinLabels(
+    create(GuardrailSchema, {
+      id,
+      workspaceId,
+      name: input.name ?? "",
+      description: input.description ?? "",
+      allowedDataRegions: input.allowedDataRegions,
+      allowedModels: input.allowedModels,
+      allowedProviders: input.allowedProviders,
+      ignoredModels: input.ignoredModels,
+      ignoredProviders: input.ignoredProviders,
+      contentFilterBuiltins: input.contentFilterBuiltins,
+      contentFilters: input.contentFilters,
+      enableFreeModelPublication: input.enableFreeModelPublication ?? false,
+      enableFreeModelTraining: input.enableFreeModelTraining ?? false,
+      enablePaidModelTraining: input.enablePaidModelTraining ?? false,
+      enforceZdrAnthropic: zdr(input.enforceZdrAnthropic),
+      enforceZdrOpenai: zdr(input.enforceZdrOpenai),
+      enforceZdrGoogle: zdr(input.enforceZdrGoogle),
+      enforceZdrXai: zdr(input.enforceZdrXai),
+      enforceZdrOther: zdr(input.enforceZdrOther),
+      allowSafetyRetentionGoogle: input.allowSafetyRetentionGoogle,
+      allowSafetyRetentionOther: input.allowSafetyRetentionOther,
+      includeByokInBudgets: input.includeByokInBudgets ?? false,
+      limitUsd: input.limitUsd,
+      resetInterval: input.resetInterval,
+      createdAt: now,
+    }),
+  );
+}

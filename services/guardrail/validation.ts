@@ -1,0 +1,107 @@
+import {
+  FilterAction,
+  type Guardrail,
+  Region,
+  ResetInterval,
+  ScanScope,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { invalidArgument } from "../common/errors.js";
+import { isBuiltinSlug, SCOPED_BUILTIN } from "./builtins.js";
+import { LIMITS } from "./limits.js";
+import { patternProblem } from "./pattern.js";
+
+function fail(message: string): never {
+  throw invalidArgument(message);
+}
+
+function checkStringList(field: string, list: { values: string[] } | undefined): void {
+  if (!list) return;
+  if (list.values.length === 0) fail(`${field} must have at least 1 element (use null for no restriction)`);
+  if (list.values.length > LIMITS.listMaxItems) fail(`${field} may have at most ${LIMITS.listMaxItems} elements`);
+  list.values.forEach((v, i) => {
+    if (v.trim().length === 0) fail(`${field}[${i}] must be a non-empty string`);
+    if (v.length > LIMITS.listItemMax) fail(`${field}[${i}] must be at most ${LIMITS.listItemMax} characters`);
+  });
+}
+
+/**
+ * Checks a guardrail as it would be stored, so that create and update (after
+ * the mask is applied) share every rule, including rules across fields.
+ */
+export function validateGuardrail(g: Guardrail): void {
+  if (g.name.trim().length === 0) fail("name must be 1 to 200 characters and not blank");
+  if ([...g.name].length > LIMITS.nameMax) fail(`name must be 1 to ${LIMITS.nameMax} characters`);
+  if ([...g.description].length > LIMITS.descriptionMax) {
+    fail(`description must be at most ${LIMITS.descriptionMax} characters`);
+  }
+  const regions = g.allowedDataRegions;
+  if (regions) {
+    if (regions.values.length === 0) {
+      fail("allowed_data_regions must have at least 1 element (use null for no restriction)");
+    }
+    regions.values.forEach((r, i) => {
+      if (r === Region.UNSPECIFIED || Region[r] === undefined) {
+        fail(`allowed_data_regions[${i}] must be one of "global", "europe", "us"`);
+      }
+    });
+  }
+  checkStringList("allowed_models", g.allowedModels);
+  checkStringList("allowed_providers", g.allowedProviders);
+  checkStringList("ignored_models", g.ignoredModels);
+  checkStringList("ignored_providers", g.ignoredProviders);
+
+  const builtins = g.contentFilterBuiltins;
+  if (builtins) {
+    if (builtins.values.length === 0) fail("content_filter_builtins must have at least 1 element (use null to remove)");
+    const seen = new Set<string>();
+    builtins.values.forEach((b, i) => {
+      const at = `content_filter_builtins[${i}]`;
+      if (!isBuiltinSlug(b.slug)) {
+        fail(
+          `${at}.slug "${b.slug}" is not a builtin filter (one of email, phone, ssn, credit-card, ip-address, person-name, address, regex-prompt-injection)`,
+        );
+      }
+      if (seen.has(b.slug)) fail(`${at}.slug "${b.slug}" appears more than once`);
+      seen.add(b.slug);
+      if (b.action === FilterAction.UNSPECIFIED || FilterAction[b.action] === undefined) {
+        fail(`${at}.action must be one of "block", "redact", "flag"`);
+      }
+      if (b.scanScope !== ScanScope.UNSPECIFIED && b.slug !== SCOPED_BUILTIN) {
+        fail(`${at}.scan_scope is only supported by "${SCOPED_BUILTIN}"`);
+      }
+    });
+  }
+
+  const custom = g.contentFilters;
+  if (custom) {
+    if (custom.values.length === 0) fail("content_filters must have at least 1 element (use null to remove)");
+    if (custom.values.length > LIMITS.customFiltersMax) {
+      fail(`content_filters may have at most ${LIMITS.customFiltersMax} elements`);
+    }
+    custom.values.forEach((f, i) => {
+      const at = `content_filters[${i}]`;
+      if (f.pattern.length === 0) fail(`${at}.pattern is required and must be a non-empty regular expression`);
+      if (f.pattern.length > LIMITS.patternMax) fail(`${at}.pattern must be at most ${LIMITS.patternMax} characters`);
+      const problem = patternProblem(f.pattern);
+      if (problem) fail(`${at}.pattern is not a usable regular expression: ${problem}`);
+      if (f.action === FilterAction.UNSPECIFIED || FilterAction[f.action] === undefined) {
+        fail(`${at}.action is required and must be one of "block", "redact", "flag"`);
+      }
+      if ([...f.label].length > LIMITS.labelMax) fail(`${at}.label must be at most ${LIMITS.labelMax} characters`);
+    });
+  }
+
+  const hasLimit = g.limitUsd !== undefined;
+  const hasInterval = g.resetInterval !== ResetInterval.UNSPECIFIED;
+  if (hasLimit !== hasInterval) {
+    fail("limit_usd and reset_interval must be set together (both or neither)");
+  }
+  if (g.limitUsd !== undefined) {
+    if (!Number.isFinite(g.limitUsd) || g.limitUsd < 0 || g.limitUsd > LIMITS.limitUsdMax) {
+      fail(`limit_usd must be a number from 0 to ${LIMITS.limitUsdMax}`);
+    }
+  }
+  if (ResetInterval[g.resetInterval] === undefined) {
+    fail(`reset_interval must be one of "daily", "weekly", "monthly" or null`);
+  }
+}

@@ -1,0 +1,62 @@
+import { startGateway } from "../gateway/app.js";
+import { createServiceClients } from "../gateway/clients.js";
+import type { RegionName } from "../gateway/context.js";
+import type { RailgateConfig } from "./common/config.js";
+import { componentLogger } from "./common/logger.js";
+import { openStore } from "./common/store/open-store.js";
+import type { Store } from "./common/store/types.js";
+import { startGuardrailServer } from "./guardrail/server.js";
+
+const log = componentLogger("system");
+
+export interface RunningSystem {
+  store: Store;
+  gatewayPorts: Record<RegionName, number>;
+  guardrailGrpcPort: number;
+  speechGrpcPort: number;
+  defaultWorkspaceId: string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything in one process, each service on its own loopback gRPC port and
+ * the gateway calling them over real gRPC: what `npm start` runs and what the
+ * end-to-end tests start (with port 0 everywhere).
+ */
+export async function startSystem(config: RailgateConfig): Promise<RunningSystem> {
+  const store = await openStore(config);
+  const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort);
+  const defaultWorkspaceId = await guardrail.accounts.bootstrap();
+  if (config.managementKey) {
+    const { key } = await guardrail.accounts.ensureManagementKey({
+      secret: config.managementKey,
+      name: "Operator management key (RAILGATE_MANAGEMENT_KEY)",
+    });
+    log.info({ hash: key?.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
+  }
+  const speechGrpcPort = config.speechGrpcPort;
+  const clients = createServiceClients({
+    guardrail: `http://127.0.0.1:${guardrail.port}`,
+    speech: `http://127.0.0.1:${speechGrpcPort}`,
+  });
+  const gateway = await startGateway(config.gatewayPorts, config.host, {
+    clients,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  log.info(
+    { gateway: gateway.ports, guardrailGrpc: guardrail.port, store: store.kind },
+    "railgate is up",
+  );
+  return {
+    store,
+    gatewayPorts: gateway.ports,
+    guardrailGrpcPort: guardrail.port,
+    speechGrpcPort,
+    defaultWorkspaceId,
+    close: async () => {
+      await gateway.close();
+      await guardrail.close();
+      await store.close();
+    },
+  };
+}
