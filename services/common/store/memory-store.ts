@@ -5,7 +5,10 @@ import {
   type Workspace,
   WorkspaceSchema,
 } from "../../../gen/railgate/account/v1/account_pb.js";
-import { type Guardrail, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  type Guardrail,
+  GuardrailSchema,
+} from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../ids.js";
 import {
   type AssignmentKind,
@@ -90,7 +93,10 @@ export class MemoryStore implements Store {
     return page(all, offset, limit);
   }
 
-  async updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing"> {
+  async updateWorkspace(
+    ws: Workspace,
+    previousSlug: string,
+  ): Promise<"ok" | "slug-taken" | "missing"> {
     const scope = this.scopes.get(ws.id);
     if (!scope?.workspace) return "missing";
     if (ws.slug !== previousSlug) {
@@ -155,7 +161,8 @@ export class MemoryStore implements Store {
     offset: number,
     limit: number,
   ): Promise<Page<Guardrail>> {
-    const scopes = workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    const scopes =
+      workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
     const all = scopes.flatMap((s) =>
       s ? [...s.guardrails.values()].map((v) => clone(GuardrailSchema, v.value)) : [],
     );
@@ -222,6 +229,8 @@ export class MemoryStore implements Store {
     if (!scope?.guardrails.has(first.guardrailId)) return "missing";
     let assigned = 0;
     for (const r of records) {
+      // Like the Redis script: a key deleted meanwhile is skipped, not resurrected.
+      if (kind === "key" && !scope.keys.has(r.subject)) continue;
       if (scope.assignments[kind].get(r.subject)?.guardrailId === r.guardrailId) continue;
       scope.assignments[kind].set(r.subject, { ...r });
       assigned++;
@@ -262,7 +271,8 @@ export class MemoryStore implements Store {
     offset: number,
     limit: number,
   ): Promise<Page<AssignmentRecord>> {
-    const scopes = workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    const scopes =
+      workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
     const all = scopes
       .flatMap((s) => (s ? [...s.assignments[kind].values()] : []))
       .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId)

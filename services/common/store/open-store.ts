@@ -9,7 +9,9 @@ const log = componentLogger("store");
 const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
 async function reachable(client: Redis | Cluster, timeoutMs: number): Promise<boolean> {
-  const timer = new Promise<false>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+  const timer = new Promise<false>((resolve) =>
+    setTimeout(() => resolve(false), timeoutMs).unref(),
+  );
   const ping = client.ping().then(
     () => true,
     () => false,

@@ -24,7 +24,8 @@ export class RedisKeys {
   guardrailIndex = (ws: string) => this.tagged(ws, "gs");
   key = (ws: string, hash: string) => this.tagged(ws, `k:${hash}`);
   keyIndex = (ws: string) => this.tagged(ws, "ks");
-  assignments = (ws: string, kind: "key" | "member") => this.tagged(ws, kind === "key" ? "ka" : "ma");
+  assignments = (ws: string, kind: "key" | "member") =>
+    this.tagged(ws, kind === "key" ? "ka" : "ma");
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

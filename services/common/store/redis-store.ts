@@ -6,7 +6,10 @@ import {
   type Workspace,
   WorkspaceSchema,
 } from "../../../gen/railgate/account/v1/account_pb.js";
-import { type Guardrail, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  type Guardrail,
+  GuardrailSchema,
+} from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../ids.js";
 import { RedisKeys } from "./redis-keys.js";
 import * as scripts from "./redis-scripts.js";
@@ -137,7 +140,10 @@ export class RedisStore implements Store {
     return { items: items.filter((w): w is Workspace => w !== undefined), total };
   }
 
-  async updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing"> {
+  async updateWorkspace(
+    ws: Workspace,
+    previousSlug: string,
+  ): Promise<"ok" | "slug-taken" | "missing"> {
     if (!(await this.client.exists(this.k.workspace(ws.id)))) return "missing";
     if (ws.slug !== previousSlug) {
       if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
@@ -170,7 +176,8 @@ export class RedisStore implements Store {
     await Promise.all(pointers.map((p) => this.client.del(p)));
     await this.client.zrem(this.k.workspaces(), id);
     await this.client.hdel(this.k.slugs(), ws.slug);
-    if ((await this.defaultWorkspaceId()) === id) await this.client.hset(this.k.org(), "default_ws", "");
+    if ((await this.defaultWorkspaceId()) === id)
+      await this.client.hset(this.k.org(), "default_ws", "");
     return true;
   }
 
@@ -231,7 +238,9 @@ export class RedisStore implements Store {
     limit: number,
   ): Promise<Page<Guardrail>> {
     const scopes =
-      workspaceId === undefined ? await this.client.zrange(this.k.workspaces(), 0, -1) : [workspaceId];
+      workspaceId === undefined
+        ? await this.client.zrange(this.k.workspaces(), 0, -1)
+        : [workspaceId];
     const { picks, total } = await pageAcross(
       this.client,
       scopes.map((s) => this.k.guardrailIndex(s)),
@@ -271,7 +280,8 @@ export class RedisStore implements Store {
       this.client.hget(this.k.assignments(scope, "key"), hash),
     ]);
     const key = decode(ApiKeySchema, data);
-    if (key && assignment) key.guardrailId = (JSON.parse(assignment) as AssignmentRecord).guardrailId;
+    if (key && assignment)
+      key.guardrailId = (JSON.parse(assignment) as AssignmentRecord).guardrailId;
     return key;
   }
 
@@ -361,7 +371,9 @@ export class RedisStore implements Store {
     limit: number,
   ): Promise<Page<AssignmentRecord>> {
     const scopes =
-      workspaceId === undefined ? await this.client.zrange(this.k.workspaces(), 0, -1) : [workspaceId];
+      workspaceId === undefined
+        ? await this.client.zrange(this.k.workspaces(), 0, -1)
+        : [workspaceId];
     const all = (
       await Promise.all(scopes.map((s) => this.client.hvals(this.k.assignments(s, kind))))
     )

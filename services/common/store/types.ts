@@ -71,7 +71,11 @@ export interface Store {
     expectedVersion: number,
   ): Promise<"ok" | "conflict" | "missing-workspace">;
   deleteGuardrail(workspaceId: string, id: string): Promise<boolean>;
-  listGuardrails(workspaceId: string | undefined, offset: number, limit: number): Promise<Page<Guardrail>>;
+  listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>>;
 
   // Keys. ORG_SCOPE holds management keys.
   createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists">;

@@ -1,0 +1,172 @@
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { expect } from "chai";
+import { MemoryStore } from "../../services/common/store/memory-store.js";
+import { RedisStore } from "../../services/common/store/redis-store.js";
+import type { Store } from "../../services/common/store/types.js";
+import { startGuardrailServer } from "../../services/guardrail/server.js";
+import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+
+const protoRoot = fileURLToPath(new URL("../../../proto", import.meta.url));
+
+type Callback = (err: grpc.ServiceError | null, res: Record<string, unknown>) => void;
+type UnaryClient = grpc.Client & Record<string, (req: unknown, cb: Callback) => void>;
+
+function loadClient(file: string, pkg: string[], service: string, port: number): UnaryClient {
+  const def = protoLoader.loadSync(file, {
+    includeDirs: [protoRoot],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  let node: Record<string, unknown> = grpc.loadPackageDefinition(def) as Record<string, unknown>;
+  for (const p of pkg) node = node[p] as Record<string, unknown>;
+  const Ctor = node[service] as unknown as new (
+    a: string,
+    c: grpc.ChannelCredentials,
+  ) => UnaryClient;
+  return new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+}
+
+function call(client: UnaryClient, method: string, req: unknown): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const fn = client[method];
+    if (!fn) throw new Error(`no method ${method}`);
+    fn.call(client, req, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+/**
+ * Internal callers use the services over plain gRPC: no Connect on the client
+ * side, only @grpc/grpc-js with the .proto files. The same suite runs against
+ * the Redis store and the embedded store.
+ */
+function suite(name: string, openStore: () => Promise<Store>) {
+  describe(`GuardrailService over plain @grpc/grpc-js (${name} store)`, () => {
+    let server: Awaited<ReturnType<typeof startGuardrailServer>>;
+    let store: Store;
+    let guardrails: UnaryClient;
+    let accounts: UnaryClient;
+
+    before(async () => {
+      store = await openStore();
+      server = await startGuardrailServer(store, 0);
+      await server.accounts.bootstrap();
+      guardrails = loadClient(
+        "railgate/guardrail/v1/guardrail_service.proto",
+        ["railgate", "guardrail", "v1"],
+        "GuardrailService",
+        server.port,
+      );
+      accounts = loadClient(
+        "railgate/account/v1/account_service.proto",
+        ["railgate", "account", "v1"],
+        "AccountService",
+        server.port,
+      );
+    });
+
+    after(async () => {
+      guardrails.close();
+      accounts.close();
+      await server.close();
+      await store.close();
+    });
+
+    it("creates, reads and updates a guardrail with a field mask", async () => {
+      const created = (await call(guardrails, "CreateGuardrail", {
+        guardrail: {
+          name: "grpc",
+          allowed_models: { values: ["openai/gpt-4o-mini-tts"] },
+          enforce_zdr: true,
+          enforce_zdr_xai: false,
+        },
+      })) as { guardrail: Record<string, unknown> };
+      const g = created.guardrail;
+      expect(g.name).to.equal("grpc");
+      expect(g.enforce_zdr_openai).to.equal(true);
+      expect(g.enforce_zdr_xai).to.equal(false);
+      expect(g.updated_at).to.equal(null);
+
+      const got = (await call(guardrails, "GetGuardrail", { id: g.id })) as {
+        guardrail: Record<string, unknown>;
+      };
+      expect((got.guardrail.allowed_models as { values: string[] }).values).to.deep.equal([
+        "openai/gpt-4o-mini-tts",
+      ]);
+
+      // allowed_models in the mask without a value = null; description untouched.
+      const updated = (await call(guardrails, "UpdateGuardrail", {
+        id: g.id,
+        guardrail: { name: "renamed" },
+        update_mask: { paths: ["name", "allowed_models"] },
+      })) as { guardrail: Record<string, unknown> };
+      expect(updated.guardrail.name).to.equal("renamed");
+      expect(updated.guardrail.allowed_models).to.equal(null);
+      expect(updated.guardrail.updated_at).to.not.equal(null);
+    });
+
+    it("answers INVALID_ARGUMENT naming the field, and NOT_FOUND for unknown ids", async () => {
+      const invalid = await call(guardrails, "CreateGuardrail", {
+        guardrail: { name: "x", limit_usd: 5 },
+      }).catch((e: grpc.ServiceError) => e);
+      expect((invalid as grpc.ServiceError).code).to.equal(grpc.status.INVALID_ARGUMENT);
+      expect((invalid as grpc.ServiceError).details).to.match(/limit_usd and reset_interval/);
+
+      const missing = await call(guardrails, "GetGuardrail", {
+        id: "00000000-0000-4000-8000-000000000000",
+      }).catch((e: grpc.ServiceError) => e);
+      expect((missing as grpc.ServiceError).code).to.equal(grpc.status.NOT_FOUND);
+    });
+
+    it("authenticates keys and resolves the guardrails that govern them", async () => {
+      const created = (await call(accounts, "CreateKey", {
+        name: "svc",
+        kind: "KEY_KIND_STANDARD",
+      })) as {
+        key: { hash: string };
+        secret: string;
+      };
+      const auth = (await call(accounts, "Authenticate", { secret: created.secret })) as {
+        key: { hash: string };
+      };
+      expect(auth.key.hash).to.equal(created.key.hash);
+      const bad = await call(accounts, "Authenticate", { secret: "nope" }).catch(
+        (e: grpc.ServiceError) => e,
+      );
+      expect((bad as grpc.ServiceError).code).to.equal(grpc.status.UNAUTHENTICATED);
+
+      const g = (await call(guardrails, "CreateGuardrail", { guardrail: { name: "for-key" } })) as {
+        guardrail: { id: string };
+      };
+      const assigned = await call(guardrails, "AssignKeys", {
+        guardrail_id: g.guardrail.id,
+        key_hashes: [created.key.hash],
+      });
+      expect(assigned.assigned_count).to.equal(1);
+      const policy = (await call(guardrails, "ResolveEffectivePolicy", {
+        key_hash: created.key.hash,
+      })) as {
+        guardrails: { source: string; guardrail: { id: string } }[];
+      };
+      expect(policy.guardrails.map((p) => [p.source, p.guardrail.id])).to.deep.equal([
+        ["key", g.guardrail.id],
+      ]);
+    });
+  });
+}
+
+describe("plain gRPC clients", () => {
+  let redis: ThrowawayRedis;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+  suite("redis", async () => new RedisStore(redis.client(), "rg"));
+  suite("memory", async () => new MemoryStore());
+});

@@ -1,0 +1,22 @@
+import { loadConfig, type RailgateConfig } from "../../services/common/config.js";
+import { type RunningSystem, startSystem } from "../../services/system.js";
+
+export const MANAGEMENT_KEY = "test-management-key-0123456789";
+
+/** The whole system on free ports against the given Redis (or the memory store). */
+export async function startTestSystem(
+  redisUrl: string | undefined,
+  overrides: Partial<RailgateConfig> = {},
+): Promise<RunningSystem> {
+  const config: RailgateConfig = {
+    ...loadConfig({}),
+    host: "127.0.0.1",
+    gatewayPorts: { global: 0, europe: 0, us: 0 },
+    guardrailGrpcPort: 0,
+    speechGrpcPort: 0,
+    redisUrl,
+    managementKey: MANAGEMENT_KEY,
+    ...overrides,
+  };
+  return startSystem(config);
+}
