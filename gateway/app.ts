@@ -14,6 +14,7 @@ const log = componentLogger("gateway");
 export interface GatewayOptions {
   clients: ServiceClients;
   maxBodyBytes: number;
+  maxSpeechBodyBytes: number;
   routes?: Route[];
 }
 
@@ -44,6 +45,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         region,
         clients: options.clients,
         maxBodyBytes: options.maxBodyBytes,
+        maxSpeechBodyBytes: options.maxSpeechBodyBytes,
         signal: abort.signal,
       };
       await authenticate(ctx, match.route.access);

@@ -16,6 +16,8 @@ export interface RequestContext {
   region: RegionName;
   clients: ServiceClients;
   maxBodyBytes: number;
+  /** Speech bodies carry reference audio, so they get a larger cap. */
+  maxSpeechBodyBytes: number;
   /** Set for every route but public ones. */
   key?: ApiKey;
   /** Aborted when the client goes away. */

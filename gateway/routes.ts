@@ -3,6 +3,7 @@ import { assignmentRoutes } from "./routes/assignments.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
+import { speechRoutes } from "./routes/speech.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 /** Order matters: static paths before parameterised ones that could also match. */
@@ -12,4 +13,5 @@ export const routes: Route[] = [
   ...guardrailRoutes,
   ...keyRoutes,
   ...workspaceRoutes,
+  ...speechRoutes,
 ];

@@ -6,6 +6,7 @@ import { componentLogger } from "./common/logger.js";
 import { openStore } from "./common/store/open-store.js";
 import type { Store } from "./common/store/types.js";
 import { startGuardrailServer } from "./guardrail/server.js";
+import { startSpeechServer } from "./speech/server.js";
 
 const log = componentLogger("system");
 
@@ -34,7 +35,11 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     });
     log.info({ hash: key?.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
   }
-  const speechGrpcPort = config.speechGrpcPort;
+  const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
+    env: config.env,
+    enginePoolSize: config.enginePoolSize,
+  });
+  const speechGrpcPort = speech.port;
   const clients = createServiceClients({
     guardrail: `http://127.0.0.1:${guardrail.port}`,
     speech: `http://127.0.0.1:${speechGrpcPort}`,
@@ -42,9 +47,15 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   const gateway = await startGateway(config.gatewayPorts, config.host, {
     clients,
     maxBodyBytes: config.maxBodyBytes,
+    maxSpeechBodyBytes: config.maxSpeechBodyBytes,
   });
   log.info(
-    { gateway: gateway.ports, guardrailGrpc: guardrail.port, store: store.kind },
+    {
+      gateway: gateway.ports,
+      guardrailGrpc: guardrail.port,
+      speechGrpc: speech.port,
+      store: store.kind,
+    },
     "railgate is up",
   );
   return {
@@ -55,6 +66,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     defaultWorkspaceId,
     close: async () => {
       await gateway.close();
+      await speech.close();
       await guardrail.close();
       await store.close();
     },

@@ -12,7 +12,12 @@ export interface RailgateConfig {
   redisPrefix: string;
   managementKey?: string;
   maxBodyBytes: number;
+  maxSpeechBodyBytes: number;
+  /** Worker threads of the embedded speech engine; unset = one per core. */
+  enginePoolSize?: number;
   logLevel: string;
+  /** The environment the services read provider keys and the catalog path from. */
+  env: NodeJS.ProcessEnv;
 }
 
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -43,6 +48,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     redisPrefix: env.REDIS_PREFIX || "rg",
     managementKey: env.RAILGATE_MANAGEMENT_KEY || undefined,
     maxBodyBytes: Number(env.MAX_BODY_BYTES || 1_048_576),
+    maxSpeechBodyBytes: Number(env.SPEECH_MAX_BODY_BYTES || 16 * 1_048_576),
+    enginePoolSize: env.SPEECH_ENGINE_WORKERS ? Number(env.SPEECH_ENGINE_WORKERS) : undefined,
     logLevel: env.LOG_LEVEL || "info",
+    env,
   };
 }

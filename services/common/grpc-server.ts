@@ -51,8 +51,9 @@ export async function startGrpcServer(
     connectNodeAdapter({
       routes,
       interceptors: [errorInterceptor],
-      // 16 MiB: reference audio arrives inside the request message.
-      readMaxBytes: 16 * 1024 * 1024,
+      // Reference audio arrives inside the request message as base64 data URLs
+      // (the gateway caps the HTTP body at 16 MiB by default).
+      readMaxBytes: 32 * 1024 * 1024,
     }),
   );
   const sessions = new Set<http2.ServerHttp2Session>();

@@ -300,4 +300,20 @@ export class MemoryStore implements Store {
       defaultGuardrail: scopeName === ORG_SCOPE ? undefined : get(defaultGuardrailId(scopeName)),
     };
   }
+
+  private records = new Map<string, { data: Uint8Array; expiresAt: number }>();
+
+  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
+    this.records.set(`${scope}/${kind}/${id}`, {
+      data: data.slice(),
+      expiresAt: Date.now() + ttlSeconds * 1000,
+    });
+  }
+
+  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
+    const key = `${scope}/${kind}/${id}`;
+    const r = this.records.get(key);
+    if (r && r.expiresAt <= Date.now()) this.records.delete(key);
+    return r && r.expiresAt > Date.now() ? r.data.slice() : undefined;
+  }
 }

@@ -26,6 +26,7 @@ export class RedisKeys {
   keyIndex = (ws: string) => this.tagged(ws, "ks");
   assignments = (ws: string, kind: "key" | "member") =>
     this.tagged(ws, kind === "key" ? "ka" : "ma");
+  record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

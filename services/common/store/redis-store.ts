@@ -413,4 +413,13 @@ export class RedisStore implements Store {
       defaultGuardrail: decode(GuardrailSchema, defaultG),
     };
   }
+
+  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    await this.client.set(this.k.record(scope, kind, id), buf, "EX", ttlSeconds);
+  }
+
+  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
+    return (await this.client.getBuffer(this.k.record(scope, kind, id))) ?? undefined;
+  }
 }

@@ -112,4 +112,14 @@ export interface Store {
 
   /** The key and every guardrail that governs it, read atomically. */
   loadGovernance(hash: string): Promise<Governance | undefined>;
+
+  // Opaque per-workspace records with a lifetime (generation records).
+  putRecord(
+    scope: string,
+    kind: string,
+    id: string,
+    data: Uint8Array,
+    ttlSeconds: number,
+  ): Promise<void>;
+  getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined>;
 }

@@ -1,0 +1,164 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import {
+  AudioFormat,
+  DataCollection,
+  ProviderPreferencesSchema,
+  ReferencePartSchema,
+  TurnsSchema,
+} from "../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  type SynthesizeRequest,
+  SynthesizeRequestSchema,
+} from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
+
+const SPEECH_SPEC: Spec = {
+  input: { type: "string" },
+  model: { type: "string" },
+  voice: { type: "string" },
+  response_format: { type: "string" },
+  speed: { type: "number", nullable: true },
+  input_references: { type: "array", nullable: true },
+  instructions: { type: "string", nullable: true },
+  provider: { type: "object", nullable: true },
+  session_id: { type: "string", nullable: true },
+  trace: { type: "object", nullable: true },
+  user: { type: "string", nullable: true },
+};
+
+const TURN_SPEC: Spec = {
+  text: { type: "string" },
+  voice: { type: "string", nullable: true },
+  instructions: { type: "string", nullable: true },
+};
+
+const PROVIDER_SPEC: Spec = {
+  zdr: { type: "boolean", nullable: true },
+  data_collection: { type: "string", nullable: true },
+  options: { type: "object", nullable: true },
+};
+
+type Json = Record<string, unknown>;
+
+function referencePart(raw: Json, i: number) {
+  const at = `input_references[${i}]`;
+  const type = raw.type;
+  if (type === "input_audio") {
+    checkFields(raw, { type: { type: "string" }, input_audio: { type: "object" } }, `${at}.`);
+    const audio = raw.input_audio as Json | undefined;
+    if (!audio) throw badRequest(`${at}.input_audio is required for type "input_audio"`);
+    checkFields(
+      audio,
+      { data: { type: "string" }, format: { type: "string" } },
+      `${at}.input_audio.`,
+    );
+    if (typeof audio.data !== "string") throw badRequest(`${at}.input_audio.data is required`);
+    return create(ReferencePartSchema, {
+      part: { case: "inputAudio", value: { data: audio.data } },
+    });
+  }
+  if (type === "text") {
+    checkFields(raw, { type: { type: "string" }, text: { type: "string" } }, `${at}.`);
+    if (typeof raw.text !== "string") throw badRequest(`${at}.text is required for type "text"`);
+    return create(ReferencePartSchema, { part: { case: "text", value: raw.text } });
+  }
+  if (type === "image_url") {
+    checkFields(raw, { type: { type: "string" }, image_url: { type: "object" } }, `${at}.`);
+    const image = raw.image_url as Json | undefined;
+    if (!image) throw badRequest(`${at}.image_url is required for type "image_url"`);
+    checkFields(image, { url: { type: "string" }, detail: { type: "string" } }, `${at}.image_url.`);
+    if (typeof image.url !== "string") throw badRequest(`${at}.image_url.url is required`);
+    return create(ReferencePartSchema, { part: { case: "imageUrl", value: { url: image.url } } });
+  }
+  throw badRequest(`${at}.type must be "input_audio", "text" or "image_url"`);
+}
+
+/**
+ * The speech body (OpenAI's shape plus the spec's fields) -> SynthesizeRequest.
+ * Types and unknown fields are checked here; the rules themselves are the
+ * service's, so gRPC callers get exactly the same checks.
+ */
+export function speechRequestFromJson(
+  body: Json,
+  sessionHeader: string | undefined,
+): SynthesizeRequest {
+  const input = body.input;
+  if (Array.isArray(input)) {
+    checkFields({ ...body, input: "" }, SPEECH_SPEC);
+  } else {
+    checkFields(body, SPEECH_SPEC);
+  }
+  if (body.model === undefined) throw badRequest("model is required");
+  if (input === undefined || input === null)
+    throw badRequest("input is required: a string, or an array of turns");
+  const req = create(SynthesizeRequestSchema, {
+    model: body.model as string,
+    voice: (body.voice as string | undefined) ?? "",
+    instructions: (body.instructions as string | null | undefined) ?? undefined,
+    speed: (body.speed as number | null | undefined) ?? undefined,
+    // The body wins over the header, as the spec says.
+    sessionId: (body.session_id as string | null | undefined) ?? sessionHeader ?? "",
+    user: (body.user as string | null | undefined) ?? "",
+    trace: (body.trace as JsonObject | null | undefined) ?? undefined,
+  });
+  if (Array.isArray(input)) {
+    checkElements("input", input, "object");
+    req.input = {
+      case: "turns",
+      value: create(TurnsSchema, {
+        turns: (input as Json[]).map((t, i) => {
+          checkFields(t, TURN_SPEC, `input[${i}].`);
+          if (typeof t.text !== "string") throw badRequest(`input[${i}].text is required`);
+          return {
+            text: t.text,
+            voice: (t.voice as string | null | undefined) ?? "",
+            instructions: (t.instructions as string | null | undefined) ?? undefined,
+          };
+        }),
+      }),
+    };
+  } else {
+    req.input = { case: "text", value: input as string };
+  }
+  const format = body.response_format;
+  if (format !== undefined) {
+    if (format !== "mp3" && format !== "pcm") {
+      throw badRequest(
+        `response_format must be "mp3" or "pcm", got "${String(format).slice(0, 32)}"`,
+      );
+    }
+    req.responseFormat = format === "mp3" ? AudioFormat.MP3 : AudioFormat.PCM;
+  }
+  const refs = body.input_references as unknown[] | null | undefined;
+  if (refs) {
+    checkElements("input_references", refs, "object");
+    req.inputReferences = (refs as Json[]).map(referencePart);
+  }
+  const provider = body.provider as Json | null | undefined;
+  if (provider) {
+    checkFields(provider, PROVIDER_SPEC, "provider.");
+    const dc = provider.data_collection;
+    if (dc !== undefined && dc !== null && dc !== "allow" && dc !== "deny") {
+      throw badRequest(`provider.data_collection must be "allow" or "deny"`);
+    }
+    const options = (provider.options as Json | null | undefined) ?? {};
+    for (const [slug, value] of Object.entries(options)) {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw badRequest(
+          `provider.options.${slug} must be an object of options for provider "${slug}"`,
+        );
+      }
+    }
+    req.provider = create(ProviderPreferencesSchema, {
+      zdr: (provider.zdr as boolean | null | undefined) ?? undefined,
+      dataCollection:
+        dc === "deny"
+          ? DataCollection.DENY
+          : dc === "allow"
+            ? DataCollection.ALLOW
+            : DataCollection.UNSPECIFIED,
+      options: options as Record<string, JsonObject>,
+    });
+  }
+  return req;
+}

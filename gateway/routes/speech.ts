@@ -1,0 +1,140 @@
+import { once } from "node:events";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  AudioFormat,
+  type Generation,
+  type Model,
+} from "../../gen/railgate/speech/v1/speech_pb.js";
+import type { Route } from "../context.js";
+import { HttpError } from "../http-error.js";
+import { readJsonObject, sendJson } from "../http-io.js";
+import { checkQuery } from "../json/fields.js";
+import { speechRequestFromJson } from "../json/speech-json.js";
+
+function modelToJson(m: Model) {
+  const prices = m.endpoints.map((e) => e.pricePerMillionChars);
+  return {
+    id: m.id,
+    name: m.name,
+    description: m.description,
+    architecture: { input_modalities: ["text"], output_modalities: ["speech"] },
+    supported_voices: m.voices.map((v) => v.id),
+    voices: m.voices.map((v) => ({ id: v.id, name: v.name, languages: v.languages })),
+    pricing: { per_million_characters: prices.length ? Math.min(...prices) : 0 },
+    endpoints: m.endpoints.map((e) => ({
+      provider: e.provider,
+      kind: e.kind,
+      price_per_million_chars: e.pricePerMillionChars,
+      byok: e.byok,
+      capabilities: {
+        speed: e.capabilities?.speed ?? false,
+        multi_speaker: e.capabilities?.multiSpeaker ?? false,
+        instructions: e.capabilities?.instructions ?? false,
+        voice_cloning: e.capabilities?.voiceCloning ?? false,
+        max_references: e.capabilities?.maxReferences ?? 0,
+        image_reference: e.capabilities?.imageReference ?? false,
+      },
+      data_policy: {
+        zero_data_retention: e.dataPolicy?.zeroDataRetention ?? false,
+        safety_retention: e.dataPolicy?.safetyRetention ?? false,
+        trains_on_data: e.dataPolicy?.trainsOnData ?? false,
+        publishes_prompts: e.dataPolicy?.publishesPrompts ?? false,
+      },
+    })),
+  };
+}
+
+function generationToJson(g: Generation) {
+  return {
+    id: g.id,
+    model: g.model,
+    provider: g.provider,
+    status: g.status,
+    characters: g.characters,
+    cost_usd: g.costUsd,
+    response_format: g.format === AudioFormat.MP3 ? "mp3" : "pcm",
+    voice: g.voice,
+    speed: g.speed,
+    duration_seconds: g.durationSeconds,
+    bytes: Number(g.bytes),
+    time_to_first_byte_ms: g.timeToFirstByteMs,
+    session_id: g.sessionId || null,
+    user: g.user || null,
+    trace: g.trace ?? null,
+    guardrail_outcomes: g.filterOutcomes.map((f) => ({
+      slug: f.slug,
+      label: f.label,
+      action: f.action,
+      count: f.count,
+    })),
+    created_at: g.createdAt ? timestampDate(g.createdAt).toISOString() : null,
+  };
+}
+
+export const speechRoutes: Route[] = [
+  {
+    pattern: "/api/v1/audio/speech",
+    access: "standard",
+    methods: {
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
+        const header = ctx.req.headers["x-session-id"];
+        const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
+        req.keyHash = ctx.key?.hash ?? "";
+        req.ingressRegion = ctx.region;
+        const stream = ctx.clients.speech
+          .synthesize(req, { signal: ctx.signal })
+          [Symbol.asyncIterator]();
+        // Errors before the first message still become JSON errors with their status.
+        const first = await stream.next();
+        if (first.done || first.value.event.case !== "start") {
+          throw new HttpError(502, "Speech service ended the stream before any audio");
+        }
+        const start = first.value.event.value;
+        ctx.res.writeHead(200, {
+          "content-type": start.contentType,
+          "x-generation-id": start.generationId,
+          "x-railgate-model": start.model,
+          "x-railgate-provider": start.provider,
+          "cache-control": "no-store",
+        });
+        ctx.res.flushHeaders();
+        // Each chunk goes out as it arrives; backpressure from a slow client pauses the stream.
+        for await (const msg of { [Symbol.asyncIterator]: () => stream }) {
+          if (msg.event.case !== "audio") continue;
+          if (!ctx.res.write(msg.event.value)) await once(ctx.res, "drain", { signal: ctx.signal });
+        }
+        ctx.res.end();
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/models",
+    access: "public",
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, ["output_modalities"]);
+        const wanted = ctx.url.searchParams.get("output_modalities");
+        const modalities = wanted?.split(",").map((s) => s.trim()) ?? ["speech"];
+        const res = await ctx.clients.speech.listModels({}, { signal: ctx.signal });
+        const models =
+          modalities.includes("speech") || modalities.includes("all") ? res.models : [];
+        sendJson(ctx.res, 200, { data: models.map(modelToJson) });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/generation",
+    access: "standard",
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, ["id"]);
+        const id = ctx.url.searchParams.get("id");
+        if (!id)
+          throw new HttpError(400, "id is required (GET /api/v1/generation?id=<generation id>)");
+        const res = await ctx.clients.speech.getGeneration({ id, keyHash: ctx.key?.hash ?? "" });
+        sendJson(ctx.res, 200, { data: res.generation && generationToJson(res.generation) });
+      },
+    },
+  },
+];

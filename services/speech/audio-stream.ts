@@ -1,0 +1,43 @@
+import { type AudioFormat, chunkBytes, createAudioEncoder, SAMPLE_RATE } from "./audio/index.js";
+import type { AdapterOutput } from "./engines/types.js";
+
+export interface AudioTally {
+  bytes: number;
+  /** Seconds of audio produced, when the stream's format tells (PCM in or out). */
+  seconds: number;
+}
+
+/**
+ * Turns an adapter's output into response bytes in the requested format,
+ * encoding PCM incrementally as it arrives, in pieces of at most 64 KiB.
+ */
+export async function* audioBytes(
+  output: AdapterOutput,
+  format: AudioFormat,
+  tally: AudioTally,
+): AsyncGenerator<Uint8Array> {
+  if (output.kind === "pcm") {
+    const encoder = await createAudioEncoder(format);
+    for await (const samples of output.samples) {
+      tally.seconds += samples.length / SAMPLE_RATE;
+      const bytes = encoder.encode(samples);
+      for (const piece of chunkBytes(bytes)) {
+        tally.bytes += piece.byteLength;
+        yield piece;
+      }
+    }
+    for (const piece of chunkBytes(encoder.flush())) {
+      tally.bytes += piece.byteLength;
+      yield piece;
+    }
+    return;
+  }
+  for await (const bytes of output.bytes) {
+    // Upstream PCM is 16-bit mono at 24 kHz, so its length tells the duration.
+    if (format === "pcm") tally.seconds += bytes.byteLength / 2 / SAMPLE_RATE;
+    for (const piece of chunkBytes(bytes)) {
+      tally.bytes += piece.byteLength;
+      yield piece;
+    }
+  }
+}

@@ -1,0 +1,14 @@
+export {
+  EspeakEngine,
+  type EspeakEngineOptions,
+  type EspeakSynthesisOptions,
+} from "./engine.js";
+export {
+  JobTimeoutError,
+  UnknownVoiceError,
+  WorkerCrashedError,
+  WorkerJobError,
+} from "./errors.js";
+export type { EspeakVoice } from "./espeak-wasm.js";
+export { splitSentences } from "./sentences.js";
+export { wordsPerMinute } from "./speech-rate.js";

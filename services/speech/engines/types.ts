@@ -1,0 +1,45 @@
+import type { AudioFormat } from "../audio/index.js";
+import type { CatalogEndpoint, CatalogModel } from "../catalog/types.js";
+
+/** One stretch of speech in one voice: the whole input, or one speaker turn. */
+export interface SynthesisSegment {
+  text: string;
+  voice: string;
+  instructions?: string;
+}
+
+export interface ReferenceInput {
+  kind: "audio" | "text" | "image";
+  /** A data URL (audio, image) or https URL (image), or the transcript text. */
+  value: string;
+}
+
+export interface AdapterRequest {
+  model: CatalogModel;
+  endpoint: CatalogEndpoint;
+  segments: SynthesisSegment[];
+  /** 1 is neutral; only sent to endpoints with speed control. */
+  speed: number;
+  format: AudioFormat;
+  references: ReferenceInput[];
+  /** Provider-specific passthrough options for this endpoint's provider only. */
+  options?: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/**
+ * An adapter either yields 24 kHz mono PCM for the service to encode, or bytes
+ * already in the requested format (upstreams that encode themselves).
+ */
+export type AdapterOutput =
+  | { kind: "pcm"; samples: AsyncIterable<Int16Array> }
+  | { kind: "encoded"; bytes: AsyncIterable<Uint8Array> };
+
+/**
+ * One interface for every engine and upstream provider. `start` resolves once
+ * the provider has accepted the request and audio is on its way: a failure
+ * before that lets the service fail over to the next eligible endpoint.
+ */
+export interface SpeechAdapter {
+  start(request: AdapterRequest): Promise<AdapterOutput>;
+}

@@ -1,0 +1,60 @@
+import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import { componentLogger } from "../common/logger.js";
+import type { Store } from "../common/store/types.js";
+import { loadCatalog } from "./catalog/load-catalog.js";
+import { ModelCatalog } from "./catalog/model-catalog.js";
+import { EspeakEngine } from "./engines/espeak/engine.js";
+import { publicVoices } from "./engines/espeak/public-voices.js";
+import { AdapterRegistry } from "./engines/registry.js";
+import { SpeechServiceImpl } from "./service.js";
+
+const log = componentLogger("speech");
+
+export interface SpeechServerOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Worker threads of the embedded engine (default: the number of cores). */
+  enginePoolSize?: number;
+}
+
+/** SpeechService on its own gRPC port, with the embedded engine's worker pool. */
+export async function startSpeechServer(
+  store: Store,
+  port: number,
+  host?: string,
+  options: SpeechServerOptions = {},
+): Promise<RunningServer> {
+  const env = options.env ?? process.env;
+  const catalog = loadCatalog(env);
+  const engine = await EspeakEngine.start({ poolSize: options.enginePoolSize });
+  try {
+    const models = new ModelCatalog(
+      catalog,
+      publicVoices(engine.voices()).map((v) => ({
+        id: v.id,
+        name: v.name,
+        languages: v.languages,
+      })),
+    );
+    const adapters = new AdapterRegistry({ catalog, engine, env });
+    const server = await startGrpcServer(
+      (router) => router.service(SpeechService, new SpeechServiceImpl(store, models, adapters)),
+      port,
+      host,
+    );
+    log.info(
+      { models: catalog.models.map((m) => m.id), voices: engine.voices().length },
+      "speech catalog loaded",
+    );
+    return {
+      port: server.port,
+      close: async () => {
+        await server.close();
+        await engine.close();
+      },
+    };
+  } catch (err) {
+    await engine.close();
+    throw err;
+  }
+}
