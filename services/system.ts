@@ -26,15 +26,9 @@ export interface RunningSystem {
  */
 export async function startSystem(config: RailgateConfig): Promise<RunningSystem> {
   const store = await openStore(config);
-  const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort);
-  const defaultWorkspaceId = await guardrail.accounts.bootstrap();
-  if (config.managementKey) {
-    const { key } = await guardrail.accounts.ensureManagementKey({
-      secret: config.managementKey,
-      name: "Operator management key (RAILGATE_MANAGEMENT_KEY)",
-    });
-    log.info({ hash: key?.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
-  }
+  const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
+    managementKey: config.managementKey,
+  });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
@@ -63,7 +57,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     gatewayPorts: gateway.ports,
     guardrailGrpcPort: guardrail.port,
     speechGrpcPort,
-    defaultWorkspaceId,
+    defaultWorkspaceId: guardrail.defaultWorkspaceId,
     close: async () => {
       await gateway.close();
       await speech.close();

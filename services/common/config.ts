@@ -3,6 +3,8 @@ export interface RailgateConfig {
   host: string;
   gatewayPorts: { global: number; europe: number; us: number };
   guardrailGrpcPort: number;
+  /** Where the gRPC services listen: loopback in one process, 0.0.0.0 in containers. */
+  grpcHost: string;
   speechGrpcPort: number;
   /** Unset: try redis://127.0.0.1:6379 and fall back to the embedded store. */
   redisUrl?: string;
@@ -42,6 +44,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       us: port(env, "GATEWAY_US_PORT", 8082),
     },
     guardrailGrpcPort: port(env, "GUARDRAIL_GRPC_PORT", 50051),
+    grpcHost: env.RAILGATE_GRPC_HOST || "127.0.0.1",
     speechGrpcPort: port(env, "SPEECH_GRPC_PORT", 50052),
     redisUrl: env.REDIS_URL || undefined,
     redisClusterNodes: cluster && cluster.length > 0 ? cluster : undefined,
