@@ -1,3 +1,4 @@
+import { PAGE_LIMIT_MAX } from "../../services/common/paging.js";
 import { HttpError } from "../http-error.js";
 
 export type FieldType = "string" | "boolean" | "number" | "integer" | "array" | "object";
@@ -81,6 +82,19 @@ export function queryInt(params: URLSearchParams, name: string): number {
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n > 2 ** 31 - 1) throw badRequest(`${name} is out of range`);
   return n;
+}
+
+/**
+ * The offset and limit of a list. On the wire a limit of 0 means "the
+ * default", so an explicit limit=0 is rejected here rather than passed on;
+ * the service checks the remaining bounds.
+ */
+export function queryPage(params: URLSearchParams): { offset: number; limit: number } {
+  const limit = queryInt(params, "limit");
+  if (params.has("limit") && limit === 0) {
+    throw badRequest(`limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
+  }
+  return { offset: queryInt(params, "offset"), limit };
 }
 
 /** Only the named query parameters are accepted. */

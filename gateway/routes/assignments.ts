@@ -5,7 +5,7 @@ import type {
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkElements, checkFields, checkQuery, queryInt } from "../json/fields.js";
+import { badRequest, checkElements, checkFields, checkQuery, queryPage } from "../json/fields.js";
 
 function keyAssignmentJson(a: KeyAssignment) {
   return {
@@ -41,7 +41,7 @@ async function readSubjects(ctx: RequestContext, field: string): Promise<string[
 
 function paging(ctx: RequestContext) {
   checkQuery(ctx.url.searchParams, ["offset", "limit"]);
-  return { offset: queryInt(ctx.url.searchParams, "offset"), limit: queryInt(ctx.url.searchParams, "limit") };
+  return queryPage(ctx.url.searchParams);
 }
 
 async function listKeys(ctx: RequestContext, guardrailId?: string) {

@@ -1,6 +1,6 @@
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkQuery, queryInt } from "../json/fields.js";
+import { badRequest, checkQuery, queryPage } from "../json/fields.js";
 import { guardrailInputFromJson, guardrailToJson } from "../json/guardrail-json.js";
 
 export const guardrailRoutes: Route[] = [
@@ -11,8 +11,7 @@ export const guardrailRoutes: Route[] = [
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["offset", "limit", "workspace_id"]);
         const res = await ctx.clients.guardrails.listGuardrails({
-          offset: queryInt(ctx.url.searchParams, "offset"),
-          limit: queryInt(ctx.url.searchParams, "limit"),
+          ...queryPage(ctx.url.searchParams),
           workspaceId: ctx.url.searchParams.get("workspace_id") ?? undefined,
         });
         sendJson(ctx.res, 200, { data: res.guardrails.map(guardrailToJson), total_count: res.totalCount });

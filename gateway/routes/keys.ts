@@ -1,7 +1,7 @@
 import { type ApiKey, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryInt } from "../json/fields.js";
+import { badRequest, checkFields, checkQuery, has, queryPage } from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
 
 export function keyToJson(k: ApiKey) {
@@ -35,8 +35,7 @@ export const keyRoutes: Route[] = [
         const q = ctx.url.searchParams;
         checkQuery(q, ["offset", "limit", "workspace_id", "include_disabled"]);
         const res = await ctx.clients.accounts.listKeys({
-          offset: queryInt(q, "offset"),
-          limit: queryInt(q, "limit"),
+          ...queryPage(q),
           workspaceId: q.get("workspace_id") ?? undefined,
           includeDisabled: q.get("include_disabled") === "true",
         });

@@ -1,7 +1,7 @@
 import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryInt } from "../json/fields.js";
+import { badRequest, checkFields, checkQuery, has, queryPage } from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
 
 function workspaceToJson(w: Workspace) {
@@ -30,10 +30,7 @@ export const workspaceRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["offset", "limit"]);
-        const res = await ctx.clients.accounts.listWorkspaces({
-          offset: queryInt(ctx.url.searchParams, "offset"),
-          limit: queryInt(ctx.url.searchParams, "limit"),
-        });
+        const res = await ctx.clients.accounts.listWorkspaces(queryPage(ctx.url.searchParams));
         sendJson(ctx.res, 200, { data: res.workspaces.map(workspaceToJson), total_count: res.totalCount });
       },
       async POST(ctx) {

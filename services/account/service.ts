@@ -136,7 +136,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     ws.updatedAt = nowTimestamp();
     const result = await this.store.updateWorkspace(ws, previousSlug);
     if (result === "missing") throw notFound(`workspace ${req.id} not found`);
-    if (result === "slug-taken") throw alreadyExists(`slug "${ws.slug}" is already used by another workspace`);
+    if (result === "slug-taken")
+      throw alreadyExists(`slug "${ws.slug}" is already used by another workspace`);
     return { workspace: ws };
   }
 
@@ -155,16 +156,20 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     let scope: string;
     if (req.kind === KeyKind.MANAGEMENT) {
       if (req.workspaceId) throw invalidArgument("workspace_id is not allowed for management keys");
-      if (req.memberUserId) throw invalidArgument("member_user_id is not allowed for management keys");
+      if (req.memberUserId)
+        throw invalidArgument("member_user_id is not allowed for management keys");
       scope = ORG_SCOPE;
     } else if (req.kind === KeyKind.STANDARD) {
       if (req.workspaceId) {
-        scope = (await this.workspace(req.workspaceId).catch(() => {
-          throw invalidArgument(`workspace_id ${req.workspaceId} does not exist`);
-        })).id;
+        scope = (
+          await this.workspace(req.workspaceId).catch(() => {
+            throw invalidArgument(`workspace_id ${req.workspaceId} does not exist`);
+          })
+        ).id;
       } else {
         const def = await this.store.defaultWorkspaceId();
-        if (!def) throw invalidArgument("workspace_id is required: the default workspace has been deleted");
+        if (!def)
+          throw invalidArgument("workspace_id is required: the default workspace has been deleted");
         scope = def;
       }
     } else {
@@ -182,7 +187,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       createdAt: nowTimestamp(),
     });
     const result = await this.store.createKey(scope, key);
-    if (result === "missing-workspace") throw invalidArgument(`workspace_id ${scope} does not exist`);
+    if (result === "missing-workspace")
+      throw invalidArgument(`workspace_id ${scope} does not exist`);
     if (result === "exists") throw alreadyExists("key collision, retry");
     return { key, secret };
   }
@@ -199,9 +205,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { key: (await this.findKey(req.hash)).key };
   }
 
-  async listKeys(req: { workspaceId?: string; offset: number; limit: number; includeDisabled: boolean }) {
+  async listKeys(req: {
+    workspaceId?: string;
+    offset: number;
+    limit: number;
+    includeDisabled: boolean;
+  }) {
     const { offset, limit } = pageParams(req.offset, req.limit);
-    const scope = req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
+    const scope =
+      req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
     if (req.includeDisabled) {
       const page = await this.store.listKeys(scope, offset, limit);
       return { keys: page.items, totalCount: page.total };
@@ -252,7 +264,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   async ensureManagementKey(req: { secret: string; name: string }) {
     if (req.secret.length < MIN_OPERATOR_SECRET) {
-      throw invalidArgument(`the management key must be at least ${MIN_OPERATOR_SECRET} characters`);
+      throw invalidArgument(
+        `the management key must be at least ${MIN_OPERATOR_SECRET} characters`,
+      );
     }
     const hash = hashSecret(req.secret);
     const existing = await this.store.getKey(ORG_SCOPE, hash);

@@ -65,7 +65,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = guardrailFromInput(input, newId(), workspaceId, nowTimestamp());
     validateGuardrail(guardrail);
     const result = await this.store.putGuardrail(guardrail, 0);
-    if (result === "missing-workspace") throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
+    if (result === "missing-workspace")
+      throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
     if (result === "conflict") throw conflict("guardrail id collision, retry");
     const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
     return { guardrail: stored?.value ?? guardrail };
@@ -124,7 +125,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async deleteGuardrail(req: { id: string }) {
     const ws = await this.workspaceOf(req.id);
-    if (!(await this.store.deleteGuardrail(ws, req.id))) throw notFound(`guardrail ${req.id} not found`);
+    if (!(await this.store.deleteGuardrail(ws, req.id)))
+      throw notFound(`guardrail ${req.id} not found`);
     return { deleted: true };
   }
 
@@ -133,9 +135,11 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = await this.load(guardrailId);
     const unique = [...new Set(subjects)];
     if (unique.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
-    if (unique.length > MAX_SUBJECTS) throw invalidArgument(`${field} may have at most ${MAX_SUBJECTS} elements`);
+    if (unique.length > MAX_SUBJECTS)
+      throw invalidArgument(`${field} may have at most ${MAX_SUBJECTS} elements`);
     for (const [i, s] of unique.entries()) {
-      if (s.length === 0 || s.length > 256) throw invalidArgument(`${field}[${i}] must be 1 to 256 characters`);
+      if (s.length === 0 || s.length > 256)
+        throw invalidArgument(`${field}[${i}] must be 1 to 256 characters`);
       if (kind === "key") {
         const scope = await this.store.keyScope(s);
         if (scope !== guardrail.workspaceId) {
@@ -171,12 +175,15 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     req: { guardrailId?: string; offset: number; limit: number },
   ) {
     const { offset, limit } = pageParams(req.offset, req.limit);
-    const ws = req.guardrailId === undefined ? undefined : (await this.load(req.guardrailId)).workspaceId;
+    const ws =
+      req.guardrailId === undefined ? undefined : (await this.load(req.guardrailId)).workspaceId;
     return this.store.listAssignments(kind, ws, req.guardrailId, offset, limit);
   }
 
   async assignKeys(req: { guardrailId: string; keyHashes: string[]; assignedBy: string }) {
-    return { assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, req.assignedBy) };
+    return {
+      assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, req.assignedBy),
+    };
   }
 
   async unassignKeys(req: { guardrailId: string; keyHashes: string[] }) {
@@ -203,7 +210,12 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async assignMembers(req: { guardrailId: string; memberUserIds: string[]; assignedBy: string }) {
     return {
-      assignedCount: await this.assign("member", req.guardrailId, req.memberUserIds, req.assignedBy),
+      assignedCount: await this.assign(
+        "member",
+        req.guardrailId,
+        req.memberUserIds,
+        req.assignedBy,
+      ),
     };
   }
 

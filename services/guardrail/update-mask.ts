@@ -83,8 +83,10 @@ export function applyUpdateMask(
   const next = clone(GuardrailSchema, current);
   const named = new Set(paths);
   for (const path of named) {
-    if (path === "workspace_id") throw invalidArgument("workspace_id cannot be changed by an update");
-    if (!UPDATABLE_PATHS.has(path)) throw invalidArgument(`${path} is not an updatable guardrail field`);
+    if (path === "workspace_id")
+      throw invalidArgument("workspace_id cannot be changed by an update");
+    if (!UPDATABLE_PATHS.has(path))
+      throw invalidArgument(`${path} is not an updatable guardrail field`);
   }
   if (named.has("name")) {
     if (input.name === undefined) throw invalidArgument("name cannot be null");

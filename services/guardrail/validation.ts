@@ -16,11 +16,14 @@ function fail(message: string): never {
 
 function checkStringList(field: string, list: { values: string[] } | undefined): void {
   if (!list) return;
-  if (list.values.length === 0) fail(`${field} must have at least 1 element (use null for no restriction)`);
-  if (list.values.length > LIMITS.listMaxItems) fail(`${field} may have at most ${LIMITS.listMaxItems} elements`);
+  if (list.values.length === 0)
+    fail(`${field} must have at least 1 element (use null for no restriction)`);
+  if (list.values.length > LIMITS.listMaxItems)
+    fail(`${field} may have at most ${LIMITS.listMaxItems} elements`);
   list.values.forEach((v, i) => {
     if (v.trim().length === 0) fail(`${field}[${i}] must be a non-empty string`);
-    if (v.length > LIMITS.listItemMax) fail(`${field}[${i}] must be at most ${LIMITS.listItemMax} characters`);
+    if (v.length > LIMITS.listItemMax)
+      fail(`${field}[${i}] must be at most ${LIMITS.listItemMax} characters`);
   });
 }
 
@@ -52,7 +55,8 @@ export function validateGuardrail(g: Guardrail): void {
 
   const builtins = g.contentFilterBuiltins;
   if (builtins) {
-    if (builtins.values.length === 0) fail("content_filter_builtins must have at least 1 element (use null to remove)");
+    if (builtins.values.length === 0)
+      fail("content_filter_builtins must have at least 1 element (use null to remove)");
     const seen = new Set<string>();
     builtins.values.forEach((b, i) => {
       const at = `content_filter_builtins[${i}]`;
@@ -74,20 +78,24 @@ export function validateGuardrail(g: Guardrail): void {
 
   const custom = g.contentFilters;
   if (custom) {
-    if (custom.values.length === 0) fail("content_filters must have at least 1 element (use null to remove)");
+    if (custom.values.length === 0)
+      fail("content_filters must have at least 1 element (use null to remove)");
     if (custom.values.length > LIMITS.customFiltersMax) {
       fail(`content_filters may have at most ${LIMITS.customFiltersMax} elements`);
     }
     custom.values.forEach((f, i) => {
       const at = `content_filters[${i}]`;
-      if (f.pattern.length === 0) fail(`${at}.pattern is required and must be a non-empty regular expression`);
-      if (f.pattern.length > LIMITS.patternMax) fail(`${at}.pattern must be at most ${LIMITS.patternMax} characters`);
+      if (f.pattern.length === 0)
+        fail(`${at}.pattern is required and must be a non-empty regular expression`);
+      if (f.pattern.length > LIMITS.patternMax)
+        fail(`${at}.pattern must be at most ${LIMITS.patternMax} characters`);
       const problem = patternProblem(f.pattern);
       if (problem) fail(`${at}.pattern is not a usable regular expression: ${problem}`);
       if (f.action === FilterAction.UNSPECIFIED || FilterAction[f.action] === undefined) {
         fail(`${at}.action is required and must be one of "block", "redact", "flag"`);
       }
-      if ([...f.label].length > LIMITS.labelMax) fail(`${at}.label must be at most ${LIMITS.labelMax} characters`);
+      if ([...f.label].length > LIMITS.labelMax)
+        fail(`${at}.label must be at most ${LIMITS.labelMax} characters`);
     });
   }
 
