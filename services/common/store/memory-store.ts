@@ -11,6 +11,12 @@ import {
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../ids.js";
 import {
+  type Admission,
+  type AdmissionResult,
+  rateWindowIndex,
+  type Settlement,
+} from "./admission.js";
+import {
   type AssignmentKind,
   type AssignmentRecord,
   type Governance,
@@ -56,6 +62,20 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {}
 
+  private readonly listeners = new Set<(scope: string) => void>();
+
+  /** Delivered asynchronously, like a Redis message, so callers never rely on ordering. */
+  private changed(scope: string): void {
+    queueMicrotask(() => {
+      for (const l of this.listeners) l(scope);
+    });
+  }
+
+  onInvalidate(listener: (scope: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
     if (!this.bootstrapped) {
       this.bootstrapped = true;
@@ -74,6 +94,7 @@ export class MemoryStore implements Store {
     this.slugs.set(ws.slug, ws.id);
     this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
     this.guardrailScopes.set(defaultGuardrailId(ws.id), ws.id);
+    this.changed(ws.id);
     return "ok";
   }
 
@@ -105,6 +126,7 @@ export class MemoryStore implements Store {
       this.slugs.set(ws.slug, ws.id);
     }
     scope.workspace = clone(WorkspaceSchema, ws);
+    this.changed(ws.id);
     return "ok";
   }
 
@@ -117,6 +139,7 @@ export class MemoryStore implements Store {
     for (const k of scope.keys.keys()) this.keyScopes.delete(k);
     this.scopes.delete(id);
     if (this.defaultWs === id) this.defaultWs = undefined;
+    this.changed(id);
     return true;
   }
 
@@ -142,6 +165,7 @@ export class MemoryStore implements Store {
     value.version = BigInt(version);
     scope.guardrails.set(g.id, { value, version });
     this.guardrailScopes.set(g.id, g.workspaceId);
+    this.changed(g.workspaceId);
     return "ok";
   }
 
@@ -153,6 +177,7 @@ export class MemoryStore implements Store {
     for (const map of Object.values(scope.assignments)) {
       for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
     }
+    this.changed(workspaceId);
     return true;
   }
 
@@ -175,6 +200,7 @@ export class MemoryStore implements Store {
     if (this.keyScopes.has(key.hash)) return "exists";
     s.keys.set(key.hash, clone(ApiKeySchema, key));
     this.keyScopes.set(key.hash, scope);
+    this.changed(scope);
     return "ok";
   }
 
@@ -196,6 +222,7 @@ export class MemoryStore implements Store {
     const stored = clone(ApiKeySchema, key);
     stored.guardrailId = "";
     s.keys.set(key.hash, stored);
+    this.changed(scope);
     return true;
   }
 
@@ -204,6 +231,7 @@ export class MemoryStore implements Store {
     if (!s?.keys.delete(hash)) return false;
     s.assignments.key.delete(hash);
     this.keyScopes.delete(hash);
+    this.changed(scope);
     return true;
   }
 
@@ -235,6 +263,7 @@ export class MemoryStore implements Store {
       scope.assignments[kind].set(r.subject, { ...r });
       assigned++;
     }
+    if (assigned > 0) this.changed(first.workspaceId);
     return { assigned };
   }
 
@@ -252,6 +281,7 @@ export class MemoryStore implements Store {
         n++;
       }
     }
+    if (n > 0) this.changed(workspaceId);
     return n;
   }
 
@@ -315,5 +345,108 @@ export class MemoryStore implements Store {
     const r = this.records.get(key);
     if (r && r.expiresAt <= Date.now()) this.records.delete(key);
     return r && r.expiresAt > Date.now() ? r.data.slice() : undefined;
+  }
+
+  /** Counters with optional expiry, mirroring the Redis keys the Lua scripts use. */
+  private counters = new Map<string, { value: number; expiresAt: number }>();
+
+  private counter(key: string): number {
+    const c = this.counters.get(key);
+    if (c && c.expiresAt <= Date.now()) {
+      this.counters.delete(key);
+      return 0;
+    }
+    return c?.value ?? 0;
+  }
+
+  private bump(key: string, by: number, ttlMs?: number): number {
+    const now = Date.now();
+    const c = this.counters.get(key);
+    const live = c && c.expiresAt > now ? c : undefined;
+    const next = {
+      value: (live?.value ?? 0) + by,
+      expiresAt: live?.expiresAt ?? Number.POSITIVE_INFINITY,
+    };
+    if (ttlMs !== undefined && (!live || live.expiresAt === Number.POSITIVE_INFINITY))
+      next.expiresAt = now + ttlMs;
+    this.counters.set(key, next);
+    return next.value;
+  }
+
+  private has(key: string): boolean {
+    const c = this.counters.get(key);
+    return c !== undefined && c.expiresAt > Date.now();
+  }
+
+  async admit(a: Admission): Promise<AdmissionResult> {
+    const rateKey = a.rate ? `${a.scope}/rate/${a.keyHash}/${rateWindowIndex(a.rate)}` : "";
+    if (a.rate && this.counter(rateKey) >= a.rate.limit) {
+      const c = this.counters.get(rateKey);
+      return {
+        ok: false,
+        reason: "rate-limit",
+        retryAfterMs: Math.max(0, (c?.expiresAt ?? 0) - Date.now()),
+      };
+    }
+    const creditKey = `${a.scope}/credits`;
+    const metered = this.has(creditKey);
+    if (metered && a.creditMicros > 0 && this.counter(creditKey) < a.creditMicros) {
+      return { ok: false, reason: "credits", balanceMicros: this.counter(creditKey) };
+    }
+    const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
+    if (a.keyLimitMicros !== undefined) {
+      const spent = this.counter(keySpend);
+      if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
+        return { ok: false, reason: "key-limit", spentMicros: spent };
+      }
+    }
+    for (const b of a.budgets) {
+      if (b.amountMicros <= 0 && b.limitMicros !== 0) continue;
+      const spent = this.counter(`${a.scope}/spend/${b.guardrailId}/${b.window}`);
+      if (spent >= b.limitMicros || spent + b.amountMicros > b.limitMicros) {
+        return { ok: false, reason: "budget", guardrailId: b.guardrailId, spentMicros: spent };
+      }
+    }
+    if (a.rate) this.bump(rateKey, 1, a.rate.windowMs);
+    if (metered && a.creditMicros > 0) this.bump(creditKey, -a.creditMicros);
+    if (a.keyMicros > 0) this.bump(keySpend, a.keyMicros);
+    for (const b of a.budgets) {
+      this.bump(
+        `${a.scope}/spend/${b.guardrailId}/${b.window}`,
+        b.amountMicros,
+        b.ttlSeconds * 1000,
+      );
+    }
+    return { ok: true, metered };
+  }
+
+  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+    const creditKey = `${a.scope}/credits`;
+    if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
+    this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
+    const real = new Map(
+      actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
+    );
+    for (const b of a.budgets) {
+      const key = `${a.scope}/spend/${b.guardrailId}/${b.window}`;
+      const delta = (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros;
+      if (delta !== 0 && this.has(key)) this.bump(key, delta);
+    }
+  }
+
+  async getCredits(scope: string): Promise<number | undefined> {
+    const key = `${scope}/credits`;
+    return this.has(key) ? this.counter(key) : undefined;
+  }
+
+  async addCredits(scope: string, micros: number): Promise<number> {
+    return this.bump(`${scope}/credits`, micros);
+  }
+
+  async getSpend(
+    scope: string,
+    counters: { guardrailId: string; window: string }[],
+  ): Promise<number[]> {
+    return counters.map((c) => this.counter(`${scope}/spend/${c.guardrailId}/${c.window}`));
   }
 }

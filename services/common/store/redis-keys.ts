@@ -26,6 +26,13 @@ export class RedisKeys {
   keyIndex = (ws: string) => this.tagged(ws, "ks");
   assignments = (ws: string, kind: "key" | "member") =>
     this.tagged(ws, kind === "key" ? "ka" : "ma");
+  rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
+  credits = (ws: string) => this.tagged(ws, "credits");
+  keySpend = (ws: string, hash: string) => this.tagged(ws, `keyspend:${hash}`);
+  budgetSpend = (ws: string, guardrailId: string, window: string) =>
+    this.tagged(ws, `spend:${guardrailId}:${window}`);
+  /** Pub/sub channel announcing which scope changed (cache invalidation). */
+  invalidations = () => `${this.prefix}:invalidate`;
   record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");

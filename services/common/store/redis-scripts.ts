@@ -115,3 +115,63 @@ for _, h in ipairs(ks) do redis.call("DEL", ARGV[1] .. "k:" .. h) end
 redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return { gs, ks }
 `;
+
+/**
+ * Admission: every check first, then every reservation, so a refused request
+ * changes nothing. KEYS: rate, credits, key spend, then one spend counter per
+ * budget. ARGV: rateLimit (0 = none), rateWindowMs, creditMicros,
+ * keyLimitMicros (-1 = none), keyMicros, then limit, amount, ttl per budget.
+ */
+export const ADMIT = `
+local rl = tonumber(ARGV[1])
+if rl > 0 and tonumber(redis.call("GET", KEYS[1]) or "0") >= rl then
+  return { "rate-limit", redis.call("PTTL", KEYS[1]) }
+end
+local credit = tonumber(ARGV[3])
+local metered = redis.call("EXISTS", KEYS[2]) == 1
+if metered and credit > 0 then
+  local balance = tonumber(redis.call("GET", KEYS[2]))
+  if balance < credit then return { "credits", balance } end
+end
+local klim = tonumber(ARGV[4])
+local kamt = tonumber(ARGV[5])
+if klim >= 0 then
+  local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
+  if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
+end
+for i = 4, #KEYS do
+  local base = 6 + (i - 4) * 3
+  local limit = tonumber(ARGV[base])
+  local amount = tonumber(ARGV[base + 1])
+  if amount > 0 or limit == 0 then
+    local spent = tonumber(redis.call("GET", KEYS[i]) or "0")
+    if spent >= limit or spent + amount > limit then return { "budget", i - 4, spent } end
+  end
+end
+if rl > 0 and redis.call("INCR", KEYS[1]) == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+if metered and credit > 0 then redis.call("DECRBY", KEYS[2], credit) end
+if kamt > 0 then redis.call("INCRBY", KEYS[3], kamt) end
+for i = 4, #KEYS do
+  local base = 6 + (i - 4) * 3
+  redis.call("INCRBY", KEYS[i], ARGV[base + 1])
+  redis.call("EXPIRE", KEYS[i], ARGV[base + 2])
+end
+return { "ok", metered and 1 or 0 }
+`;
+
+/**
+ * Replaces reservations with real costs. KEYS: credits, key spend, budget
+ * counters. ARGV: metered (0/1), creditRefund, keyDelta, then one delta per budget.
+ */
+export const SETTLE = `
+if ARGV[1] == "1" and tonumber(ARGV[2]) ~= 0 and redis.call("EXISTS", KEYS[1]) == 1 then
+  redis.call("INCRBY", KEYS[1], ARGV[2])
+end
+if tonumber(ARGV[3]) ~= 0 then redis.call("INCRBY", KEYS[2], ARGV[3]) end
+for i = 3, #KEYS do
+  if tonumber(ARGV[i + 1]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
+    redis.call("INCRBY", KEYS[i], ARGV[i + 1])
+  end
+end
+return 1
+`;

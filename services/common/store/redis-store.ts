@@ -11,6 +11,12 @@ import {
   GuardrailSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../ids.js";
+import {
+  type Admission,
+  type AdmissionResult,
+  rateWindowIndex,
+  type Settlement,
+} from "./admission.js";
 import { RedisKeys } from "./redis-keys.js";
 import * as scripts from "./redis-scripts.js";
 import {
@@ -84,6 +90,8 @@ export class RedisStore implements Store {
       rgUnassign: scripts.UNASSIGN,
       rgLoadGovernance: scripts.LOAD_GOVERNANCE,
       rgDeleteWorkspace: scripts.DELETE_WORKSPACE,
+      rgAdmit: scripts.ADMIT,
+      rgSettle: scripts.SETTLE,
     })) {
       client.defineCommand(name, { lua });
     }
@@ -97,7 +105,31 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.subscriber?.disconnect();
     await this.client.quit();
+  }
+
+  private subscriber?: Client;
+  private readonly listeners = new Set<(scope: string) => void>();
+
+  /** Tells every replica (this one included, via its own subscription) that a scope changed. */
+  private async changed(scope: string): Promise<void> {
+    await this.client.publish(this.k.invalidations(), scope);
+  }
+
+  onInvalidate(listener: (scope: string) => void): () => void {
+    if (!this.subscriber) {
+      // Subscribing needs a connection of its own.
+      const sub = this.client.duplicate();
+      sub.on("error", () => {});
+      sub.on("message", (_channel: string, scope: string) => {
+        for (const l of this.listeners) l(scope);
+      });
+      void sub.subscribe(this.k.invalidations());
+      this.subscriber = sub;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
@@ -122,6 +154,7 @@ export class RedisStore implements Store {
     // The default guardrail's id resolves before it is materialized.
     await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
     await this.client.zadd(this.k.workspaces(), ms(ws.createdAt), ws.id);
+    await this.changed(ws.id);
     return "ok";
   }
 
@@ -150,6 +183,7 @@ export class RedisStore implements Store {
       await this.client.hdel(this.k.slugs(), previousSlug);
     }
     await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws), "XX");
+    await this.changed(ws.id);
     return "ok";
   }
 
@@ -178,6 +212,7 @@ export class RedisStore implements Store {
     await this.client.hdel(this.k.slugs(), ws.slug);
     if ((await this.defaultWorkspaceId()) === id)
       await this.client.hset(this.k.org(), "default_ws", "");
+    await this.changed(id);
     return true;
   }
 
@@ -213,6 +248,7 @@ export class RedisStore implements Store {
     if (result === "ok" && expectedVersion === 0) {
       await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
     }
+    if (result === "ok") await this.changed(g.workspaceId);
     return result;
   }
 
@@ -229,6 +265,7 @@ export class RedisStore implements Store {
     if (n === 1 && id !== defaultGuardrailId(workspaceId)) {
       await this.client.del(this.k.guardrailPointer(id));
     }
+    if (n === 1) await this.changed(workspaceId);
     return n === 1;
   }
 
@@ -267,6 +304,7 @@ export class RedisStore implements Store {
       scope === ORG_SCOPE ? "0" : "1",
     )) as "ok" | "missing-workspace" | "exists";
     if (result !== "ok") await this.client.del(this.k.keyPointer(key.hash));
+    else await this.changed(scope);
     return result;
   }
 
@@ -287,7 +325,9 @@ export class RedisStore implements Store {
 
   async putKey(scope: string, key: ApiKey): Promise<boolean> {
     const data = encode(ApiKeySchema, { ...key, guardrailId: "" });
-    return (await this.client.set(this.k.key(scope, key.hash), data, "XX")) === "OK";
+    const ok = (await this.client.set(this.k.key(scope, key.hash), data, "XX")) === "OK";
+    if (ok) await this.changed(scope);
+    return ok;
   }
 
   async deleteKey(scope: string, hash: string): Promise<boolean> {
@@ -298,7 +338,10 @@ export class RedisStore implements Store {
       this.k.assignments(scope, "key"),
       hash,
     )) as number;
-    if (n === 1) await this.client.del(this.k.keyPointer(hash));
+    if (n === 1) {
+      await this.client.del(this.k.keyPointer(hash));
+      await this.changed(scope);
+    }
     return n === 1;
   }
 
@@ -336,6 +379,7 @@ export class RedisStore implements Store {
       first.guardrailId,
       ...records.map((r) => JSON.stringify(r)),
     )) as number;
+    if (n > 0) await this.changed(ws);
     return n < 0 ? "missing" : { assigned: n };
   }
 
@@ -346,12 +390,14 @@ export class RedisStore implements Store {
     subjects: string[],
   ): Promise<number> {
     if (subjects.length === 0) return 0;
-    return (await this.script("rgUnassign")(
+    const n = (await this.script("rgUnassign")(
       1,
       this.k.assignments(workspaceId, kind),
       guardrailId,
       ...new Set(subjects),
     )) as number;
+    if (n > 0) await this.changed(workspaceId);
+    return n;
   }
 
   async getAssignment(
@@ -421,5 +467,78 @@ export class RedisStore implements Store {
 
   async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
     return (await this.client.getBuffer(this.k.record(scope, kind, id))) ?? undefined;
+  }
+
+  async admit(a: Admission): Promise<AdmissionResult> {
+    const rateKey = a.rate
+      ? this.k.rate(a.scope, a.keyHash, rateWindowIndex(a.rate))
+      : this.k.rate(a.scope, a.keyHash, 0);
+    const result = (await this.script("rgAdmit")(
+      3 + a.budgets.length,
+      rateKey,
+      this.k.credits(a.scope),
+      this.k.keySpend(a.scope, a.keyHash),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
+      a.rate?.limit ?? 0,
+      a.rate?.windowMs ?? 0,
+      a.creditMicros,
+      a.keyLimitMicros ?? -1,
+      a.keyMicros,
+      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.ttlSeconds]),
+    )) as [string, number, number?];
+    const [verdict, x, y] = result;
+    switch (verdict) {
+      case "ok":
+        return { ok: true, metered: x === 1 };
+      case "rate-limit":
+        return { ok: false, reason: "rate-limit", retryAfterMs: Math.max(0, x) };
+      case "credits":
+        return { ok: false, reason: "credits", balanceMicros: x };
+      case "key-limit":
+        return { ok: false, reason: "key-limit", spentMicros: x };
+      default:
+        return {
+          ok: false,
+          reason: "budget",
+          guardrailId: a.budgets[x]?.guardrailId ?? "",
+          spentMicros: y ?? 0,
+        };
+    }
+  }
+
+  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+    const real = new Map(
+      actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
+    );
+    await this.script("rgSettle")(
+      2 + a.budgets.length,
+      this.k.credits(a.scope),
+      this.k.keySpend(a.scope, a.keyHash),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
+      metered ? "1" : "0",
+      a.creditMicros - actual.creditMicros,
+      actual.keyMicros - a.keyMicros,
+      ...a.budgets.map((b) => (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros),
+    );
+  }
+
+  async getCredits(scope: string): Promise<number | undefined> {
+    const v = await this.client.get(this.k.credits(scope));
+    return v === null ? undefined : Number(v);
+  }
+
+  async addCredits(scope: string, micros: number): Promise<number> {
+    return this.client.incrby(this.k.credits(scope), micros);
+  }
+
+  async getSpend(
+    scope: string,
+    counters: { guardrailId: string; window: string }[],
+  ): Promise<number[]> {
+    if (counters.length === 0) return [];
+    const values = await Promise.all(
+      counters.map((c) => this.client.get(this.k.budgetSpend(scope, c.guardrailId, c.window))),
+    );
+    return values.map((v) => Number(v ?? 0));
   }
 }

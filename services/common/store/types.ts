@@ -1,5 +1,6 @@
 import type { ApiKey, Workspace } from "../../../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { Admission, AdmissionResult, Settlement } from "./admission.js";
 
 /** A page of items and the total number that match. */
 export interface Page<T> {
@@ -122,4 +123,23 @@ export interface Store {
     ttlSeconds: number,
   ): Promise<void>;
   getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined>;
+
+  // Metering: every counter changes atomically (Lua on Redis).
+  /** Checks and reserves a request's rate, credits, key limit and budgets at once. */
+  admit(admission: Admission): Promise<AdmissionResult>;
+  /** Replaces an admitted request's reservations by what it really cost. */
+  settle(admission: Admission, actual: Settlement, metered: boolean): Promise<void>;
+  /** Workspace credit balance in micro-USD; undefined = unmetered. */
+  getCredits(scope: string): Promise<number | undefined>;
+  /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
+  addCredits(scope: string, micros: number): Promise<number>;
+  /** Current spend of budget windows, in micro-USD. */
+  getSpend(scope: string, counters: { guardrailId: string; window: string }[]): Promise<number[]>;
+
+  /**
+   * Calls the listener with the scope (workspace id or "org") whose keys,
+   * guardrails or assignments changed, in this process or, on Redis, any
+   * replica. Returns an unsubscribe function.
+   */
+  onInvalidate(listener: (scope: string) => void): () => void;
 }

@@ -1,0 +1,44 @@
+/** One budget counter a request is charged against. */
+export interface BudgetCharge {
+  guardrailId: string;
+  /** The budget window id ("daily:2026-11-22"). */
+  window: string;
+  limitMicros: number;
+  amountMicros: number;
+  /** Counter lifetime: past the window's end, so it expires on its own. */
+  ttlSeconds: number;
+}
+
+/**
+ * Everything one request must be admitted against, checked and reserved in
+ * one atomic step: the key's rate limit, the workspace credit balance (when
+ * metered), the key's own credit limit, and every applicable guardrail budget.
+ */
+export interface Admission {
+  scope: string;
+  keyHash: string;
+  rate?: { limit: number; windowMs: number; nowMs: number };
+  creditMicros: number;
+  /** The key's credit limit; undefined = none. */
+  keyLimitMicros?: number;
+  keyMicros: number;
+  budgets: BudgetCharge[];
+}
+
+export type AdmissionResult =
+  | { ok: true; metered: boolean }
+  | { ok: false; reason: "rate-limit"; retryAfterMs: number }
+  | { ok: false; reason: "credits"; balanceMicros: number }
+  | { ok: false; reason: "key-limit"; spentMicros: number }
+  | { ok: false; reason: "budget"; guardrailId: string; spentMicros: number };
+
+/** What a request really cost, to replace its reservation. */
+export interface Settlement {
+  creditMicros: number;
+  keyMicros: number;
+  budgets: { guardrailId: string; window: string; amountMicros: number }[];
+}
+
+export function rateWindowIndex(rate: NonNullable<Admission["rate"]>): number {
+  return Math.floor(rate.nowMs / rate.windowMs);
+}

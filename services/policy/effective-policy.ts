@@ -1,0 +1,130 @@
+import {
+  FilterAction,
+  type Guardrail,
+  Region,
+  ResetInterval,
+  ScanScope,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { DEFAULT_REDACT_LABEL } from "../guardrail/builtins.js";
+import type {
+  AccountSettings,
+  BudgetSpec,
+  EffectivePolicy,
+  FilterRuleSpec,
+  GoverningGuardrail,
+  RegionName,
+} from "./types.js";
+
+const REGION_NAMES: Partial<Record<Region, RegionName>> = {
+  [Region.GLOBAL]: "global",
+  [Region.EUROPE]: "europe",
+  [Region.US]: "us",
+};
+const ACTIONS: Partial<Record<FilterAction, FilterRuleSpec["action"]>> = {
+  [FilterAction.BLOCK]: "block",
+  [FilterAction.REDACT]: "redact",
+  [FilterAction.FLAG]: "flag",
+};
+const INTERVALS: Partial<Record<ResetInterval, BudgetSpec["interval"]>> = {
+  [ResetInterval.DAILY]: "daily",
+  [ResetInterval.WEEKLY]: "weekly",
+  [ResetInterval.MONTHLY]: "monthly",
+};
+
+/** Intersection of the non-null sets; null when every input is null (no restriction). */
+function intersect<T>(sets: (T[] | undefined)[]): Set<T> | null {
+  let out: Set<T> | null = null;
+  for (const s of sets) {
+    if (!s) continue;
+    out = out === null ? new Set(s) : new Set(s.filter((v) => (out as Set<T>).has(v)));
+  }
+  return out;
+}
+
+function filtersOf(g: Guardrail): FilterRuleSpec[] {
+  const builtins = (g.contentFilterBuiltins?.values ?? []).flatMap((b) => {
+    const action = ACTIONS[b.action];
+    if (!action) return [];
+    return [
+      {
+        slug: b.slug,
+        action,
+        label: b.label,
+        scanScope: b.scanScope === ScanScope.USER_ONLY ? ("user_only" as const) : undefined,
+        guardrailId: g.id,
+      },
+    ];
+  });
+  const custom = (g.contentFilters?.values ?? []).flatMap((f) => {
+    const action = ACTIONS[f.action];
+    if (!action) return [];
+    return [
+      {
+        slug: "custom",
+        action,
+        label: f.label || DEFAULT_REDACT_LABEL,
+        pattern: f.pattern,
+        guardrailId: g.id,
+      },
+    ];
+  });
+  return [...builtins, ...custom];
+}
+
+/**
+ * Folds the guardrails that govern a request (key, member, workspace default)
+ * into one policy: regions and allow-lists intersect, ignore-lists union, ZDR
+ * flags OR, training/publication permissions AND, safety retention takes the
+ * most restrictive value (starting from the account setting), filters union,
+ * and each budget stays its own.
+ */
+export function effectivePolicy(
+  governing: GoverningGuardrail[],
+  account: AccountSettings,
+): EffectivePolicy {
+  const gs = governing.map((g) => g.guardrail);
+  const any = gs.length > 0;
+  const all = (pick: (g: Guardrail) => boolean) => gs.every(pick);
+  const some = (pick: (g: Guardrail) => boolean) => gs.some(pick);
+  const budgets: BudgetSpec[] = gs.flatMap((g) => {
+    const interval = INTERVALS[g.resetInterval];
+    return g.limitUsd !== undefined && interval
+      ? [
+          {
+            guardrailId: g.id,
+            guardrailName: g.name,
+            limitUsd: g.limitUsd,
+            interval,
+            includeByok: g.includeByokInBudgets,
+          },
+        ]
+      : [];
+  });
+  return {
+    guardrails: governing,
+    regions: intersect(
+      gs.map((g) => g.allowedDataRegions?.values.flatMap((r) => REGION_NAMES[r] ?? [])),
+    ),
+    allowedModels: intersect(gs.map((g) => g.allowedModels?.values)),
+    allowedProviders: intersect(gs.map((g) => g.allowedProviders?.values)),
+    ignoredModels: new Set(gs.flatMap((g) => g.ignoredModels?.values ?? [])),
+    ignoredProviders: new Set(gs.flatMap((g) => g.ignoredProviders?.values ?? [])),
+    zdr: {
+      anthropic: some((g) => g.enforceZdrAnthropic),
+      openai: some((g) => g.enforceZdrOpenai),
+      google: some((g) => g.enforceZdrGoogle),
+      xai: some((g) => g.enforceZdrXai),
+      other: some((g) => g.enforceZdrOther),
+    },
+    // With no guardrail nothing is restricted; each guardrail can only take permissions away.
+    enableFreeModelPublication: !any || all((g) => g.enableFreeModelPublication),
+    enableFreeModelTraining: !any || all((g) => g.enableFreeModelTraining),
+    enablePaidModelTraining: !any || all((g) => g.enablePaidModelTraining),
+    allowSafetyRetentionGoogle:
+      account.allowSafetyRetentionGoogle && all((g) => g.allowSafetyRetentionGoogle !== false),
+    allowSafetyRetentionOther:
+      account.allowSafetyRetentionOther && all((g) => g.allowSafetyRetentionOther !== false),
+    filters: gs.flatMap(filtersOf),
+    budgets,
+  };
+}

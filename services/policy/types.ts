@@ -1,0 +1,53 @@
+import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+
+export type RegionName = "global" | "europe" | "us";
+export type ZdrVendor = "anthropic" | "openai" | "google" | "xai" | "other";
+export type GuardrailSource = "key" | "member" | "workspace_default";
+
+export interface GoverningGuardrail {
+  source: GuardrailSource;
+  guardrail: Guardrail;
+}
+
+export interface FilterRuleSpec {
+  slug: string;
+  action: "block" | "redact" | "flag";
+  label: string;
+  pattern?: string;
+  scanScope?: "user_only" | "all_messages";
+  /** The guardrail it came from, for explanations. */
+  guardrailId: string;
+}
+
+export interface BudgetSpec {
+  guardrailId: string;
+  guardrailName: string;
+  limitUsd: number;
+  interval: "daily" | "weekly" | "monthly";
+  includeByok: boolean;
+}
+
+/** The account-level settings a guardrail can only tighten. */
+export interface AccountSettings {
+  allowSafetyRetentionGoogle: boolean;
+  allowSafetyRetentionOther: boolean;
+}
+
+/** Every governing guardrail folded into one policy (README "Policy algebra"). */
+export interface EffectivePolicy {
+  guardrails: GoverningGuardrail[];
+  /** null = unrestricted. */
+  regions: ReadonlySet<RegionName> | null;
+  allowedModels: ReadonlySet<string> | null;
+  allowedProviders: ReadonlySet<string> | null;
+  ignoredModels: ReadonlySet<string>;
+  ignoredProviders: ReadonlySet<string>;
+  zdr: Readonly<Record<ZdrVendor, boolean>>;
+  enableFreeModelPublication: boolean;
+  enableFreeModelTraining: boolean;
+  enablePaidModelTraining: boolean;
+  allowSafetyRetentionGoogle: boolean;
+  allowSafetyRetentionOther: boolean;
+  filters: FilterRuleSpec[];
+  budgets: BudgetSpec[];
+}
