@@ -19,7 +19,10 @@ export class Router {
   private readonly compiled: Compiled[];
 
   constructor(routes: Route[]) {
-    this.compiled = routes.map((route) => ({ route, segments: route.pattern.split("/").filter(Boolean) }));
+    this.compiled = routes.map((route) => ({
+      route,
+      segments: route.pattern.split("/").filter(Boolean),
+    }));
   }
 
   match(method: string, path: string): Match {

@@ -14,7 +14,8 @@ function enumMap<E extends number>(field: string, pairs: [string, E][]) {
   return {
     parse(value: string, at = field): E {
       const v = byName.get(value);
-      if (v === undefined) throw badRequest(`${at} must be one of ${names}, got "${value.slice(0, 64)}"`);
+      if (v === undefined)
+        throw badRequest(`${at} must be one of ${names}, got "${value.slice(0, 64)}"`);
       return v;
     },
     name(value: number): string | null {

@@ -51,14 +51,17 @@ const ARTICLE: Record<FieldType, string> = {
 export function checkFields(body: Record<string, unknown>, spec: Spec, where = ""): void {
   for (const [name, value] of Object.entries(body)) {
     const field = `${where}${name}`;
-    const s = spec[name];
+    // Own properties only: "constructor" or "__proto__" are unknown fields too.
+    const s = Object.hasOwn(spec, name) ? spec[name] : undefined;
     if (!s) throw badRequest(`Unknown field "${field}"`);
     if (value === null) {
       if (!s.nullable) throw badRequest(`${field} must be ${ARTICLE[s.type]}, not null`);
       continue;
     }
     if (!matches(value, s.type)) {
-      throw badRequest(`${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${typeOf(value)}`);
+      throw badRequest(
+        `${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${typeOf(value)}`,
+      );
     }
   }
 }
@@ -70,7 +73,8 @@ export function has(body: Record<string, unknown>, name: string): boolean {
 /** Checks each element of an array field against a type. */
 export function checkElements(field: string, values: unknown[], type: FieldType): void {
   values.forEach((v, i) => {
-    if (!matches(v, type)) throw badRequest(`${field}[${i}] must be ${ARTICLE[type]}, got ${typeOf(v)}`);
+    if (!matches(v, type))
+      throw badRequest(`${field}[${i}] must be ${ARTICLE[type]}, got ${typeOf(v)}`);
   });
 }
 
@@ -78,9 +82,11 @@ export function checkElements(field: string, values: unknown[], type: FieldType)
 export function queryInt(params: URLSearchParams, name: string): number {
   const raw = params.get(name);
   if (raw === null || raw === "") return 0;
-  if (!/^-?\d+$/.test(raw)) throw badRequest(`${name} must be an integer, got "${raw.slice(0, 32)}"`);
+  if (!/^-?\d+$/.test(raw))
+    throw badRequest(`${name} must be an integer, got "${raw.slice(0, 32)}"`);
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n > 2 ** 31 - 1) throw badRequest(`${name} is out of range`);
+  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n > 2 ** 31 - 1)
+    throw badRequest(`${name} is out of range`);
   return n;
 }
 

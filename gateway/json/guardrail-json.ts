@@ -10,8 +10,8 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
+import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 
 const LIST = { type: "array", nullable: true } as const;
 const BOOL = { type: "boolean" } as const;
@@ -71,7 +71,8 @@ function objects(field: string, v: unknown[], spec: Spec, required: string[]): J
   return (v as Json[]).map((item, i) => {
     checkFields(item, spec, `${field}[${i}].`);
     for (const r of required) {
-      if (item[r] === undefined || item[r] === null) throw badRequest(`${field}[${i}].${r} is required`);
+      if (item[r] === undefined || item[r] === null)
+        throw badRequest(`${field}[${i}].${r} is required`);
     }
     return item;
   });
@@ -107,13 +108,17 @@ export function guardrailInputFromJson(body: Json): { input: GuardrailInput; pat
     includeByokInBudgets: b.include_byok_in_budgets,
     limitUsd: b.limit_usd ?? undefined,
     resetInterval:
-      typeof b.reset_interval === "string" ? resetIntervals.parse(b.reset_interval) : ResetInterval.UNSPECIFIED,
+      typeof b.reset_interval === "string"
+        ? resetIntervals.parse(b.reset_interval)
+        : ResetInterval.UNSPECIFIED,
   });
   const regionList = body.allowed_data_regions as unknown[] | null | undefined;
   if (regionList) {
     checkElements("allowed_data_regions", regionList, "string");
     input.allowedDataRegions = create(RegionListSchema, {
-      values: (regionList as string[]).map((r, i) => regions.parse(r, `allowed_data_regions[${i}]`)),
+      values: (regionList as string[]).map((r, i) =>
+        regions.parse(r, `allowed_data_regions[${i}]`),
+      ),
     });
   }
   const builtins = body.content_filter_builtins as unknown[] | null | undefined;

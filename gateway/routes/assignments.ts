@@ -46,12 +46,18 @@ function paging(ctx: RequestContext) {
 
 async function listKeys(ctx: RequestContext, guardrailId?: string) {
   const res = await ctx.clients.guardrails.listKeyAssignments({ guardrailId, ...paging(ctx) });
-  sendJson(ctx.res, 200, { data: res.assignments.map(keyAssignmentJson), total_count: res.totalCount });
+  sendJson(ctx.res, 200, {
+    data: res.assignments.map(keyAssignmentJson),
+    total_count: res.totalCount,
+  });
 }
 
 async function listMembers(ctx: RequestContext, guardrailId?: string) {
   const res = await ctx.clients.guardrails.listMemberAssignments({ guardrailId, ...paging(ctx) });
-  sendJson(ctx.res, 200, { data: res.assignments.map(memberAssignmentJson), total_count: res.totalCount });
+  sendJson(ctx.res, 200, {
+    data: res.assignments.map(memberAssignmentJson),
+    total_count: res.totalCount,
+  });
 }
 
 export const assignmentRoutes: Route[] = [
@@ -87,7 +93,10 @@ export const assignmentRoutes: Route[] = [
     methods: {
       async POST(ctx) {
         const keyHashes = await readSubjects(ctx, "key_hashes");
-        const res = await ctx.clients.guardrails.unassignKeys({ guardrailId: ctx.params.id ?? "", keyHashes });
+        const res = await ctx.clients.guardrails.unassignKeys({
+          guardrailId: ctx.params.id ?? "",
+          keyHashes,
+        });
         sendJson(ctx.res, 200, { unassigned_count: res.unassignedCount });
       },
     },

@@ -14,7 +14,10 @@ export const guardrailRoutes: Route[] = [
           ...queryPage(ctx.url.searchParams),
           workspaceId: ctx.url.searchParams.get("workspace_id") ?? undefined,
         });
-        sendJson(ctx.res, 200, { data: res.guardrails.map(guardrailToJson), total_count: res.totalCount });
+        sendJson(ctx.res, 200, {
+          data: res.guardrails.map(guardrailToJson),
+          total_count: res.totalCount,
+        });
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
@@ -35,7 +38,8 @@ export const guardrailRoutes: Route[] = [
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         const { input, paths } = guardrailInputFromJson(body);
-        if (paths.length === 0) throw badRequest("Update body is empty: send at least one field to change");
+        if (paths.length === 0)
+          throw badRequest("Update body is empty: send at least one field to change");
         const res = await ctx.clients.guardrails.updateGuardrail({
           id: ctx.params.id ?? "",
           guardrail: input,

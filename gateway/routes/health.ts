@@ -8,7 +8,10 @@ export const healthRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         // Reaching the account service proves the gRPC path and its store answer.
-        await ctx.clients.accounts.listWorkspaces({ offset: 0, limit: 1 }, { signal: ctx.signal, timeoutMs: 2000 });
+        await ctx.clients.accounts.listWorkspaces(
+          { offset: 0, limit: 1 },
+          { signal: ctx.signal, timeoutMs: 2000 },
+        );
         sendJson(ctx.res, 200, { status: "ok", region: ctx.region });
       },
     },

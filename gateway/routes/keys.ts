@@ -78,7 +78,8 @@ export const keyRoutes: Route[] = [
           limit: { type: "number", nullable: true },
         });
         const paths = Object.keys(body);
-        if (paths.length === 0) throw badRequest("Update body is empty: send name, disabled or limit");
+        if (paths.length === 0)
+          throw badRequest("Update body is empty: send name, disabled or limit");
         const res = await ctx.clients.accounts.updateKey({
           hash: ctx.params.hash ?? "",
           name: body.name as string | undefined,

@@ -31,7 +31,10 @@ export const workspaceRoutes: Route[] = [
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["offset", "limit"]);
         const res = await ctx.clients.accounts.listWorkspaces(queryPage(ctx.url.searchParams));
-        sendJson(ctx.res, 200, { data: res.workspaces.map(workspaceToJson), total_count: res.totalCount });
+        sendJson(ctx.res, 200, {
+          data: res.workspaces.map(workspaceToJson),
+          total_count: res.totalCount,
+        });
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
@@ -58,7 +61,8 @@ export const workspaceRoutes: Route[] = [
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         checkFields(body, WORKSPACE_SPEC);
         const paths = Object.keys(body);
-        if (paths.length === 0) throw badRequest("Update body is empty: send name, slug or description");
+        if (paths.length === 0)
+          throw badRequest("Update body is empty: send name, slug or description");
         const res = await ctx.clients.accounts.updateWorkspace({
           id: ctx.params.id ?? "",
           name: body.name as string | undefined,

@@ -13,7 +13,8 @@ export function defaultGuardrailId(workspaceId: string): string {
   return uuidv5(workspaceId, DEFAULT_GUARDRAIL_NAMESPACE);
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Lowercase only: ids are stored as generated, so an uppercase form would never match. */
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export function isUuid(s: string): boolean {
   return UUID_RE.test(s);
 }

@@ -28,7 +28,8 @@ export function defaultGuardrailName(workspaceId: string): string {
 }
 
 function requireId(field: string, id: string): void {
-  if (!isUuid(id)) throw invalidArgument(`${field} must be a UUID, got "${id.slice(0, 64)}"`);
+  if (!isUuid(id))
+    throw invalidArgument(`${field} must be a lowercase UUID, got "${id.slice(0, 64)}"`);
 }
 
 export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService> {

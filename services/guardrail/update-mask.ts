@@ -5,9 +5,10 @@ import {
   type Guardrail,
   type GuardrailInput,
   GuardrailSchema,
+  ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { invalidArgument } from "../common/errors.js";
-import { BUILTIN_FILTER_LABELS } from "./builtins.js";
+import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "./builtins.js";
 
 /** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
 const ZDR_FIELDS = [
@@ -55,13 +56,20 @@ export const UPDATABLE_PATHS: ReadonlySet<string> = new Set([
   ...Object.keys(NULLABLE_BOOL_FIELDS),
 ]);
 
-/** Builtin labels are fixed per slug: whatever a client sent is replaced. */
-function withBuiltinLabels(g: Guardrail): Guardrail {
+/**
+ * Builtin labels are fixed per slug: whatever a client sent is replaced. The
+ * scoped builtin's scan_scope defaults to all_messages, stored as such.
+ */
+function withBuiltinDefaults(g: Guardrail): Guardrail {
   if (g.contentFilterBuiltins) {
     g.contentFilterBuiltins = create(BuiltinFilterListSchema, {
       values: g.contentFilterBuiltins.values.map((b) => ({
         ...b,
         label: BUILTIN_FILTER_LABELS[b.slug] ?? "",
+        scanScope:
+          b.slug === SCOPED_BUILTIN && b.scanScope === ScanScope.UNSPECIFIED
+            ? ScanScope.ALL_MESSAGES
+            : b.scanScope,
       })),
     });
   }
@@ -111,7 +119,7 @@ export function applyUpdateMask(
   if (named.has("limit_usd")) next.limitUsd = input.limitUsd;
   if (named.has("reset_interval")) next.resetInterval = input.resetInterval;
   next.updatedAt = now;
-  return withBuiltinLabels(next);
+  return withBuiltinDefaults(next);
 }
 
 /** A new guardrail from a create request; omitted fields take their defaults. */
@@ -122,7 +130,7 @@ export function guardrailFromInput(
   now: Timestamp,
 ): Guardrail {
   const zdr = (v: boolean | undefined) => v ?? input.enforceZdr ?? false;
-  return withBuiltinLabels(
+  return withBuiltinDefaults(
     create(GuardrailSchema, {
       id,
       workspaceId,

@@ -60,7 +60,12 @@ describe("validateGuardrail", () => {
   });
 
   it("checks builtin slugs, actions, duplicates and scan_scope", () => {
-    const b = (values: unknown[]) => ({ contentFilterBuiltins: { values } as never });
+    // Decoded messages always carry scan_scope (UNSPECIFIED when unset); mirror that here.
+    const b = (values: object[]) => ({
+      contentFilterBuiltins: {
+        values: values.map((v) => ({ scanScope: ScanScope.UNSPECIFIED, ...v })),
+      } as never,
+    });
     invalid(b([{ slug: "nope", action: FilterAction.BLOCK }]), /slug "nope" is not a builtin/);
     invalid(b([{ slug: "email", action: FilterAction.UNSPECIFIED }]), /action/);
     invalid(

@@ -1,0 +1,226 @@
+import { request as httpRequest } from "node:http";
+import { expect } from "chai";
+import type { RegionName } from "../../gateway/context.js";
+import type { RunningSystem } from "../../services/system.js";
+import { Api, type JsonResponse } from "../support/http.js";
+import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+
+/** What a gateway suite talks to: a throwaway Redis, the whole system, and clients for it. */
+export interface Harness {
+  redis: ThrowawayRedis;
+  system: RunningSystem;
+  /** The management key on the global listener. */
+  api: Api;
+  /** No key at all. */
+  anon: Api;
+  baseUrl(region?: RegionName): string;
+}
+
+/**
+ * Registers before/after hooks in the calling describe(): a private
+ * redis-server on a free port (never the machine's 6379) and the system on
+ * free ports against it, both stopped afterwards.
+ */
+export function useSystem(): Harness {
+  const h = {} as Harness;
+  before(async () => {
+    h.redis = await startRedis();
+    h.system = await startTestSystem(h.redis.url);
+    h.baseUrl = (region = "global") => `http://127.0.0.1:${h.system.gatewayPorts[region]}`;
+    h.api = new Api(h.baseUrl(), MANAGEMENT_KEY);
+    h.anon = new Api(h.baseUrl());
+  });
+  after(async () => {
+    await h.system?.close();
+    await h.redis?.stop();
+  });
+  return h;
+}
+
+/** Every key a guardrail response carries, and nothing else. */
+export const GUARDRAIL_KEYS = [
+  "id",
+  "name",
+  "description",
+  "workspace_id",
+  "allowed_data_regions",
+  "allowed_models",
+  "allowed_providers",
+  "ignored_models",
+  "ignored_providers",
+  "content_filter_builtins",
+  "content_filters",
+  "enable_free_model_publication",
+  "enable_free_model_training",
+  "enable_paid_model_training",
+  "enforce_zdr",
+  "enforce_zdr_anthropic",
+  "enforce_zdr_openai",
+  "enforce_zdr_google",
+  "enforce_zdr_xai",
+  "enforce_zdr_other",
+  "allow_safety_retention_google",
+  "allow_safety_retention_other",
+  "include_byok_in_budgets",
+  "limit_usd",
+  "reset_interval",
+  "is_workspace_default",
+  "created_at",
+  "updated_at",
+] as const;
+
+export const ZDR_VENDOR_FIELDS = [
+  "enforce_zdr_anthropic",
+  "enforce_zdr_openai",
+  "enforce_zdr_google",
+  "enforce_zdr_xai",
+  "enforce_zdr_other",
+] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+function nullOr(value: unknown, check: (v: unknown) => void): void {
+  if (value !== null) check(value);
+}
+
+function nonEmptyArrayOf(kind: "string" | "object") {
+  return (v: unknown) => {
+    expect(v).to.be.an("array").that.is.not.empty;
+    for (const item of v as unknown[]) expect(item).to.be.a(kind);
+  };
+}
+
+/** A complete, well-typed guardrail as the API documents it. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body of any shape
+export function expectGuardrail(g: any): void {
+  expect(g, "guardrail").to.be.an("object");
+  expect(Object.keys(g).sort()).to.deep.equal([...GUARDRAIL_KEYS].sort());
+  expect(g.id).to.match(UUID);
+  expect(g.workspace_id).to.match(UUID);
+  expect(g.name).to.be.a("string").that.is.not.empty;
+  expect(g.description).to.be.a("string");
+  for (const f of [
+    "allowed_data_regions",
+    "allowed_models",
+    "allowed_providers",
+    "ignored_models",
+    "ignored_providers",
+  ]) {
+    nullOr(g[f], nonEmptyArrayOf("string"));
+  }
+  nullOr(g.content_filter_builtins, nonEmptyArrayOf("object"));
+  nullOr(g.content_filters, nonEmptyArrayOf("object"));
+  for (const f of [
+    "enable_free_model_publication",
+    "enable_free_model_training",
+    "enable_paid_model_training",
+    "include_byok_in_budgets",
+    "is_workspace_default",
+    ...ZDR_VENDOR_FIELDS,
+  ]) {
+    expect(g[f], f).to.be.a("boolean");
+  }
+  expect(g.enforce_zdr).to.equal(null);
+  nullOr(g.allow_safety_retention_google, (v) => expect(v).to.be.a("boolean"));
+  nullOr(g.allow_safety_retention_other, (v) => expect(v).to.be.a("boolean"));
+  // limit_usd and reset_interval are both set or both null.
+  expect(g.limit_usd === null).to.equal(g.reset_interval === null);
+  nullOr(g.limit_usd, (v) => expect(v).to.be.a("number"));
+  nullOr(g.reset_interval, (v) => expect(v).to.be.oneOf(["daily", "weekly", "monthly"]));
+  expect(g.created_at).to.match(ISO_UTC);
+  nullOr(g.updated_at, (v) => expect(v).to.match(ISO_UTC));
+}
+
+/** A response body short enough to read in an assertion message. */
+function shown(res: JsonResponse): string {
+  return JSON.stringify(res.body)?.slice(0, 600) ?? String(res.body);
+}
+
+/** No stack frames, file paths or internal class names in what a client reads. */
+export function expectNoInternals(message: string): void {
+  expect(message).not.to.match(/\n\s*at\s|\.[tj]s:\d+|node:internal|ConnectError|^\[[a-z_]+\]/);
+}
+
+/**
+ * The one error shape: exactly `{ error: { code, message } }`, code equal to
+ * the status, a JSON content type, and (when given) a message matching `message`.
+ */
+export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
+  expect(res.status, shown(res)).to.equal(status);
+  expect(res.headers.get("content-type")).to.match(/^application\/json/);
+  expect(res.body).to.be.an("object");
+  expect(Object.keys(res.body)).to.deep.equal(["error"]);
+  expect(Object.keys(res.body.error).sort()).to.deep.equal(["code", "message"]);
+  expect(res.body.error.code).to.equal(status);
+  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
+  expectNoInternals(res.body.error.message);
+  if (message) expect(res.body.error.message).to.match(message);
+}
+
+export function expectStatus(res: JsonResponse, status: number): void {
+  expect(res.status, shown(res)).to.equal(status);
+}
+
+let counter = 0;
+/** A name no other test in the run uses. */
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix} ${process.pid}-${counter}`;
+}
+
+/** Creates a guardrail (201) and returns its JSON. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body of any shape
+export async function createGuardrail(api: Api, body: Record<string, unknown> = {}): Promise<any> {
+  const res = await api.post("/api/v1/guardrails", { name: uniqueName("guardrail"), ...body });
+  expectStatus(res, 201);
+  return res.body.data;
+}
+
+/** Creates a key (201) and returns its public record and its secret. */
+export async function createKey(
+  api: Api,
+  body: Record<string, unknown> = {},
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON body of any shape
+): Promise<{ data: any; secret: string }> {
+  const res = await api.post("/api/v1/keys", { name: uniqueName("key"), ...body });
+  expectStatus(res, 201);
+  return { data: res.body.data, secret: res.body.key };
+}
+
+/** Creates a workspace (201) and returns its JSON. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body of any shape
+export async function createWorkspace(api: Api, body: Record<string, unknown> = {}): Promise<any> {
+  const res = await api.post("/api/v1/workspaces", { name: uniqueName("Workspace"), ...body });
+  expectStatus(res, 201);
+  return res.body.data;
+}
+
+/**
+ * A request over plain node:http, for what fetch will not send: a body
+ * without Content-Type, or one in chunks without Content-Length
+ * (Transfer-Encoding: chunked), which only the gateway's streaming byte count
+ * can stop.
+ */
+export function sendRaw(
+  url: string,
+  init: { method: string; headers: Record<string, string>; chunks: string[] },
+): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: init.method, headers: init.headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        text += c;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    // The gateway may answer and stop reading before every chunk is out.
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE" && err.code !== "ECONNRESET") reject(err);
+    });
+    for (const c of init.chunks) req.write(c);
+    req.end();
+  });
+}

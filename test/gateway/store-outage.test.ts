@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import type { RunningSystem } from "../../services/system.js";
+import { Api } from "../support/http.js";
+import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { expectError, expectStatus } from "./harness.js";
+
+/**
+ * Destructive: stops the system's Redis underneath it, so it runs on a
+ * system of its own. Whatever fails inside, the client reads a generic 500 in
+ * the one error shape, never an internal message or a stack trace.
+ */
+describe("gateway: when the store goes away", () => {
+  let redis: ThrowawayRedis;
+  let system: RunningSystem;
+  let api: Api;
+  let guardrailId: string;
+
+  before(async () => {
+    redis = await startRedis();
+    system = await startTestSystem(redis.url);
+    api = new Api(`http://127.0.0.1:${system.gatewayPorts.global}`, MANAGEMENT_KEY);
+    const res = await api.post("/api/v1/guardrails", { name: "Before the outage" });
+    expectStatus(res, 201);
+    guardrailId = res.body.data.id;
+    await redis.stop();
+  });
+
+  after(async () => {
+    await system?.close();
+  });
+
+  it("answers 500 { error: { code: 500, message: 'Internal server error' } } everywhere", async () => {
+    const requests = [
+      api.get("/api/v1/key"),
+      api.get("/api/v1/guardrails"),
+      api.get(`/api/v1/guardrails/${guardrailId}`),
+      api.patch(`/api/v1/guardrails/${guardrailId}`, { description: "during the outage" }),
+      api.post("/api/v1/guardrails", { name: "During the outage" }),
+      api.post("/api/v1/keys", { name: "During the outage" }),
+      new Api(`http://127.0.0.1:${system.gatewayPorts.europe}`).get("/healthz"),
+    ];
+    for (const res of await Promise.all(requests)) {
+      expectError(res, 500);
+      expect(res.body.error.message).to.equal("Internal server error");
+    }
+  });
+
+  it("still answers what needs no store in the one error shape", async () => {
+    expectError(await api.get("/api/v1/nope"), 404);
+    expectError(
+      await new Api(`http://127.0.0.1:${system.gatewayPorts.global}`).get("/api/v1/key"),
+      401,
+    );
+    expectError(await api.request("PUT", "/api/v1/guardrails"), 405);
+  });
+});
