@@ -1,5 +1,7 @@
 import type { Route } from "./context.js";
 import { assignmentRoutes } from "./routes/assignments.js";
+import { creditRoutes } from "./routes/credits.js";
+import { explainRoutes } from "./routes/explain.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
@@ -11,7 +13,9 @@ export const routes: Route[] = [
   ...healthRoutes,
   ...assignmentRoutes,
   ...guardrailRoutes,
+  ...explainRoutes,
   ...keyRoutes,
+  ...creditRoutes,
   ...workspaceRoutes,
   ...speechRoutes,
 ];

@@ -26,6 +26,7 @@ import {
 import { pageParams } from "../common/paging.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
+import { addCredits, readCredits } from "./credits.js";
 import { isSlug, slugify } from "./slug.js";
 
 const NAME_MAX = 100;
@@ -260,6 +261,16 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!key) throw unauthenticated("Invalid API key");
     if (key.disabled) throw unauthenticated("API key is disabled");
     return { key };
+  }
+
+  async getCredits(req: { workspaceId: string }) {
+    const ws = await this.workspace(req.workspaceId);
+    return { workspaceId: ws.id, balanceUsd: await readCredits(this.store, ws.id) };
+  }
+
+  async addCredits(req: { workspaceId: string; amountUsd: number }) {
+    const ws = await this.workspace(req.workspaceId);
+    return { workspaceId: ws.id, balanceUsd: await addCredits(this.store, ws.id, req.amountUsd) };
   }
 
   async ensureManagementKey(req: { secret: string; name: string }) {

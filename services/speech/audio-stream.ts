@@ -1,9 +1,15 @@
-import { type AudioFormat, chunkBytes, createAudioEncoder, SAMPLE_RATE } from "./audio/index.js";
+import {
+  type AudioFormat,
+  chunkBytes,
+  createAudioEncoder,
+  Mp3Duration,
+  SAMPLE_RATE,
+} from "./audio/index.js";
 import type { AdapterOutput } from "./engines/types.js";
 
 export interface AudioTally {
   bytes: number;
-  /** Seconds of audio produced, when the stream's format tells (PCM in or out). */
+  /** Seconds of audio produced (from the samples, or the MP3 frames of an upstream's stream). */
   seconds: number;
 }
 
@@ -32,9 +38,15 @@ export async function* audioBytes(
     }
     return;
   }
+  // Upstream PCM is 16-bit mono at 24 kHz, so its length tells the duration; MP3 tells by its frames.
+  const mp3 = format === "mp3" ? new Mp3Duration() : undefined;
   for await (const bytes of output.bytes) {
-    // Upstream PCM is 16-bit mono at 24 kHz, so its length tells the duration.
-    if (format === "pcm") tally.seconds += bytes.byteLength / 2 / SAMPLE_RATE;
+    if (mp3) {
+      mp3.push(bytes);
+      tally.seconds = mp3.seconds;
+    } else {
+      tally.seconds += bytes.byteLength / 2 / SAMPLE_RATE;
+    }
     for (const piece of chunkBytes(bytes)) {
       tally.bytes += piece.byteLength;
       yield piece;

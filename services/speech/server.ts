@@ -7,6 +7,7 @@ import { ModelCatalog } from "./catalog/model-catalog.js";
 import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
+import { GovernanceCache } from "./governance-cache.js";
 import { SpeechServiceImpl } from "./service.js";
 
 const log = componentLogger("speech");
@@ -37,8 +38,19 @@ export async function startSpeechServer(
       })),
     );
     const adapters = new AdapterRegistry({ catalog, engine, env });
+    const governance = new GovernanceCache(store, {
+      allowSafetyRetentionGoogle: env.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE !== "false",
+      allowSafetyRetentionOther: env.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER !== "false",
+    });
+    const service = new SpeechServiceImpl({
+      store,
+      catalog: models,
+      adapters,
+      governance,
+      metering: { rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 600) },
+    });
     const server = await startGrpcServer(
-      (router) => router.service(SpeechService, new SpeechServiceImpl(store, models, adapters)),
+      (router) => router.service(SpeechService, service),
       port,
       host,
     );
@@ -50,6 +62,7 @@ export async function startSpeechServer(
       port: server.port,
       close: async () => {
         await server.close();
+        governance.close();
         await engine.close();
       },
     };

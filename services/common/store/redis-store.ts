@@ -122,9 +122,12 @@ export class RedisStore implements Store {
       // Subscribing needs a connection of its own.
       const sub = this.client.duplicate();
       sub.on("error", () => {});
-      sub.on("message", (_channel: string, scope: string) => {
+      const emit = (scope: string) => {
         for (const l of this.listeners) l(scope);
-      });
+      };
+      sub.on("message", (_channel: string, scope: string) => emit(scope));
+      // Messages published while the subscriber was disconnected are lost: forget everything.
+      sub.on("ready", () => emit("*"));
       void sub.subscribe(this.k.invalidations());
       this.subscriber = sub;
     }

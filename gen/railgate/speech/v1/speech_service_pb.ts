@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file railgate/speech/v1/speech_service.proto.
  */
 export const file_railgate_speech_v1_speech_service: GenFile = /*@__PURE__*/
-  fileDesc("CidyYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoX3NlcnZpY2UucHJvdG8SEnJhaWxnYXRlLnNwZWVjaC52MSLmAwoRU3ludGhlc2l6ZVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkSFgoOaW5ncmVzc19yZWdpb24YAiABKAkSDQoFbW9kZWwYAyABKAkSDgoEdGV4dBgEIAEoCUgAEioKBXR1cm5zGAUgASgLMhkucmFpbGdhdGUuc3BlZWNoLnYxLlR1cm5zSAASDQoFdm9pY2UYBiABKAkSOAoPcmVzcG9uc2VfZm9ybWF0GAcgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhIKBXNwZWVkGAggASgBSAGIAQESOwoQaW5wdXRfcmVmZXJlbmNlcxgJIAMoCzIhLnJhaWxnYXRlLnNwZWVjaC52MS5SZWZlcmVuY2VQYXJ0EhkKDGluc3RydWN0aW9ucxgKIAEoCUgCiAEBEjkKCHByb3ZpZGVyGAsgASgLMicucmFpbGdhdGUuc3BlZWNoLnYxLlByb3ZpZGVyUHJlZmVyZW5jZXMSEgoKc2Vzc2lvbl9pZBgMIAEoCRImCgV0cmFjZRgNIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEdXNlchgOIAEoCUIHCgVpbnB1dEIICgZfc3BlZWRCDwoNX2luc3RydWN0aW9ucyK2AQoOU3ludGhlc2lzU3RhcnQSLwoGZm9ybWF0GAEgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhQKDGNvbnRlbnRfdHlwZRgCIAEoCRITCgtzYW1wbGVfcmF0ZRgDIAEoBRIQCghjaGFubmVscxgEIAEoBRIVCg1nZW5lcmF0aW9uX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEhAKCHByb3ZpZGVyGAcgASgJImMKElN5bnRoZXNpemVSZXNwb25zZRIzCgVzdGFydBgBIAEoCzIiLnJhaWxnYXRlLnNwZWVjaC52MS5TeW50aGVzaXNTdGFydEgAEg8KBWF1ZGlvGAIgASgMSABCBwoFZXZlbnQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiPwoSTGlzdE1vZGVsc1Jlc3BvbnNlEikKBm1vZGVscxgBIAMoCzIZLnJhaWxnYXRlLnNwZWVjaC52MS5Nb2RlbCI0ChRHZXRHZW5lcmF0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoCSJLChVHZXRHZW5lcmF0aW9uUmVzcG9uc2USMgoKZ2VuZXJhdGlvbhgBIAEoCzIeLnJhaWxnYXRlLnNwZWVjaC52MS5HZW5lcmF0aW9uMrECCg1TcGVlY2hTZXJ2aWNlEl0KClN5bnRoZXNpemUSJS5yYWlsZ2F0ZS5zcGVlY2gudjEuU3ludGhlc2l6ZVJlcXVlc3QaJi5yYWlsZ2F0ZS5zcGVlY2gudjEuU3ludGhlc2l6ZVJlc3BvbnNlMAESWwoKTGlzdE1vZGVscxIlLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0TW9kZWxzUmVxdWVzdBomLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0TW9kZWxzUmVzcG9uc2USZAoNR2V0R2VuZXJhdGlvbhIoLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRHZW5lcmF0aW9uUmVxdWVzdBopLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRHZW5lcmF0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_railgate_speech_v1_speech]);
+  fileDesc("CidyYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoX3NlcnZpY2UucHJvdG8SEnJhaWxnYXRlLnNwZWVjaC52MSLmAwoRU3ludGhlc2l6ZVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkSFgoOaW5ncmVzc19yZWdpb24YAiABKAkSDQoFbW9kZWwYAyABKAkSDgoEdGV4dBgEIAEoCUgAEioKBXR1cm5zGAUgASgLMhkucmFpbGdhdGUuc3BlZWNoLnYxLlR1cm5zSAASDQoFdm9pY2UYBiABKAkSOAoPcmVzcG9uc2VfZm9ybWF0GAcgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhIKBXNwZWVkGAggASgBSAGIAQESOwoQaW5wdXRfcmVmZXJlbmNlcxgJIAMoCzIhLnJhaWxnYXRlLnNwZWVjaC52MS5SZWZlcmVuY2VQYXJ0EhkKDGluc3RydWN0aW9ucxgKIAEoCUgCiAEBEjkKCHByb3ZpZGVyGAsgASgLMicucmFpbGdhdGUuc3BlZWNoLnYxLlByb3ZpZGVyUHJlZmVyZW5jZXMSEgoKc2Vzc2lvbl9pZBgMIAEoCRImCgV0cmFjZRgNIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEdXNlchgOIAEoCUIHCgVpbnB1dEIICgZfc3BlZWRCDwoNX2luc3RydWN0aW9ucyK2AQoOU3ludGhlc2lzU3RhcnQSLwoGZm9ybWF0GAEgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhQKDGNvbnRlbnRfdHlwZRgCIAEoCRITCgtzYW1wbGVfcmF0ZRgDIAEoBRIQCghjaGFubmVscxgEIAEoBRIVCg1nZW5lcmF0aW9uX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEhAKCHByb3ZpZGVyGAcgASgJImMKElN5bnRoZXNpemVSZXNwb25zZRIzCgVzdGFydBgBIAEoCzIiLnJhaWxnYXRlLnNwZWVjaC52MS5TeW50aGVzaXNTdGFydEgAEg8KBWF1ZGlvGAIgASgMSABCBwoFZXZlbnQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiPwoSTGlzdE1vZGVsc1Jlc3BvbnNlEikKBm1vZGVscxgBIAMoCzIZLnJhaWxnYXRlLnNwZWVjaC52MS5Nb2RlbCI0ChRHZXRHZW5lcmF0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoCSJLChVHZXRHZW5lcmF0aW9uUmVzcG9uc2USMgoKZ2VuZXJhdGlvbhgBIAEoCzIeLnJhaWxnYXRlLnNwZWVjaC52MS5HZW5lcmF0aW9uIkEKDkV4cGxhaW5SZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnJlZ2lvbhgDIAEoCSJRChBFeHBsYWluR3VhcmRyYWlsEg4KBnNvdXJjZRgBIAEoCRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2NvbnRyaWJ1dGVzGAQgAygJIpsBCg1FeHBsYWluQnVkZ2V0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIWCg5ndWFyZHJhaWxfbmFtZRgCIAEoCRIRCglsaW1pdF91c2QYAyABKAESEAoIaW50ZXJ2YWwYBCABKAkSDgoGd2luZG93GAUgASgJEhEKCXNwZW50X3VzZBgGIAEoARIUCgxpbmNsdWRlX2J5b2sYByABKAgiZgoPRXhwbGFpbkVuZHBvaW50EhAKCHByb3ZpZGVyGAEgASgJEhAKCGVsaWdpYmxlGAIgASgIEg4KBnJlYXNvbhgDIAEoCRIfChdwcmljZV9wZXJfbWlsbGlvbl9jaGFycxgEIAEoASJ2CgxFeHBsYWluTW9kZWwSDQoFbW9kZWwYASABKAkSDwoHYWxsb3dlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkSNgoJZW5kcG9pbnRzGAQgAygLMiMucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5FbmRwb2ludCL2AgoPRXhwbGFpblJlc3BvbnNlEhAKCGtleV9oYXNoGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRI4CgpndWFyZHJhaWxzGAMgAygLMiQucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5HdWFyZHJhaWwSMQoQZWZmZWN0aXZlX3BvbGljeRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGcmVnaW9uGAUgASgJEhsKDnJlZ2lvbl9hbGxvd2VkGAYgASgISACIAQESMgoHYnVkZ2V0cxgHIAMoCzIhLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluQnVkZ2V0EjAKBm1vZGVscxgIIAMoCzIgLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluTW9kZWwSGAoLY3JlZGl0c191c2QYCSABKAFIAYgBAUIRCg9fcmVnaW9uX2FsbG93ZWRCDgoMX2NyZWRpdHNfdXNkMoUDCg1TcGVlY2hTZXJ2aWNlEl0KClN5bnRoZXNpemUSJS5yYWlsZ2F0ZS5zcGVlY2gudjEuU3ludGhlc2l6ZVJlcXVlc3QaJi5yYWlsZ2F0ZS5zcGVlY2gudjEuU3ludGhlc2l6ZVJlc3BvbnNlMAESWwoKTGlzdE1vZGVscxIlLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0TW9kZWxzUmVxdWVzdBomLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0TW9kZWxzUmVzcG9uc2USZAoNR2V0R2VuZXJhdGlvbhIoLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRHZW5lcmF0aW9uUmVxdWVzdBopLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRHZW5lcmF0aW9uUmVzcG9uc2USUgoHRXhwbGFpbhIiLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluUmVxdWVzdBojLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_railgate_speech_v1_speech]);
 
 /**
  * @generated from message railgate.speech.v1.SynthesizeRequest
@@ -256,6 +256,249 @@ export const GetGenerationResponseSchema: GenMessage<GetGenerationResponse> = /*
   messageDesc(file_railgate_speech_v1_speech_service, 6);
 
 /**
+ * @generated from message railgate.speech.v1.ExplainRequest
+ */
+export type ExplainRequest = Message<"railgate.speech.v1.ExplainRequest"> & {
+  /**
+   * @generated from field: string key_hash = 1;
+   */
+  keyHash: string;
+
+  /**
+   * Optional: explain one model only.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * Optional: check this ingress region ("global", "europe", "us").
+   *
+   * @generated from field: string region = 3;
+   */
+  region: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainRequest.
+ * Use `create(ExplainRequestSchema)` to create a new message.
+ */
+export const ExplainRequestSchema: GenMessage<ExplainRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 7);
+
+/**
+ * @generated from message railgate.speech.v1.ExplainGuardrail
+ */
+export type ExplainGuardrail = Message<"railgate.speech.v1.ExplainGuardrail"> & {
+  /**
+   * "key", "member" or "workspace_default".
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The rules this guardrail adds, in words ("allowed_models: a, b").
+   *
+   * @generated from field: repeated string contributes = 4;
+   */
+  contributes: string[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainGuardrail.
+ * Use `create(ExplainGuardrailSchema)` to create a new message.
+ */
+export const ExplainGuardrailSchema: GenMessage<ExplainGuardrail> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 8);
+
+/**
+ * @generated from message railgate.speech.v1.ExplainBudget
+ */
+export type ExplainBudget = Message<"railgate.speech.v1.ExplainBudget"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: string guardrail_name = 2;
+   */
+  guardrailName: string;
+
+  /**
+   * @generated from field: double limit_usd = 3;
+   */
+  limitUsd: number;
+
+  /**
+   * @generated from field: string interval = 4;
+   */
+  interval: string;
+
+  /**
+   * @generated from field: string window = 5;
+   */
+  window: string;
+
+  /**
+   * @generated from field: double spent_usd = 6;
+   */
+  spentUsd: number;
+
+  /**
+   * @generated from field: bool include_byok = 7;
+   */
+  includeByok: boolean;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainBudget.
+ * Use `create(ExplainBudgetSchema)` to create a new message.
+ */
+export const ExplainBudgetSchema: GenMessage<ExplainBudget> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 9);
+
+/**
+ * @generated from message railgate.speech.v1.ExplainEndpoint
+ */
+export type ExplainEndpoint = Message<"railgate.speech.v1.ExplainEndpoint"> & {
+  /**
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: bool eligible = 2;
+   */
+  eligible: boolean;
+
+  /**
+   * Why it is excluded; empty when eligible.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: double price_per_million_chars = 4;
+   */
+  pricePerMillionChars: number;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainEndpoint.
+ * Use `create(ExplainEndpointSchema)` to create a new message.
+ */
+export const ExplainEndpointSchema: GenMessage<ExplainEndpoint> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 10);
+
+/**
+ * @generated from message railgate.speech.v1.ExplainModel
+ */
+export type ExplainModel = Message<"railgate.speech.v1.ExplainModel"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: bool allowed = 2;
+   */
+  allowed: boolean;
+
+  /**
+   * Why the model is refused; empty when allowed.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.ExplainEndpoint endpoints = 4;
+   */
+  endpoints: ExplainEndpoint[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainModel.
+ * Use `create(ExplainModelSchema)` to create a new message.
+ */
+export const ExplainModelSchema: GenMessage<ExplainModel> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 11);
+
+/**
+ * @generated from message railgate.speech.v1.ExplainResponse
+ */
+export type ExplainResponse = Message<"railgate.speech.v1.ExplainResponse"> & {
+  /**
+   * @generated from field: string key_hash = 1;
+   */
+  keyHash: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.ExplainGuardrail guardrails = 3;
+   */
+  guardrails: ExplainGuardrail[];
+
+  /**
+   * The combined policy, as the README's policy algebra computes it.
+   *
+   * @generated from field: google.protobuf.Struct effective_policy = 4;
+   */
+  effectivePolicy?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string region = 5;
+   */
+  region: string;
+
+  /**
+   * @generated from field: optional bool region_allowed = 6;
+   */
+  regionAllowed?: boolean | undefined;
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.ExplainBudget budgets = 7;
+   */
+  budgets: ExplainBudget[];
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.ExplainModel models = 8;
+   */
+  models: ExplainModel[];
+
+  /**
+   * The workspace's credit balance; unset = unmetered.
+   *
+   * @generated from field: optional double credits_usd = 9;
+   */
+  creditsUsd?: number | undefined;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ExplainResponse.
+ * Use `create(ExplainResponseSchema)` to create a new message.
+ */
+export const ExplainResponseSchema: GenMessage<ExplainResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 12);
+
+/**
  * Text to speech under the caller's effective guardrail policy.
  *
  * @generated from service railgate.speech.v1.SpeechService
@@ -286,6 +529,17 @@ export const SpeechService: GenService<{
     methodKind: "unary";
     input: typeof GetGenerationRequestSchema;
     output: typeof GetGenerationResponseSchema;
+  },
+  /**
+   * Why a key's requests are allowed or refused: its effective policy, which
+   * guardrail contributed what, and which endpoints remain eligible.
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.Explain
+   */
+  explain: {
+    methodKind: "unary";
+    input: typeof ExplainRequestSchema;
+    output: typeof ExplainResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_railgate_speech_v1_speech_service, 0);

@@ -1,0 +1,132 @@
+import { Code } from "@connectrpc/connect";
+import { permissionDenied, withHttpStatus } from "../common/errors.js";
+import type { Admission, Settlement } from "../common/store/admission.js";
+import type { Store } from "../common/store/types.js";
+import { fromMicros, toMicros } from "../policy/money.js";
+import { budgetWindow } from "../policy/windows.js";
+import type { CatalogEndpoint } from "./catalog/types.js";
+import type { Principal } from "./governance-cache.js";
+
+/** Budget counters outlive their window by a week, then expire on their own. */
+const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
+const RATE_WINDOW_MS = 60_000;
+const PERIOD = { daily: "day", weekly: "week", monthly: "month" } as const;
+
+export interface MeteringConfig {
+  /** Requests per minute per key; 0 = unlimited. */
+  rateLimitPerMinute: number;
+}
+
+function costMicros(characters: number, pricePerMillion: number): number {
+  return toMicros((characters * pricePerMillion) / 1_000_000);
+}
+
+function usd(micros: number): string {
+  return `$${fromMicros(micros)
+    .toFixed(6)
+    .replace(/0{1,4}$/, "")}`;
+}
+
+/**
+ * Reserves the request's worst case (the most expensive eligible endpoint)
+ * against the key's rate limit, the workspace credits, the key's own limit
+ * and every budget, atomically in the store: concurrent requests on any
+ * number of replicas can never overshoot a limit. BYOK spend counts toward
+ * a budget only when its guardrail says include_byok_in_budgets, and never
+ * toward credits.
+ */
+export async function admitRequest(
+  store: Store,
+  principal: Principal,
+  characters: number,
+  endpoints: CatalogEndpoint[],
+  config: MeteringConfig,
+  now = new Date(),
+): Promise<{ admission: Admission; metered: boolean }> {
+  const worst = (byok: boolean) =>
+    Math.max(
+      0,
+      ...endpoints
+        .filter((e) => byok || !e.byok)
+        .map((e) => costMicros(characters, e.price_per_million_chars)),
+    );
+  const worstAll = worst(true);
+  const worstCredit = worst(false);
+  const key = principal.key;
+  const admission: Admission = {
+    scope: principal.scope,
+    keyHash: key.hash,
+    rate:
+      config.rateLimitPerMinute > 0
+        ? { limit: config.rateLimitPerMinute, windowMs: RATE_WINDOW_MS, nowMs: now.getTime() }
+        : undefined,
+    creditMicros: worstCredit,
+    keyLimitMicros: key.limit === undefined ? undefined : toMicros(key.limit),
+    keyMicros: worstCredit,
+    budgets: principal.policy.budgets.map((b) => {
+      const window = budgetWindow(b.interval, now);
+      return {
+        guardrailId: b.guardrailId,
+        window: window.id,
+        limitMicros: toMicros(b.limitUsd),
+        amountMicros: b.includeByok ? worstAll : worstCredit,
+        ttlSeconds:
+          Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS,
+      };
+    }),
+  };
+  const result = await store.admit(admission);
+  if (result.ok) return { admission, metered: result.metered };
+  switch (result.reason) {
+    case "rate-limit": {
+      const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+      throw withHttpStatus(
+        Code.ResourceExhausted,
+        429,
+        `Rate limit exceeded: ${config.rateLimitPerMinute} requests per minute for this key; retry in ${seconds} s`,
+        seconds,
+      );
+    }
+    case "credits":
+      throw withHttpStatus(
+        Code.FailedPrecondition,
+        402,
+        `Insufficient credits: this request may cost up to ${usd(worstCredit)} and the workspace has ${usd(result.balanceMicros)} left`,
+      );
+    case "key-limit":
+      throw withHttpStatus(
+        Code.FailedPrecondition,
+        402,
+        `Key credit limit reached: ${usd(result.spentMicros)} of ${usd(admission.keyLimitMicros ?? 0)} used`,
+      );
+    case "budget": {
+      const b = principal.policy.budgets.find((x) => x.guardrailId === result.guardrailId);
+      throw permissionDenied(
+        `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+      );
+    }
+  }
+}
+
+/** What the request really cost on the endpoint that served it (nothing if none produced audio). */
+export function settlement(
+  admission: Admission,
+  principal: Principal,
+  characters: number,
+  served: CatalogEndpoint | undefined,
+): Settlement {
+  const cost = served ? costMicros(characters, served.price_per_million_chars) : 0;
+  const credit = served && !served.byok ? cost : 0;
+  return {
+    creditMicros: credit,
+    keyMicros: credit,
+    budgets: admission.budgets.map((b) => {
+      const spec = principal.policy.budgets.find((x) => x.guardrailId === b.guardrailId);
+      return {
+        guardrailId: b.guardrailId,
+        window: b.window,
+        amountMicros: spec?.includeByok ? cost : credit,
+      };
+    }),
+  };
+}

@@ -1,0 +1,152 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import {
+  type ExplainModel,
+  ExplainModelSchema,
+  type ExplainResponse,
+  ExplainResponseSchema,
+} from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { invalidArgument, notFound } from "../common/errors.js";
+import type { Store } from "../common/store/types.js";
+import { fromMicros } from "../policy/money.js";
+import type { EffectivePolicy, GoverningGuardrail } from "../policy/types.js";
+import { budgetWindow } from "../policy/windows.js";
+import type { ModelCatalog } from "./catalog/model-catalog.js";
+import type { CatalogModel } from "./catalog/types.js";
+import type { Principal } from "./governance-cache.js";
+import { modelRefusal, policyRules } from "./policy-rules.js";
+
+const REGIONS = ["global", "europe", "us"];
+
+function list(name: string, values: string[] | undefined): string[] {
+  return values ? [`${name}: ${values.join(", ")}`] : [];
+}
+
+/** What one guardrail adds to the policy, in words an operator reads. */
+function contributions(g: GoverningGuardrail): string[] {
+  const r = g.guardrail;
+  const zdr = (["anthropic", "openai", "google", "xai", "other"] as const).filter(
+    (v) =>
+      ({
+        anthropic: r.enforceZdrAnthropic,
+        openai: r.enforceZdrOpenai,
+        google: r.enforceZdrGoogle,
+        xai: r.enforceZdrXai,
+        other: r.enforceZdrOther,
+      })[v],
+  );
+  return [
+    ...list(
+      "allowed_data_regions",
+      r.allowedDataRegions?.values.map((x) => REGIONS[x - 1] ?? String(x)),
+    ),
+    ...list("allowed_models", r.allowedModels?.values),
+    ...list("allowed_providers", r.allowedProviders?.values),
+    ...list("ignored_models", r.ignoredModels?.values),
+    ...list("ignored_providers", r.ignoredProviders?.values),
+    ...(zdr.length ? [`enforce_zdr: ${zdr.join(", ")}`] : []),
+    ...(r.contentFilterBuiltins
+      ? [`content_filter_builtins: ${r.contentFilterBuiltins.values.map((b) => b.slug).join(", ")}`]
+      : []),
+    ...(r.contentFilters
+      ? [`content_filters: ${r.contentFilters.values.length} custom pattern(s)`]
+      : []),
+    ...(r.limitUsd !== undefined ? [`limit_usd: ${r.limitUsd}`] : []),
+  ];
+}
+
+function policyJson(p: EffectivePolicy): JsonObject {
+  const set = (s: ReadonlySet<string> | null) => (s ? [...s] : null);
+  return {
+    allowed_data_regions: set(p.regions),
+    allowed_models: set(p.allowedModels),
+    allowed_providers: set(p.allowedProviders),
+    ignored_models: [...p.ignoredModels],
+    ignored_providers: [...p.ignoredProviders],
+    enforce_zdr: { ...p.zdr },
+    enable_free_model_publication: p.enableFreeModelPublication,
+    enable_free_model_training: p.enableFreeModelTraining,
+    enable_paid_model_training: p.enablePaidModelTraining,
+    allow_safety_retention_google: p.allowSafetyRetentionGoogle,
+    allow_safety_retention_other: p.allowSafetyRetentionOther,
+    content_filters: p.filters.map((f) => ({
+      slug: f.slug,
+      action: f.action,
+      label: f.label,
+      guardrail_id: f.guardrailId,
+    })),
+  };
+}
+
+function explainModel(p: Principal, model: CatalogModel): ExplainModel {
+  const refusal = modelRefusal(p.policy, model);
+  const rules = policyRules(p.policy, model);
+  return create(ExplainModelSchema, {
+    model: model.id,
+    allowed: !refusal,
+    reason: refusal ?? "",
+    endpoints: model.endpoints.map((e) => {
+      let reason = refusal ? "model refused" : "";
+      for (const rule of rules) {
+        if (reason) break;
+        // Request-specific rules (capabilities, provider.zdr) depend on a request, not on the policy.
+        reason = rule(e) ?? "";
+      }
+      return {
+        provider: e.provider,
+        eligible: !reason,
+        reason,
+        pricePerMillionChars: e.price_per_million_chars,
+      };
+    }),
+  });
+}
+
+export async function explain(
+  store: Store,
+  catalog: ModelCatalog,
+  principal: Principal,
+  modelId: string,
+  region: string,
+): Promise<ExplainResponse> {
+  if (region && !REGIONS.includes(region))
+    throw invalidArgument('region must be one of "global", "europe", "us"');
+  let models = catalog.models();
+  if (modelId) {
+    const m = catalog.find(modelId);
+    if (!m) throw notFound(`Model ${modelId.slice(0, 128)} not found`);
+    models = [m];
+  }
+  const now = new Date();
+  const windows = principal.policy.budgets.map((b) => ({ b, w: budgetWindow(b.interval, now) }));
+  const spent = await store.getSpend(
+    principal.scope,
+    windows.map(({ b, w }) => ({ guardrailId: b.guardrailId, window: w.id })),
+  );
+  const credits = await store.getCredits(principal.scope);
+  return create(ExplainResponseSchema, {
+    keyHash: principal.key.hash,
+    workspaceId: principal.key.workspaceId,
+    guardrails: principal.policy.guardrails.map((g) => ({
+      source: g.source,
+      id: g.guardrail.id,
+      name: g.guardrail.name,
+      contributes: contributions(g),
+    })),
+    effectivePolicy: policyJson(principal.policy),
+    region,
+    regionAllowed: region
+      ? !principal.policy.regions || principal.policy.regions.has(region as never)
+      : undefined,
+    budgets: windows.map(({ b, w }, i) => ({
+      guardrailId: b.guardrailId,
+      guardrailName: b.guardrailName,
+      limitUsd: b.limitUsd,
+      interval: b.interval,
+      window: w.id,
+      spentUsd: fromMicros(spent[i] ?? 0),
+      includeByok: b.includeByok,
+    })),
+    models: models.map((m) => explainModel(principal, m)),
+    creditsUsd: credits === undefined ? undefined : fromMicros(credits),
+  });
+}

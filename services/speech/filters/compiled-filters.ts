@@ -1,0 +1,160 @@
+import { BUILTIN_FILTERS, SCOPED_BUILTIN } from "./detectors/builtins.js";
+import { compilePattern, customPatternDetector } from "./detectors/custom-pattern.js";
+import type { Detector, Span } from "./detectors/detector.js";
+import { appliedHits, type Hit, redact, STRENGTH } from "./resolve-hits.js";
+import type {
+  FilterActionName,
+  FilterOutcome,
+  FilterResult,
+  FilterRule,
+  TextPart,
+} from "./types.js";
+
+const DEFAULT_REDACT_LABEL = "[REDACTED]";
+const DEFAULT_BLOCK_LABEL = "[BLOCKED]";
+
+interface CompiledRule {
+  slug: string;
+  action: FilterActionName;
+  label: string;
+  detector: Detector;
+  userOnly: boolean;
+  /** Rules with the same slug, label and action report as one outcome. */
+  outcome: number;
+}
+
+interface RuleHit extends Hit {
+  rule: CompiledRule;
+  label: string;
+}
+
+function labelOf(rule: FilterRule): string {
+  const builtin = BUILTIN_FILTERS.get(rule.slug);
+  if (builtin) return builtin.label;
+  if (rule.label) return rule.label;
+  return rule.action === "block" ? DEFAULT_BLOCK_LABEL : DEFAULT_REDACT_LABEL;
+}
+
+/**
+ * The content filters of every guardrail that applies to a principal, built
+ * once (patterns compiled, duplicates folded) and then applied to each
+ * request's text. Cached alongside the effective policy.
+ */
+export class CompiledFilters {
+  readonly empty: boolean;
+  private readonly outcomeKeys: { slug: string; label: string; action: FilterActionName }[];
+
+  private constructor(
+    private readonly rules: CompiledRule[],
+    outcomeKeys: { slug: string; label: string; action: FilterActionName }[],
+  ) {
+    this.empty = rules.length === 0;
+    this.outcomeKeys = outcomeKeys;
+  }
+
+  /** Throws an Error naming the problem when a custom pattern does not compile, or a slug is unknown. */
+  static compile(rules: FilterRule[]): CompiledFilters {
+    const compiled: CompiledRule[] = [];
+    const outcomeKeys: { slug: string; label: string; action: FilterActionName }[] = [];
+    const outcomeIndex = new Map<string, number>();
+    const seen = new Set<string>();
+    // Guardrails often repeat a pattern: compile each distinct one once.
+    const patterns = new Map<string, Detector>();
+    for (const rule of rules) {
+      if (!Object.hasOwn(STRENGTH, rule.action))
+        throw new Error(`Unknown content filter action ${JSON.stringify(rule.action)}`);
+      const label = labelOf(rule);
+      const userOnly = rule.slug === SCOPED_BUILTIN && rule.scanScope === "user_only";
+      let detector: Detector;
+      if (rule.slug === "custom") {
+        const pattern = rule.pattern ?? "";
+        detector = patterns.get(pattern) ?? customPatternDetector(compilePattern(pattern));
+        patterns.set(pattern, detector);
+      } else {
+        const builtin = BUILTIN_FILTERS.get(rule.slug);
+        if (!builtin) throw new Error(`Unknown content filter ${JSON.stringify(rule.slug)}`);
+        detector = builtin.detector;
+      }
+      // The same rule from two guardrails would only count every match twice.
+      const signature = JSON.stringify([
+        rule.slug,
+        rule.action,
+        label,
+        rule.pattern ?? "",
+        userOnly,
+      ]);
+      if (seen.has(signature)) continue;
+      seen.add(signature);
+      const key = JSON.stringify([rule.slug, label, rule.action]);
+      let outcome = outcomeIndex.get(key);
+      if (outcome === undefined) {
+        outcome = outcomeKeys.length;
+        outcomeIndex.set(key, outcome);
+        outcomeKeys.push({ slug: rule.slug, label, action: rule.action });
+      }
+      compiled.push({ slug: rule.slug, action: rule.action, label, detector, userOnly, outcome });
+    }
+    for (const detector of new Set(compiled.map((r) => r.detector))) detector.warm?.();
+    return new CompiledFilters(compiled, outcomeKeys);
+  }
+
+  /**
+   * Finds every rule's matches in the original text of each part, then lets
+   * the strongest action win wherever matches overlap: any block match blocks
+   * the request, redact matches are replaced by their label, flag matches are
+   * only counted. Outcomes carry counts, never the matched text.
+   */
+  apply(parts: TextPart[]): FilterResult {
+    if (this.empty) return { parts, outcomes: [] };
+    // Per outcome, the spans already counted: two rules reporting alike count a stretch once.
+    const counted = this.outcomeKeys.map(() => new Set<string>());
+    let firstBlock: { part: number; hit: RuleHit } | undefined;
+    const out = parts.map((part, p) => {
+      const hits = this.hitsIn(part);
+      if (hits.length === 0) return part;
+      const applied = appliedHits(hits);
+      for (const h of applied) {
+        counted[h.rule.outcome]?.add(`${p}:${h.start}:${h.end}`);
+        if (
+          h.rule.action === "block" &&
+          (!firstBlock || (firstBlock.part === p && before(h, firstBlock.hit)))
+        )
+          firstBlock = { part: p, hit: h };
+      }
+      const redacted = applied.filter((h) => h.rule.action === "redact");
+      return redacted.length ? { text: redact(part.text, redacted), role: part.role } : part;
+    });
+    const outcomes: FilterOutcome[] = [];
+    this.outcomeKeys.forEach((key, i) => {
+      const count = counted[i]?.size ?? 0;
+      if (count > 0) outcomes.push({ ...key, count });
+    });
+    const result: FilterResult = { parts: out, outcomes };
+    if (firstBlock)
+      result.blockedBy = { slug: firstBlock.hit.rule.slug, label: firstBlock.hit.label };
+    return result;
+  }
+
+  private hitsIn(part: TextPart): RuleHit[] {
+    const hits: RuleHit[] = [];
+    if (part.text.length === 0) return hits;
+    // Rules sharing a detector (a slug in two guardrails, one pattern twice) scan once.
+    const found = new Map<Detector, Span[]>();
+    this.rules.forEach((rule, order) => {
+      if (rule.userOnly && part.role !== "user") return;
+      let spans = found.get(rule.detector);
+      if (!spans) {
+        spans = rule.detector.find(part.text);
+        found.set(rule.detector, spans);
+      }
+      const strength = STRENGTH[rule.action];
+      for (const s of spans)
+        hits.push({ start: s.start, end: s.end, strength, order, rule, label: rule.label });
+    });
+    return hits;
+  }
+}
+
+function before(a: Hit, b: Hit): boolean {
+  return a.start < b.start || (a.start === b.start && a.order < b.order);
+}

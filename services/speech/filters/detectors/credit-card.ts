@@ -1,0 +1,96 @@
+import type { Detector, Span } from "./detector.js";
+import { builtinRegex, findAll, standsAlone } from "./regex.js";
+
+/** The Luhn (mod 10) checksum every payment card number carries. */
+export function passesLuhn(digits: string): boolean {
+  if (!/^\d+$/.test(digits)) return false;
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** A run of 13 or more digits, single spaces or dashes allowed between them. */
+const DIGIT_RUN = builtinRegex(String.raw`\d(?:[ \-]?\d){12,}`);
+const MIN_DIGITS = 13;
+const MAX_DIGITS = 19;
+
+interface Group {
+  start: number;
+  end: number;
+  digits: string;
+}
+
+function groupsOf(text: string, start: number, end: number): Group[] {
+  const groups: Group[] = [];
+  const re = /\d+/g;
+  re.lastIndex = start;
+  for (let m = re.exec(text); m && m.index < end; m = re.exec(text)) {
+    groups.push({ start: m.index, end: m.index + m[0].length, digits: m[0] });
+  }
+  return groups;
+}
+
+/**
+ * Card numbers are printed as one block of digits or in groups of 3-6
+ * (4-4-4-4, 4-6-5, 4-4-4-4-3): a window of groups is a card when its shape
+ * fits and its digits pass Luhn. Requiring the shape keeps lists of small
+ * numbers ("1 2 3 ... 13") from ever being considered.
+ */
+function cardsIn(groups: Group[]): Span[] {
+  const spans: Span[] = [];
+  let i = 0;
+  while (i < groups.length) {
+    let found: Span | undefined;
+    let digits = "";
+    const windows: { end: number; digits: string }[] = [];
+    for (let j = i; j < groups.length; j++) {
+      const g = groups[j] as Group;
+      const single = j === i && g.digits.length >= MIN_DIGITS;
+      if (!single && (g.digits.length < 3 || g.digits.length > 6)) break;
+      digits += g.digits;
+      if (digits.length > MAX_DIGITS) break;
+      windows.push({ end: j, digits });
+      if (single) break;
+    }
+    // Longest first: "4111 1111 1111 1111" must not stop at a shorter prefix.
+    for (let k = windows.length - 1; k >= 0 && !found; k--) {
+      const w = windows[k] as { end: number; digits: string };
+      if (w.digits.length >= MIN_DIGITS && passesLuhn(w.digits)) {
+        found = { start: (groups[i] as Group).start, end: (groups[w.end] as Group).end };
+        i = w.end + 1;
+      }
+    }
+    if (!found) i++;
+    else spans.push(found);
+  }
+  return spans;
+}
+
+/**
+ * 13-19 digit payment card numbers (optionally grouped with spaces or
+ * dashes) that pass the Luhn check. Not caught: numbers split by other
+ * characters ("4111.1111..."), or written with digits in words. About one in
+ * ten random 13-19 digit numbers passes Luhn, so long IDs shaped like cards
+ * can be caught too.
+ */
+export const creditCardDetector: Detector = {
+  find(text: string): Span[] {
+    const spans: Span[] = [];
+    for (const run of findAll(DIGIT_RUN, text)) {
+      for (const card of cardsIn(groupsOf(text, run.start, run.end))) {
+        // Spaces and dashes may join a card to neighbouring groups the window already left out.
+        if (standsAlone(text, card.start, card.end, ".")) spans.push(card);
+      }
+    }
+    return spans;
+  },
+};

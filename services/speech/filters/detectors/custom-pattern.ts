@@ -1,0 +1,39 @@
+import { RE2JS } from "re2js";
+import type { Detector, Span } from "./detector.js";
+import { findAll } from "./regex.js";
+
+/** Names the construct RE2 refused, when it is one users commonly reach for. */
+function unsupportedConstruct(pattern: string): string | undefined {
+  if (/\(\?<?[=!]/.test(pattern))
+    return "lookaround ((?=...), (?!...), (?<=...), (?<!...)) is not supported";
+  if (/\\[1-9]/.test(pattern)) return "backreferences (\\1 ...) are not supported";
+  return undefined;
+}
+
+/** RE2 syntax (as validated when the guardrail was saved), no flags: a pattern opts into (?i) itself. */
+export function compilePattern(pattern: string): RE2JS {
+  if (pattern.length === 0) throw new Error("Invalid custom filter pattern: the pattern is empty");
+  try {
+    return RE2JS.compile(pattern);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    const construct = unsupportedConstruct(pattern);
+    throw new Error(
+      `Invalid custom filter pattern ${JSON.stringify(pattern)}: ${construct ?? detail}` +
+        " (patterns run on a linear-time RE2 engine)",
+    );
+  }
+}
+
+/**
+ * Every non-empty match of a guardrail's own pattern. A pattern that can
+ * match the empty string ("a*") still compiles; its empty matches are ignored
+ * rather than redacting "nothing" between every character.
+ */
+export function customPatternDetector(re: RE2JS): Detector {
+  return {
+    find(text: string): Span[] {
+      return [...findAll(re, text)].map(({ start, end }) => ({ start, end }));
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/** A half-open range [start, end) of UTF-16 offsets into the scanned text. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/**
+ * Finds what one filter looks for. Stateless and shared: a detector is built
+ * once per process (builtins) or per compile (custom patterns) and may be
+ * called for any number of texts.
+ */
+export interface Detector {
+  /** Non-empty, non-overlapping spans sorted by start. */
+  find(text: string): Span[];
+  /** One-time set-up better paid when filters are compiled than on the first request. */
+  warm?(): void;
+}
+
+/** Sorts spans and merges overlapping ones, so one stretch of text counts as one match. */
+export function normalizeSpans(spans: Span[]): Span[] {
+  const sorted = spans
+    .filter((s) => s.end > s.start)
+    .sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: Span[] = [];
+  for (const s of sorted) {
+    const last = out[out.length - 1];
+    if (last && s.start < last.end) last.end = Math.max(last.end, s.end);
+    else out.push({ start: s.start, end: s.end });
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+import type { Detector, Span } from "./detector.js";
+import { builtinRegex, findAll, standsAlone } from "./regex.js";
+
+/**
+ * US Social Security numbers written ddd-dd-dddd or ddd dd dddd (one
+ * separator throughout), excluding numbers the SSA never issues: area 000,
+ * 666 or 900-999, group 00, serial 0000. Not caught: nine digits without
+ * separators (indistinguishable from any other 9-digit number).
+ */
+const SSN = builtinRegex(String.raw`\b(?:(\d{3})-(\d{2})-(\d{4})|(\d{3}) (\d{2}) (\d{4}))\b`);
+
+export function isIssuableSsn(area: string, group: string, serial: string): boolean {
+  return (
+    area !== "000" && area !== "666" && !area.startsWith("9") && group !== "00" && serial !== "0000"
+  );
+}
+
+export const ssnDetector: Detector = {
+  find(text: string): Span[] {
+    const spans: Span[] = [];
+    for (const { start, end, groups } of findAll(SSN, text, 6)) {
+      const [area, group, serial] =
+        groups[0] !== undefined ? groups.slice(0, 3) : groups.slice(3, 6);
+      if (area === undefined || group === undefined || serial === undefined) continue;
+      if (isIssuableSsn(area, group, serial) && standsAlone(text, start, end, "-. "))
+        spans.push({ start, end });
+    }
+    return spans;
+  },
+};
