@@ -1,4 +1,5 @@
 import { KeyKind } from "../gen/railgate/account/v1/account_pb.js";
+import { hashSecret } from "../services/common/ids.js";
 import type { Access, RequestContext } from "./context.js";
 import { HttpError } from "./http-error.js";
 
@@ -11,6 +12,8 @@ export async function authenticate(ctx: RequestContext, access: Access): Promise
   if (!header) throw new HttpError(401, "Missing API key: send Authorization: Bearer <key>");
   const secret = BEARER.exec(header)?.[1];
   if (!secret) throw new HttpError(401, "Malformed Authorization header: expected Bearer <key>");
+  ctx.keyHash = hashSecret(secret);
+  if (access === "delegated") return;
   const { key } = await ctx.clients.accounts.authenticate({ secret }, { signal: ctx.signal });
   if (!key) throw new HttpError(401, "Invalid API key");
   if (access === "management" && key.kind !== KeyKind.MANAGEMENT) {

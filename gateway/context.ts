@@ -4,8 +4,12 @@ import type { ServiceClients } from "./clients.js";
 
 export type RegionName = "global" | "europe" | "us";
 
-/** Who may call a route. */
-export type Access = "public" | "management" | "standard" | "any-key";
+/**
+ * Who may call a route. "delegated": the gateway only hashes the bearer key
+ * and the owning service authenticates it with its cached principal, which
+ * saves the speech hot path a round trip.
+ */
+export type Access = "public" | "management" | "standard" | "any-key" | "delegated";
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -18,8 +22,10 @@ export interface RequestContext {
   maxBodyBytes: number;
   /** Speech bodies carry reference audio, so they get a larger cap. */
   maxSpeechBodyBytes: number;
-  /** Set for every route but public ones. */
+  /** Set for every route but public and delegated ones. */
   key?: ApiKey;
+  /** SHA-256 of the bearer key: set for every route but public ones. */
+  keyHash?: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }

@@ -14,6 +14,7 @@ export function keyToJson(k: ApiKey) {
     member_user_id: k.memberUserId || null,
     disabled: k.disabled,
     limit: k.limit ?? null,
+    rate_limit_per_minute: k.rateLimitPerMinute ?? null,
     guardrail_id: k.guardrailId || null,
     created_at: isoOrNull(k.createdAt),
     updated_at: isoOrNull(k.updatedAt),
@@ -49,6 +50,7 @@ export const keyRoutes: Route[] = [
           workspace_id: { type: "string" },
           member_user_id: { type: "string", nullable: true },
           limit: { type: "number", nullable: true },
+          rate_limit_per_minute: { type: "integer", nullable: true },
         });
         if (!has(body, "name")) throw badRequest("name is required");
         const res = await ctx.clients.accounts.createKey({
@@ -57,6 +59,8 @@ export const keyRoutes: Route[] = [
           workspaceId: (body.workspace_id as string | undefined) ?? "",
           memberUserId: (body.member_user_id as string | null | undefined) ?? "",
           limit: (body.limit as number | null | undefined) ?? undefined,
+          rateLimitPerMinute:
+            (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
         });
         sendJson(ctx.res, 201, { data: res.key && keyToJson(res.key), key: res.secret });
       },
@@ -76,6 +80,7 @@ export const keyRoutes: Route[] = [
           name: { type: "string" },
           disabled: { type: "boolean" },
           limit: { type: "number", nullable: true },
+          rate_limit_per_minute: { type: "integer", nullable: true },
         });
         const paths = Object.keys(body);
         if (paths.length === 0)
@@ -85,6 +90,8 @@ export const keyRoutes: Route[] = [
           name: body.name as string | undefined,
           disabled: body.disabled as boolean | undefined,
           limit: (body.limit as number | null | undefined) ?? undefined,
+          rateLimitPerMinute:
+            (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
           updateMask: { paths },
         });
         sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key) });

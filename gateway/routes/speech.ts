@@ -74,13 +74,13 @@ function generationToJson(g: Generation) {
 export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/audio/speech",
-    access: "standard",
+    access: "delegated",
     methods: {
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
         const header = ctx.req.headers["x-session-id"];
         const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
-        req.keyHash = ctx.key?.hash ?? "";
+        req.keyHash = ctx.keyHash ?? "";
         req.ingressRegion = ctx.region;
         const stream = ctx.clients.speech
           .synthesize(req, { signal: ctx.signal })
@@ -125,14 +125,14 @@ export const speechRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/generation",
-    access: "standard",
+    access: "delegated",
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["id"]);
         const id = ctx.url.searchParams.get("id");
         if (!id)
           throw new HttpError(400, "id is required (GET /api/v1/generation?id=<generation id>)");
-        const res = await ctx.clients.speech.getGeneration({ id, keyHash: ctx.key?.hash ?? "" });
+        const res = await ctx.clients.speech.getGeneration({ id, keyHash: ctx.keyHash ?? "" });
         sendJson(ctx.res, 200, { data: res.generation && generationToJson(res.generation) });
       },
     },

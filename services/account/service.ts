@@ -40,6 +40,16 @@ function checkName(field: string, name: string): void {
   }
 }
 
+const RATE_LIMIT_MAX = 1_000_000;
+
+function checkRateLimit(v: number | undefined): void {
+  if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > RATE_LIMIT_MAX)) {
+    throw invalidArgument(
+      `rate_limit_per_minute must be an integer from 1 to ${RATE_LIMIT_MAX} or null`,
+    );
+  }
+}
+
 function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && (!Number.isFinite(limit) || limit < 0)) {
     throw invalidArgument("limit must be a number >= 0 (USD) or null");
@@ -151,6 +161,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   async createKey(req: CreateKeyRequest) {
     checkName("name", req.name);
     checkLimit(req.limit);
+    checkRateLimit(req.rateLimitPerMinute);
     if (req.memberUserId.length > MEMBER_ID_MAX) {
       throw invalidArgument(`member_user_id must be at most ${MEMBER_ID_MAX} characters`);
     }
@@ -185,6 +196,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       workspaceId: scope === ORG_SCOPE ? "" : scope,
       memberUserId: req.memberUserId,
       limit: req.limit,
+      rateLimitPerMinute: req.rateLimitPerMinute,
       createdAt: nowTimestamp(),
     });
     const result = await this.store.createKey(scope, key);
@@ -238,6 +250,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       } else if (path === "limit") {
         checkLimit(req.limit);
         key.limit = req.limit;
+      } else if (path === "rate_limit_per_minute") {
+        checkRateLimit(req.rateLimitPerMinute);
+        key.rateLimitPerMinute = req.rateLimitPerMinute;
       } else {
         throw invalidArgument(`${path} is not an updatable key field`);
       }

@@ -53,6 +53,7 @@ export async function admitRequest(
   const worstAll = worst(true);
   const worstCredit = worst(false);
   const key = principal.key;
+  const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
     scope: principal.scope,
     keyHash: key.hash,
@@ -83,7 +84,7 @@ export async function admitRequest(
       throw withHttpStatus(
         Code.ResourceExhausted,
         429,
-        `Rate limit exceeded: ${config.rateLimitPerMinute} requests per minute for this key; retry in ${seconds} s`,
+        `Rate limit exceeded: ${rateLimit} requests per minute for this key; retry in ${seconds} s`,
         seconds,
       );
     }
