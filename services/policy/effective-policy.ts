@@ -5,7 +5,6 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { DEFAULT_REDACT_LABEL } from "../guardrail/builtins.js";
 import type {
   AccountSettings,
   BudgetSpec,
