@@ -57,11 +57,12 @@ function filtersOf(g: Guardrail): FilterRuleSpec[] {
   const custom = (g.contentFilters?.values ?? []).flatMap((f) => {
     const action = ACTIONS[f.action];
     if (!action) return [];
+    // An empty label lets the filter engine pick [REDACTED] or, for block, [BLOCKED].
     return [
       {
         slug: "custom",
         action,
-        label: f.label || DEFAULT_REDACT_LABEL,
+        label: f.label,
         pattern: f.pattern,
         guardrailId: g.id,
       },
