@@ -12,8 +12,12 @@ export interface ServiceClients {
 
 /** The gateway reaches every service over real gRPC, as any other internal caller would. */
 export function createServiceClients(urls: { guardrail: string; speech: string }): ServiceClients {
-  const guardrailTransport = createGrpcTransport({ baseUrl: urls.guardrail });
-  const speechTransport = createGrpcTransport({ baseUrl: urls.speech });
+  // No compression: the services are near, and audio does not compress.
+  const guardrailTransport = createGrpcTransport({
+    baseUrl: urls.guardrail,
+    acceptCompression: [],
+  });
+  const speechTransport = createGrpcTransport({ baseUrl: urls.speech, acceptCompression: [] });
   return {
     guardrails: createClient(GuardrailService, guardrailTransport),
     accounts: createClient(AccountService, guardrailTransport),

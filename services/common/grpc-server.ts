@@ -51,6 +51,8 @@ export async function startGrpcServer(
     connectNodeAdapter({
       routes,
       interceptors: [errorInterceptor],
+      // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
+      acceptCompression: [],
       // Reference audio arrives inside the request message as base64 data URLs
       // (the gateway caps the HTTP body at 16 MiB by default).
       readMaxBytes: 32 * 1024 * 1024,
