@@ -96,8 +96,8 @@ export function speechRequestFromJson(
     voice: (body.voice as string | undefined) ?? "",
     instructions: (body.instructions as string | null | undefined) ?? undefined,
     speed: (body.speed as number | null | undefined) ?? undefined,
-    // The body wins over the header, as the spec says.
-    sessionId: (body.session_id as string | null | undefined) ?? sessionHeader ?? "",
+    // The body wins over the header, as the spec says (an empty body value is no value).
+    sessionId: (body.session_id as string | null | undefined) || sessionHeader || "",
     user: (body.user as string | null | undefined) ?? "",
     trace: (body.trace as JsonObject | null | undefined) ?? undefined,
   });

@@ -3,7 +3,11 @@ import type { ProviderConfig } from "../../catalog/types.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";
 
-/** Idle time-out: resets at every chunk, so long clips may stream as long as bytes keep coming. */
+/**
+ * Idle time-out on the provider: armed only while we wait for it (the
+ * response head, each read), so long clips stream as long as bytes keep
+ * coming and a slow consumer on our side is never blamed on the provider.
+ */
 class Deadline {
   private timer?: NodeJS.Timeout;
   readonly controller = new AbortController();
@@ -110,9 +114,9 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     let body: ReadableStream<Uint8Array>;
     try {
       body = await this.send(request, first, deadline);
-    } catch (err) {
+    } finally {
+      // The clock only runs while we wait on the provider, never while our consumer is busy.
       deadline.clear();
-      throw err;
     }
     const self = this;
     async function* bytes(): AsyncGenerator<Uint8Array> {
@@ -121,9 +125,10 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
           const reader = body.getReader();
           try {
             for (;;) {
-              const { done, value } = await reader.read();
-              if (done) break;
               deadline.arm();
+              const { done, value } = await reader.read();
+              deadline.clear();
+              if (done) break;
               if (value.byteLength > 0) yield value;
             }
           } finally {
@@ -132,7 +137,9 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
           }
           const next = rest[i];
           if (!next) return;
+          deadline.arm();
           body = await self.send(request, next, deadline);
+          deadline.clear();
         }
       } catch (err) {
         throw self.failure(err, deadline, request.signal);
