@@ -25,13 +25,14 @@ import { type AudioTally, audioBytes } from "./audio-stream.js";
 import { catalogToProto } from "./catalog/catalog-proto.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
-import { filterSegments } from "./content-filtering.js";
+import { type FilteredText, filterText } from "./content-filtering.js";
 import type { AdapterRegistry } from "./engines/registry.js";
 import { explain } from "./explain.js";
 import { GenerationLog } from "./generations.js";
 import type { GovernanceCache, Principal } from "./governance-cache.js";
 import { modelRefusal, policyRules } from "./policy-rules.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
+import { returnOnAbort } from "./return-on-abort.js";
 import { routeEndpoints } from "./routing.js";
 
 const log = componentLogger("speech");
@@ -135,7 +136,12 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     );
   }
 
-  async *synthesize(
+  synthesize(req: SynthesizeRequest, ctx: HandlerContext): AsyncGenerator<SynthesizeResponse> {
+    // Connect may leave a cancelled stream suspended without returning it: see returnOnAbort.
+    return returnOnAbort(this.serve(req, ctx), ctx.signal);
+  }
+
+  private async *serve(
     req: SynthesizeRequest,
     ctx: HandlerContext,
   ): AsyncGenerator<SynthesizeResponse> {
@@ -145,13 +151,14 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
     if (refusal) throw permissionDenied(refusal);
-    const filtered = filterSegments(principal.filters, validated.segments);
+    const filtered = filterText(principal.filters, validated.segments, validated.references.parts);
     const plan: SpeechPlan = {
       ...validated,
       segments: filtered.segments,
+      references: { ...validated.references, parts: filtered.references },
       characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
     };
-    const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model));
+    const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model, plan.zdr));
     const { admission, metered } = await admitRequest(
       this.deps.store,
       principal,
@@ -178,7 +185,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     principal: Principal,
     plan: SpeechPlan,
     opened: Awaited<ReturnType<SpeechServiceImpl["open"]>>,
-    outcomes: ReturnType<typeof filterSegments>["outcomes"],
+    outcomes: FilteredText["outcomes"],
     tally: AudioTally,
     started: number,
     signal: AbortSignal,

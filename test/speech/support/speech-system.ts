@@ -1,0 +1,195 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import type { RailgateConfig } from "../../../services/common/config.js";
+import type { RunningSystem } from "../../../services/system.js";
+import { Api, type JsonResponse } from "../../support/http.js";
+import { freePort, startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../../support/system.js";
+import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./catalog.js";
+import { FakeOpenAi } from "./fake-openai.js";
+
+export interface StandardKey {
+  secret: string;
+  /** sha256 hex of the secret: the key's public id and the gRPC `key_hash`. */
+  hash: string;
+  workspaceId: string;
+}
+
+/** A speech response: raw bytes, plus the parsed body when it is JSON (errors). */
+export interface SpeechResponse extends JsonResponse {
+  bytes: Buffer;
+}
+
+export interface SpeechHarness {
+  redis: ThrowawayRedis;
+  system: RunningSystem;
+  fakes: Fakes;
+  baseUrl: string;
+  /** Management key. */
+  admin: Api;
+  /** A standard key of the default workspace. */
+  api: Api;
+  key: StandardKey;
+  /** POST /api/v1/audio/speech with the standard key (or `init.key`; `null` sends none). */
+  speak(
+    body: unknown,
+    init?: { headers?: Record<string, string>; key?: string | null; signal?: AbortSignal },
+  ): Promise<SpeechResponse>;
+  /** GET /api/v1/generation?id= with the standard key. */
+  generation(id: string, key?: string): Promise<JsonResponse>;
+  /** Polls the record until `done` holds (a bounded number of reads; no time is asserted). */
+  // biome-ignore lint/suspicious/noExplicitAny: generation JSON
+  waitForGeneration(id: string, done?: (g: any) => boolean): Promise<any>;
+  createKey(body?: Record<string, unknown>): Promise<StandardKey>;
+}
+
+const FAKE_NAMES: (keyof Fakes)[] = [
+  "acme",
+  "backup",
+  "broken",
+  "unavailable",
+  "overloaded",
+  "limited",
+  "hanging",
+  "dropping",
+  "locked",
+  "slow",
+];
+
+function makeFakes(): Fakes {
+  return {
+    acme: new FakeOpenAi({ apiKey: ACME_KEY }),
+    backup: new FakeOpenAi({ apiKey: BACKUP_KEY }),
+    broken: new FakeOpenAi({ behaviour: { kind: "status", status: 500 } }),
+    unavailable: new FakeOpenAi({ behaviour: { kind: "status", status: 503 } }),
+    overloaded: new FakeOpenAi({ behaviour: { kind: "status", status: 529 } }),
+    limited: new FakeOpenAi({ behaviour: { kind: "status", status: 429 } }),
+    hanging: new FakeOpenAi({ behaviour: { kind: "hang" } }),
+    dropping: new FakeOpenAi({ behaviour: { kind: "close" } }),
+    locked: new FakeOpenAi({ apiKey: "sk-the-key-nobody-configured" }),
+    slow: new FakeOpenAi({ chunks: 60, chunkDelayMs: 25 }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let names = 0;
+
+/**
+ * Registers before/after hooks in the calling describe(): the fake providers,
+ * a catalog file pointing at them, a throwaway redis-server (never 6379), the
+ * whole system on free ports, and a standard key. Fakes are reset before each test.
+ */
+export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): SpeechHarness {
+  const h = {} as SpeechHarness;
+  let dir = "";
+  before(async function () {
+    // The embedded engine warms up its worker threads before the system answers.
+    this.timeout(120_000);
+    h.fakes = makeFakes();
+    await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].start()));
+    dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
+    const dead = `http://127.0.0.1:${await freePort()}/v1`;
+    const catalog = writeCatalog(dir, h.fakes, dead);
+    h.redis = await startRedis();
+    h.system = await startTestSystem(h.redis.url, {
+      env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
+      enginePoolSize: 2,
+      ...overrides,
+    });
+    h.baseUrl = `http://127.0.0.1:${h.system.gatewayPorts.global}`;
+    h.admin = new Api(h.baseUrl, MANAGEMENT_KEY);
+    h.createKey = async (body = {}) => {
+      const res = await h.admin.post("/api/v1/keys", { name: `speech key ${++names}`, ...body });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return {
+        secret: res.body.key,
+        hash: res.body.data.hash,
+        workspaceId: res.body.data.workspace_id,
+      };
+    };
+    h.key = await h.createKey();
+    h.api = new Api(h.baseUrl, h.key.secret);
+    h.speak = async (body, init = {}) => {
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        ...init.headers,
+      };
+      const key = init.key === undefined ? h.key.secret : init.key;
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      const res = await fetch(`${h.baseUrl}/api/v1/audio/speech`, {
+        method: "POST",
+        headers,
+        body: typeof body === "string" ? body : JSON.stringify(body),
+        signal: init.signal,
+      });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      let parsed: unknown;
+      if (res.headers.get("content-type")?.startsWith("application/json")) {
+        parsed = JSON.parse(bytes.toString("utf8"));
+      }
+      return { status: res.status, headers: res.headers, body: parsed, bytes };
+    };
+    h.generation = (id, key) =>
+      (key ? h.api.withKey(key) : h.api).get(`/api/v1/generation?id=${encodeURIComponent(id)}`);
+    h.waitForGeneration = async (id, done = () => true) => {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const res = await h.generation(id);
+        if (res.status === 200 && done(res.body.data)) return res.body.data;
+        expect(res.status, JSON.stringify(res.body)).to.be.oneOf([200, 404]);
+        await sleep(25);
+      }
+      throw new Error(`generation ${id} never reached the expected state`);
+    };
+  });
+  beforeEach(() => {
+    for (const n of FAKE_NAMES) h.fakes?.[n].reset();
+  });
+  after(async () => {
+    await h.system?.close();
+    await h.redis?.stop();
+    if (h.fakes) await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].close()));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return h;
+}
+
+function shown(res: JsonResponse): string {
+  return JSON.stringify(res.body)?.slice(0, 600) ?? String(res.body);
+}
+
+/**
+ * The one error shape: exactly `{ error: { code, message } }` with code equal
+ * to the status; the message matches `message` when given.
+ */
+export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
+  expect(res.status, shown(res)).to.equal(status);
+  expect(res.headers.get("content-type")).to.match(/^application\/json/);
+  expect(Object.keys(res.body)).to.deep.equal(["error"]);
+  expect(Object.keys(res.body.error).sort()).to.deep.equal(["code", "message"]);
+  expect(res.body.error.code).to.equal(status);
+  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
+  if (message) expect(res.body.error.message).to.match(message);
+}
+
+/** A 200 audio answer with its generation id. */
+export function expectAudio(res: SpeechResponse, contentType?: string): void {
+  expect(res.status, shown(res)).to.equal(200);
+  if (contentType) expect(res.headers.get("content-type")).to.equal(contentType);
+  expect(res.headers.get("x-generation-id")).to.match(/^gen-/);
+  expect(res.bytes.byteLength).to.be.above(0);
+}
+
+export const PCM_TYPE = "audio/pcm;rate=24000;channels=1";
+
+/** Sentences of distinct words, `n` of them, for long inputs. */
+export function sentences(n: number): string {
+  const words = ["river", "lantern", "copper", "meadow", "harbor", "violet", "thunder", "maple"];
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      `Sentence number ${i + 1} walks past the ${words[i % words.length]} and the ${words[(i + 3) % words.length]} on a quiet afternoon.`,
+  ).join(" ");
+}
