@@ -38,6 +38,10 @@ export interface EffectivePolicy {
   guardrails: GoverningGuardrail[];
   /** null = unrestricted. */
   regions: ReadonlySet<RegionName> | null;
+  /**
+   * The slugs as written. Enforcement checks each guardrail's list on its own
+   * (speech policy-rules), since one model may be named by id or by alias.
+   */
   allowedModels: ReadonlySet<string> | null;
   allowedProviders: ReadonlySet<string> | null;
   ignoredModels: ReadonlySet<string>;

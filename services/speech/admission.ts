@@ -53,28 +53,33 @@ export async function admitRequest(
   const worstAll = worst(true);
   const worstCredit = worst(false);
   const key = principal.key;
+  // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
     scope: principal.scope,
     keyHash: key.hash,
     rate:
-      config.rateLimitPerMinute > 0
-        ? { limit: config.rateLimitPerMinute, windowMs: RATE_WINDOW_MS, nowMs: now.getTime() }
+      rateLimit > 0
+        ? { limit: rateLimit, windowMs: RATE_WINDOW_MS, nowMs: now.getTime() }
         : undefined,
     creditMicros: worstCredit,
     keyLimitMicros: key.limit === undefined ? undefined : toMicros(key.limit),
     keyMicros: worstCredit,
-    budgets: principal.policy.budgets.map((b) => {
-      const window = budgetWindow(b.interval, now);
-      return {
-        guardrailId: b.guardrailId,
-        window: window.id,
-        limitMicros: toMicros(b.limitUsd),
-        amountMicros: b.includeByok ? worstAll : worstCredit,
-        ttlSeconds:
-          Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS,
-      };
-    }),
+    // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
+    // serve (not even a limit_usd of 0, which otherwise refuses everything).
+    budgets: principal.policy.budgets
+      .filter((b) => b.includeByok || endpoints.some((e) => !e.byok))
+      .map((b) => {
+        const window = budgetWindow(b.interval, now);
+        return {
+          guardrailId: b.guardrailId,
+          window: window.id,
+          limitMicros: toMicros(b.limitUsd),
+          amountMicros: b.includeByok ? worstAll : worstCredit,
+          ttlSeconds:
+            Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS,
+        };
+      }),
   };
   const result = await store.admit(admission);
   if (result.ok) return { admission, metered: result.metered };

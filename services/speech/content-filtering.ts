@@ -1,38 +1,50 @@
 import { create } from "@bufbuild/protobuf";
 import { type FilterOutcome, FilterOutcomeSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { permissionDenied } from "../common/errors.js";
-import type { SynthesisSegment } from "./engines/types.js";
+import type { ReferenceInput, SynthesisSegment } from "./engines/types.js";
 import type { CompiledFilters, TextPart } from "./filters/index.js";
 
+export interface FilteredText {
+  segments: SynthesisSegment[];
+  references: ReferenceInput[];
+  outcomes: FilterOutcome[];
+}
+
 /**
- * Runs the policy's content filters over everything that would be
- * synthesized or steer synthesis (input, turns, instructions): block refuses
- * the request, redact rewrites the text before any engine sees it, flag only
- * records. Outcomes never carry the matched text.
+ * Runs the policy's content filters over every piece of text that reaches a
+ * provider (input, turns, instructions, and reference-clip transcripts):
+ * block refuses the request, redact rewrites the text before any engine sees
+ * it, flag only records. Outcomes never carry the matched text.
  */
-export function filterSegments(
+export function filterText(
   filters: CompiledFilters,
   segments: SynthesisSegment[],
-): { segments: SynthesisSegment[]; outcomes: FilterOutcome[] } {
-  if (filters.empty) return { segments, outcomes: [] };
+  references: ReferenceInput[],
+): FilteredText {
+  if (filters.empty) return { segments, references, outcomes: [] };
   const parts: TextPart[] = [];
   for (const s of segments) {
     parts.push({ text: s.text, role: "user" });
     if (s.instructions) parts.push({ text: s.instructions, role: "instructions" });
   }
+  // A transcript is the caller's own text, like the input.
+  for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
   const result = filters.apply(parts);
   if (result.blockedBy)
     throw permissionDenied(`Request blocked by content filter: ${result.blockedBy.label}`);
   let i = 0;
-  const next = segments.map((s) => {
-    const text = result.parts[i++]?.text ?? s.text;
-    const instructions = s.instructions
-      ? (result.parts[i++]?.text ?? s.instructions)
-      : s.instructions;
+  const next = () => result.parts[i++]?.text;
+  const filteredSegments = segments.map((s) => {
+    const text = next() ?? s.text;
+    const instructions = s.instructions ? (next() ?? s.instructions) : s.instructions;
     return { ...s, text, instructions };
   });
+  const filteredReferences = references.map((r) =>
+    r.kind === "text" ? { ...r, value: next() ?? r.value } : r,
+  );
   return {
-    segments: next,
+    segments: filteredSegments,
+    references: filteredReferences,
     outcomes: result.outcomes.map((o) => create(FilterOutcomeSchema, o)),
   };
 }

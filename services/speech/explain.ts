@@ -13,12 +13,16 @@ import { budgetWindow } from "../policy/windows.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogModel } from "./catalog/types.js";
 import type { Principal } from "./governance-cache.js";
-import { modelRefusal, policyRules } from "./policy-rules.js";
+import { allowListRefusers, modelRefusal, policyRules } from "./policy-rules.js";
 
 const REGIONS = ["global", "europe", "us"];
 
 function list(name: string, values: string[] | undefined): string[] {
   return values ? [`${name}: ${values.join(", ")}`] : [];
+}
+
+function snake(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 /** What one guardrail adds to the policy, in words an operator reads. */
@@ -50,15 +54,31 @@ function contributions(g: GoverningGuardrail): string[] {
     ...(r.contentFilters
       ? [`content_filters: ${r.contentFilters.values.length} custom pattern(s)`]
       : []),
+    // Permissions AND across guardrails: each one that withholds a permission is a reason it is missing.
+    ...(
+      ["enableFreeModelTraining", "enablePaidModelTraining", "enableFreeModelPublication"] as const
+    )
+      .filter((f) => !r[f])
+      .map((f) => `${snake(f)}: false`),
+    ...(["allowSafetyRetentionGoogle", "allowSafetyRetentionOther"] as const)
+      .filter((f) => r[f] === false)
+      .map((f) => `${snake(f)}: false`),
     ...(r.limitUsd !== undefined ? [`limit_usd: ${r.limitUsd}`] : []),
   ];
 }
 
-function policyJson(p: EffectivePolicy): JsonObject {
+function policyJson(p: EffectivePolicy, catalog: ModelCatalog): JsonObject {
   const set = (s: ReadonlySet<string> | null) => (s ? [...s] : null);
   return {
     allowed_data_regions: set(p.regions),
-    allowed_models: set(p.allowedModels),
+    // By catalog id: guardrails may name one model by different slugs, so the
+    // intersection of the raw strings would mislead.
+    allowed_models: p.allowedModels
+      ? catalog
+          .models()
+          .filter((m) => allowListRefusers(p, m).length === 0)
+          .map((m) => m.id)
+      : null,
     allowed_providers: set(p.allowedProviders),
     ignored_models: [...p.ignoredModels],
     ignored_providers: [...p.ignoredProviders],
@@ -132,7 +152,7 @@ export async function explain(
       name: g.guardrail.name,
       contributes: contributions(g),
     })),
-    effectivePolicy: policyJson(principal.policy),
+    effectivePolicy: policyJson(principal.policy, catalog),
     region,
     regionAllowed: region
       ? !principal.policy.regions || principal.policy.regions.has(region as never)

@@ -26,11 +26,28 @@ function names(gs: GoverningGuardrail[], pick: (g: GoverningGuardrail) => boolea
   return hit.length > 0 ? hit.join(", ") : "your guardrails";
 }
 
+/**
+ * The guardrails whose allowed_models leave the model out. Each list is checked
+ * on its own rather than through the intersected strings: two guardrails may
+ * name one model by different slugs (id and alias), and both allow it.
+ */
+export function allowListRefusers(
+  policy: EffectivePolicy,
+  model: CatalogModel,
+): GoverningGuardrail[] {
+  const ids = [model.id, ...model.aliases];
+  return policy.guardrails.filter((g) => {
+    const allowed = g.guardrail.allowedModels?.values;
+    return allowed !== undefined && !ids.some((id) => allowed.includes(id));
+  });
+}
+
 /** Why the policy refuses a model outright (403), or undefined when it may be used. */
 export function modelRefusal(policy: EffectivePolicy, model: CatalogModel): string | undefined {
   const ids = [model.id, ...model.aliases];
-  if (policy.allowedModels && !ids.some((id) => policy.allowedModels?.has(id))) {
-    const by = names(policy.guardrails, (g) => Boolean(g.guardrail.allowedModels));
+  const refusers = allowListRefusers(policy, model);
+  if (refusers.length > 0) {
+    const by = names(refusers, () => true);
     return `Model ${model.id} is not allowed by guardrail ${by} (allowed_models)`;
   }
   if (ids.some((id) => policy.ignoredModels.has(id))) {
@@ -44,11 +61,18 @@ export function modelRefusal(policy: EffectivePolicy, model: CatalogModel): stri
 
 /**
  * The guardrail side of endpoint routing: provider lists, zero data retention
- * per vendor (plus the request's own provider.zdr, which can only add),
- * safety retention, and training/publication permissions.
+ * per vendor, safety retention, and training/publication permissions.
+ * `requestZdr` (the request's provider.zdr) can only add: a request that asks
+ * for ZDR is ZDR-only too, so the policy's safety-retention settings govern it
+ * (its non-ZDR endpoints are excluded by the request's own data-policy rule).
  */
-export function policyRules(policy: EffectivePolicy, model: CatalogModel): EndpointRule[] {
+export function policyRules(
+  policy: EffectivePolicy,
+  model: CatalogModel,
+  requestZdr = false,
+): EndpointRule[] {
   const vendor = zdrVendorOf(model.id);
+  const enforced = policy.zdr[vendor];
   return [
     (e) =>
       policy.allowedProviders && !policy.allowedProviders.has(e.provider)
@@ -56,9 +80,9 @@ export function policyRules(policy: EffectivePolicy, model: CatalogModel): Endpo
         : undefined,
     (e) => (policy.ignoredProviders.has(e.provider) ? "provider in ignored_providers" : undefined),
     (e) => {
-      if (!policy.zdr[vendor]) return undefined;
+      if (!enforced && !requestZdr) return undefined;
       if (!e.data_policy.zero_data_retention)
-        return `not zero-data-retention (enforce_zdr_${vendor})`;
+        return enforced ? `not zero-data-retention (enforce_zdr_${vendor})` : undefined;
       const allowSafety =
         vendor === "google"
           ? policy.allowSafetyRetentionGoogle

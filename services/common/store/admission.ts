@@ -42,3 +42,12 @@ export interface Settlement {
 export function rateWindowIndex(rate: NonNullable<Admission["rate"]>): number {
   return Math.floor(rate.nowMs / rate.windowMs);
 }
+
+/**
+ * Windows are aligned to multiples of windowMs, so the counter lives until its
+ * window ends (not windowMs after its first request): its remaining lifetime
+ * is then the honest Retry-After.
+ */
+export function rateWindowRemainingMs(rate: NonNullable<Admission["rate"]>): number {
+  return rate.windowMs - (rate.nowMs % rate.windowMs);
+}

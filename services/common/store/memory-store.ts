@@ -14,6 +14,7 @@ import {
   type Admission,
   type AdmissionResult,
   rateWindowIndex,
+  rateWindowRemainingMs,
   type Settlement,
 } from "./admission.js";
 import {
@@ -407,7 +408,7 @@ export class MemoryStore implements Store {
         return { ok: false, reason: "budget", guardrailId: b.guardrailId, spentMicros: spent };
       }
     }
-    if (a.rate) this.bump(rateKey, 1, a.rate.windowMs);
+    if (a.rate) this.bump(rateKey, 1, rateWindowRemainingMs(a.rate));
     if (metered && a.creditMicros > 0) this.bump(creditKey, -a.creditMicros);
     if (a.keyMicros > 0) this.bump(keySpend, a.keyMicros);
     for (const b of a.budgets) {

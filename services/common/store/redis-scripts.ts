@@ -119,7 +119,7 @@ return { gs, ks }
 /**
  * Admission: every check first, then every reservation, so a refused request
  * changes nothing. KEYS: rate, credits, key spend, then one spend counter per
- * budget. ARGV: rateLimit (0 = none), rateWindowMs, creditMicros,
+ * budget. ARGV: rateLimit (0 = none), ms until the rate window ends, creditMicros,
  * keyLimitMicros (-1 = none), keyMicros, then limit, amount, ttl per budget.
  */
 export const ADMIT = `

@@ -15,6 +15,7 @@ import {
   type Admission,
   type AdmissionResult,
   rateWindowIndex,
+  rateWindowRemainingMs,
   type Settlement,
 } from "./admission.js";
 import { RedisKeys } from "./redis-keys.js";
@@ -112,8 +113,17 @@ export class RedisStore implements Store {
   private subscriber?: Client;
   private readonly listeners = new Set<(scope: string) => void>();
 
-  /** Tells every replica (this one included, via its own subscription) that a scope changed. */
+  private emit(scope: string): void {
+    for (const l of this.listeners) l(scope);
+  }
+
+  /**
+   * Tells every replica that a scope changed. This process hears it at once,
+   * not only when its own subscription echoes it: a change it acknowledges
+   * must govern the very next request it serves.
+   */
   private async changed(scope: string): Promise<void> {
+    this.emit(scope);
     await this.client.publish(this.k.invalidations(), scope);
   }
 
@@ -122,12 +132,9 @@ export class RedisStore implements Store {
       // Subscribing needs a connection of its own.
       const sub = this.client.duplicate();
       sub.on("error", () => {});
-      const emit = (scope: string) => {
-        for (const l of this.listeners) l(scope);
-      };
-      sub.on("message", (_channel: string, scope: string) => emit(scope));
+      sub.on("message", (_channel: string, scope: string) => this.emit(scope));
       // Messages published while the subscriber was disconnected are lost: forget everything.
-      sub.on("ready", () => emit("*"));
+      sub.on("ready", () => this.emit("*"));
       void sub.subscribe(this.k.invalidations());
       this.subscriber = sub;
     }
@@ -483,7 +490,7 @@ export class RedisStore implements Store {
       this.k.keySpend(a.scope, a.keyHash),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
       a.rate?.limit ?? 0,
-      a.rate?.windowMs ?? 0,
+      a.rate ? rateWindowRemainingMs(a.rate) : 0,
       a.creditMicros,
       a.keyLimitMicros ?? -1,
       a.keyMicros,

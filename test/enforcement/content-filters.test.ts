@@ -1,0 +1,202 @@
+import { expect } from "chai";
+import { MODELS } from "./support/catalog.js";
+import { expectAudio, expectError } from "./support/gateway.js";
+import { useWorld } from "./support/world.js";
+
+const EMAIL = "jane.doe@example.com";
+const WITH_EMAIL = `Please write to ${EMAIL} today.`;
+const email = (action: string) => ({ content_filter_builtins: [{ slug: "email", action }] });
+
+describe("enforcement: content filters", () => {
+  const w = useWorld();
+
+  it("block: 403 naming the label, and the upstream receives nothing", async () => {
+    const { key } = await w.gw.governedKey(email("block"));
+    const res = await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL });
+    expectError(res, 403, /^Request blocked by content filter: \[EMAIL\]$/);
+    expect(JSON.stringify(res.body)).to.not.include(EMAIL);
+    expect(w.fakes.fast.requests).to.have.length(0);
+    // Text without a match passes.
+    expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: "Nothing to see." }));
+  });
+
+  it("redact: the upstream receives the label, the record counts the hit without the text", async () => {
+    const { key } = await w.gw.governedKey(email("redact"));
+    const res = await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL });
+    expectAudio(res, "fast");
+    expect(w.fakes.fast.requests.map((r) => r.body.input)).to.deep.equal([
+      "Please write to [EMAIL] today.",
+    ]);
+    const record = await w.gw.generation(key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+    ]);
+    expect(JSON.stringify(record)).to.not.include(EMAIL);
+    expect(JSON.stringify(record)).to.not.include("jane");
+  });
+
+  it("flag: the upstream receives the text unchanged and the record counts each hit", async () => {
+    const { key } = await w.gw.governedKey(email("flag"));
+    const input = `${WITH_EMAIL} Or to bob@example.org.`;
+    const res = await w.gw.speak(key, { model: MODELS.fast, input });
+    expectAudio(res);
+    expect(w.fakes.fast.requests[0]?.body.input).to.equal(input);
+    const record = await w.gw.generation(key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "email", label: "[EMAIL]", action: "flag", count: 2 },
+    ]);
+    expect(JSON.stringify(record)).to.not.include("example");
+  });
+
+  it("a custom pattern redacts with its label", async () => {
+    const { key } = await w.gw.governedKey({
+      content_filters: [{ pattern: "PRJ-[0-9]{4}", action: "redact", label: "[PROJECT]" }],
+    });
+    const res = await w.gw.speak(key, {
+      model: MODELS.fast,
+      input: "Ship PRJ-1234 and PRJ-9876 now.",
+    });
+    expectAudio(res);
+    expect(w.fakes.fast.requests[0]?.body.input).to.equal("Ship [PROJECT] and [PROJECT] now.");
+    const record = await w.gw.generation(key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "custom", label: "[PROJECT]", action: "redact", count: 2 },
+    ]);
+  });
+
+  it("a custom pattern without a label redacts to [REDACTED] and blocks as [BLOCKED]", async () => {
+    const redact = await w.gw.governedKey({
+      content_filters: [{ pattern: "PRJ-[0-9]{4}", action: "redact" }],
+    });
+    expectAudio(await w.gw.speak(redact.key, { model: MODELS.fast, input: "Ship PRJ-1234." }));
+    expect(w.fakes.fast.requests[0]?.body.input).to.equal("Ship [REDACTED].");
+    const block = await w.gw.governedKey({
+      content_filters: [{ pattern: "(?i)top secret", action: "block" }],
+    });
+    expectError(
+      await w.gw.speak(block.key, { model: MODELS.fast, input: "This is Top Secret." }),
+      403,
+      /^Request blocked by content filter: \[BLOCKED\]$/,
+    );
+    expect(w.fakes.fast.requests).to.have.length(1);
+  });
+
+  it("apply to every turn and to the instructions, top-level and per turn", async () => {
+    const { key } = await w.gw.governedKey(email("redact"));
+    const res = await w.gw.speak(key, {
+      model: MODELS.steerable,
+      voice: "alloy",
+      instructions: `Sound like ${EMAIL} wrote it.`,
+      input: [
+        { text: `Mail ${EMAIL} first.` },
+        { text: "Then call.", voice: "echo", instructions: "Whisper to ops@example.net." },
+      ],
+    });
+    expectAudio(res, "steer");
+    const bodies = w.fakes.steer.requests.map((r) => ({
+      input: r.body.input,
+      instructions: r.body.instructions,
+    }));
+    expect(bodies).to.deep.equal([
+      { input: "Mail [EMAIL] first.", instructions: "Sound like [EMAIL] wrote it." },
+      { input: "Then call.", instructions: "Whisper to [EMAIL]." },
+    ]);
+    const record = await w.gw.generation(key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "email", label: "[EMAIL]", action: "redact", count: 3 },
+    ]);
+  });
+
+  it("a block match in the instructions alone refuses the request", async () => {
+    const { key } = await w.gw.governedKey(email("block"));
+    expectError(
+      await w.gw.speak(key, {
+        model: MODELS.steerable,
+        input: "Harmless words.",
+        instructions: `Read it as ${EMAIL} would.`,
+      }),
+      403,
+      /\[EMAIL\]/,
+    );
+    expect(w.fakes.steer.requests).to.have.length(0);
+  });
+
+  it("apply to a reference clip's transcript, which also reaches the provider", async () => {
+    const clip = {
+      type: "input_audio",
+      input_audio: { data: "data:audio/wav;base64,UklGRgAAAABXQVZF" },
+    };
+    const transcript = { type: "text", text: `This is ${EMAIL} speaking.` };
+    const redact = await w.gw.governedKey(email("redact"));
+    const res = await w.gw.speak(redact.key, {
+      model: MODELS.clone,
+      input: "Clone me.",
+      input_references: [clip, transcript],
+    });
+    expectAudio(res, "clone");
+    const sent = w.fakes.clone.requests[0]?.body.input_references;
+    expect(sent?.[1]).to.deep.equal({ type: "text", text: "This is [EMAIL] speaking." });
+    expect(JSON.stringify(w.fakes.clone.requests[0]?.body)).to.not.include(EMAIL);
+    const record = await w.gw.generation(redact.key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+    ]);
+    const block = await w.gw.governedKey(email("block"));
+    expectError(
+      await w.gw.speak(block.key, {
+        model: MODELS.clone,
+        input: "Clone me.",
+        input_references: [clip, transcript],
+      }),
+      403,
+      /\[EMAIL\]/,
+    );
+    expect(w.fakes.clone.requests).to.have.length(1);
+  });
+
+  describe("several guardrails", () => {
+    it("union: the workspace default's filter applies beside the key's", async () => {
+      const { ws, key } = await w.gw.governedKey({
+        content_filters: [{ pattern: "PRJ-[0-9]{4}", action: "redact", label: "[PROJECT]" }],
+      });
+      await w.gw.setDefault(ws, email("redact"));
+      expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: `PRJ-1111 to ${EMAIL}` }));
+      expect(w.fakes.fast.requests[0]?.body.input).to.equal("[PROJECT] to [EMAIL]");
+    });
+
+    it("block beats redact on the same text", async () => {
+      const { ws, key } = await w.gw.governedKey(email("redact"));
+      await w.gw.setDefault(ws, email("block"));
+      expectError(
+        await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL }),
+        403,
+        /\[EMAIL\]/,
+      );
+      expect(w.fakes.fast.requests).to.have.length(0);
+    });
+
+    it("redact beats flag on the same text", async () => {
+      const { ws, key } = await w.gw.governedKey(email("flag"));
+      await w.gw.setDefault(ws, email("redact"));
+      const res = await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL });
+      expectAudio(res);
+      expect(w.fakes.fast.requests[0]?.body.input).to.equal("Please write to [EMAIL] today.");
+      const record = await w.gw.generation(key, res);
+      expect(record.guardrail_outcomes).to.deep.equal([
+        { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+      ]);
+    });
+
+    it("a member's guardrail filters too", async () => {
+      const ws = await w.gw.workspace();
+      const key = await w.gw.key(ws, { member_user_id: "user-filters-1" });
+      const g = await w.gw.guardrail(ws, email("block"));
+      await w.gw.assignMembers(g, "user-filters-1");
+      expectError(
+        await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL }),
+        403,
+        /\[EMAIL\]/,
+      );
+    });
+  });
+});

@@ -1,0 +1,126 @@
+import { expect } from "chai";
+import type { RunningSystem } from "../../services/system.js";
+import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { MODELS } from "./support/catalog.js";
+import {
+  expectAudio,
+  expectError,
+  Gateway,
+  type Key,
+  type SpeechResponse,
+  sleep,
+} from "./support/gateway.js";
+import { useWorld } from "./support/world.js";
+
+const TEXT = "Rate test.";
+
+/**
+ * Rate windows are whole minutes: a burst that straddled a boundary would be
+ * counted in two windows. Bursts start between `from` and 45 s into a minute.
+ */
+async function insideAMinute(from = 0): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await sleep(60_000 - intoMinute + from + 50);
+  else if (intoMinute < from) await sleep(from - intoMinute);
+}
+
+/** 429 with the error body and a Retry-After that points at the end of the current window. */
+function expect429(res: SpeechResponse): void {
+  const leftInWindow = Math.ceil((60_000 - (Date.now() % 60_000)) / 1000);
+  expectError(res, 429, /^Rate limit exceeded/);
+  const retryAfter = res.headers.get("retry-after") ?? "";
+  expect(retryAfter).to.match(/^\d+$/);
+  expect(Number(retryAfter)).to.be.within(1, leftInWindow + 1);
+}
+
+async function burst(gw: Gateway, key: Key, n: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < n; i++)
+    statuses.push((await gw.speak(key, { model: MODELS.fast, input: TEXT })).status);
+  return statuses;
+}
+
+describe("enforcement: rate limits and account settings", () => {
+  const w = useWorld();
+
+  describe("a key's own rate_limit_per_minute", () => {
+    it("the request past it is 429 with Retry-After; other keys are unaffected", async function () {
+      this.timeout(120_000);
+      await insideAMinute();
+      const ws = await w.gw.workspace();
+      const key = await w.gw.key(ws, { rate_limit_per_minute: 2 });
+      const other = await w.gw.key(ws);
+      expect(await burst(w.gw, key, 2)).to.deep.equal([200, 200]);
+      expect429(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
+      expect(w.fakes.fast.requests).to.have.length(2);
+      expect(await burst(w.gw, other, 3)).to.deep.equal([200, 200, 200]);
+    });
+  });
+
+  describe("a system with RATE_LIMIT_PER_MINUTE=3 and an account refusing google safety retention", () => {
+    let redis: ThrowawayRedis;
+    let system: RunningSystem;
+    let gw: Gateway;
+
+    before(async function () {
+      this.timeout(180_000);
+      redis = await startRedis();
+      system = await w.startSystem(redis.url, {
+        RATE_LIMIT_PER_MINUTE: "3",
+        ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "false",
+      });
+      gw = new Gateway(system);
+    });
+
+    after(async () => {
+      await system?.close();
+      await redis?.stop();
+    });
+
+    it("the fourth request of a minute is 429 with Retry-After and the error body", async function () {
+      this.timeout(120_000);
+      // Well into a minute, so a Retry-After of a whole minute would be wrong.
+      await insideAMinute(10_000);
+      const ws = await gw.workspace();
+      const key = await gw.key(ws);
+      const other = await gw.key(ws);
+      expect(await burst(gw, key, 3)).to.deep.equal([200, 200, 200]);
+      expect429(await gw.speak(key, { model: MODELS.fast, input: TEXT }));
+      expect429(await gw.speak(key, { model: MODELS.fast, input: TEXT }));
+      expect(w.fakes.fast.requests).to.have.length(3);
+      // Another key of the same workspace has its own allowance.
+      expect(await burst(gw, other, 3)).to.deep.equal([200, 200, 200]);
+    });
+
+    it("a key's own rate_limit_per_minute replaces the system's", async function () {
+      this.timeout(120_000);
+      await insideAMinute();
+      const ws = await gw.workspace();
+      const key = await gw.key(ws, { rate_limit_per_minute: 5 });
+      expect(await burst(gw, key, 5)).to.deep.equal([200, 200, 200, 200, 200]);
+      expect429(await gw.speak(key, { model: MODELS.fast, input: TEXT }));
+    });
+
+    it("the account's refusal of safety retention is inherited and cannot be loosened", async () => {
+      const inherit = await gw.governedKey({ enforce_zdr_google: true });
+      expectError(
+        await gw.speak(inherit.key, { model: MODELS.google, input: TEXT }),
+        404,
+        /^No endpoints available matching your guardrail restrictions and data policy$/,
+      );
+      const loosen = await gw.governedKey({
+        enforce_zdr_google: true,
+        allow_safety_retention_google: true,
+      });
+      expectError(await gw.speak(loosen.key, { model: MODELS.google, input: TEXT }), 404);
+      // Without ZDR, safety retention is not in question.
+      const plain = await gw.governedKey({});
+      expectAudio(
+        await gw.speak(plain.key, { model: MODELS.google, input: TEXT }),
+        "google-safety",
+      );
+      const explained = await gw.explain(loosen.key, `?model=${MODELS.google}`);
+      expect(explained.effective_policy.allow_safety_retention_google).to.equal(false);
+    });
+  });
+});

@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RegionName } from "../../../gateway/context.js";
+import type { RailgateConfig } from "../../../services/common/config.js";
+import type { RunningSystem } from "../../../services/system.js";
+import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
+import { startTestSystem } from "../../support/system.js";
+import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./catalog.js";
+import { Gateway } from "./gateway.js";
+
+/**
+ * The fake upstreams, a catalog pointing at them, a throwaway Redis and one
+ * whole system, shared by every enforcement suite: the embedded engine takes
+ * seconds to start, so it starts once. Suites stay independent by working in
+ * workspaces, keys and guardrails of their own.
+ */
+export interface World {
+  fakes: Fakes;
+  redis: ThrowawayRedis;
+  /** The environment the services were given (catalog file). */
+  env: Record<string, string>;
+  system: RunningSystem;
+  gw: Gateway;
+  /** Another whole system with the same catalog; the caller closes it. */
+  startSystem(redisUrl: string, env?: Record<string, string>): Promise<RunningSystem>;
+}
+
+let shared: Promise<World> | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+async function build(): Promise<World> {
+  const fakes = makeFakes();
+  await Promise.all(PROVIDERS.map((p) => fakes[p].start()));
+  cleanups.push(() => Promise.all(PROVIDERS.map((p) => fakes[p].close())).then(() => {}));
+  const dir = mkdtempSync(join(tmpdir(), "railgate-enforcement-"));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const env = { SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
+  const redis = await startRedis();
+  cleanups.push(() => redis.stop());
+  const startSystem = (redisUrl: string, extra: Record<string, string> = {}) =>
+    startTestSystem(redisUrl, {
+      env: { ...env, ...extra },
+      enginePoolSize: 2,
+    } satisfies Partial<RailgateConfig>);
+  const system = await startSystem(redis.url);
+  cleanups.push(() => system.close());
+  return { fakes, redis, env, system, gw: new Gateway(system), startSystem };
+}
+
+/**
+ * Registers hooks in the calling describe(): the shared world before its
+ * tests (started by the first suite that asks), and fakes that forget their
+ * requests before each test.
+ */
+export function useWorld(): World {
+  const w = {} as World;
+  before(async function () {
+    this.timeout(180_000);
+    shared ??= build();
+    Object.assign(w, await shared);
+  });
+  beforeEach(() => {
+    for (const p of PROVIDERS) w.fakes?.[p].reset();
+  });
+  return w;
+}
+
+// A root-level hook: runs once, after every suite of the run.
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+export type { RegionName };
