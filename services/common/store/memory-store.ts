@@ -395,14 +395,15 @@ export class MemoryStore implements Store {
       return { ok: false, reason: "credits", balanceMicros: this.counter(creditKey) };
     }
     const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
-    if (a.keyLimitMicros !== undefined) {
+    // A request that costs a counter nothing (free or BYOK) cannot exceed it.
+    if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
       const spent = this.counter(keySpend);
       if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
         return { ok: false, reason: "key-limit", spentMicros: spent };
       }
     }
     for (const b of a.budgets) {
-      if (b.amountMicros <= 0 && b.limitMicros !== 0) continue;
+      if (b.amountMicros <= 0) continue;
       const spent = this.counter(`${a.scope}/spend/${b.guardrailId}/${b.window}`);
       if (spent >= b.limitMicros || spent + b.amountMicros > b.limitMicros) {
         return { ok: false, reason: "budget", guardrailId: b.guardrailId, spentMicros: spent };

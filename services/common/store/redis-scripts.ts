@@ -135,7 +135,8 @@ if metered and credit > 0 then
 end
 local klim = tonumber(ARGV[4])
 local kamt = tonumber(ARGV[5])
-if klim >= 0 then
+-- A request that costs a counter nothing (free or BYOK) cannot exceed it.
+if klim >= 0 and kamt > 0 then
   local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
   if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
 end
@@ -143,7 +144,7 @@ for i = 4, #KEYS do
   local base = 6 + (i - 4) * 3
   local limit = tonumber(ARGV[base])
   local amount = tonumber(ARGV[base + 1])
-  if amount > 0 or limit == 0 then
+  if amount > 0 then
     local spent = tonumber(redis.call("GET", KEYS[i]) or "0")
     if spent >= limit or spent + amount > limit then return { "budget", i - 4, spent } end
   end
