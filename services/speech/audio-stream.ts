@@ -7,6 +7,13 @@ import {
 } from "./audio/index.js";
 import type { AdapterOutput } from "./engines/types.js";
 
+/**
+ * Engine audio is encoded in slices of this many samples (0.5 s): the first
+ * MP3 frames leave after half a second of audio is encoded rather than a whole
+ * sentence, and the event loop is never held by one long encode.
+ */
+const ENCODE_SLICE_SAMPLES = SAMPLE_RATE / 2;
+
 export interface AudioTally {
   bytes: number;
   /** Seconds of audio produced (from the samples, or the MP3 frames of an upstream's stream). */
@@ -26,10 +33,12 @@ export async function* audioBytes(
     const encoder = await createAudioEncoder(format);
     for await (const samples of output.samples) {
       tally.seconds += samples.length / SAMPLE_RATE;
-      const bytes = encoder.encode(samples);
-      for (const piece of chunkBytes(bytes)) {
-        tally.bytes += piece.byteLength;
-        yield piece;
+      for (let at = 0; at < samples.length; at += ENCODE_SLICE_SAMPLES) {
+        const bytes = encoder.encode(samples.subarray(at, at + ENCODE_SLICE_SAMPLES));
+        for (const piece of chunkBytes(bytes)) {
+          tally.bytes += piece.byteLength;
+          yield piece;
+        }
       }
     }
     for (const piece of chunkBytes(encoder.flush())) {

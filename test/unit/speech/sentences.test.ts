@@ -1,5 +1,8 @@
 import { expect } from "chai";
-import { splitSentences } from "../../../services/speech/engines/espeak/sentences.js";
+import {
+  splitSentences,
+  withShortLead,
+} from "../../../services/speech/engines/espeak/sentences.js";
 
 const withoutWhitespace = (text: string) => text.replace(/\s+/gu, "");
 
@@ -101,5 +104,22 @@ describe("splitSentences", () => {
   it("rejects a nonsensical limit", () => {
     expect(() => splitSentences("a", 1)).to.throw(RangeError);
     expect(() => splitSentences("a", 2.5)).to.throw(RangeError);
+  });
+});
+
+describe("withShortLead", () => {
+  it("cuts a long first sentence at a clause or space and keeps every character", () => {
+    const pieces = splitSentences(
+      "When the quick brown fox finally jumped over the lazy dog, everyone cheered loudly. Then we left.",
+    );
+    const led = withShortLead(pieces, 40);
+    expect(led[0]?.length).to.be.at.most(40);
+    expect(led.length).to.equal(pieces.length + 1);
+    expect(led.join(" ").replace(/\s+/g, " ")).to.equal(pieces.join(" ").replace(/\s+/g, " "));
+  });
+
+  it("leaves a short first sentence alone", () => {
+    const pieces = ["Hi there.", "A much longer second sentence that should stay whole as it is."];
+    expect(withShortLead(pieces, 40)).to.deep.equal(pieces);
   });
 });

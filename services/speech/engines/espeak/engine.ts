@@ -3,7 +3,7 @@ import { componentLogger } from "../../../common/logger.js";
 import { UnknownVoiceError } from "./errors.js";
 import type { EspeakVoice } from "./espeak-wasm.js";
 import type { EspeakJob, EspeakJobResult } from "./jobs.js";
-import { splitSentences } from "./sentences.js";
+import { splitSentences, withShortLead } from "./sentences.js";
 import { wordsPerMinute } from "./speech-rate.js";
 import { WorkerPool } from "./worker-pool.js";
 
@@ -81,7 +81,7 @@ export class EspeakEngine {
       throw new UnknownVoiceError(options.voice);
     }
     const rate = wordsPerMinute(options.speed);
-    return this.#stream(splitSentences(text), options.voice, rate, options.signal);
+    return this.#stream(withShortLead(splitSentences(text)), options.voice, rate, options.signal);
   }
 
   close(): Promise<void> {

@@ -75,3 +75,19 @@ function lastWhitespace(text: string): number {
   }
   return -1;
 }
+
+/**
+ * Cuts the first piece short (at a clause or a space) so the first audio leaves after a couple of
+ * seconds of speech rather than after a whole long sentence; later pieces keep whole sentences,
+ * which sound better and are synthesized while the first one plays.
+ */
+export function withShortLead(pieces: string[], leadChars = 40): string[] {
+  const [first, ...rest] = pieces;
+  if (first === undefined || first.length <= leadChars) {
+    return pieces;
+  }
+  const cut = cutPoint(first, leadChars);
+  return [first.slice(0, cut).trimEnd(), first.slice(cut).trimStart(), ...rest].filter(
+    (p) => p.length > 0,
+  );
+}

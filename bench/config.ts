@@ -1,0 +1,57 @@
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The package root: this file runs as dist/bench/config.js. */
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Knobs of `npm run bench`, all from the environment so CI and people can shorten or focus a run. */
+export interface BenchConfig {
+  /** Length of one measured load run. */
+  seconds: number;
+  /** Unmeasured run before each measurement, so JIT, pools and keep-alive sockets are warm. */
+  warmupSeconds: number;
+  /** Sequential requests per format in the embedded-engine latency measurement. */
+  engineSamples: number;
+  /** Adds --cpu-prof to every system child; profiles land in `profileDir`. */
+  cpuProf: boolean;
+  /** Only scenarios whose id contains one of these (comma-separated BENCH_ONLY), all when empty. */
+  only: string[];
+  /** Level of the system child's pino logger. */
+  logLevel: string;
+  cores: number;
+  resultsDir: string;
+  profileDir: string;
+}
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+export function loadBenchConfig(): BenchConfig {
+  // Results go next to the sources (bench/results), not into dist/, so they survive rebuilds.
+  const resultsDir = join(ROOT, "bench", "results");
+  return {
+    seconds: positive("BENCH_SECONDS", 8),
+    warmupSeconds: positive("BENCH_WARMUP_SECONDS", 2),
+    engineSamples: Math.round(positive("BENCH_ENGINE_SAMPLES", 5)),
+    cpuProf: process.env.BENCH_CPU_PROF === "1" || process.env.BENCH_CPU_PROF === "true",
+    only: (process.env.BENCH_ONLY ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    logLevel: process.env.BENCH_LOG_LEVEL || "warn",
+    cores: availableParallelism(),
+    resultsDir,
+    profileDir: join(resultsDir, "prof"),
+  };
+}
+
+export function selected(config: BenchConfig, id: string): boolean {
+  return config.only.length === 0 || config.only.some((o) => id.includes(o));
+}

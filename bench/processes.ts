@@ -1,0 +1,206 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Every child the bench starts, so that a failure or Ctrl-C anywhere still
+ * kills them all (by pid, never by name) before the bench exits.
+ */
+const children = new Set<ChildProcess>();
+
+/** Scratch directories, removed on every way out (also Ctrl-C). */
+const tempDirs = new Set<string>();
+
+function killAllNow(): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A fresh directory under the OS temp dir; `removeTempDir` (or exit) deletes it. */
+export function makeTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+// Last resort: 'exit' handlers must be synchronous, so stragglers get SIGKILL.
+process.once("exit", killAllNow);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    killAllNow();
+    process.exit(130);
+  });
+}
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  /** stdout + stderr, kept (bounded) for error messages. */
+  output(): string;
+  /** Resolves with the first output line matching `re`, rejects if the child exits first. */
+  waitForLine(re: RegExp, timeoutMs: number): Promise<string>;
+  /** SIGTERM (so --cpu-prof can write its profile), then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const MAX_OUTPUT = 64 * 1024;
+
+export function spawnChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { cwd?: string } = {},
+): Child {
+  const proc = spawn(command, args, { env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
+  if (proc.pid === undefined) throw new Error(`could not start ${command}`);
+  children.add(proc);
+  proc.once("exit", () => children.delete(proc));
+  let output = "";
+  const lineWaiters = new Set<(line: string) => void>();
+  let pending = "";
+  const onData = (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    output = (output + text).slice(-MAX_OUTPUT);
+    pending += text;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) for (const w of lineWaiters) w(line);
+  };
+  proc.stdout?.on("data", onData);
+  proc.stderr?.on("data", onData);
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+
+  return {
+    process: proc,
+    pid: proc.pid,
+    output: () => output,
+    waitForLine(re, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const done = (fn: () => void) => {
+          clearTimeout(timer);
+          lineWaiters.delete(onLine);
+          proc.off("exit", onExit);
+          fn();
+        };
+        const onLine = (line: string) => {
+          if (re.test(line)) done(() => resolve(line));
+        };
+        const onExit = (code: number | null, signal: string | null) =>
+          done(() =>
+            reject(
+              new Error(
+                `${command} ${args.join(" ")} exited (${code ?? signal}) before printing ${re}:\n${output.slice(-4000)}`,
+              ),
+            ),
+          );
+        const timer = setTimeout(
+          () => done(() => reject(new Error(`timed out waiting for ${re} from ${command}`))),
+          timeoutMs,
+        );
+        lineWaiters.add(onLine);
+        proc.once("exit", onExit);
+        // A line already printed counts too.
+        for (const line of output.split("\n")) {
+          if (re.test(line)) return done(() => resolve(line));
+        }
+      });
+    },
+    async stop(graceMs = 15_000) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const timer = setTimeout(() => {
+        // Worth knowing: a killed process writes no CPU profile, and a slow shutdown is a finding.
+        console.error(
+          `[bench] ${command} (pid ${proc.pid}) still running ${graceMs} ms after SIGTERM: SIGKILL`,
+        );
+        proc.kill("SIGKILL");
+      }, graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Peak resident set size of a process in MB: the kernel's high-water mark
+ * (VmHWM), which covers every thread, so engine workers count too.
+ */
+export function peakRssMb(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  } catch {
+    return undefined; // not Linux, or the process is gone
+  }
+}
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in ms;
+ * the difference over a run, divided by requests, is the server's CPU cost
+ * per request, which on a shared 2-core machine explains latency better than
+ * wall time alone.
+ */
+export function cpuTimeMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) start at "state".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every Linux architecture Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Non-idle CPU time of the whole machine so far (all CPUs), in ms. */
+export function machineBusyMs(): number | undefined {
+  try {
+    const cpu = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]
+      ?.trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    if (!cpu || cpu.length < 5) return undefined;
+    // user nice system idle iowait irq softirq steal ...: everything but idle and iowait.
+    const busy = cpu.reduce((a, b) => a + b, 0) - (cpu[3] ?? 0) - (cpu[4] ?? 0);
+    return (busy * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time of the bench itself plus every child it started, in ms. */
+export function ownCpuMs(): number {
+  let ms = (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+  for (const child of children) if (child.pid !== undefined) ms += cpuTimeMs(child.pid) ?? 0;
+  return ms;
+}
+
+/** A port nobody listens on right now (the OS picks it; we close and hand it on). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Stops children in parallel; errors of one do not keep the others alive. */
+export async function stopAll(list: (Child | undefined)[]): Promise<void> {
+  await Promise.allSettled(list.map((c) => c?.stop()));
+}

@@ -1,0 +1,150 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { defaultCatalog } from "../services/speech/catalog/default-catalog.js";
+import { type BenchConfig, ROOT } from "./config.js";
+import { ESPEAK_MODEL, MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
+import { type Child, freePort, peakRssMb, spawnChild } from "./processes.js";
+
+export interface SystemProcess {
+  child: Child;
+  pid: number;
+  /** http://127.0.0.1:<global port> */
+  baseUrl: string;
+  ports: { global: number; europe: number; us: number };
+  peakRssMb(): number | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * The catalog the system runs with: the embedded eSpeak model exactly as
+ * shipped, plus one model whose only endpoint is the bench's loopback upstream.
+ */
+export function writeBenchCatalog(dir: string, upstreamPort: number): string {
+  const espeak = defaultCatalog({}).models.find((m) => m.id === ESPEAK_MODEL);
+  if (!espeak) throw new Error(`the default catalog has no ${ESPEAK_MODEL}`);
+  const catalog = {
+    providers: {
+      "bench-upstream": {
+        adapter: "openai-compatible",
+        base_url: `http://127.0.0.1:${upstreamPort}/v1`,
+        timeout_ms: 30_000,
+      },
+    },
+    models: [
+      espeak,
+      {
+        id: UPSTREAM_MODEL,
+        name: "Bench fixed clip",
+        description: "Loopback upstream answering a fixed 2 s PCM clip",
+        voices: ["alloy"],
+        endpoints: [
+          {
+            provider: "bench-upstream",
+            adapter: "openai-compatible",
+            upstream_model: "fixed-clip",
+            // Non-zero so budgets really meter something in the enforcement scenario.
+            price_per_million_chars: 1,
+            capabilities: {
+              speed: true,
+              multi_speaker: false,
+              instructions: false,
+              voice_cloning: false,
+              max_references: 0,
+              image_reference: false,
+            },
+            data_policy: {
+              zero_data_retention: true,
+              safety_retention: false,
+              trains_on_data: false,
+              publishes_prompts: false,
+            },
+            byok: false,
+          },
+        ],
+      },
+    ],
+  };
+  const file = join(dir, "catalog.json");
+  writeFileSync(file, JSON.stringify(catalog, null, 2));
+  return file;
+}
+
+/**
+ * `node dist/services/main.js` as a child process with its own ports, the
+ * throwaway Redis and the bench catalog. A separate process so its VmHWM is
+ * the system's own peak memory, and so --cpu-prof profiles only the system.
+ */
+export async function startSystem(
+  config: BenchConfig,
+  options: { redisUrl: string; catalogFile: string; env?: NodeJS.ProcessEnv },
+): Promise<SystemProcess> {
+  const ports = { global: await freePort(), europe: await freePort(), us: await freePort() };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: "production",
+    REDIS_URL: options.redisUrl,
+    RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
+    RAILGATE_HOST: "127.0.0.1",
+    GATEWAY_PORT: String(ports.global),
+    GATEWAY_EU_PORT: String(ports.europe),
+    GATEWAY_US_PORT: String(ports.us),
+    GUARDRAIL_GRPC_PORT: String(await freePort()),
+    SPEECH_GRPC_PORT: String(await freePort()),
+    SPEECH_CATALOG_FILE: options.catalogFile,
+    LOG_LEVEL: config.logLevel,
+    // The per-key limiter would otherwise cap the load runs at 600 requests a minute.
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    ...options.env,
+  };
+  // Node's default profile name carries pid and thread id, so engine worker
+  // threads (which inherit the flag) do not overwrite the main thread's file.
+  const nodeArgs = config.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", config.profileDir] : [];
+  const main = join(ROOT, "dist", "services", "main.js");
+  const child = spawnChild(process.execPath, [...nodeArgs, main], env, { cwd: ROOT });
+  const baseUrl = `http://127.0.0.1:${ports.global}`;
+  try {
+    // "railgate is up" is an info line: it is printed only when the level lets it through.
+    const upLine = logsInfo(config.logLevel)
+      ? child.waitForLine(/railgate is up/, 60_000)
+      : Promise.resolve("");
+    await Promise.all([upLine, waitForHealth(baseUrl, child)]);
+  } catch (err) {
+    await child.stop(2_000);
+    throw err;
+  }
+  return {
+    child,
+    pid: child.pid,
+    baseUrl,
+    ports,
+    peakRssMb: () => peakRssMb(child.pid),
+    stop: () => child.stop(),
+  };
+}
+
+function logsInfo(level: string): boolean {
+  return ["trace", "debug", "info"].includes(level);
+}
+
+async function waitForHealth(baseUrl: string, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.process.exitCode !== null) {
+      throw new Error(
+        `system exited (${child.process.exitCode}) during start-up:\n${child.output().slice(-4000)}`,
+      );
+    }
+    try {
+      const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`system not healthy after 60 s:\n${child.output().slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
