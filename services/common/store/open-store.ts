@@ -41,9 +41,12 @@ export function createRedisClient(config: Pick<RailgateConfig, "redisUrl" | "red
  * announced loudly, since its state dies with the process and cannot be
  * shared by replicas. A Redis that was named explicitly must be reachable.
  */
-export async function openStore(config: RailgateConfig): Promise<Store> {
+export async function openStore(
+  config: RailgateConfig,
+  defaultUrl: string = DEFAULT_REDIS_URL,
+): Promise<Store> {
   const explicit = Boolean(config.redisUrl || config.redisClusterNodes);
-  const client = createRedisClient(config);
+  const client = createRedisClient({ ...config, redisUrl: config.redisUrl ?? defaultUrl });
   // Keep start-up failures quiet here; they are reported below.
   client.on("error", () => {});
   try {
@@ -55,7 +58,7 @@ export async function openStore(config: RailgateConfig): Promise<Store> {
     client.removeAllListeners("error");
     client.on("error", (err) => log.error({ err: err.message }, "redis connection error"));
     log.info(
-      { redis: config.redisClusterNodes ?? config.redisUrl ?? DEFAULT_REDIS_URL },
+      { redis: config.redisClusterNodes ?? config.redisUrl ?? defaultUrl },
       "using Redis store",
     );
     return new RedisStore(client, config.redisPrefix);
@@ -68,7 +71,7 @@ export async function openStore(config: RailgateConfig): Promise<Store> {
   }
   log.warn(
     "NO REDIS REACHABLE at %s: using the EMBEDDED IN-MEMORY STORE. State is lost on exit and cannot be shared between replicas. Set REDIS_URL for production.",
-    DEFAULT_REDIS_URL,
+    defaultUrl,
   );
   return new MemoryStore();
 }
