@@ -12,6 +12,8 @@ export interface EspeakSynthesisOptions {
   /** 0.25..4, 1 = normal; see `wordsPerMinute` for how it maps onto eSpeak's rate. */
   speed: number;
   signal?: AbortSignal;
+  /** Cut a long first sentence short so the first audio leaves sooner (default true). */
+  shortLead?: boolean;
 }
 
 export interface EspeakEngineOptions {
@@ -81,7 +83,13 @@ export class EspeakEngine {
       throw new UnknownVoiceError(options.voice);
     }
     const rate = wordsPerMinute(options.speed);
-    return this.#stream(withShortLead(splitSentences(text)), options.voice, rate, options.signal);
+    const pieces = splitSentences(text);
+    return this.#stream(
+      options.shortLead === false ? pieces : withShortLead(pieces),
+      options.voice,
+      rate,
+      options.signal,
+    );
   }
 
   close(): Promise<void> {

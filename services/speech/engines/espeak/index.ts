@@ -10,5 +10,5 @@ export {
   WorkerJobError,
 } from "./errors.js";
 export type { EspeakVoice } from "./espeak-wasm.js";
-export { splitSentences } from "./sentences.js";
+export { splitSentences, withShortLead } from "./sentences.js";
 export { wordsPerMinute } from "./speech-rate.js";

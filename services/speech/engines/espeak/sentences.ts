@@ -81,9 +81,11 @@ function lastWhitespace(text: string): number {
  * seconds of speech rather than after a whole long sentence; later pieces keep whole sentences,
  * which sound better and are synthesized while the first one plays.
  */
-export function withShortLead(pieces: string[], leadChars = 40): string[] {
+export function withShortLead(pieces: string[], leadChars = 32): string[] {
   const [first, ...rest] = pieces;
-  if (first === undefined || first.length <= leadChars) {
+  // A first sentence under twice the lead is quick to speak already; cutting it would only
+  // leave a stub of a word or two with odd prosody.
+  if (first === undefined || first.length < leadChars * 2) {
     return pieces;
   }
   const cut = cutPoint(first, leadChars);
