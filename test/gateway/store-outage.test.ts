@@ -38,12 +38,18 @@ describe("gateway: when the store goes away", () => {
       api.patch(`/api/v1/guardrails/${guardrailId}`, { description: "during the outage" }),
       api.post("/api/v1/guardrails", { name: "During the outage" }),
       api.post("/api/v1/keys", { name: "During the outage" }),
-      new Api(`http://127.0.0.1:${system.gatewayPorts.europe}`).get("/healthz"),
     ];
     for (const res of await Promise.all(requests)) {
       expectError(res, 500);
       expect(res.body.error.message).to.equal("Internal server error");
     }
+  });
+
+  it("reports itself unhealthy with 503 so a load balancer takes it out", async () => {
+    const res = await new Api(`http://127.0.0.1:${system.gatewayPorts.europe}`).get("/healthz");
+    expectError(res, 503);
+    expect(res.body.error.message).to.match(/^Service unavailable/);
+    expect(res.body.error.message).to.not.match(/redis|ECONNREFUSED|at /i);
   });
 
   it("still answers what needs no store in the one error shape", async () => {
