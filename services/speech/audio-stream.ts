@@ -8,11 +8,12 @@ import {
 import type { AdapterOutput } from "./engines/types.js";
 
 /**
- * Engine audio is encoded in slices of this many samples (0.5 s): the first
- * MP3 frames leave after half a second of audio is encoded rather than a whole
- * sentence, and the event loop is never held by one long encode.
+ * Engine audio bound for MP3 is encoded in slices of this many samples (0.5 s):
+ * the first frames leave after half a second of audio is encoded rather than a
+ * whole sentence, and the event loop is never held by one long encode. PCM
+ * needs no slicing: its encoding is a copy, and fewer, larger messages cost less.
  */
-const ENCODE_SLICE_SAMPLES = SAMPLE_RATE / 2;
+const MP3_SLICE_SAMPLES = SAMPLE_RATE / 2;
 
 export interface AudioTally {
   bytes: number;
@@ -31,10 +32,11 @@ export async function* audioBytes(
 ): AsyncGenerator<Uint8Array> {
   if (output.kind === "pcm") {
     const encoder = await createAudioEncoder(format);
+    const slice = format === "mp3" ? MP3_SLICE_SAMPLES : Number.POSITIVE_INFINITY;
     for await (const samples of output.samples) {
       tally.seconds += samples.length / SAMPLE_RATE;
-      for (let at = 0; at < samples.length; at += ENCODE_SLICE_SAMPLES) {
-        const bytes = encoder.encode(samples.subarray(at, at + ENCODE_SLICE_SAMPLES));
+      for (let at = 0; at < samples.length; at += slice) {
+        const bytes = encoder.encode(samples.subarray(at, at + slice));
         for (const piece of chunkBytes(bytes)) {
           tally.bytes += piece.byteLength;
           yield piece;
