@@ -6,6 +6,7 @@ import type { ServiceClients } from "./clients.js";
 import type { RegionName, RequestContext, Route } from "./context.js";
 import { errorReply } from "./http-error.js";
 import { sendError } from "./http-io.js";
+import { KeyCache } from "./key-cache.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
 
@@ -16,6 +17,7 @@ export interface GatewayOptions {
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
   routes?: Route[];
+  keyCache?: KeyCache;
 }
 
 /** The request handler of one regional listener (build() vs listen(): tests use both). */
@@ -46,10 +48,14 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         clients: options.clients,
         maxBodyBytes: options.maxBodyBytes,
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
+        keyCache: options.keyCache,
         signal: abort.signal,
       };
       await authenticate(ctx, match.route.access);
       await match.handler(ctx);
+      // A management change made here is visible to the next request here at once, without
+      // waiting for its invalidation to come back over the stream.
+      if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();
     } catch (err) {
       const reply = errorReply(err);
       if (reply.status >= 500) log.error({ err, url: req.url }, "request failed");
@@ -71,8 +77,11 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const servers: [RegionName, Server][] = [];
   const bound = {} as Record<RegionName, number>;
+  const keyCache = options.keyCache ?? new KeyCache(options.clients.accounts);
+  keyCache.start();
+  const withCache = { ...options, keyCache };
   for (const region of ["global", "europe", "us"] as const) {
-    const server = createServer({ keepAliveTimeout: 65_000 }, buildGateway(region, options));
+    const server = createServer({ keepAliveTimeout: 65_000 }, buildGateway(region, withCache));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(ports[region], host, () => resolve());
@@ -83,6 +92,7 @@ export async function startGateway(
   return {
     ports: bound,
     close: async () => {
+      keyCache.close();
       await Promise.all(
         servers.map(
           ([, s]) =>

@@ -14,8 +14,12 @@ export async function authenticate(ctx: RequestContext, access: Access): Promise
   if (!secret) throw new HttpError(401, "Malformed Authorization header: expected Bearer <key>");
   ctx.keyHash = hashSecret(secret);
   if (access === "delegated") return;
-  const { key } = await ctx.clients.accounts.authenticate({ secret }, { signal: ctx.signal });
-  if (!key) throw new HttpError(401, "Invalid API key");
+  let key = ctx.keyCache?.get(ctx.keyHash);
+  if (!key) {
+    key = (await ctx.clients.accounts.authenticate({ secret }, { signal: ctx.signal })).key;
+    if (!key) throw new HttpError(401, "Invalid API key");
+    ctx.keyCache?.set(ctx.keyHash, key);
+  }
   if (access === "management" && key.kind !== KeyKind.MANAGEMENT) {
     throw new HttpError(403, "This operation requires a management key");
   }

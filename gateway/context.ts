@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import type { ServiceClients } from "./clients.js";
+import type { KeyCache } from "./key-cache.js";
 
 export type RegionName = "global" | "europe" | "us";
 
@@ -26,6 +27,8 @@ export interface RequestContext {
   key?: ApiKey;
   /** SHA-256 of the bearer key: set for every route but public ones. */
   keyHash?: string;
+  /** Authenticated keys (absent in tests that build a bare gateway). */
+  keyCache?: KeyCache;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -27,6 +27,7 @@ import { pageParams } from "../common/paging.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { addCredits, readCredits } from "./credits.js";
+import { invalidationStream } from "./invalidations.js";
 import { isSlug, slugify } from "./slug.js";
 
 const NAME_MAX = 100;
@@ -286,6 +287,10 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   async addCredits(req: { workspaceId: string; amountUsd: number }) {
     const ws = await this.workspace(req.workspaceId);
     return { workspaceId: ws.id, balanceUsd: await addCredits(this.store, ws.id, req.amountUsd) };
+  }
+
+  async *watchInvalidations(_req: unknown, ctx: HandlerContext) {
+    for await (const scope of invalidationStream(this.store, ctx.signal)) yield { scope };
   }
 
   async ensureManagementKey(req: { secret: string; name: string }) {
