@@ -310,7 +310,12 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       createdAt: nowTimestamp(),
     });
     const result = await this.store.createKey(ORG_SCOPE, key);
-    if (result === "exists") throw alreadyExists("that secret is already in use by a standard key");
+    if (result === "exists") {
+      // Another replica starting at the same moment may have registered it first.
+      const raced = await this.store.getKey(ORG_SCOPE, hash);
+      if (raced) return { key: raced };
+      throw alreadyExists("that secret is already in use by a standard key");
+    }
     return { key };
   }
 }
