@@ -27,6 +27,9 @@ import {
   type Versioned,
 } from "./types.js";
 
+/** Records (generation logs) the embedded store keeps at most. */
+const MAX_RECORDS = 100_000;
+
 function page<T>(all: T[], offset: number, limit: number): Page<T> {
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
@@ -335,6 +338,16 @@ export class MemoryStore implements Store {
   private records = new Map<string, { data: Uint8Array; expiresAt: number }>();
 
   async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
+    // The embedded store lives in the heap: past a bound, forget the oldest records first
+    // (Maps iterate in insertion order) rather than grow without limit.
+    if (this.records.size >= MAX_RECORDS) {
+      const now = Date.now();
+      for (const [key, r] of this.records) if (r.expiresAt <= now) this.records.delete(key);
+      for (const key of this.records.keys()) {
+        if (this.records.size < MAX_RECORDS * 0.9) break;
+        this.records.delete(key);
+      }
+    }
     this.records.set(`${scope}/${kind}/${id}`, {
       data: data.slice(),
       expiresAt: Date.now() + ttlSeconds * 1000,
