@@ -375,6 +375,10 @@ export class MemoryStore implements Store {
 
   private bump(key: string, by: number, ttlMs?: number): number {
     const now = Date.now();
+    // Rate windows leave one expired counter per key and minute behind: sweep them now and then.
+    if (this.counters.size > 10_000 && this.counters.size % 1_000 === 0) {
+      for (const [k, c] of this.counters) if (c.expiresAt <= now) this.counters.delete(k);
+    }
     const c = this.counters.get(key);
     const live = c && c.expiresAt > now ? c : undefined;
     const next = {
