@@ -14,7 +14,7 @@ import type {
   RegionName,
 } from "./types.js";
 
-const REGION_NAMES: Partial<Record<Region, RegionName>> = {
+export const REGION_OF: Partial<Record<Region, RegionName>> = {
   [Region.GLOBAL]: "global",
   [Region.EUROPE]: "europe",
   [Region.US]: "us",
@@ -103,7 +103,7 @@ export function effectivePolicy(
   return {
     guardrails: governing,
     regions: intersect(
-      gs.map((g) => g.allowedDataRegions?.values.flatMap((r) => REGION_NAMES[r] ?? [])),
+      gs.map((g) => g.allowedDataRegions?.values.flatMap((r) => REGION_OF[r] ?? [])),
     ),
     allowedModels: intersect(gs.map((g) => g.allowedModels?.values)),
     allowedProviders: intersect(gs.map((g) => g.allowedProviders?.values)),

@@ -7,15 +7,14 @@ import {
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound } from "../common/errors.js";
 import type { Store } from "../common/store/types.js";
+import { REGION_OF } from "../policy/effective-policy.js";
 import { fromMicros } from "../policy/money.js";
-import type { EffectivePolicy, GoverningGuardrail } from "../policy/types.js";
+import { type EffectivePolicy, type GoverningGuardrail, isRegionName } from "../policy/types.js";
 import { budgetWindow } from "../policy/windows.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogModel } from "./catalog/types.js";
 import type { Principal } from "./governance-cache.js";
 import { allowListRefusers, modelRefusal, policyRules } from "./policy-rules.js";
-
-const REGIONS = ["global", "europe", "us"];
 
 function list(name: string, values: string[] | undefined): string[] {
   return values ? [`${name}: ${values.join(", ")}`] : [];
@@ -41,7 +40,7 @@ function contributions(g: GoverningGuardrail): string[] {
   return [
     ...list(
       "allowed_data_regions",
-      r.allowedDataRegions?.values.map((x) => REGIONS[x - 1] ?? String(x)),
+      r.allowedDataRegions?.values.map((x) => REGION_OF[x] ?? String(x)),
     ),
     ...list("allowed_models", r.allowedModels?.values),
     ...list("allowed_providers", r.allowedProviders?.values),
@@ -128,7 +127,7 @@ export async function explain(
   modelId: string,
   region: string,
 ): Promise<ExplainResponse> {
-  if (region && !REGIONS.includes(region))
+  if (region && !isRegionName(region))
     throw invalidArgument('region must be one of "global", "europe", "us"');
   let models = catalog.models();
   if (modelId) {
@@ -154,8 +153,8 @@ export async function explain(
     })),
     effectivePolicy: policyJson(principal.policy, catalog),
     region,
-    regionAllowed: region
-      ? !principal.policy.regions || principal.policy.regions.has(region as never)
+    regionAllowed: isRegionName(region)
+      ? !principal.policy.regions || principal.policy.regions.has(region)
       : undefined,
     budgets: windows.map(({ b, w }, i) => ({
       guardrailId: b.guardrailId,

@@ -19,6 +19,7 @@ import { isKeyHash, newId } from "../common/ids.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
+import { isRegionName } from "../policy/types.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
 import { SAMPLE_RATE } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
@@ -41,7 +42,6 @@ const CONTENT_TYPES = {
   pcm: `audio/pcm;rate=${SAMPLE_RATE};channels=1`,
   mp3: "audio/mpeg",
 } as const;
-const REGIONS = new Set(["global", "europe", "us"]);
 
 export interface SpeechServiceDeps {
   store: Store;
@@ -72,10 +72,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
 
   /** A governed request must arrive through a region its policy allows: checked before any work. */
   private checkRegion(p: Principal, region: string): void {
-    if (!REGIONS.has(region))
+    if (!isRegionName(region))
       throw invalidArgument('ingress_region must be "global", "europe" or "us"');
     const allowed = p.policy.regions;
-    if (allowed && !allowed.has(region as never)) {
+    if (allowed && !allowed.has(region)) {
       const by = p.policy.guardrails
         .filter((g) => g.guardrail.allowedDataRegions)
         .map((g) => `"${g.guardrail.name}"`)
