@@ -1,4 +1,4 @@
-import type { Span } from "./detectors/detector.js";
+import { normalizeSpans, type Span } from "./detectors/detector.js";
 import type { FilterActionName } from "./types.js";
 
 /** block > redact > flag: on the same text the strongest action is the one applied. */
@@ -12,18 +12,6 @@ export interface Hit extends Span {
   strength: number;
   /** The rule's position in the compiled list, to break ties deterministically. */
   order: number;
-}
-
-/** Sorted, merged union of spans. */
-function union(spans: Span[]): Span[] {
-  const sorted = [...spans].sort((a, b) => a.start - b.start);
-  const out: Span[] = [];
-  for (const s of sorted) {
-    const last = out[out.length - 1];
-    if (last && s.start < last.end) last.end = Math.max(last.end, s.end);
-    else out.push({ start: s.start, end: s.end });
-  }
-  return out;
 }
 
 /** Does `span` share at least one character with the sorted, disjoint `spans`? */
@@ -45,7 +33,7 @@ export function appliedHits<H extends Hit>(hits: H[]): H[] {
   if (hits.every((h) => h.strength === hits[0]?.strength)) return hits;
   const stronger = new Map<number, Span[]>();
   for (const level of [STRENGTH.flag, STRENGTH.redact]) {
-    stronger.set(level, union(hits.filter((h) => h.strength > level)));
+    stronger.set(level, normalizeSpans(hits.filter((h) => h.strength > level)));
   }
   return hits.filter((h) => !overlapsAny(stronger.get(h.strength) ?? [], h));
 }
