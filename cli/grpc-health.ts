@@ -8,7 +8,17 @@ import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 
 const [which, url] = process.argv.slice(2);
-const transport = createGrpcTransport({ baseUrl: url ?? "http://127.0.0.1:50051" });
+const token = process.env.RAILGATE_INTERNAL_TOKEN;
+const transport = createGrpcTransport({
+  baseUrl: url ?? "http://127.0.0.1:50051",
+  // The account probe is a gateway-only call: it proves itself like a gateway.
+  interceptors: [
+    (next) => (req) => {
+      if (token) req.header.set("railgate-internal-token", token);
+      return next(req);
+    },
+  ],
+});
 const options = { timeoutMs: 3000 };
 
 try {

@@ -1,7 +1,9 @@
 /**
  * Operator CLI. Talks to a running AccountService/GuardrailService over gRPC
- * (GUARDRAIL_GRPC_URL, default http://127.0.0.1:50051): the way to mint the
- * first management key without any unauthenticated HTTP route.
+ * (GUARDRAIL_GRPC_URL, default http://127.0.0.1:50051) and authenticates like
+ * any other caller, with a management key (--key, RAILGATE_KEY, or the
+ * operator's RAILGATE_MANAGEMENT_KEY that the services registered at start-up:
+ * how the first further keys are minted).
  */
 import { parseArgs } from "node:util";
 import { createClient } from "@connectrpc/connect";
@@ -22,6 +24,7 @@ const USAGE = `usage: npm run railgate -- <command> [options]
   workspaces create --name NAME [--slug SLUG]
   guardrails list [--workspace ID]
 
+options:      --key KEY   a management key (default: $RAILGATE_KEY, else $RAILGATE_MANAGEMENT_KEY)
 environment: GUARDRAIL_GRPC_URL (default http://127.0.0.1:50051)`;
 
 const { positionals, values } = parseArgs({
@@ -32,12 +35,21 @@ const { positionals, values } = parseArgs({
     slug: { type: "string" },
     workspace: { type: "string" },
     member: { type: "string" },
+    key: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 
+const managementKey =
+  values.key ?? (process.env.RAILGATE_KEY || process.env.RAILGATE_MANAGEMENT_KEY || undefined);
 const transport = createGrpcTransport({
   baseUrl: process.env.GUARDRAIL_GRPC_URL || "http://127.0.0.1:50051",
+  interceptors: [
+    (next) => (req) => {
+      if (managementKey) req.header.set("authorization", `Bearer ${managementKey}`);
+      return next(req);
+    },
+  ],
 });
 const accounts = createClient(AccountService, transport);
 const guardrails = createClient(GuardrailService, transport);

@@ -50,6 +50,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
         keyCache: options.keyCache,
         signal: abort.signal,
+        call: { signal: abort.signal },
       };
       await authenticate(ctx, match.route.access);
       await match.handler(ctx);

@@ -1,8 +1,9 @@
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
+import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
 
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
@@ -10,14 +11,35 @@ export interface ServiceClients {
   speech: Client<typeof SpeechService>;
 }
 
+/**
+ * Every call of the gateway proves it comes from a Railgate gateway, which is
+ * what lets it assert its client's ingress region (the services refuse that
+ * assertion from anyone else). The client's own key travels per call.
+ */
+function serviceCredential(internalToken: string): Interceptor {
+  return (next) => (req) => {
+    req.header.set(CALLER_HEADERS.internalToken, internalToken);
+    return next(req);
+  };
+}
+
 /** The gateway reaches every service over real gRPC, as any other internal caller would. */
-export function createServiceClients(urls: { guardrail: string; speech: string }): ServiceClients {
+export function createServiceClients(
+  urls: { guardrail: string; speech: string },
+  internalToken: string,
+): ServiceClients {
+  const interceptors = [serviceCredential(internalToken)];
   // No compression: the services are near, and audio does not compress.
   const guardrailTransport = createGrpcTransport({
     baseUrl: urls.guardrail,
     acceptCompression: [],
+    interceptors,
   });
-  const speechTransport = createGrpcTransport({ baseUrl: urls.speech, acceptCompression: [] });
+  const speechTransport = createGrpcTransport({
+    baseUrl: urls.speech,
+    acceptCompression: [],
+    interceptors,
+  });
   return {
     guardrails: createClient(GuardrailService, guardrailTransport),
     accounts: createClient(AccountService, guardrailTransport),

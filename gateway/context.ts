@@ -5,12 +5,14 @@ import type { KeyCache } from "./key-cache.js";
 
 export type RegionName = "global" | "europe" | "us";
 
-/**
- * Who may call a route. "delegated": the gateway only hashes the bearer key
- * and the owning service authenticates it with its cached principal, which
- * saves the speech hot path a round trip.
- */
-export type Access = "public" | "management" | "standard" | "any-key" | "delegated";
+/** Who may call a route (the services check the same rule again on every call). */
+export type Access = "public" | "management" | "standard" | "any-key";
+
+/** Options of every service call made for a request: the client's key, its region, cancellation. */
+export interface CallOptions {
+  signal: AbortSignal;
+  headers?: Record<string, string>;
+}
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -23,10 +25,10 @@ export interface RequestContext {
   maxBodyBytes: number;
   /** Speech bodies carry reference audio, so they get a larger cap. */
   maxSpeechBodyBytes: number;
-  /** Set for every route but public and delegated ones. */
+  /** The authenticated key: set for every route but public ones. */
   key?: ApiKey;
-  /** SHA-256 of the bearer key: set for every route but public ones. */
-  keyHash?: string;
+  /** Pass to every service call: it carries the client's credential and region. */
+  call: CallOptions;
   /** Authenticated keys (absent in tests that build a bare gateway). */
   keyCache?: KeyCache;
   /** Aborted when the client goes away. */

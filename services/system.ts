@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { startGateway } from "../gateway/app.js";
 import { createServiceClients } from "../gateway/clients.js";
 import type { RegionName } from "../gateway/context.js";
@@ -6,6 +7,7 @@ import { componentLogger } from "./common/logger.js";
 import { openStore } from "./common/store/open-store.js";
 import type { Store } from "./common/store/types.js";
 import { startGuardrailServer } from "./guardrail/server.js";
+import { accountSettings } from "./policy/account-settings.js";
 import { startSpeechServer } from "./speech/server.js";
 
 const log = componentLogger("system");
@@ -26,18 +28,28 @@ export interface RunningSystem {
  */
 export async function startSystem(config: RailgateConfig): Promise<RunningSystem> {
   const store = await openStore(config);
+  // In one process the gateway and the services share the service credential
+  // in memory; a fresh random one serves when the operator did not set one.
+  const internalToken = config.internalToken ?? randomBytes(32).toString("base64url");
+  const access = { internalToken, listenerRegion: config.grpcRegion };
   const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
     managementKey: config.managementKey,
+    account: accountSettings(config.env),
+    ...access,
   });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
+    ...access,
   });
   const speechGrpcPort = speech.port;
-  const clients = createServiceClients({
-    guardrail: `http://127.0.0.1:${guardrail.port}`,
-    speech: `http://127.0.0.1:${speechGrpcPort}`,
-  });
+  const clients = createServiceClients(
+    {
+      guardrail: `http://127.0.0.1:${guardrail.port}`,
+      speech: `http://127.0.0.1:${speechGrpcPort}`,
+    },
+    internalToken,
+  );
   const gateway = await startGateway(config.gatewayPorts, config.host, {
     clients,
     maxBodyBytes: config.maxBodyBytes,

@@ -45,7 +45,10 @@ function paging(ctx: RequestContext) {
 }
 
 async function listKeys(ctx: RequestContext, guardrailId?: string) {
-  const res = await ctx.clients.guardrails.listKeyAssignments({ guardrailId, ...paging(ctx) });
+  const res = await ctx.clients.guardrails.listKeyAssignments(
+    { guardrailId, ...paging(ctx) },
+    ctx.call,
+  );
   sendJson(ctx.res, 200, {
     data: res.assignments.map(keyAssignmentJson),
     total_count: res.totalCount,
@@ -53,7 +56,10 @@ async function listKeys(ctx: RequestContext, guardrailId?: string) {
 }
 
 async function listMembers(ctx: RequestContext, guardrailId?: string) {
-  const res = await ctx.clients.guardrails.listMemberAssignments({ guardrailId, ...paging(ctx) });
+  const res = await ctx.clients.guardrails.listMemberAssignments(
+    { guardrailId, ...paging(ctx) },
+    ctx.call,
+  );
   sendJson(ctx.res, 200, {
     data: res.assignments.map(memberAssignmentJson),
     total_count: res.totalCount,
@@ -78,11 +84,13 @@ export const assignmentRoutes: Route[] = [
       GET: (ctx) => listKeys(ctx, ctx.params.id),
       async POST(ctx) {
         const keyHashes = await readSubjects(ctx, "key_hashes");
-        const res = await ctx.clients.guardrails.assignKeys({
-          guardrailId: ctx.params.id ?? "",
-          keyHashes,
-          assignedBy: ctx.key?.hash ?? "",
-        });
+        const res = await ctx.clients.guardrails.assignKeys(
+          {
+            guardrailId: ctx.params.id ?? "",
+            keyHashes,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { assigned_count: res.assignedCount });
       },
     },
@@ -93,10 +101,13 @@ export const assignmentRoutes: Route[] = [
     methods: {
       async POST(ctx) {
         const keyHashes = await readSubjects(ctx, "key_hashes");
-        const res = await ctx.clients.guardrails.unassignKeys({
-          guardrailId: ctx.params.id ?? "",
-          keyHashes,
-        });
+        const res = await ctx.clients.guardrails.unassignKeys(
+          {
+            guardrailId: ctx.params.id ?? "",
+            keyHashes,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { unassigned_count: res.unassignedCount });
       },
     },
@@ -108,11 +119,13 @@ export const assignmentRoutes: Route[] = [
       GET: (ctx) => listMembers(ctx, ctx.params.id),
       async POST(ctx) {
         const memberUserIds = await readSubjects(ctx, "member_user_ids");
-        const res = await ctx.clients.guardrails.assignMembers({
-          guardrailId: ctx.params.id ?? "",
-          memberUserIds,
-          assignedBy: ctx.key?.hash ?? "",
-        });
+        const res = await ctx.clients.guardrails.assignMembers(
+          {
+            guardrailId: ctx.params.id ?? "",
+            memberUserIds,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { assigned_count: res.assignedCount });
       },
     },
@@ -123,10 +136,13 @@ export const assignmentRoutes: Route[] = [
     methods: {
       async POST(ctx) {
         const memberUserIds = await readSubjects(ctx, "member_user_ids");
-        const res = await ctx.clients.guardrails.unassignMembers({
-          guardrailId: ctx.params.id ?? "",
-          memberUserIds,
-        });
+        const res = await ctx.clients.guardrails.unassignMembers(
+          {
+            guardrailId: ctx.params.id ?? "",
+            memberUserIds,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { unassigned_count: res.unassignedCount });
       },
     },

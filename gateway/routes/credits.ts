@@ -8,7 +8,10 @@ export const creditRoutes: Route[] = [
     access: "management",
     methods: {
       async GET(ctx) {
-        const res = await ctx.clients.accounts.getCredits({ workspaceId: ctx.params.id ?? "" });
+        const res = await ctx.clients.accounts.getCredits(
+          { workspaceId: ctx.params.id ?? "" },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, {
           data: {
             workspace_id: res.workspaceId,
@@ -21,10 +24,13 @@ export const creditRoutes: Route[] = [
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         checkFields(body, { amount_usd: { type: "number" } });
         if (body.amount_usd === undefined) throw badRequest("amount_usd is required");
-        const res = await ctx.clients.accounts.addCredits({
-          workspaceId: ctx.params.id ?? "",
-          amountUsd: body.amount_usd as number,
-        });
+        const res = await ctx.clients.accounts.addCredits(
+          {
+            workspaceId: ctx.params.id ?? "",
+            amountUsd: body.amount_usd as number,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, {
           data: { workspace_id: res.workspaceId, balance_usd: res.balanceUsd, metered: true },
         });

@@ -48,11 +48,14 @@ export const explainRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["model", "region"]);
-        const res = await ctx.clients.speech.explain({
-          keyHash: ctx.params.hash ?? "",
-          model: ctx.url.searchParams.get("model") ?? "",
-          region: ctx.url.searchParams.get("region") ?? "",
-        });
+        const res = await ctx.clients.speech.explain(
+          {
+            keyHash: ctx.params.hash ?? "",
+            model: ctx.url.searchParams.get("model") ?? "",
+            region: ctx.url.searchParams.get("region") ?? "",
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: explainToJson(res) });
       },
     },

@@ -10,10 +10,13 @@ export const guardrailRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["offset", "limit", "workspace_id"]);
-        const res = await ctx.clients.guardrails.listGuardrails({
-          ...queryPage(ctx.url.searchParams),
-          workspaceId: ctx.url.searchParams.get("workspace_id") ?? undefined,
-        });
+        const res = await ctx.clients.guardrails.listGuardrails(
+          {
+            ...queryPage(ctx.url.searchParams),
+            workspaceId: ctx.url.searchParams.get("workspace_id") ?? undefined,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, {
           data: res.guardrails.map(guardrailToJson),
           total_count: res.totalCount,
@@ -22,7 +25,7 @@ export const guardrailRoutes: Route[] = [
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         const { input } = guardrailInputFromJson(body);
-        const res = await ctx.clients.guardrails.createGuardrail({ guardrail: input });
+        const res = await ctx.clients.guardrails.createGuardrail({ guardrail: input }, ctx.call);
         sendJson(ctx.res, 201, { data: res.guardrail && guardrailToJson(res.guardrail) });
       },
     },
@@ -32,7 +35,10 @@ export const guardrailRoutes: Route[] = [
     access: "management",
     methods: {
       async GET(ctx) {
-        const res = await ctx.clients.guardrails.getGuardrail({ id: ctx.params.id ?? "" });
+        const res = await ctx.clients.guardrails.getGuardrail(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
       },
       async PATCH(ctx) {
@@ -40,15 +46,21 @@ export const guardrailRoutes: Route[] = [
         const { input, paths } = guardrailInputFromJson(body);
         if (paths.length === 0)
           throw badRequest("Update body is empty: send at least one field to change");
-        const res = await ctx.clients.guardrails.updateGuardrail({
-          id: ctx.params.id ?? "",
-          guardrail: input,
-          updateMask: { paths },
-        });
+        const res = await ctx.clients.guardrails.updateGuardrail(
+          {
+            id: ctx.params.id ?? "",
+            guardrail: input,
+            updateMask: { paths },
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
       },
       async DELETE(ctx) {
-        const res = await ctx.clients.guardrails.deleteGuardrail({ id: ctx.params.id ?? "" });
+        const res = await ctx.clients.guardrails.deleteGuardrail(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { deleted: res.deleted });
       },
     },

@@ -13,7 +13,7 @@ export const healthRoutes: Route[] = [
         try {
           await ctx.clients.accounts.listWorkspaces(
             { offset: 0, limit: 1 },
-            { signal: ctx.signal, timeoutMs: 2000 },
+            { ...ctx.call, timeoutMs: 2000 },
           );
         } catch {
           throw new HttpError(

@@ -35,11 +35,14 @@ export const keyRoutes: Route[] = [
       async GET(ctx) {
         const q = ctx.url.searchParams;
         checkQuery(q, ["offset", "limit", "workspace_id", "include_disabled"]);
-        const res = await ctx.clients.accounts.listKeys({
-          ...queryPage(q),
-          workspaceId: q.get("workspace_id") ?? undefined,
-          includeDisabled: q.get("include_disabled") === "true",
-        });
+        const res = await ctx.clients.accounts.listKeys(
+          {
+            ...queryPage(q),
+            workspaceId: q.get("workspace_id") ?? undefined,
+            includeDisabled: q.get("include_disabled") === "true",
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: res.keys.map(keyToJson), total_count: res.totalCount });
       },
       async POST(ctx) {
@@ -53,15 +56,18 @@ export const keyRoutes: Route[] = [
           rate_limit_per_minute: { type: "integer", nullable: true },
         });
         if (!has(body, "name")) throw badRequest("name is required");
-        const res = await ctx.clients.accounts.createKey({
-          name: body.name as string,
-          kind: parseKind(body.kind),
-          workspaceId: (body.workspace_id as string | undefined) ?? "",
-          memberUserId: (body.member_user_id as string | null | undefined) ?? "",
-          limit: (body.limit as number | null | undefined) ?? undefined,
-          rateLimitPerMinute:
-            (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
-        });
+        const res = await ctx.clients.accounts.createKey(
+          {
+            name: body.name as string,
+            kind: parseKind(body.kind),
+            workspaceId: (body.workspace_id as string | undefined) ?? "",
+            memberUserId: (body.member_user_id as string | null | undefined) ?? "",
+            limit: (body.limit as number | null | undefined) ?? undefined,
+            rateLimitPerMinute:
+              (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 201, { data: res.key && keyToJson(res.key), key: res.secret });
       },
     },
@@ -71,7 +77,7 @@ export const keyRoutes: Route[] = [
     access: "management",
     methods: {
       async GET(ctx) {
-        const res = await ctx.clients.accounts.getKey({ hash: ctx.params.hash ?? "" });
+        const res = await ctx.clients.accounts.getKey({ hash: ctx.params.hash ?? "" }, ctx.call);
         sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key) });
       },
       async PATCH(ctx) {
@@ -85,19 +91,22 @@ export const keyRoutes: Route[] = [
         const paths = Object.keys(body);
         if (paths.length === 0)
           throw badRequest("Update body is empty: send name, disabled or limit");
-        const res = await ctx.clients.accounts.updateKey({
-          hash: ctx.params.hash ?? "",
-          name: body.name as string | undefined,
-          disabled: body.disabled as boolean | undefined,
-          limit: (body.limit as number | null | undefined) ?? undefined,
-          rateLimitPerMinute:
-            (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
-          updateMask: { paths },
-        });
+        const res = await ctx.clients.accounts.updateKey(
+          {
+            hash: ctx.params.hash ?? "",
+            name: body.name as string | undefined,
+            disabled: body.disabled as boolean | undefined,
+            limit: (body.limit as number | null | undefined) ?? undefined,
+            rateLimitPerMinute:
+              (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
+            updateMask: { paths },
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key) });
       },
       async DELETE(ctx) {
-        const res = await ctx.clients.accounts.deleteKey({ hash: ctx.params.hash ?? "" });
+        const res = await ctx.clients.accounts.deleteKey({ hash: ctx.params.hash ?? "" }, ctx.call);
         sendJson(ctx.res, 200, { deleted: res.deleted });
       },
     },

@@ -74,17 +74,13 @@ function generationToJson(g: Generation) {
 export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/audio/speech",
-    access: "delegated",
+    access: "standard",
     methods: {
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
         const header = ctx.req.headers["x-session-id"];
         const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
-        req.keyHash = ctx.keyHash ?? "";
-        req.ingressRegion = ctx.region;
-        const stream = ctx.clients.speech
-          .synthesize(req, { signal: ctx.signal })
-          [Symbol.asyncIterator]();
+        const stream = ctx.clients.speech.synthesize(req, ctx.call)[Symbol.asyncIterator]();
         // Errors before the first message still become JSON errors with their status.
         const first = await stream.next();
         if (first.done || first.value.event.case !== "start") {
@@ -125,14 +121,14 @@ export const speechRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/generation",
-    access: "delegated",
+    access: "standard",
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["id"]);
         const id = ctx.url.searchParams.get("id");
         if (!id)
           throw new HttpError(400, "id is required (GET /api/v1/generation?id=<generation id>)");
-        const res = await ctx.clients.speech.getGeneration({ id, keyHash: ctx.keyHash ?? "" });
+        const res = await ctx.clients.speech.getGeneration({ id }, ctx.call);
         sendJson(ctx.res, 200, { data: res.generation && generationToJson(res.generation) });
       },
     },

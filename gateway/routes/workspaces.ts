@@ -30,7 +30,10 @@ export const workspaceRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         checkQuery(ctx.url.searchParams, ["offset", "limit"]);
-        const res = await ctx.clients.accounts.listWorkspaces(queryPage(ctx.url.searchParams));
+        const res = await ctx.clients.accounts.listWorkspaces(
+          queryPage(ctx.url.searchParams),
+          ctx.call,
+        );
         sendJson(ctx.res, 200, {
           data: res.workspaces.map(workspaceToJson),
           total_count: res.totalCount,
@@ -40,11 +43,14 @@ export const workspaceRoutes: Route[] = [
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         checkFields(body, WORKSPACE_SPEC);
         if (!has(body, "name")) throw badRequest("name is required");
-        const res = await ctx.clients.accounts.createWorkspace({
-          name: body.name as string,
-          slug: (body.slug as string | undefined) ?? "",
-          description: (body.description as string | null | undefined) ?? "",
-        });
+        const res = await ctx.clients.accounts.createWorkspace(
+          {
+            name: body.name as string,
+            slug: (body.slug as string | undefined) ?? "",
+            description: (body.description as string | null | undefined) ?? "",
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 201, { data: res.workspace && workspaceToJson(res.workspace) });
       },
     },
@@ -54,7 +60,7 @@ export const workspaceRoutes: Route[] = [
     access: "management",
     methods: {
       async GET(ctx) {
-        const res = await ctx.clients.accounts.getWorkspace({ id: ctx.params.id ?? "" });
+        const res = await ctx.clients.accounts.getWorkspace({ id: ctx.params.id ?? "" }, ctx.call);
         sendJson(ctx.res, 200, { data: res.workspace && workspaceToJson(res.workspace) });
       },
       async PATCH(ctx) {
@@ -63,17 +69,23 @@ export const workspaceRoutes: Route[] = [
         const paths = Object.keys(body);
         if (paths.length === 0)
           throw badRequest("Update body is empty: send name, slug or description");
-        const res = await ctx.clients.accounts.updateWorkspace({
-          id: ctx.params.id ?? "",
-          name: body.name as string | undefined,
-          slug: body.slug as string | undefined,
-          description: (body.description as string | null | undefined) ?? undefined,
-          updateMask: { paths },
-        });
+        const res = await ctx.clients.accounts.updateWorkspace(
+          {
+            id: ctx.params.id ?? "",
+            name: body.name as string | undefined,
+            slug: body.slug as string | undefined,
+            description: (body.description as string | null | undefined) ?? undefined,
+            updateMask: { paths },
+          },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { data: res.workspace && workspaceToJson(res.workspace) });
       },
       async DELETE(ctx) {
-        const res = await ctx.clients.accounts.deleteWorkspace({ id: ctx.params.id ?? "" });
+        const res = await ctx.clients.accounts.deleteWorkspace(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
         sendJson(ctx.res, 200, { deleted: res.deleted });
       },
     },

@@ -13,7 +13,8 @@ import type {
   UpdateKeyRequest,
   UpdateWorkspaceRequest,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { alreadyExists, invalidArgument, notFound, unauthenticated } from "../common/errors.js";
+import { callerOf } from "../common/auth/caller-auth.js";
+import { alreadyExists, invalidArgument, notFound } from "../common/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -269,14 +270,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { deleted: true };
   }
 
-  async authenticate(req: { secret: string }) {
-    if (!req.secret) throw unauthenticated("Missing API key: send Authorization: Bearer <key>");
-    const hash = hashSecret(req.secret);
-    const scope = await this.store.keyScope(hash);
-    const key = scope === undefined ? undefined : await this.store.getKey(scope, hash);
-    if (!key) throw unauthenticated("Invalid API key");
-    if (key.disabled) throw unauthenticated("API key is disabled");
-    return { key };
+  /** The caller, as the authentication interceptor resolved it from the call's metadata. */
+  async authenticate(_req: unknown, ctx: HandlerContext) {
+    return { key: callerOf(ctx).principal.key };
   }
 
   async getCredits(req: { workspaceId: string }) {
@@ -301,7 +297,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     }
     const hash = hashSecret(req.secret);
     const existing = await this.store.getKey(ORG_SCOPE, hash);
-    if (existing) return { key: existing };
+    if (existing) {
+      // Labels of older releases showed more of the secret: re-render them.
+      const label = secretLabel(req.secret);
+      if (existing.label !== label) {
+        existing.label = label;
+        await this.store.putKey(ORG_SCOPE, existing);
+      }
+      return { key: existing };
+    }
     const key = create(ApiKeySchema, {
       hash,
       name: req.name || "Operator management key",

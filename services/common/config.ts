@@ -13,6 +13,10 @@ export interface RailgateConfig {
   /** Prefix of every Redis key, so several deployments can share one server. */
   redisPrefix: string;
   managementKey?: string;
+  /** The service credential that lets a gateway assert its clients' ingress region. */
+  internalToken?: string;
+  /** The ingress region of callers that reach the gRPC listeners directly. */
+  grpcRegion: "global" | "europe" | "us";
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
   /** Worker threads of the embedded speech engine; unset = one per core. */
@@ -30,6 +34,14 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
     throw new Error(`${name} must be a port number 0..65535, got "${raw}"`);
   }
   return n;
+}
+
+function grpcRegion(raw: string | undefined): "global" | "europe" | "us" {
+  if (raw === undefined || raw === "") return "global";
+  if (raw === "global" || raw === "europe" || raw === "us") return raw;
+  throw new Error(
+    `RAILGATE_GRPC_REGION must be "global", "europe" or "us", got "${raw.slice(0, 40)}"`,
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig {
@@ -50,6 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     redisClusterNodes: cluster && cluster.length > 0 ? cluster : undefined,
     redisPrefix: env.REDIS_PREFIX || "rg",
     managementKey: env.RAILGATE_MANAGEMENT_KEY || undefined,
+    internalToken: env.RAILGATE_INTERNAL_TOKEN || undefined,
+    grpcRegion: grpcRegion(env.RAILGATE_GRPC_REGION),
     maxBodyBytes: Number(env.MAX_BODY_BYTES || 1_048_576),
     maxSpeechBodyBytes: Number(env.SPEECH_MAX_BODY_BYTES || 16 * 1_048_576),
     enginePoolSize: env.SPEECH_ENGINE_WORKERS ? Number(env.SPEECH_ENGINE_WORKERS) : undefined,

@@ -41,16 +41,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Serves Connect routes over gRPC (HTTP/2 cleartext) so plain grpc-js clients can call them. */
+/**
+ * Serves Connect routes over gRPC (HTTP/2 cleartext) so plain grpc-js clients
+ * can call them. `interceptors` run inside the error interceptor, so what they
+ * throw is hidden the same way (authentication is one of them).
+ */
 export async function startGrpcServer(
   routes: (router: ConnectRouter) => void,
   port: number,
   host = "127.0.0.1",
+  interceptors: Interceptor[] = [],
 ): Promise<RunningServer> {
   const server = http2.createServer(
     connectNodeAdapter({
       routes,
-      interceptors: [errorInterceptor],
+      interceptors: [errorInterceptor, ...interceptors],
       // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
       acceptCompression: [],
       // Reference audio arrives inside the request message as base64 data URLs

@@ -34,7 +34,15 @@ export function isKeyHash(s: string): boolean {
   return HASH_RE.test(s);
 }
 
-/** A recognisable, non-secret rendering of a secret. */
+/** The fixed, public prefix of the secrets we mint (it tells the kind, not the secret). */
+const PUBLIC_PREFIX = /^rg-(?:mgmt|v1)-/;
+
+/**
+ * A recognisable rendering of a secret that shows at most its last 4 secret
+ * characters: our minted prefix is public, an operator's own secret shows
+ * nothing before them.
+ */
 export function secretLabel(secret: string): string {
-  return `${secret.slice(0, 10)}...${secret.slice(-4)}`;
+  const prefix = PUBLIC_PREFIX.exec(secret)?.[0] ?? "";
+  return `${prefix}...${secret.slice(-4)}`;
 }

@@ -2,6 +2,7 @@
 import { loadConfig } from "../common/config.js";
 import { runUntilSignal } from "../common/lifecycle.js";
 import { openStore } from "../common/store/open-store.js";
+import { accountSettings } from "../policy/account-settings.js";
 import { startGuardrailServer } from "./server.js";
 
 await runUntilSignal("guardrail", async () => {
@@ -9,6 +10,9 @@ await runUntilSignal("guardrail", async () => {
   const store = await openStore(config);
   const server = await startGuardrailServer(store, config.guardrailGrpcPort, config.grpcHost, {
     managementKey: config.managementKey,
+    internalToken: config.internalToken,
+    listenerRegion: config.grpcRegion,
+    account: accountSettings(config.env),
   });
   return {
     close: async () => {

@@ -1,9 +1,12 @@
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { AccountServiceImpl } from "../account/service.js";
+import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
+import type { AccountSettings, RegionName } from "../policy/types.js";
+import { GovernanceCache } from "../speech/governance-cache.js";
 import { GuardrailServiceImpl } from "./service.js";
 
 const log = componentLogger("guardrail");
@@ -13,16 +16,28 @@ export interface GuardrailServer extends RunningServer {
   defaultWorkspaceId: string | undefined;
 }
 
+export interface GuardrailServerOptions {
+  /** The operator's management key (RAILGATE_MANAGEMENT_KEY), registered at start-up. */
+  managementKey?: string;
+  /** The service credential of Railgate gateways (RAILGATE_INTERNAL_TOKEN). */
+  internalToken?: string;
+  /** The ingress region of callers that reach this listener directly. */
+  listenerRegion?: RegionName;
+  account?: AccountSettings;
+}
+
 /**
  * GuardrailService and AccountService share one process and one gRPC port.
  * Start-up creates the default workspace (once per deployment, ever) and
- * registers the operator's management key when one is configured.
+ * registers the operator's management key when one is configured. Every RPC
+ * needs a management key, but for Authenticate (any key: it answers who the
+ * caller is) and WatchInvalidations (gateways and management keys).
  */
 export async function startGuardrailServer(
   store: Store,
   port: number,
   host?: string,
-  options: { managementKey?: string } = {},
+  options: GuardrailServerOptions = {},
 ): Promise<GuardrailServer> {
   const accounts = new AccountServiceImpl(store);
   const defaultWorkspaceId = await accounts.bootstrap();
@@ -34,6 +49,10 @@ export async function startGuardrailServer(
     log.info({ hash: key?.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
   }
   const guardrails = new GuardrailServiceImpl(store);
+  const principals = new GovernanceCache(
+    store,
+    options.account ?? { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true },
+  );
   const server = await startGrpcServer(
     (router) => {
       router.service(GuardrailService, guardrails);
@@ -41,6 +60,27 @@ export async function startGuardrailServer(
     },
     port,
     host,
+    [
+      callerAuthInterceptor({
+        principals,
+        internalToken: options.internalToken,
+        listenerRegion: options.listenerRegion ?? "global",
+        access: {
+          [`${AccountService.typeName}/Authenticate`]: "any-key",
+          [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
+          // The gateway's /healthz probe (until the services serve grpc.health.v1).
+          [`${AccountService.typeName}/ListWorkspaces`]: "gateway",
+        },
+      }),
+    ],
   );
-  return { ...server, accounts, defaultWorkspaceId };
+  return {
+    ...server,
+    accounts,
+    defaultWorkspaceId,
+    close: async () => {
+      await server.close();
+      principals.close();
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type Guardrail,
   type GuardrailInput,
@@ -11,6 +11,7 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { callerOf } from "../common/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../common/errors.js";
 import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
@@ -181,10 +182,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     return this.store.listAssignments(kind, ws, req.guardrailId, offset, limit);
   }
 
-  async assignKeys(req: { guardrailId: string; keyHashes: string[]; assignedBy: string }) {
-    return {
-      assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, req.assignedBy),
-    };
+  async assignKeys(req: { guardrailId: string; keyHashes: string[] }, ctx: HandlerContext) {
+    const by = callerOf(ctx).principal.key.hash;
+    return { assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, by) };
   }
 
   async unassignKeys(req: { guardrailId: string; keyHashes: string[] }) {
@@ -209,15 +209,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     return { assignments, totalCount: page.total };
   }
 
-  async assignMembers(req: { guardrailId: string; memberUserIds: string[]; assignedBy: string }) {
-    return {
-      assignedCount: await this.assign(
-        "member",
-        req.guardrailId,
-        req.memberUserIds,
-        req.assignedBy,
-      ),
-    };
+  async assignMembers(req: { guardrailId: string; memberUserIds: string[] }, ctx: HandlerContext) {
+    const by = callerOf(ctx).principal.key.hash;
+    return { assignedCount: await this.assign("member", req.guardrailId, req.memberUserIds, by) };
   }
 
   async unassignMembers(req: { guardrailId: string; memberUserIds: string[] }) {

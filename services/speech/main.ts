@@ -10,6 +10,8 @@ await runUntilSignal("speech", async () => {
   const server = await startSpeechServer(store, config.speechGrpcPort, config.grpcHost, {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
+    internalToken: config.internalToken,
+    listenerRegion: config.grpcRegion,
   });
   return {
     close: async () => {

@@ -1,7 +1,10 @@
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
+import { accountSettings } from "../policy/account-settings.js";
+import type { RegionName } from "../policy/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
 import { EspeakEngine } from "./engines/espeak/engine.js";
@@ -16,6 +19,10 @@ export interface SpeechServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Worker threads of the embedded engine (default: the number of cores). */
   enginePoolSize?: number;
+  /** The service credential of Railgate gateways (RAILGATE_INTERNAL_TOKEN). */
+  internalToken?: string;
+  /** The ingress region of callers that reach this listener directly. */
+  listenerRegion?: RegionName;
 }
 
 /** SpeechService on its own gRPC port, with the embedded engine's worker pool. */
@@ -38,10 +45,7 @@ export async function startSpeechServer(
       })),
     );
     const adapters = new AdapterRegistry({ catalog, engine, env });
-    const governance = new GovernanceCache(store, {
-      allowSafetyRetentionGoogle: env.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE !== "false",
-      allowSafetyRetentionOther: env.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER !== "false",
-    });
+    const governance = new GovernanceCache(store, accountSettings(env));
     const service = new SpeechServiceImpl({
       store,
       catalog: models,
@@ -49,10 +53,24 @@ export async function startSpeechServer(
       governance,
       metering: { rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 600) },
     });
+    // Synthesize and GetGeneration need a standard key, ListModels nothing,
+    // Explain (the default) a management key.
     const server = await startGrpcServer(
       (router) => router.service(SpeechService, service),
       port,
       host,
+      [
+        callerAuthInterceptor({
+          principals: governance,
+          internalToken: options.internalToken,
+          listenerRegion: options.listenerRegion ?? "global",
+          access: {
+            [`${SpeechService.typeName}/Synthesize`]: "standard",
+            [`${SpeechService.typeName}/GetGeneration`]: "standard",
+            [`${SpeechService.typeName}/ListModels`]: "public",
+          },
+        }),
+      ],
     );
     log.info(
       { models: catalog.models.map((m) => m.id), voices: engine.voices().length },

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { AudioFormat, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   type SpeechService,
@@ -8,18 +7,12 @@ import {
   type SynthesizeResponse,
   SynthesizeResponseSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import {
-  invalidArgument,
-  notFound,
-  permissionDenied,
-  unauthenticated,
-  withHttpStatus,
-} from "../common/errors.js";
+import { callerOf } from "../common/auth/caller-auth.js";
+import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../common/errors.js";
 import { isKeyHash, newId } from "../common/ids.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
-import { isRegionName } from "../policy/types.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
 import { SAMPLE_RATE } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
@@ -56,34 +49,6 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
 
   constructor(private readonly deps: SpeechServiceDeps) {
     this.generations = new GenerationLog(deps.store);
-  }
-
-  /** The caller is resolved from its key here; a caller can never hand in a policy of its own. */
-  private async principal(keyHash: string): Promise<Principal> {
-    if (!isKeyHash(keyHash)) throw unauthenticated("Invalid API key");
-    const p = await this.deps.governance.get(keyHash);
-    if (!p) throw unauthenticated("Invalid API key");
-    if (p.key.disabled) throw unauthenticated("API key is disabled");
-    if (p.key.kind !== KeyKind.STANDARD) {
-      throw permissionDenied("Management keys cannot call speech: use a standard API key");
-    }
-    return p;
-  }
-
-  /** A governed request must arrive through a region its policy allows: checked before any work. */
-  private checkRegion(p: Principal, region: string): void {
-    if (!isRegionName(region))
-      throw invalidArgument('ingress_region must be "global", "europe" or "us"');
-    const allowed = p.policy.regions;
-    if (allowed && !allowed.has(region)) {
-      const by = p.policy.guardrails
-        .filter((g) => g.guardrail.allowedDataRegions)
-        .map((g) => `"${g.guardrail.name}"`)
-        .join(", ");
-      throw permissionDenied(
-        `Requests through region "${region}" are not allowed by guardrail ${by} (allowed_data_regions: ${[...allowed].join(", ") || "none"})`,
-      );
-    }
   }
 
   /** Tries endpoints in order until one produces its first byte: fail-over is invisible to the client. */
@@ -146,8 +111,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     ctx: HandlerContext,
   ): AsyncGenerator<SynthesizeResponse> {
     const started = performance.now();
-    const principal = await this.principal(req.keyHash);
-    this.checkRegion(principal, req.ingressRegion);
+    // The interceptor resolved the key from the call's metadata and already
+    // applied region rule 1: nothing in the message can name another caller.
+    const { principal } = callerOf(ctx);
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
     if (refusal) throw permissionDenied(refusal);
@@ -251,10 +217,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     return { models: catalogToProto(this.deps.catalog) };
   }
 
-  async getGeneration(req: { id: string; keyHash: string }) {
+  async getGeneration(req: { id: string }, ctx: HandlerContext) {
     if (!req.id) throw invalidArgument("id is required");
     // Records are read with a standard key of the workspace that made them.
-    const principal = await this.principal(req.keyHash);
+    const { principal } = callerOf(ctx);
     const generation = await this.generations.get(principal.scope, req.id);
     if (!generation) throw notFound(`generation ${req.id.slice(0, 80)} not found`);
     return { generation };

@@ -142,6 +142,8 @@ describe("gateway: authentication, authorization and regional listeners", () => 
         headers: {
           "x-region": "europe",
           "x-railgate-region": "europe",
+          "railgate-ingress-region": "europe",
+          "railgate-internal-token": "guess",
           "x-forwarded-host": "eu.example.com",
           host: "eu.example.com",
         },

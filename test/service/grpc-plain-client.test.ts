@@ -1,43 +1,12 @@
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { expect } from "chai";
 import { MemoryStore } from "../../services/common/store/memory-store.js";
 import { RedisStore } from "../../services/common/store/redis-store.js";
 import type { Store } from "../../services/common/store/types.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
+import { metadata, type PlainClient, plainClient, unary } from "../support/grpc-plain.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-
-const protoRoot = fileURLToPath(new URL("../../../proto", import.meta.url));
-
-type Callback = (err: grpc.ServiceError | null, res: Record<string, unknown>) => void;
-type UnaryClient = grpc.Client & Record<string, (req: unknown, cb: Callback) => void>;
-
-function loadClient(file: string, pkg: string[], service: string, port: number): UnaryClient {
-  const def = protoLoader.loadSync(file, {
-    includeDirs: [protoRoot],
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  let node: Record<string, unknown> = grpc.loadPackageDefinition(def) as Record<string, unknown>;
-  for (const p of pkg) node = node[p] as Record<string, unknown>;
-  const Ctor = node[service] as unknown as new (
-    a: string,
-    c: grpc.ChannelCredentials,
-  ) => UnaryClient;
-  return new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-}
-
-function call(client: UnaryClient, method: string, req: unknown): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const fn = client[method];
-    if (!fn) throw new Error(`no method ${method}`);
-    fn.call(client, req, (err, res) => (err ? reject(err) : resolve(res)));
-  });
-}
+import { MANAGEMENT_KEY } from "../support/system.js";
 
 /**
  * Internal callers use the services over plain gRPC: no Connect on the client
@@ -48,25 +17,18 @@ function suite(name: string, openStore: () => Promise<Store>) {
   describe(`GuardrailService over plain @grpc/grpc-js (${name} store)`, () => {
     let server: Awaited<ReturnType<typeof startGuardrailServer>>;
     let store: Store;
-    let guardrails: UnaryClient;
-    let accounts: UnaryClient;
+    let guardrails: PlainClient;
+    let accounts: PlainClient;
+    // Every call authenticates from its metadata, like any other caller.
+    const admin = () => metadata({ key: MANAGEMENT_KEY });
+    const call = (client: PlainClient, method: string, req: unknown, md = admin()) =>
+      unary(client, method, req, md);
 
     before(async () => {
       store = await openStore();
-      server = await startGuardrailServer(store, 0);
-      await server.accounts.bootstrap();
-      guardrails = loadClient(
-        "railgate/guardrail/v1/guardrail_service.proto",
-        ["railgate", "guardrail", "v1"],
-        "GuardrailService",
-        server.port,
-      );
-      accounts = loadClient(
-        "railgate/account/v1/account_service.proto",
-        ["railgate", "account", "v1"],
-        "AccountService",
-        server.port,
-      );
+      server = await startGuardrailServer(store, 0, "127.0.0.1", { managementKey: MANAGEMENT_KEY });
+      guardrails = plainClient("guardrail", server.port);
+      accounts = plainClient("account", server.port);
     });
 
     after(async () => {
@@ -130,11 +92,16 @@ function suite(name: string, openStore: () => Promise<Store>) {
         key: { hash: string };
         secret: string;
       };
-      const auth = (await call(accounts, "Authenticate", { secret: created.secret })) as {
+      const auth = (await call(
+        accounts,
+        "Authenticate",
+        {},
+        metadata({ key: created.secret }),
+      )) as {
         key: { hash: string };
       };
       expect(auth.key.hash).to.equal(created.key.hash);
-      const bad = await call(accounts, "Authenticate", { secret: "nope" }).catch(
+      const bad = await call(accounts, "Authenticate", {}, metadata({ key: "nope" })).catch(
         (e: grpc.ServiceError) => e,
       );
       expect((bad as grpc.ServiceError).code).to.equal(grpc.status.UNAUTHENTICATED);

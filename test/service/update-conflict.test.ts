@@ -7,6 +7,7 @@ import { httpStatusOf } from "../../services/common/errors.js";
 import { RedisStore } from "../../services/common/store/redis-store.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { MANAGEMENT_KEY } from "../support/system.js";
 
 /**
  * A store on a real Redis where another writer always gets in first: each
@@ -37,7 +38,7 @@ describe("GuardrailService: update conflicts", () => {
   before(async () => {
     redis = await startRedis();
     store = new AlwaysRacedStore(redis.client(), "rg");
-    server = await startGuardrailServer(store, 0);
+    server = await startGuardrailServer(store, 0, "127.0.0.1", { managementKey: MANAGEMENT_KEY });
   });
 
   after(async () => {
@@ -49,7 +50,15 @@ describe("GuardrailService: update conflicts", () => {
   it("answers Aborted (HTTP 409, retry later) when every attempt loses the race, and keeps the winner's write", async () => {
     const client = createClient(
       GuardrailService,
-      createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` }),
+      createGrpcTransport({
+        baseUrl: `http://127.0.0.1:${server.port}`,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${MANAGEMENT_KEY}`);
+            return next(req);
+          },
+        ],
+      }),
     );
     const { guardrail } = await client.createGuardrail({ guardrail: { name: "raced" } });
     const err = await client

@@ -58,13 +58,11 @@ describe("speech: cancellation", () => {
         const call = client
           .synthesize(
             {
-              keyHash: h.key.hash,
-              ingressRegion: "global",
               model: MODELS.espeak,
               voice: "alloy",
               input: { case: "text", value: LONG_TEXT },
             },
-            { signal: abort.signal },
+            { signal: abort.signal, headers: { authorization: `Bearer ${h.key.secret}` } },
           )
           [Symbol.asyncIterator]();
         const start = await call.next();

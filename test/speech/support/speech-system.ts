@@ -5,7 +5,7 @@ import { expect } from "chai";
 import type { RailgateConfig } from "../../../services/common/config.js";
 import type { RunningSystem } from "../../../services/system.js";
 import { Api, type JsonResponse } from "../../support/http.js";
-import { freePort, startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
+import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../../support/system.js";
 import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./catalog.js";
 import { FakeOpenAi } from "./fake-openai.js";
@@ -91,7 +91,9 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     h.fakes = makeFakes();
     await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].start()));
     dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
-    const dead = `http://127.0.0.1:${await freePort()}/v1`;
+    // Port 1 (tcpmux) never has a listener here; a port that was free a moment ago can be
+    // taken by another test's fake before the request is made.
+    const dead = "http://127.0.0.1:1/v1";
     const catalog = writeCatalog(dir, h.fakes, dead);
     h.redis = await startRedis();
     h.system = await startTestSystem(h.redis.url, {
