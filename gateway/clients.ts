@@ -4,6 +4,7 @@ import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
+import type { GrpcTls } from "../services/common/grpc-tls.js";
 
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
@@ -23,23 +24,31 @@ function serviceCredential(internalToken: string): Interceptor {
   };
 }
 
+export interface ServiceCredential {
+  /** RAILGATE_INTERNAL_TOKEN, sent on every call. */
+  internalToken?: string;
+  /** mTLS: the gateway's client certificate and the CA of the services' certificates (https URLs). */
+  tls?: GrpcTls;
+}
+
 /** The gateway reaches every service over real gRPC, as any other internal caller would. */
 export function createServiceClients(
   urls: { guardrail: string; speech: string },
-  internalToken: string,
+  credential: ServiceCredential,
 ): ServiceClients {
-  const interceptors = [serviceCredential(internalToken)];
-  // No compression: the services are near, and audio does not compress.
-  const guardrailTransport = createGrpcTransport({
-    baseUrl: urls.guardrail,
-    acceptCompression: [],
-    interceptors,
-  });
-  const speechTransport = createGrpcTransport({
-    baseUrl: urls.speech,
-    acceptCompression: [],
-    interceptors,
-  });
+  const interceptors = credential.internalToken
+    ? [serviceCredential(credential.internalToken)]
+    : [];
+  const transport = (baseUrl: string) =>
+    createGrpcTransport({
+      baseUrl,
+      // No compression: the services are near, and audio does not compress.
+      acceptCompression: [],
+      interceptors,
+      nodeOptions: credential.tls,
+    });
+  const guardrailTransport = transport(urls.guardrail);
+  const speechTransport = transport(urls.speech);
   return {
     guardrails: createClient(GuardrailService, guardrailTransport),
     accounts: createClient(AccountService, guardrailTransport),

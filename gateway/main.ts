@@ -1,24 +1,28 @@
 /** The gateway alone, calling services at GUARDRAIL_GRPC_URL and SPEECH_GRPC_URL. */
 import { loadConfig } from "../services/common/config.js";
+import { loadGrpcTls } from "../services/common/grpc-tls.js";
 import { runUntilSignal } from "../services/common/lifecycle.js";
 import { startGateway } from "./app.js";
 import { createServiceClients } from "./clients.js";
 
 await runUntilSignal("gateway", async () => {
   const config = loadConfig();
-  // Without the service credential the services would take every client to be in
-  // their own listener's region: a gateway on its own must have it.
-  if (!config.internalToken) {
+  // Without a service credential the services would take every client to be in
+  // their own listener's region: a gateway on its own must have one.
+  const tls = loadGrpcTls(config.grpcTls);
+  if (!config.internalToken && !tls) {
     throw new Error(
-      "RAILGATE_INTERNAL_TOKEN is required when the gateway runs on its own (the same value as the services')",
+      "RAILGATE_INTERNAL_TOKEN (the services' value) or RAILGATE_GRPC_TLS_CERT/_KEY/_CA (mTLS) is required when the gateway runs on its own",
     );
   }
+  const scheme = tls ? "https" : "http";
   const clients = createServiceClients(
     {
-      guardrail: process.env.GUARDRAIL_GRPC_URL || `http://127.0.0.1:${config.guardrailGrpcPort}`,
-      speech: process.env.SPEECH_GRPC_URL || `http://127.0.0.1:${config.speechGrpcPort}`,
+      guardrail:
+        process.env.GUARDRAIL_GRPC_URL || `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
+      speech: process.env.SPEECH_GRPC_URL || `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
     },
-    config.internalToken,
+    { internalToken: config.internalToken, tls },
   );
   return startGateway(config.gatewayPorts, config.host, {
     clients,

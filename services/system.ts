@@ -3,6 +3,7 @@ import { startGateway } from "../gateway/app.js";
 import { createServiceClients } from "../gateway/clients.js";
 import type { RegionName } from "../gateway/context.js";
 import type { RailgateConfig } from "./common/config.js";
+import { loadGrpcTls } from "./common/grpc-tls.js";
 import { componentLogger } from "./common/logger.js";
 import { openStore } from "./common/store/open-store.js";
 import type { Store } from "./common/store/types.js";
@@ -31,7 +32,8 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   // In one process the gateway and the services share the service credential
   // in memory; a fresh random one serves when the operator did not set one.
   const internalToken = config.internalToken ?? randomBytes(32).toString("base64url");
-  const access = { internalToken, listenerRegion: config.grpcRegion };
+  const tls = loadGrpcTls(config.grpcTls);
+  const access = { internalToken, listenerRegion: config.grpcRegion, tls };
   const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
     managementKey: config.managementKey,
     account: accountSettings(config.env),
@@ -43,12 +45,13 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     ...access,
   });
   const speechGrpcPort = speech.port;
+  const scheme = tls ? "https" : "http";
   const clients = createServiceClients(
     {
-      guardrail: `http://127.0.0.1:${guardrail.port}`,
-      speech: `http://127.0.0.1:${speechGrpcPort}`,
+      guardrail: `${scheme}://127.0.0.1:${guardrail.port}`,
+      speech: `${scheme}://127.0.0.1:${speechGrpcPort}`,
     },
-    internalToken,
+    { internalToken, tls },
   );
   const gateway = await startGateway(config.gatewayPorts, config.host, {
     clients,

@@ -1,3 +1,5 @@
+import type { GrpcTlsFiles } from "./grpc-tls.js";
+
 /** Process configuration, read once from the environment. */
 export interface RailgateConfig {
   host: string;
@@ -17,6 +19,8 @@ export interface RailgateConfig {
   internalToken?: string;
   /** The ingress region of callers that reach the gRPC listeners directly. */
   grpcRegion: "global" | "europe" | "us";
+  /** PEM files for TLS on the internal gRPC hop (mTLS: a gateway's client certificate proves it). */
+  grpcTls?: GrpcTlsFiles;
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
   /** Worker threads of the embedded speech engine; unset = one per core. */
@@ -44,6 +48,20 @@ function grpcRegion(raw: string | undefined): "global" | "europe" | "us" {
   );
 }
 
+function grpcTlsFiles(env: NodeJS.ProcessEnv): GrpcTlsFiles | undefined {
+  const names = ["RAILGATE_GRPC_TLS_CERT", "RAILGATE_GRPC_TLS_KEY", "RAILGATE_GRPC_TLS_CA"];
+  const set = names.filter((n) => env[n]);
+  if (set.length === 0) return undefined;
+  if (set.length !== names.length) {
+    throw new Error(`${names.join(", ")} must be set together (only ${set.join(", ")} is set)`);
+  }
+  return {
+    certFile: env.RAILGATE_GRPC_TLS_CERT as string,
+    keyFile: env.RAILGATE_GRPC_TLS_KEY as string,
+    caFile: env.RAILGATE_GRPC_TLS_CA as string,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig {
   const cluster = env.REDIS_CLUSTER_NODES?.split(",")
     .map((s) => s.trim())
@@ -64,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     managementKey: env.RAILGATE_MANAGEMENT_KEY || undefined,
     internalToken: env.RAILGATE_INTERNAL_TOKEN || undefined,
     grpcRegion: grpcRegion(env.RAILGATE_GRPC_REGION),
+    grpcTls: grpcTlsFiles(env),
     maxBodyBytes: Number(env.MAX_BODY_BYTES || 1_048_576),
     maxSpeechBodyBytes: Number(env.SPEECH_MAX_BODY_BYTES || 16 * 1_048_576),
     enginePoolSize: env.SPEECH_ENGINE_WORKERS ? Number(env.SPEECH_ENGINE_WORKERS) : undefined,

@@ -2,6 +2,8 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { peerContextValues } from "./auth/peer-identity.js";
+import type { GrpcTls } from "./grpc-tls.js";
 import { componentLogger } from "./logger.js";
 
 const log = componentLogger("grpc");
@@ -41,28 +43,44 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface GrpcServerOptions {
+  /** Run inside the error interceptor, so what they throw is hidden the same way. */
+  interceptors?: Interceptor[];
+  /**
+   * Serve TLS; a client certificate signed by `tls.ca` is requested (not
+   * required: callers with only a bearer key still connect) and, when it
+   * verifies, proves a Railgate gateway (mTLS).
+   */
+  tls?: GrpcTls;
+}
+
 /**
- * Serves Connect routes over gRPC (HTTP/2 cleartext) so plain grpc-js clients
- * can call them. `interceptors` run inside the error interceptor, so what they
- * throw is hidden the same way (authentication is one of them).
+ * Serves Connect routes over gRPC (HTTP/2, cleartext or TLS) so plain grpc-js
+ * clients can call them.
  */
 export async function startGrpcServer(
   routes: (router: ConnectRouter) => void,
   port: number,
   host = "127.0.0.1",
-  interceptors: Interceptor[] = [],
+  options: GrpcServerOptions = {},
 ): Promise<RunningServer> {
-  const server = http2.createServer(
-    connectNodeAdapter({
-      routes,
-      interceptors: [errorInterceptor, ...interceptors],
-      // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
-      acceptCompression: [],
-      // Reference audio arrives inside the request message as base64 data URLs
-      // (the gateway caps the HTTP body at 16 MiB by default).
-      readMaxBytes: 32 * 1024 * 1024,
-    }),
-  );
+  const handler = connectNodeAdapter({
+    routes,
+    interceptors: [errorInterceptor, ...(options.interceptors ?? [])],
+    contextValues: peerContextValues,
+    // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
+    acceptCompression: [],
+    // Reference audio arrives inside the request message as base64 data URLs
+    // (the gateway caps the HTTP body at 16 MiB by default).
+    readMaxBytes: 32 * 1024 * 1024,
+  });
+  const tls = options.tls;
+  const server = tls
+    ? http2.createSecureServer(
+        { ...tls, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
+        handler,
+      )
+    : http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s) => {
     sessions.add(s);

@@ -1,5 +1,6 @@
 /** GuardrailService + AccountService alone (one container of docker-compose). */
 import { loadConfig } from "../common/config.js";
+import { loadGrpcTls } from "../common/grpc-tls.js";
 import { runUntilSignal } from "../common/lifecycle.js";
 import { openStore } from "../common/store/open-store.js";
 import { accountSettings } from "../policy/account-settings.js";
@@ -12,6 +13,7 @@ await runUntilSignal("guardrail", async () => {
     managementKey: config.managementKey,
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
+    tls: loadGrpcTls(config.grpcTls),
     account: accountSettings(config.env),
   });
   return {

@@ -3,6 +3,7 @@ import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_serv
 import { AccountServiceImpl } from "../account/service.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import type { GrpcTls } from "../common/grpc-tls.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import type { AccountSettings, RegionName } from "../policy/types.js";
@@ -23,6 +24,8 @@ export interface GuardrailServerOptions {
   internalToken?: string;
   /** The ingress region of callers that reach this listener directly. */
   listenerRegion?: RegionName;
+  /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
+  tls?: GrpcTls;
   account?: AccountSettings;
 }
 
@@ -60,19 +63,22 @@ export async function startGuardrailServer(
     },
     port,
     host,
-    [
-      callerAuthInterceptor({
-        principals,
-        internalToken: options.internalToken,
-        listenerRegion: options.listenerRegion ?? "global",
-        access: {
-          [`${AccountService.typeName}/Authenticate`]: "any-key",
-          [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
-          // The gateway's /healthz probe (until the services serve grpc.health.v1).
-          [`${AccountService.typeName}/ListWorkspaces`]: "gateway",
-        },
-      }),
-    ],
+    {
+      tls: options.tls,
+      interceptors: [
+        callerAuthInterceptor({
+          principals,
+          internalToken: options.internalToken,
+          listenerRegion: options.listenerRegion ?? "global",
+          access: {
+            [`${AccountService.typeName}/Authenticate`]: "any-key",
+            [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
+            // The gateway's /healthz probe (until the services serve grpc.health.v1).
+            [`${AccountService.typeName}/ListWorkspaces`]: "gateway",
+          },
+        }),
+      ],
+    },
   );
   return {
     ...server,

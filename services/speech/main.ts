@@ -1,5 +1,6 @@
 /** SpeechService alone (one container of docker-compose). */
 import { loadConfig } from "../common/config.js";
+import { loadGrpcTls } from "../common/grpc-tls.js";
 import { runUntilSignal } from "../common/lifecycle.js";
 import { openStore } from "../common/store/open-store.js";
 import { startSpeechServer } from "./server.js";
@@ -12,6 +13,7 @@ await runUntilSignal("speech", async () => {
     enginePoolSize: config.enginePoolSize,
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
+    tls: loadGrpcTls(config.grpcTls),
   });
   return {
     close: async () => {

@@ -1,6 +1,7 @@
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import type { GrpcTls } from "../common/grpc-tls.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import { accountSettings } from "../policy/account-settings.js";
@@ -23,6 +24,8 @@ export interface SpeechServerOptions {
   internalToken?: string;
   /** The ingress region of callers that reach this listener directly. */
   listenerRegion?: RegionName;
+  /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
+  tls?: GrpcTls;
 }
 
 /** SpeechService on its own gRPC port, with the embedded engine's worker pool. */
@@ -59,18 +62,21 @@ export async function startSpeechServer(
       (router) => router.service(SpeechService, service),
       port,
       host,
-      [
-        callerAuthInterceptor({
-          principals: governance,
-          internalToken: options.internalToken,
-          listenerRegion: options.listenerRegion ?? "global",
-          access: {
-            [`${SpeechService.typeName}/Synthesize`]: "standard",
-            [`${SpeechService.typeName}/GetGeneration`]: "standard",
-            [`${SpeechService.typeName}/ListModels`]: "public",
-          },
-        }),
-      ],
+      {
+        tls: options.tls,
+        interceptors: [
+          callerAuthInterceptor({
+            principals: governance,
+            internalToken: options.internalToken,
+            listenerRegion: options.listenerRegion ?? "global",
+            access: {
+              [`${SpeechService.typeName}/Synthesize`]: "standard",
+              [`${SpeechService.typeName}/GetGeneration`]: "standard",
+              [`${SpeechService.typeName}/ListModels`]: "public",
+            },
+          }),
+        ],
+      },
     );
     log.info(
       { models: catalog.models.map((m) => m.id), voices: engine.voices().length },

@@ -16,6 +16,15 @@ const SERVICES = {
 
 /** A plain @grpc/grpc-js client built from the .proto files: no Connect on the client side. */
 export function plainClient(domain: keyof typeof SERVICES, port: number): PlainClient {
+  return plainClientWith(domain, port, grpc.credentials.createInsecure());
+}
+
+/** The same with channel credentials of the caller's choosing (TLS, mTLS). */
+export function plainClientWith(
+  domain: keyof typeof SERVICES,
+  port: number,
+  credentials: grpc.ChannelCredentials,
+): PlainClient {
   const [file, service] = SERVICES[domain];
   const def = protoLoader.loadSync(file, {
     includeDirs: [protoRoot],
@@ -31,7 +40,7 @@ export function plainClient(domain: keyof typeof SERVICES, port: number): PlainC
     a: string,
     c: grpc.ChannelCredentials,
   ) => PlainClient;
-  return new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  return new Ctor(`127.0.0.1:${port}`, credentials);
 }
 
 /** Call metadata: a bearer key, the service credential, an asserted region (each optional). */

@@ -6,6 +6,7 @@ import type { Principal } from "../../speech/governance-cache.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../errors.js";
 import { hashSecret } from "../ids.js";
 import { CALLER_HEADERS } from "./caller-headers.js";
+import { peerVerifiedKey } from "./peer-identity.js";
 
 /**
  * Who may call an RPC:
@@ -89,7 +90,8 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
   return (next) => async (req) => {
     const access = options.access[`${req.service.typeName}/${req.method.name}`] ?? "management";
     const presented = req.header.get(CALLER_HEADERS.internalToken);
-    let viaGateway = false;
+    // A client certificate from the gateways' CA proves a gateway as well as the token does.
+    let viaGateway = req.contextValues.get(peerVerifiedKey);
     if (presented !== null) {
       if (!token || !timingSafeEqual(digest(presented), token)) {
         throw unauthenticated(`Invalid ${CALLER_HEADERS.internalToken}`);
@@ -101,7 +103,7 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
     if (asserted !== null) {
       if (!viaGateway) {
         throw permissionDenied(
-          `${CALLER_HEADERS.ingressRegion} may only be asserted by a Railgate gateway (${CALLER_HEADERS.internalToken})`,
+          `${CALLER_HEADERS.ingressRegion} may only be asserted by a Railgate gateway (${CALLER_HEADERS.internalToken} or a client certificate)`,
         );
       }
       if (!isRegionName(asserted)) {

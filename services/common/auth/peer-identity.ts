@@ -1,0 +1,19 @@
+import type { IncomingMessage } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
+import type { TLSSocket } from "node:tls";
+import { createContextKey, createContextValues } from "@connectrpc/connect";
+
+/**
+ * True when the caller presented a TLS client certificate that verifies
+ * against the CA of RAILGATE_GRPC_TLS_CA: mTLS, the stronger form of the
+ * service credential that proves a Railgate gateway.
+ */
+export const peerVerifiedKey = createContextKey(false, { description: "mTLS peer verified" });
+
+/** Context values of a call, read from its connection before any handler runs. */
+export function peerContextValues(req: IncomingMessage | Http2ServerRequest) {
+  const values = createContextValues();
+  const socket = req.socket as TLSSocket | undefined;
+  if (socket?.encrypted && socket.authorized) values.set(peerVerifiedKey, true);
+  return values;
+}
