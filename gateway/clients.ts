@@ -1,4 +1,4 @@
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
@@ -12,18 +12,6 @@ export interface ServiceClients {
   speech: Client<typeof SpeechService>;
 }
 
-/**
- * Every call of the gateway proves it comes from a Railgate gateway, which is
- * what lets it assert its client's ingress region (the services refuse that
- * assertion from anyone else). The client's own key travels per call.
- */
-function serviceCredential(internalToken: string): Interceptor {
-  return (next) => (req) => {
-    req.header.set(CALLER_HEADERS.internalToken, internalToken);
-    return next(req);
-  };
-}
-
 export interface ServiceCredential {
   /** RAILGATE_INTERNAL_TOKEN, sent on every call. */
   internalToken?: string;
@@ -31,11 +19,35 @@ export interface ServiceCredential {
   tls?: GrpcTls;
 }
 
-/** The gateway reaches every service over real gRPC, as any other internal caller would. */
-export function createServiceClients(
+/**
+ * Every call of the gateway proves it comes from a Railgate gateway, which is
+ * what lets it assert its client's ingress region (the services refuse that
+ * assertion from anyone else). The client's own key travels per call.
+ */
+export function serviceCredential(internalToken: string): Interceptor {
+  return (next) => (req) => {
+    req.header.set(CALLER_HEADERS.internalToken, internalToken);
+    return next(req);
+  };
+}
+
+/** Typed clients over the given transports: gRPC to other processes, or in-process. */
+export function createServiceClients(transports: {
+  guardrail: Transport;
+  speech: Transport;
+}): ServiceClients {
+  return {
+    guardrails: createClient(GuardrailService, transports.guardrail),
+    accounts: createClient(AccountService, transports.guardrail),
+    speech: createClient(SpeechService, transports.speech),
+  };
+}
+
+/** Real gRPC (HTTP/2) transports to services in other processes (a split deployment). */
+export function grpcTransports(
   urls: { guardrail: string; speech: string },
   credential: ServiceCredential,
-): ServiceClients {
+): { guardrail: Transport; speech: Transport } {
   const interceptors = credential.internalToken
     ? [serviceCredential(credential.internalToken)]
     : [];
@@ -47,11 +59,5 @@ export function createServiceClients(
       interceptors,
       nodeOptions: credential.tls,
     });
-  const guardrailTransport = transport(urls.guardrail);
-  const speechTransport = transport(urls.speech);
-  return {
-    guardrails: createClient(GuardrailService, guardrailTransport),
-    accounts: createClient(AccountService, guardrailTransport),
-    speech: createClient(SpeechService, speechTransport),
-  };
+  return { guardrail: transport(urls.guardrail), speech: transport(urls.speech) };
 }

@@ -3,7 +3,7 @@ import { loadConfig } from "../services/common/config.js";
 import { loadGrpcTls } from "../services/common/grpc-tls.js";
 import { runUntilSignal } from "../services/common/lifecycle.js";
 import { startGateway } from "./app.js";
-import { createServiceClients } from "./clients.js";
+import { createServiceClients, grpcTransports } from "./clients.js";
 
 await runUntilSignal("gateway", async () => {
   const config = loadConfig();
@@ -17,12 +17,14 @@ await runUntilSignal("gateway", async () => {
   }
   const scheme = tls ? "https" : "http";
   const clients = createServiceClients(
-    {
-      guardrail:
-        process.env.GUARDRAIL_GRPC_URL || `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
-      speech: process.env.SPEECH_GRPC_URL || `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
-    },
-    { internalToken: config.internalToken, tls },
+    grpcTransports(
+      {
+        guardrail:
+          process.env.GUARDRAIL_GRPC_URL || `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
+        speech: process.env.SPEECH_GRPC_URL || `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
+      },
+      { internalToken: config.internalToken, tls },
+    ),
   );
   return startGateway(config.gatewayPorts, config.host, {
     clients,

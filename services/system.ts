@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { startGateway } from "../gateway/app.js";
-import { createServiceClients } from "../gateway/clients.js";
+import { createServiceClients, grpcTransports, serviceCredential } from "../gateway/clients.js";
 import type { RegionName } from "../gateway/context.js";
 import type { RailgateConfig } from "./common/config.js";
 import { loadGrpcTls } from "./common/grpc-tls.js";
@@ -45,13 +45,24 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     ...access,
   });
   const speechGrpcPort = speech.port;
+  // Co-located, the gateway calls the services' implementations directly (same
+  // interceptors, no HTTP/2, no serialization); the gRPC listeners stay up for
+  // internal callers. RAILGATE_INTERNAL_TRANSPORT=grpc keeps the loopback hop.
   const scheme = tls ? "https" : "http";
+  const inProcess = {
+    clientInterceptors: [serviceCredential(internalToken)],
+    freezeMessages: config.freezeInProcessMessages,
+  };
   const clients = createServiceClients(
-    {
-      guardrail: `${scheme}://127.0.0.1:${guardrail.port}`,
-      speech: `${scheme}://127.0.0.1:${speechGrpcPort}`,
-    },
-    { internalToken, tls },
+    config.internalTransport === "grpc"
+      ? grpcTransports(
+          {
+            guardrail: `${scheme}://127.0.0.1:${guardrail.port}`,
+            speech: `${scheme}://127.0.0.1:${speechGrpcPort}`,
+          },
+          { internalToken, tls },
+        )
+      : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );
   const gateway = await startGateway(config.gatewayPorts, config.host, {
     clients,
@@ -64,6 +75,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
       guardrailGrpc: guardrail.port,
       speechGrpc: speech.port,
       store: store.kind,
+      internalTransport: config.internalTransport,
     },
     "railgate is up",
   );

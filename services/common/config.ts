@@ -19,6 +19,13 @@ export interface RailgateConfig {
   internalToken?: string;
   /** The ingress region of callers that reach the gRPC listeners directly. */
   grpcRegion: "global" | "europe" | "us";
+  /**
+   * How `npm start`'s gateway reaches the services in its own process:
+   * "in-process" (direct calls) or "grpc" (the loopback listeners).
+   */
+  internalTransport: "in-process" | "grpc";
+  /** Development check: freeze messages that cross the in-process transport (tests). */
+  freezeInProcessMessages?: boolean;
   /** PEM files for TLS on the internal gRPC hop (mTLS: a gateway's client certificate proves it). */
   grpcTls?: GrpcTlsFiles;
   maxBodyBytes: number;
@@ -45,6 +52,14 @@ function grpcRegion(raw: string | undefined): "global" | "europe" | "us" {
   if (raw === "global" || raw === "europe" || raw === "us") return raw;
   throw new Error(
     `RAILGATE_GRPC_REGION must be "global", "europe" or "us", got "${raw.slice(0, 40)}"`,
+  );
+}
+
+function internalTransport(raw: string | undefined): "in-process" | "grpc" {
+  if (raw === undefined || raw === "" || raw === "in-process") return "in-process";
+  if (raw === "grpc") return raw;
+  throw new Error(
+    `RAILGATE_INTERNAL_TRANSPORT must be "in-process" or "grpc", got "${raw.slice(0, 40)}"`,
   );
 }
 
@@ -83,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     internalToken: env.RAILGATE_INTERNAL_TOKEN || undefined,
     grpcRegion: grpcRegion(env.RAILGATE_GRPC_REGION),
     grpcTls: grpcTlsFiles(env),
+    internalTransport: internalTransport(env.RAILGATE_INTERNAL_TRANSPORT),
     maxBodyBytes: Number(env.MAX_BODY_BYTES || 1_048_576),
     maxSpeechBodyBytes: Number(env.SPEECH_MAX_BODY_BYTES || 16 * 1_048_576),
     enginePoolSize: env.SPEECH_ENGINE_WORKERS ? Number(env.SPEECH_ENGINE_WORKERS) : undefined,

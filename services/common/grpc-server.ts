@@ -1,9 +1,10 @@
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { peerContextValues } from "./auth/peer-identity.js";
 import type { GrpcTls } from "./grpc-tls.js";
+import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
 import { componentLogger } from "./logger.js";
 
 const log = componentLogger("grpc");
@@ -43,6 +44,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface ServedServices extends RunningServer {
+  /**
+   * A transport that calls these services in this process, through the same
+   * interceptors as the listener: for a caller that runs in the same process.
+   */
+  inProcess(options?: { clientInterceptors?: Interceptor[]; freezeMessages?: boolean }): Transport;
+}
+
 export interface GrpcServerOptions {
   /** Run inside the error interceptor, so what they throw is hidden the same way. */
   interceptors?: Interceptor[];
@@ -59,14 +68,17 @@ export interface GrpcServerOptions {
  * clients can call them.
  */
 export async function startGrpcServer(
-  routes: (router: ConnectRouter) => void,
+  services: ServiceRegistration[],
   port: number,
   host = "127.0.0.1",
   options: GrpcServerOptions = {},
-): Promise<RunningServer> {
+): Promise<ServedServices> {
+  const interceptors = [errorInterceptor, ...(options.interceptors ?? [])];
   const handler = connectNodeAdapter({
-    routes,
-    interceptors: [errorInterceptor, ...(options.interceptors ?? [])],
+    routes: (router) => {
+      for (const { service, impl } of services) router.service(service, impl);
+    },
+    interceptors,
     contextValues: peerContextValues,
     // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
     acceptCompression: [],
@@ -93,6 +105,8 @@ export async function startGrpcServer(
   const actual = (server.address() as AddressInfo).port;
   return {
     port: actual,
+    inProcess: (inProcess = {}) =>
+      createInProcessTransport({ services, serverInterceptors: interceptors, ...inProcess }),
     // http2Server.close() waits for open sessions, so close them ourselves.
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,8 +2,9 @@ import { AccountService } from "../../gen/railgate/account/v1/account_service_pb
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { AccountServiceImpl } from "../account/service.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
-import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import { type ServedServices, startGrpcServer } from "../common/grpc-server.js";
 import type { GrpcTls } from "../common/grpc-tls.js";
+import { served } from "../common/in-process-transport.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import type { AccountSettings, RegionName } from "../policy/types.js";
@@ -12,7 +13,7 @@ import { GuardrailServiceImpl } from "./service.js";
 
 const log = componentLogger("guardrail");
 
-export interface GuardrailServer extends RunningServer {
+export interface GuardrailServer extends ServedServices {
   accounts: AccountServiceImpl;
   defaultWorkspaceId: string | undefined;
 }
@@ -57,10 +58,7 @@ export async function startGuardrailServer(
     options.account ?? { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true },
   );
   const server = await startGrpcServer(
-    (router) => {
-      router.service(GuardrailService, guardrails);
-      router.service(AccountService, accounts);
-    },
+    [served(GuardrailService, guardrails), served(AccountService, accounts)],
     port,
     host,
     {

@@ -1,7 +1,8 @@
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
-import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import { type ServedServices, startGrpcServer } from "../common/grpc-server.js";
 import type { GrpcTls } from "../common/grpc-tls.js";
+import { served } from "../common/in-process-transport.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import { accountSettings } from "../policy/account-settings.js";
@@ -34,7 +35,7 @@ export async function startSpeechServer(
   port: number,
   host?: string,
   options: SpeechServerOptions = {},
-): Promise<RunningServer> {
+): Promise<ServedServices> {
   const env = options.env ?? process.env;
   const catalog = loadCatalog(env);
   const engine = await EspeakEngine.start({ poolSize: options.enginePoolSize });
@@ -58,32 +59,28 @@ export async function startSpeechServer(
     });
     // Synthesize and GetGeneration need a standard key, ListModels nothing,
     // Explain (the default) a management key.
-    const server = await startGrpcServer(
-      (router) => router.service(SpeechService, service),
-      port,
-      host,
-      {
-        tls: options.tls,
-        interceptors: [
-          callerAuthInterceptor({
-            principals: governance,
-            internalToken: options.internalToken,
-            listenerRegion: options.listenerRegion ?? "global",
-            access: {
-              [`${SpeechService.typeName}/Synthesize`]: "standard",
-              [`${SpeechService.typeName}/GetGeneration`]: "standard",
-              [`${SpeechService.typeName}/ListModels`]: "public",
-            },
-          }),
-        ],
-      },
-    );
+    const server = await startGrpcServer([served(SpeechService, service)], port, host, {
+      tls: options.tls,
+      interceptors: [
+        callerAuthInterceptor({
+          principals: governance,
+          internalToken: options.internalToken,
+          listenerRegion: options.listenerRegion ?? "global",
+          access: {
+            [`${SpeechService.typeName}/Synthesize`]: "standard",
+            [`${SpeechService.typeName}/GetGeneration`]: "standard",
+            [`${SpeechService.typeName}/ListModels`]: "public",
+          },
+        }),
+      ],
+    });
     log.info(
       { models: catalog.models.map((m) => m.id), voices: engine.voices().length },
       "speech catalog loaded",
     );
     return {
       port: server.port,
+      inProcess: server.inProcess,
       close: async () => {
         await server.close();
         governance.close();

@@ -16,6 +16,12 @@ export async function startTestSystem(
     speechGrpcPort: 0,
     redisUrl,
     managementKey: MANAGEMENT_KEY,
+    // Every suite runs in either topology: RAILGATE_TEST_TRANSPORT=grpc puts the loopback gRPC
+    // hop back between the gateway and the services (npm test runs the HTTP suites both ways).
+    internalTransport: process.env.RAILGATE_TEST_TRANSPORT === "grpc" ? "grpc" : "in-process",
+    // Messages cross the in-process transport by reference: frozen, a write by the side that
+    // received one throws, so no suite can pass while a service or the gateway mutates one.
+    freezeInProcessMessages: true,
     ...overrides,
   };
   return startSystem(config);
