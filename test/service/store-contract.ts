@@ -398,6 +398,18 @@ export function contract(
       expect(again?.value.allowedModels?.values).to.deep.equal(["a/b"]);
     });
 
+    it("never stores unknown fields a client put into a guardrail's nested messages", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      g.allowedModels = create(StringListSchema, { values: ["a/b"] });
+      g.allowedModels.$unknown = [{ no: 99, wireType: 2, data: new Uint8Array(10_000) }];
+      await store.createGuardrail(g);
+      const got = await store.getGuardrail(ws.id, g.id);
+      expect(got?.value.allowedModels?.values).to.deep.equal(["a/b"]);
+      expect(got?.value.allowedModels?.$unknown ?? []).to.have.length(0);
+    });
+
     it("admits atomically: rate limit, credits, key limit and budgets, and a refusal changes nothing", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);

@@ -31,7 +31,8 @@ export function encodeField(g: Guardrail, number: number): Uint8Array {
   if (!field) throw new Error(`no guardrail field ${number}`);
   const part = create(GuardrailSchema) as unknown as Record<string, unknown>;
   part[field.localName] = (g as unknown as Record<string, unknown>)[field.localName];
-  return toBinary(GuardrailSchema, part as unknown as Guardrail);
+  // Unknown fields a client smuggled into a nested message are never stored.
+  return toBinary(GuardrailSchema, part as unknown as Guardrail, { writeUnknownFields: false });
 }
 
 /** Every stored field of `g` that is set, as [number, encoding]. */

@@ -42,7 +42,8 @@ type Client = Redis | Cluster;
 type Script = (...args: (string | Buffer | number)[]) => Promise<unknown>;
 
 function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer {
-  const bytes = toBinary(schema, msg);
+  // Only the fields the schema knows are stored: nothing unbounded rides along.
+  const bytes = toBinary(schema, msg, { writeUnknownFields: false });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
