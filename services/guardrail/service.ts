@@ -80,8 +80,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         `workspace ${workspaceId} already has ${result.count} guardrails (the maximum is ${result.limit}): delete one first`,
       );
     }
-    guardrail.version = 1n;
-    return { guardrail };
+    // Answer with what was stored (exactly the fields the store keeps).
+    const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
+    return { guardrail: stored?.value ?? guardrail };
   }
 
   async getGuardrail(req: { id: string }) {
