@@ -25,6 +25,7 @@ import {
   secretLabel,
 } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
+import { isLimitReached, limitError } from "../common/store/limits.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { addCredits, readCredits } from "./credits.js";
@@ -105,8 +106,14 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       defaultGuardrailId: defaultGuardrailId(id),
       createdAt: nowTimestamp(),
     });
-    if ((await this.store.createWorkspace(ws)) === "slug-taken") {
+    const created = await this.store.createWorkspace(ws);
+    if (created === "slug-taken") {
       throw alreadyExists(`slug "${slug}" is already used by another workspace`);
+    }
+    if (isLimitReached(created)) {
+      throw limitError(
+        `the deployment already has ${created.count} workspaces (the maximum is ${created.limit}): delete one first`,
+      );
     }
     return { workspace: ws };
   }
@@ -205,6 +212,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${scope} does not exist`);
     if (result === "exists") throw alreadyExists("key collision, retry");
+    if (isLimitReached(result)) {
+      const where = scope === ORG_SCOPE ? "the organization" : `workspace ${scope}`;
+      const what = scope === ORG_SCOPE ? "management keys" : "keys";
+      throw limitError(
+        `${where} already has ${result.count} ${what} (the maximum is ${result.limit}): delete one first`,
+      );
+    }
     return { key, secret };
   }
 
@@ -229,14 +243,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const { offset, limit } = pageParams(req.offset, req.limit);
     const scope =
       req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
-    if (req.includeDisabled) {
-      const page = await this.store.listKeys(scope, offset, limit);
-      return { keys: page.items, totalCount: page.total };
-    }
-    // Filtering disabled keys needs the whole list; key counts per deployment are modest.
-    const all = await this.store.listKeys(scope, 0, Number.MAX_SAFE_INTEGER);
-    const enabled = all.items.filter((k) => !k.disabled);
-    return { keys: enabled.slice(offset, offset + limit), totalCount: enabled.length };
+    // The store pages the enabled keys from an index of their own.
+    const page = await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
+    return { keys: page.items, totalCount: page.total };
   }
 
   async updateKey(req: UpdateKeyRequest) {
@@ -319,6 +328,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       const raced = await this.store.getKey(ORG_SCOPE, hash);
       if (raced) return { key: raced };
       throw alreadyExists("that secret is already in use by a standard key");
+    }
+    if (isLimitReached(result)) {
+      throw limitError(
+        `the organization already has ${result.count} management keys (the maximum is ${result.limit}): delete one first`,
+      );
     }
     return { key };
   }

@@ -15,14 +15,20 @@ import { callerOf } from "../common/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../common/errors.js";
 import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
+import { isLimitReached, limitError } from "../common/store/limits.js";
 import type { AssignmentKind, AssignmentRecord, Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
-import { applyUpdateMask, guardrailFromInput } from "./update-mask.js";
-import { validateGuardrail } from "./validation.js";
+import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
+import { fieldsReadTogether, validateGuardrail } from "./validation.js";
 
-/** Concurrent updates retry on a version conflict this many times before answering 409. */
+/**
+ * An update is retried only when a field it was validated against changed
+ * meanwhile (see fieldsReadTogether); after this many such races it is 409.
+ */
 const UPDATE_ATTEMPTS = 8;
 const MAX_SUBJECTS = 1000;
+/** Who made an assignment is stored with it: bounded like a subject. */
+const ASSIGNED_BY_MAX = 256;
 
 export function defaultGuardrailName(workspaceId: string): string {
   return `Workspace ${workspaceId} Default`;
@@ -66,10 +72,16 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     }
     const guardrail = guardrailFromInput(input, newId(), workspaceId, nowTimestamp());
     validateGuardrail(guardrail);
-    const result = await this.store.putGuardrail(guardrail, 0);
+    const result = await this.store.createGuardrail(guardrail);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
-    if (result === "conflict") throw conflict("guardrail id collision, retry");
+    if (result === "exists") throw conflict("guardrail id collision, retry");
+    if (isLimitReached(result)) {
+      throw limitError(
+        `workspace ${workspaceId} already has ${result.count} guardrails (the maximum is ${result.limit}): delete one first`,
+      );
+    }
+    // Answer with what was stored (exactly the fields the store keeps).
     const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
     return { guardrail: stored?.value ?? guardrail };
   }
@@ -86,10 +98,12 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   /**
-   * Read, apply the mask, validate, then write only if nobody wrote in
-   * between (version check in the store). On a race the update is re-applied
-   * to the fresh record, so no write is ever lost; only a storm of writers
-   * gets 409.
+   * Read, apply the mask, validate the result, then let the store write the
+   * masked fields alone, atomically: concurrent PATCHes of other fields (or
+   * of the same field: the last one wins) never conflict. Only when a field
+   * that a rule across fields read (limit_usd with reset_interval) changed
+   * since the read is the update re-applied to the fresh record; a storm of
+   * such races gets 409.
    */
   async updateGuardrail(req: {
     id: string;
@@ -115,12 +129,19 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       }
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
-      const result = await this.store.putGuardrail(next, found?.version ?? 0);
-      if (result === "ok") {
-        const stored = await this.store.getGuardrail(ws, req.id);
-        return { guardrail: stored?.value ?? next };
-      }
-      if (result === "missing-workspace") throw notFound(`guardrail ${req.id} not found`);
+      const fields = fieldsWritten(input, paths);
+      const result = await this.store.patchGuardrail({
+        workspaceId: ws,
+        id: req.id,
+        readVersion: found?.version ?? 0,
+        fields,
+        next,
+        unchanged: fieldsReadTogether(fields),
+        read: current,
+        materialize: isDefault,
+      });
+      if (result === "missing") throw notFound(`guardrail ${req.id} not found`);
+      if (result !== "conflict") return { guardrail: result.value };
     }
     throw conflict("guardrail is being updated concurrently, retry later");
   }
@@ -135,6 +156,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   private async assign(kind: AssignmentKind, guardrailId: string, subjects: string[], by: string) {
     const field = kind === "key" ? "key_hashes" : "member_user_ids";
     const guardrail = await this.load(guardrailId);
+    if (by.length > ASSIGNED_BY_MAX)
+      throw invalidArgument(`assigned_by must be at most ${ASSIGNED_BY_MAX} characters`);
     const unique = [...new Set(subjects)];
     if (unique.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
     if (unique.length > MAX_SUBJECTS)
@@ -162,6 +185,12 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     }));
     const result = await this.store.assign(kind, records);
     if (result === "missing") throw notFound(`guardrail ${guardrailId} not found`);
+    if (isLimitReached(result)) {
+      const what = kind === "key" ? "key assignments" : "member assignments";
+      throw limitError(
+        `workspace ${guardrail.workspaceId} already has ${result.count} ${what}; assigning ${result.adding} more would exceed the maximum of ${result.limit} (nothing was assigned)`,
+      );
+    }
     return result.assigned;
   }
 

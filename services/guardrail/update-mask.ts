@@ -122,6 +122,22 @@ export function applyUpdateMask(
   return withBuiltinDefaults(next);
 }
 
+/**
+ * The stored guardrail fields (proto names) that applyUpdateMask with these
+ * paths writes: the store overwrites exactly these, and nothing else, so
+ * PATCHes of different fields never touch each other's.
+ */
+export function fieldsWritten(input: GuardrailInput, paths: readonly string[]): string[] {
+  const out = new Set<string>(["updated_at"]);
+  for (const path of paths) {
+    if (path !== "enforce_zdr") out.add(path);
+    else if (input.enforceZdr !== undefined) {
+      for (const [vendor] of ZDR_FIELDS) if (!paths.includes(vendor)) out.add(vendor);
+    }
+  }
+  return [...out];
+}
+
 /** A new guardrail from a create request; omitted fields take their defaults. */
 export function guardrailFromInput(
   input: GuardrailInput,

@@ -28,6 +28,22 @@ function checkStringList(field: string, list: { values: string[] } | undefined):
 }
 
 /**
+ * Fields that a rule below reads together. A PATCH that writes some of a
+ * group was validated against the others as read; the store applies it only
+ * if those are still unchanged, so the rule holds on what is stored.
+ */
+export const FIELDS_CHECKED_TOGETHER: readonly (readonly string[])[] = [
+  ["limit_usd", "reset_interval"],
+];
+
+/** The fields a patch writing `written` was validated against without writing them. */
+export function fieldsReadTogether(written: readonly string[]): string[] {
+  return FIELDS_CHECKED_TOGETHER.filter((group) => group.some((f) => written.includes(f))).flatMap(
+    (group) => group.filter((f) => !written.includes(f)),
+  );
+}
+
+/**
  * Checks a guardrail as it would be stored, so that create and update (after
  * the mask is applied) share every rule, including rules across fields.
  */
@@ -41,6 +57,9 @@ export function validateGuardrail(g: Guardrail): void {
   if (regions) {
     if (regions.values.length === 0) {
       fail("allowed_data_regions must have at least 1 element (use null for no restriction)");
+    }
+    if (regions.values.length > LIMITS.listMaxItems) {
+      fail(`allowed_data_regions may have at most ${LIMITS.listMaxItems} elements`);
     }
     regions.values.forEach((r, i) => {
       if (r === Region.UNSPECIFIED || Region[r] === undefined) {

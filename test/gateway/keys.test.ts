@@ -179,6 +179,28 @@ describe("gateway: API keys", () => {
       );
     });
 
+    it("pages the enabled keys: pages cover each exactly once and total_count counts only them", async () => {
+      const ws = await createWorkspace(h.api);
+      const made = [];
+      for (let i = 0; i < 7; i++) made.push((await createKey(h.api, { workspace_id: ws.id })).data);
+      for (const k of [made[1], made[4], made[5]]) {
+        await h.api.patch(`/api/v1/keys/${k.hash}`, { disabled: true });
+      }
+      const enabled = [made[0], made[2], made[3], made[6]].map((k) => k.hash).sort();
+      const seen: string[] = [];
+      for (let offset = 0; offset < 6; offset += 2) {
+        const page = await h.api.get(`/api/v1/keys?workspace_id=${ws.id}&limit=2&offset=${offset}`);
+        expectStatus(page, 200);
+        expect(page.body.total_count).to.equal(4);
+        seen.push(...page.body.data.map((k: { hash: string }) => k.hash));
+      }
+      expect(seen.sort()).to.deep.equal(enabled);
+      // Enabling a key again brings it back into the pages.
+      await h.api.patch(`/api/v1/keys/${made[4].hash}`, { disabled: false });
+      const again = await h.api.get(`/api/v1/keys?workspace_id=${ws.id}&limit=100`);
+      expect(again.body.total_count).to.equal(5);
+    });
+
     it("rejects bad paging", async () => {
       for (const q of ["limit=0", "limit=101", "offset=-1", "offset=one"]) {
         expectError(await h.api.get(`/api/v1/keys?${q}`), 400);

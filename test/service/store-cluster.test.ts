@@ -19,7 +19,9 @@ describe("Store contract on a Redis Cluster", () => {
   // A fresh key prefix per test stands in for FLUSHALL, which a cluster only does node by node.
   contract(
     "redis cluster",
-    async () => new RedisStore(cluster.client(), `rgc${++prefixes}`),
-    async () => {},
+    async (limits) => new RedisStore(cluster.client(), `rgc${prefixes}`, limits),
+    async () => {
+      prefixes++;
+    },
   );
 });

@@ -14,12 +14,12 @@ describe("Store contract", () => {
 
   contract(
     "memory",
-    async () => new MemoryStore(),
+    async (limits) => new MemoryStore(limits),
     async () => {},
   );
   contract(
     "redis",
-    async () => new RedisStore(redis.client(), "rgtest"),
+    async (limits) => new RedisStore(redis.client(), "rgtest", limits),
     async () => redis.flush(),
   );
 });

@@ -1,14 +1,24 @@
-import { create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import {
   ApiKeySchema,
   KeyKind,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import { GuardrailSchema, StringListSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  type Guardrail,
+  GuardrailSchema,
+  ResetInterval,
+  StringListSchema,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId, hashSecret, newId } from "../../services/common/ids.js";
 import type { Admission } from "../../services/common/store/admission.js";
-import { ORG_SCOPE, type Store } from "../../services/common/store/types.js";
+import {
+  COUNT_LIMITS,
+  type CountLimits,
+  isLimitReached,
+} from "../../services/common/store/limits.js";
+import { type GuardrailPatch, ORG_SCOPE, type Store } from "../../services/common/store/types.js";
 import { nowTimestamp } from "../../services/common/time.js";
 
 function workspace(slug: string) {
@@ -48,8 +58,43 @@ function assignment(subject: string, guardrailId: string, workspaceId: string) {
   };
 }
 
+/** Small limits, so the tests can reach them. */
+const SMALL: CountLimits = {
+  workspaces: 3,
+  guardrailsPerWorkspace: 3,
+  keysPerWorkspace: 3,
+  managementKeys: 2,
+  keyAssignmentsPerWorkspace: 3,
+  memberAssignmentsPerWorkspace: 3,
+};
+
+/** A patch of the named fields from `next`, read at `read`. */
+function patch(
+  read: { value: Guardrail; version: number },
+  change: (g: Guardrail) => void,
+  fields: string[],
+  unchanged: string[] = [],
+): GuardrailPatch {
+  const next = clone(GuardrailSchema, read.value);
+  change(next);
+  return {
+    workspaceId: read.value.workspaceId,
+    id: read.value.id,
+    readVersion: read.version,
+    fields,
+    next,
+    unchanged,
+    read: read.value,
+    materialize: false,
+  };
+}
+
 /** One contract, every implementation: the embedded store must behave exactly like Redis. */
-export function contract(name: string, open: () => Promise<Store>, reset: () => Promise<void>) {
+export function contract(
+  name: string,
+  open: (limits?: CountLimits) => Promise<Store>,
+  reset: () => Promise<void>,
+) {
   describe(`Store contract: ${name}`, () => {
     let store: Store;
     beforeEach(async () => {
@@ -80,23 +125,159 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       expect(await store.createWorkspace(workspace("alpha"))).to.equal("ok");
     });
 
-    it("writes a guardrail only at the expected version", async () => {
+    it("creates a guardrail once, at version 1", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);
       const g = guardrail(ws.id);
-      expect(await store.putGuardrail(g, 1)).to.equal("conflict");
-      expect(await store.putGuardrail(g, 0)).to.equal("ok");
-      expect(await store.putGuardrail(g, 0)).to.equal("conflict");
-      g.name = "second";
-      expect(await store.putGuardrail(g, 1)).to.equal("ok");
+      expect(await store.createGuardrail(g)).to.equal("ok");
+      expect(await store.createGuardrail(g)).to.equal("exists");
       const got = await store.getGuardrail(ws.id, g.id);
-      expect(got?.version).to.equal(2);
-      expect(got?.value.name).to.equal("second");
+      expect(got?.version).to.equal(1);
+      expect(got?.value.version).to.equal(1n);
+      expect(got?.value.name).to.equal("g");
       expect(await store.guardrailWorkspace(g.id)).to.equal(ws.id);
     });
 
+    it("patches only the named fields, bumping the version", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      g.description = "before";
+      g.allowedModels = create(StringListSchema, { values: ["a/b"] });
+      await store.createGuardrail(g);
+      const read = await store.getGuardrail(ws.id, g.id);
+      if (!read) throw new Error("not stored");
+      // A stale read (version 1) of other fields: no conflict, nothing of them is written.
+      const first = await store.patchGuardrail(patch(read, (n) => (n.name = "renamed"), ["name"]));
+      expect(first).to.include({ version: 2 });
+      const second = await store.patchGuardrail(
+        patch(read, (n) => (n.allowedModels = undefined), ["allowed_models"]),
+      );
+      expect(second).to.include({ version: 3 });
+      const got = await store.getGuardrail(ws.id, g.id);
+      expect(got?.value.name).to.equal("renamed");
+      expect(got?.value.description).to.equal("before");
+      expect(got?.value.allowedModels).to.equal(undefined);
+      expect(got?.value.version).to.equal(3n);
+      expect(got?.value.id).to.equal(g.id);
+      expect(got?.value.createdAt).to.deep.equal(g.createdAt);
+    });
+
+    it("applies 40 concurrent patches of different fields and of one field without losing any", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      await store.createGuardrail(g);
+      const read = await store.getGuardrail(ws.id, g.id);
+      if (!read) throw new Error("not stored");
+      const flags = [
+        ["enforce_zdr_anthropic", "enforceZdrAnthropic"],
+        ["enforce_zdr_openai", "enforceZdrOpenai"],
+        ["enforce_zdr_google", "enforceZdrGoogle"],
+        ["enforce_zdr_xai", "enforceZdrXai"],
+        ["enforce_zdr_other", "enforceZdrOther"],
+        ["enable_free_model_publication", "enableFreeModelPublication"],
+        ["enable_free_model_training", "enableFreeModelTraining"],
+        ["enable_paid_model_training", "enablePaidModelTraining"],
+        ["include_byok_in_budgets", "includeByokInBudgets"],
+      ] as const;
+      const patches = [
+        ...flags.map(([field, prop]) => patch(read, (n) => (n[prop] = true), [field])),
+        ...Array.from({ length: 40 - flags.length }, (_, i) =>
+          patch(read, (n) => (n.description = `d${i}`), ["description"]),
+        ),
+      ];
+      const results = await Promise.all(patches.map((p) => store.patchGuardrail(p)));
+      for (const r of results) expect(r).to.have.property("version");
+      const got = await store.getGuardrail(ws.id, g.id);
+      expect(got?.version).to.equal(41);
+      for (const [, prop] of flags) expect(got?.value[prop], prop).to.equal(true);
+      expect(got?.value.description).to.match(/^d\d+$/);
+    });
+
+    it("refuses a patch whose unchanged fields changed since the read", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      g.limitUsd = 5;
+      g.resetInterval = ResetInterval.DAILY;
+      await store.createGuardrail(g);
+      const read = await store.getGuardrail(ws.id, g.id);
+      if (!read) throw new Error("not stored");
+      // Someone removes the budget; a patch of limit_usd alone validated against the old interval.
+      const removed = await store.patchGuardrail(
+        patch(
+          read,
+          (n) => {
+            n.limitUsd = undefined;
+            n.resetInterval = ResetInterval.UNSPECIFIED;
+          },
+          ["limit_usd", "reset_interval"],
+        ),
+      );
+      expect(removed).to.include({ version: 2 });
+      const stale = patch(read, (n) => (n.limitUsd = 9), ["limit_usd"], ["reset_interval"]);
+      expect(await store.patchGuardrail(stale)).to.equal("conflict");
+      const got = await store.getGuardrail(ws.id, g.id);
+      expect(got?.version).to.equal(2);
+      expect(got?.value.limitUsd).to.equal(undefined);
+      // Unchanged since the read: applied.
+      const fresh = patch(got as { value: Guardrail; version: number }, (n) => (n.name = "x"), [
+        "name",
+      ]);
+      expect(await store.patchGuardrail({ ...fresh, unchanged: ["reset_interval"] })).to.include({
+        version: 3,
+      });
+    });
+
+    it("patches nothing that is missing, and materializes a workspace default", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      await store.createGuardrail(g);
+      const read = await store.getGuardrail(ws.id, g.id);
+      if (!read) throw new Error("not stored");
+      expect(await store.deleteGuardrail(ws.id, g.id)).to.equal(true);
+      // Deleted after the read: a conflict, so the caller reads again.
+      expect(await store.patchGuardrail(patch(read, (n) => (n.name = "x"), ["name"]))).to.equal(
+        "conflict",
+      );
+      expect(
+        await store.patchGuardrail({
+          ...patch(read, (n) => (n.name = "x"), ["name"]),
+          readVersion: 0,
+        }),
+      ).to.equal("missing");
+      const def = guardrail(ws.id, "default");
+      def.id = defaultGuardrailId(ws.id);
+      def.isWorkspaceDefault = true;
+      def.description = "first";
+      const materialize: GuardrailPatch = {
+        workspaceId: ws.id,
+        id: def.id,
+        readVersion: 0,
+        fields: ["description"],
+        next: def,
+        unchanged: [],
+        read: def,
+        materialize: true,
+      };
+      const made = await store.patchGuardrail(materialize);
+      expect(made).to.include({ version: 1 });
+      // A second first PATCH that raced it lands on the materialized record.
+      const again = await store.patchGuardrail({
+        ...materialize,
+        next: { ...clone(GuardrailSchema, def), description: "second" },
+      });
+      expect(again).to.include({ version: 2 });
+      const got = await store.getGuardrail(ws.id, def.id);
+      expect(got?.value.description).to.equal("second");
+      expect(got?.value.isWorkspaceDefault).to.equal(true);
+      expect((await store.listGuardrails(ws.id, 0, 10)).total).to.equal(1);
+    });
+
     it("refuses a guardrail in a missing workspace", async () => {
-      expect(await store.putGuardrail(guardrail(newId()), 0)).to.equal("missing-workspace");
+      expect(await store.createGuardrail(guardrail(newId()))).to.equal("missing-workspace");
     });
 
     it("resolves a default guardrail id before it is materialized", async () => {
@@ -111,8 +292,8 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       const w2 = workspace("w2");
       await store.createWorkspace(w1);
       await store.createWorkspace(w2);
-      for (let i = 0; i < 3; i++) await store.putGuardrail(guardrail(w1.id, `a${i}`), 0);
-      for (let i = 0; i < 2; i++) await store.putGuardrail(guardrail(w2.id, `b${i}`), 0);
+      for (let i = 0; i < 3; i++) await store.createGuardrail(guardrail(w1.id, `a${i}`));
+      for (let i = 0; i < 2; i++) await store.createGuardrail(guardrail(w2.id, `b${i}`));
       const all = await store.listGuardrails(undefined, 2, 2);
       expect(all.total).to.equal(5);
       expect(all.items).to.have.length(2);
@@ -125,8 +306,8 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       await store.createWorkspace(ws);
       const g1 = guardrail(ws.id);
       const g2 = guardrail(ws.id);
-      await store.putGuardrail(g1, 0);
-      await store.putGuardrail(g2, 0);
+      await store.createGuardrail(g1);
+      await store.createGuardrail(g2);
       const k = key(ws.id);
       expect(await store.createKey(ws.id, k)).to.equal("ok");
       expect(await store.assign("key", [assignment(k.hash, g1.id, ws.id)])).to.deep.equal({
@@ -150,7 +331,7 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       const ws = workspace("w");
       await store.createWorkspace(ws);
       const g = guardrail(ws.id);
-      await store.putGuardrail(g, 0);
+      await store.createGuardrail(g);
       const result = await store.assign("key", [assignment(hashSecret("nope"), g.id, ws.id)]);
       expect(result).to.deep.equal({ assigned: 0 });
     });
@@ -162,7 +343,7 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       const mg = guardrail(ws.id, "member");
       const dg = guardrail(ws.id, "default");
       dg.id = defaultGuardrailId(ws.id);
-      for (const g of [kg, mg, dg]) await store.putGuardrail(g, 0);
+      for (const g of [kg, mg, dg]) await store.createGuardrail(g);
       const k = key(ws.id, "user-1");
       await store.createKey(ws.id, k);
       expect((await store.loadGovernance(k.hash))?.keyGuardrail).to.equal(undefined);
@@ -190,7 +371,7 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       const ws = workspace("w");
       await store.createWorkspace(ws);
       const g = guardrail(ws.id);
-      await store.putGuardrail(g, 0);
+      await store.createGuardrail(g);
       const k = key(ws.id);
       await store.createKey(ws.id, k);
       await store.assign("key", [assignment(k.hash, g.id, ws.id)]);
@@ -209,12 +390,24 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       await store.createWorkspace(ws);
       const g = guardrail(ws.id);
       g.allowedModels = create(StringListSchema, { values: ["a/b"] });
-      await store.putGuardrail(g, 0);
+      await store.createGuardrail(g);
       g.allowedModels.values.push("mutated");
       const got = await store.getGuardrail(ws.id, g.id);
       got?.value.allowedModels?.values.push("mutated-again");
       const again = await store.getGuardrail(ws.id, g.id);
       expect(again?.value.allowedModels?.values).to.deep.equal(["a/b"]);
+    });
+
+    it("never stores unknown fields a client put into a guardrail's nested messages", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      g.allowedModels = create(StringListSchema, { values: ["a/b"] });
+      g.allowedModels.$unknown = [{ no: 99, wireType: 2, data: new Uint8Array(10_000) }];
+      await store.createGuardrail(g);
+      const got = await store.getGuardrail(ws.id, g.id);
+      expect(got?.value.allowedModels?.values).to.deep.equal(["a/b"]);
+      expect(got?.value.allowedModels?.$unknown ?? []).to.have.length(0);
     });
 
     it("admits atomically: rate limit, credits, key limit and budgets, and a refusal changes nothing", async () => {
@@ -302,6 +495,201 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
       });
     });
 
+    it("ships with the documented limits", () => {
+      expect(COUNT_LIMITS).to.deep.equal({
+        workspaces: 1_000,
+        guardrailsPerWorkspace: 1_000,
+        keysPerWorkspace: 10_000,
+        managementKeys: 1_000,
+        keyAssignmentsPerWorkspace: 10_000,
+        memberAssignmentsPerWorkspace: 10_000,
+      });
+    });
+
+    describe("count limits (small ones)", () => {
+      let small: Store;
+      beforeEach(async () => {
+        small = await open(SMALL);
+      });
+      afterEach(async () => {
+        await small.close();
+      });
+
+      it("never creates more workspaces than the limit, even concurrently", async () => {
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => small.createWorkspace(workspace(`w${i}`))),
+        );
+        expect(results.filter((r) => r === "ok")).to.have.length(3);
+        const refused = results.find(isLimitReached);
+        expect(refused).to.deep.equal({ limit: 3, count: 3, adding: 1 });
+        expect((await small.listWorkspaces(0, 50)).total).to.equal(3);
+        // A refused create leaves its slug free.
+        const [first] = (await small.listWorkspaces(0, 1)).items;
+        await small.deleteWorkspace(first?.id ?? "");
+        expect(await small.createWorkspace(workspace("again"))).to.equal("ok");
+      });
+
+      it("never creates more guardrails in a workspace than the limit; the default does not count", async () => {
+        const ws = workspace("w");
+        await small.createWorkspace(ws);
+        const def = guardrail(ws.id, "default");
+        def.id = defaultGuardrailId(ws.id);
+        expect(await small.createGuardrail(def)).to.equal("ok");
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => small.createGuardrail(guardrail(ws.id))),
+        );
+        expect(results.filter((r) => r === "ok")).to.have.length(3);
+        expect(results.find(isLimitReached)).to.deep.equal({ limit: 3, count: 3, adding: 1 });
+        expect((await small.listGuardrails(ws.id, 0, 50)).total).to.equal(4);
+        // Another workspace has a count of its own.
+        const other = workspace("o");
+        await small.createWorkspace(other);
+        expect(await small.createGuardrail(guardrail(other.id))).to.equal("ok");
+      });
+
+      it("never creates more keys than the limit, per workspace and for management keys", async () => {
+        const ws = workspace("w");
+        await small.createWorkspace(ws);
+        const made = Array.from({ length: 6 }, () => key(ws.id));
+        const results = await Promise.all(made.map((k) => small.createKey(ws.id, k)));
+        expect(results.filter((r) => r === "ok")).to.have.length(3);
+        expect(results.find(isLimitReached)).to.deep.equal({ limit: 3, count: 3, adding: 1 });
+        // A refused key leaves no trace: its hash is free, nothing is listed.
+        const refused = made.filter((_, i) => results[i] !== "ok");
+        for (const k of refused) expect(await small.keyScope(k.hash)).to.equal(undefined);
+        expect((await small.listKeys(ws.id, 0, 50)).total).to.equal(3);
+        const mgmt = await Promise.all(
+          Array.from({ length: 4 }, () => small.createKey(ORG_SCOPE, key(ORG_SCOPE))),
+        );
+        expect(mgmt.filter((r) => r === "ok")).to.have.length(2);
+        expect(mgmt.find(isLimitReached)).to.deep.equal({ limit: 2, count: 2, adding: 1 });
+      });
+
+      it("refuses an assignment past the limit as a whole; reassigning does not count", async () => {
+        const ws = workspace("w");
+        await small.createWorkspace(ws);
+        const g1 = guardrail(ws.id);
+        const g2 = guardrail(ws.id);
+        await small.createGuardrail(g1);
+        await small.createGuardrail(g2);
+        const members = (ids: string[], g: string) => ids.map((m) => assignment(m, g, ws.id));
+        expect(await small.assign("member", members(["a", "b"], g1.id))).to.deep.equal({
+          assigned: 2,
+        });
+        // Two new subjects where one place is left: nothing is assigned.
+        expect(await small.assign("member", members(["a", "c", "d"], g2.id))).to.deep.equal({
+          limit: 3,
+          count: 2,
+          adding: 2,
+        });
+        expect((await small.getAssignment("member", ws.id, "a"))?.guardrailId).to.equal(g1.id);
+        expect(await small.assign("member", members(["a", "b", "c"], g2.id))).to.deep.equal({
+          assigned: 3,
+        });
+        expect(isLimitReached(await small.assign("member", members(["d"], g1.id)))).to.equal(true);
+        // Concurrent assignments of one new subject each: exactly the free places are taken.
+        await small.unassign("member", ws.id, g2.id, ["a", "b", "c"]);
+        const results = await Promise.all(
+          ["p", "q", "r", "s", "t", "u"].map((m) => small.assign("member", members([m], g1.id))),
+        );
+        expect(results.filter((r) => !isLimitReached(r))).to.have.length(3);
+        expect((await small.listAssignments("member", ws.id, undefined, 0, 50)).total).to.equal(3);
+        // Key assignments count on their own.
+        const k = key(ws.id);
+        await small.createKey(ws.id, k);
+        expect(await small.assign("key", [assignment(k.hash, g1.id, ws.id)])).to.deep.equal({
+          assigned: 1,
+        });
+      });
+    });
+
+    it("pages enabled keys in the store, following updates and deletes", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const keys = [];
+      for (let i = 0; i < 6; i++) {
+        const k = key(ws.id);
+        k.name = `k${i}`;
+        k.createdAt = {
+          ...nowTimestamp(),
+          seconds: BigInt(1_700_000_000 + i),
+        } as typeof k.createdAt;
+        await store.createKey(ws.id, k);
+        keys.push(k);
+      }
+      for (const i of [1, 3]) {
+        const k = keys[i];
+        if (!k) continue;
+        k.disabled = true;
+        await store.putKey(ws.id, k);
+      }
+      const names = async (offset: number, limit: number, enabledOnly: boolean) => {
+        const p = await store.listKeys(ws.id, offset, limit, enabledOnly);
+        return { names: p.items.map((k) => k.name), total: p.total };
+      };
+      expect(await names(0, 10, true)).to.deep.equal({ names: ["k0", "k2", "k4", "k5"], total: 4 });
+      expect(await names(1, 2, true)).to.deep.equal({ names: ["k2", "k4"], total: 4 });
+      expect(await names(1, 2, false)).to.deep.equal({ names: ["k1", "k2"], total: 6 });
+      // Re-enabled keys return in their place; deleted ones leave both lists.
+      const k3 = keys[3];
+      if (k3) {
+        k3.disabled = false;
+        await store.putKey(ws.id, k3);
+      }
+      await store.deleteKey(ws.id, keys[0]?.hash ?? "");
+      expect(await names(0, 10, true)).to.deep.equal({ names: ["k2", "k3", "k4", "k5"], total: 4 });
+      // Across every scope (management keys first).
+      await store.createKey(ORG_SCOPE, key(ORG_SCOPE));
+      expect((await store.listKeys(undefined, 0, 2, true)).total).to.equal(5);
+      expect((await store.listKeys(undefined, 0, 50, false)).total).to.equal(6);
+    });
+
+    it("pages assignments in the store, per guardrail and per workspace", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g1 = guardrail(ws.id);
+      const g2 = guardrail(ws.id);
+      await store.createGuardrail(g1);
+      await store.createGuardrail(g2);
+      const at = (subject: string, g: string, ms: number) => ({
+        ...assignment(subject, g, ws.id),
+        createdAtMs: ms,
+      });
+      await store.assign("member", [at("m1", g1.id, 1000), at("m2", g1.id, 1000)]);
+      await store.assign("member", [at("m3", g2.id, 2000)]);
+      await store.assign("member", [at("m4", g1.id, 3000)]);
+      const subjects = async (g: string | undefined, offset: number, limit: number) => {
+        const p = await store.listAssignments("member", ws.id, g, offset, limit);
+        return { subjects: p.items.map((a) => a.subject), total: p.total };
+      };
+      expect(await subjects(g1.id, 0, 10)).to.deep.equal({
+        subjects: ["m1", "m2", "m4"],
+        total: 3,
+      });
+      expect(await subjects(g1.id, 1, 1)).to.deep.equal({ subjects: ["m2"], total: 3 });
+      expect(await subjects(undefined, 2, 10)).to.deep.equal({ subjects: ["m3", "m4"], total: 4 });
+      // Moving a member moves it between the guardrails' lists.
+      await store.assign("member", [at("m1", g2.id, 4000)]);
+      expect(await subjects(g1.id, 0, 10)).to.deep.equal({ subjects: ["m2", "m4"], total: 2 });
+      expect(await subjects(g2.id, 0, 10)).to.deep.equal({ subjects: ["m3", "m1"], total: 2 });
+      expect(await store.unassign("member", ws.id, g1.id, ["m2"])).to.equal(1);
+      expect(await subjects(undefined, 0, 10)).to.deep.equal({
+        subjects: ["m3", "m4", "m1"],
+        total: 3,
+      });
+      // Deleting a guardrail or a key removes its assignments from every list.
+      expect(await store.deleteGuardrail(ws.id, g2.id)).to.equal(true);
+      expect(await subjects(undefined, 0, 10)).to.deep.equal({ subjects: ["m4"], total: 1 });
+      expect(await subjects(g2.id, 0, 10)).to.deep.equal({ subjects: [], total: 0 });
+      const k = key(ws.id);
+      await store.createKey(ws.id, k);
+      await store.assign("key", [assignment(k.hash, g1.id, ws.id)]);
+      expect((await store.listAssignments("key", ws.id, g1.id, 0, 10)).total).to.equal(1);
+      await store.deleteKey(ws.id, k.hash);
+      expect((await store.listAssignments("key", ws.id, g1.id, 0, 10)).total).to.equal(0);
+      expect((await store.listAssignments("key", undefined, undefined, 0, 10)).total).to.equal(0);
+    });
+
     it("announces changes of a workspace to invalidation listeners", async () => {
       const seen: string[] = [];
       const off = store.onInvalidate((scope) => seen.push(scope));
@@ -310,7 +698,7 @@ export function contract(name: string, open: () => Promise<Store>, reset: () => 
         await new Promise((r) => setTimeout(r, 100));
         const ws = workspace("w");
         await store.createWorkspace(ws);
-        await store.putGuardrail(guardrail(ws.id), 0);
+        await store.createGuardrail(guardrail(ws.id));
         for (let i = 0; i < 50 && seen.filter((s) => s === ws.id).length < 2; i++) {
           await new Promise((r) => setTimeout(r, 20));
         }

@@ -5,10 +5,7 @@ import {
   type Workspace,
   WorkspaceSchema,
 } from "../../../gen/railgate/account/v1/account_pb.js";
-import {
-  type Guardrail,
-  GuardrailSchema,
-} from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { Guardrail } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../ids.js";
 import {
   type Admission,
@@ -18,9 +15,17 @@ import {
   type Settlement,
 } from "./admission.js";
 import {
+  decodeFields,
+  encodeField,
+  encodeFields,
+  guardrailFieldNumber,
+} from "./guardrail-fields.js";
+import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
+import {
   type AssignmentKind,
   type AssignmentRecord,
   type Governance,
+  type GuardrailPatch,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -30,13 +35,48 @@ import {
 /** Records (generation logs) the embedded store keeps at most. */
 const MAX_RECORDS = 100_000;
 
-function page<T>(all: T[], offset: number, limit: number): Page<T> {
-  return { items: all.slice(offset, offset + limit), total: all.length };
+/**
+ * A page of what `all` yields that `keep` accepts, and their count: only the
+ * page's items are copied out (the rest is counted, not cloned).
+ */
+function page<S, T>(
+  all: Iterable<S>,
+  offset: number,
+  limit: number,
+  out: (s: S) => T,
+  keep: (s: S) => boolean = () => true,
+): Page<T> {
+  const items: T[] = [];
+  let total = 0;
+  for (const s of all) {
+    if (!keep(s)) continue;
+    if (total >= offset && items.length < limit) items.push(out(s));
+    total++;
+  }
+  return { items, total };
+}
+
+/** A guardrail as the Redis store keeps it: one encoding per field (see guardrail-fields.ts). */
+interface StoredGuardrail {
+  fields: Map<number, Uint8Array>;
+  version: number;
+}
+
+function storedGuardrail(g: Guardrail, version: number): StoredGuardrail {
+  return { fields: new Map(encodeFields(g)), version };
+}
+
+function decodeGuardrail(s: StoredGuardrail): Versioned<Guardrail> {
+  return { value: decodeFields(s.fields.values(), s.version), version: s.version };
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return (a ?? new Uint8Array()).length === b.length && (a ?? b).every((x, i) => x === b[i]);
 }
 
 interface Scope {
   workspace?: Workspace;
-  guardrails: Map<string, Versioned<Guardrail>>;
+  guardrails: Map<string, StoredGuardrail>;
   keys: Map<string, ApiKey>;
   assignments: Record<AssignmentKind, Map<string, AssignmentRecord>>;
 }
@@ -54,6 +94,8 @@ export class MemoryStore implements Store {
   private keyScopes = new Map<string, string>();
   private defaultWs: string | undefined;
   private bootstrapped = false;
+
+  constructor(private readonly limits: CountLimits = COUNT_LIMITS) {}
 
   private emptyScope(workspace?: Workspace): Scope {
     return {
@@ -93,7 +135,10 @@ export class MemoryStore implements Store {
     return this.defaultWs;
   }
 
-  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken"> {
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+    // Every scope but the organization's is a workspace.
+    const count = this.scopes.size - 1;
+    if (count >= this.limits.workspaces) return { limit: this.limits.workspaces, count, adding: 1 };
     if (this.slugs.has(ws.slug)) return "slug-taken";
     this.slugs.set(ws.slug, ws.id);
     this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
@@ -112,10 +157,13 @@ export class MemoryStore implements Store {
   }
 
   async listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>> {
-    const all = [...this.scopes.values()].flatMap((s) =>
-      s.workspace ? [clone(WorkspaceSchema, s.workspace)] : [],
+    return page(
+      this.scopes.values(),
+      offset,
+      limit,
+      (s) => clone(WorkspaceSchema, s.workspace as Workspace),
+      (s) => s.workspace !== undefined,
     );
-    return page(all, offset, limit);
   }
 
   async updateWorkspace(
@@ -152,25 +200,53 @@ export class MemoryStore implements Store {
   }
 
   async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
-    const v = this.scopes.get(workspaceId)?.guardrails.get(id);
-    return v && { value: clone(GuardrailSchema, v.value), version: v.version };
+    const stored = this.scopes.get(workspaceId)?.guardrails.get(id);
+    return stored && decodeGuardrail(stored);
   }
 
-  async putGuardrail(
+  async createGuardrail(
     g: Guardrail,
-    expectedVersion: number,
-  ): Promise<"ok" | "conflict" | "missing-workspace"> {
+  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
     const scope = this.scopes.get(g.workspaceId);
     if (!scope?.workspace) return "missing-workspace";
-    const current = scope.guardrails.get(g.id)?.version ?? 0;
-    if (current !== expectedVersion) return "conflict";
-    const version = expectedVersion + 1;
-    const value = clone(GuardrailSchema, g);
-    value.version = BigInt(version);
-    scope.guardrails.set(g.id, { value, version });
+    if (scope.guardrails.has(g.id)) return "exists";
+    const defaultId = defaultGuardrailId(g.workspaceId);
+    if (g.id !== defaultId) {
+      const count = scope.guardrails.size - (scope.guardrails.has(defaultId) ? 1 : 0);
+      const limit = this.limits.guardrailsPerWorkspace;
+      if (count >= limit) return { limit, count, adding: 1 };
+    }
+    scope.guardrails.set(g.id, storedGuardrail(g, 1));
     this.guardrailScopes.set(g.id, g.workspaceId);
     this.changed(g.workspaceId);
     return "ok";
+  }
+
+  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+    const scope = this.scopes.get(p.workspaceId);
+    let stored = scope?.guardrails.get(p.id);
+    if (!stored) {
+      // Deleted since it was read: the caller re-reads (404, or a fresh default).
+      if (p.readVersion > 0) return "conflict";
+      if (!p.materialize || !scope?.workspace) return "missing";
+      stored = storedGuardrail(p.next, 1);
+      scope.guardrails.set(p.id, stored);
+      this.changed(p.workspaceId);
+      return decodeGuardrail(stored);
+    }
+    for (const name of p.unchanged) {
+      const n = guardrailFieldNumber(name);
+      if (!sameBytes(stored.fields.get(n), encodeField(p.read, n))) return "conflict";
+    }
+    for (const name of p.fields) {
+      const n = guardrailFieldNumber(name);
+      const bytes = encodeField(p.next, n);
+      if (bytes.length === 0) stored.fields.delete(n);
+      else stored.fields.set(n, bytes);
+    }
+    stored.version++;
+    this.changed(p.workspaceId);
+    return decodeGuardrail(stored);
   }
 
   async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
@@ -192,16 +268,23 @@ export class MemoryStore implements Store {
   ): Promise<Page<Guardrail>> {
     const scopes =
       workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
-    const all = scopes.flatMap((s) =>
-      s ? [...s.guardrails.values()].map((v) => clone(GuardrailSchema, v.value)) : [],
+    return page(
+      scopes.flatMap((s) => (s ? [...s.guardrails.values()] : [])),
+      offset,
+      limit,
+      (g) => decodeGuardrail(g).value,
     );
-    return page(all, offset, limit);
   }
 
-  async createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists"> {
+  async createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
     const s = this.scopes.get(scope);
     if (!s) return "missing-workspace";
     if (this.keyScopes.has(key.hash)) return "exists";
+    const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
+    if (s.keys.size >= limit) return { limit, count: s.keys.size, adding: 1 };
     s.keys.set(key.hash, clone(ApiKeySchema, key));
     this.keyScopes.set(key.hash, scope);
     this.changed(scope);
@@ -239,36 +322,57 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async listKeys(scope: string | undefined, offset: number, limit: number): Promise<Page<ApiKey>> {
+  async listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly = false,
+  ): Promise<Page<ApiKey>> {
     const names = scope === undefined ? [...this.scopes.keys()] : [scope];
-    const all: ApiKey[] = [];
-    for (const name of names) {
-      for (const hash of this.scopes.get(name)?.keys.keys() ?? []) {
-        const k = await this.getKey(name, hash);
-        if (k) all.push(k);
-      }
-    }
-    return page(all, offset, limit);
+    const all = names.flatMap((name) =>
+      [...(this.scopes.get(name)?.keys.values() ?? [])].map((key) => ({ name, key })),
+    );
+    return page(
+      all,
+      offset,
+      limit,
+      ({ name, key }) => {
+        const out = clone(ApiKeySchema, key);
+        out.guardrailId = this.scopes.get(name)?.assignments.key.get(key.hash)?.guardrailId ?? "";
+        return out;
+      },
+      ({ key }) => !enabledOnly || !key.disabled,
+    );
   }
 
   async assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
-  ): Promise<{ assigned: number } | "missing"> {
+  ): Promise<{ assigned: number } | "missing" | LimitReached> {
     const first = records[0];
     if (!first) return { assigned: 0 };
     const scope = this.scopes.get(first.workspaceId);
     if (!scope?.guardrails.has(first.guardrailId)) return "missing";
-    let assigned = 0;
-    for (const r of records) {
+    const map = scope.assignments[kind];
+    const todo = [...new Map(records.map((r) => [r.subject, r])).values()].filter(
       // Like the Redis script: a key deleted meanwhile is skipped, not resurrected.
-      if (kind === "key" && !scope.keys.has(r.subject)) continue;
-      if (scope.assignments[kind].get(r.subject)?.guardrailId === r.guardrailId) continue;
-      scope.assignments[kind].set(r.subject, { ...r });
-      assigned++;
+      (r) =>
+        (kind !== "key" || scope.keys.has(r.subject)) &&
+        map.get(r.subject)?.guardrailId !== r.guardrailId,
+    );
+    const adding = todo.filter((r) => !map.has(r.subject)).length;
+    const limit =
+      kind === "key"
+        ? this.limits.keyAssignmentsPerWorkspace
+        : this.limits.memberAssignmentsPerWorkspace;
+    if (adding > 0 && map.size + adding > limit) return { limit, count: map.size, adding };
+    for (const r of todo) {
+      // Re-inserted, so the map's order stays the order of assignment, as in the Redis index.
+      map.delete(r.subject);
+      map.set(r.subject, { ...r });
     }
-    if (assigned > 0) this.changed(first.workspaceId);
-    return { assigned };
+    if (todo.length > 0) this.changed(first.workspaceId);
+    return { assigned: todo.length };
   }
 
   async unassign(
@@ -307,12 +411,23 @@ export class MemoryStore implements Store {
   ): Promise<Page<AssignmentRecord>> {
     const scopes =
       workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
-    const all = scopes
-      .flatMap((s) => (s ? [...s.assignments[kind].values()] : []))
-      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId)
-      .sort((a, b) => a.createdAtMs - b.createdAtMs)
-      .map((a) => ({ ...a }));
-    return page(all, offset, limit);
+    // Per workspace, by time then subject: the order of the Redis indexes.
+    const all = scopes.flatMap((s) =>
+      s
+        ? [...s.assignments[kind].values()].sort(
+            (a, b) =>
+              a.createdAtMs - b.createdAtMs ||
+              (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0),
+          )
+        : [],
+    );
+    return page(
+      all,
+      offset,
+      limit,
+      (a) => ({ ...a }),
+      (a) => guardrailId === undefined || a.guardrailId === guardrailId,
+    );
   }
 
   async loadGovernance(hash: string): Promise<Governance | undefined> {
@@ -323,7 +438,7 @@ export class MemoryStore implements Store {
     if (!scope || !key) return undefined;
     const get = (id: string | undefined) => {
       const v = id === undefined ? undefined : scope.guardrails.get(id);
-      return v && clone(GuardrailSchema, v.value);
+      return v && decodeGuardrail(v).value;
     };
     return {
       key,

@@ -4,6 +4,11 @@
  * Cluster. The few global keys (indexes and id -> workspace pointers) are only
  * ever touched by single-key commands, in an order that is safe on failure.
  */
+/** The hash of a kind's assignments, and the stem of its indexes. */
+export function assignmentTag(kind: "key" | "member"): "ka" | "ma" {
+  return kind === "key" ? "ka" : "ma";
+}
+
 export class RedisKeys {
   constructor(private readonly prefix: string) {}
 
@@ -24,8 +29,17 @@ export class RedisKeys {
   guardrailIndex = (ws: string) => this.tagged(ws, "gs");
   key = (ws: string, hash: string) => this.tagged(ws, `k:${hash}`);
   keyIndex = (ws: string) => this.tagged(ws, "ks");
-  assignments = (ws: string, kind: "key" | "member") =>
-    this.tagged(ws, kind === "key" ? "ka" : "ma");
+  /** The enabled keys only, so listing them pages in Redis too. */
+  enabledKeyIndex = (ws: string) => this.tagged(ws, "ks-on");
+  assignments = (ws: string, kind: "key" | "member") => this.tagged(ws, assignmentTag(kind));
+  /** Every assignment of a kind by time (member: subject, score: createdAtMs). */
+  assignmentIndex = (ws: string, kind: "key" | "member") =>
+    this.tagged(ws, `${assignmentTag(kind)}-i`);
+  /** The assignments of one guardrail; scripts derive it as `<scope prefix><tag>:g:<id>`. */
+  guardrailAssignments = (ws: string, kind: "key" | "member", guardrailId: string) =>
+    this.tagged(ws, `${assignmentTag(kind)}:g:${guardrailId}`);
+  /** Set once the scope's indexes above are complete (built lazily for older data). */
+  layout = (ws: string) => this.tagged(ws, "layout");
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
   keySpend = (ws: string, hash: string) => this.tagged(ws, `keyspend:${hash}`);

@@ -18,12 +18,20 @@ import {
   rateWindowRemainingMs,
   type Settlement,
 } from "./admission.js";
-import { RedisKeys } from "./redis-keys.js";
+import {
+  decodeFields,
+  encodeField,
+  encodeFields,
+  guardrailFieldNumber,
+} from "./guardrail-fields.js";
+import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
+import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import * as scripts from "./redis-scripts.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
   type Governance,
+  type GuardrailPatch,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -34,12 +42,44 @@ type Client = Redis | Cluster;
 type Script = (...args: (string | Buffer | number)[]) => Promise<unknown>;
 
 function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer {
-  const bytes = toBinary(schema, msg);
+  // Only the fields the schema knows are stored: nothing unbounded rides along.
+  const bytes = toBinary(schema, msg, { writeUnknownFields: false });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function decode<D extends DescMessage>(schema: D, data: Buffer | null | undefined) {
   return data && data.length > 0 ? fromBinary(schema, data) : undefined;
+}
+
+function buf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Script arguments: (field number, encoding) pairs. */
+function fieldArgs(pairs: [number, Uint8Array][]): (number | Buffer)[] {
+  return pairs.flatMap(([n, bytes]) => [n, buf(bytes)]);
+}
+
+/** (field number, encoding) of the named fields of `g`; an unset field encodes as empty. */
+function namedFields(g: Guardrail, names: string[]): [number, Uint8Array][] {
+  return names.map((name) => {
+    const n = guardrailFieldNumber(name);
+    return [n, encodeField(g, n)];
+  });
+}
+
+/** A guardrail hash as stored: one entry per field (or, before that layout, whole in "d"). */
+function decodeStored(raw: Record<string, Buffer>): Versioned<Guardrail> | undefined {
+  const version = Number(raw.v?.toString() ?? "0");
+  const parts = raw.d
+    ? [raw.d]
+    : Object.entries(raw).flatMap(([f, b]) => (f.startsWith("f:") ? [b] : []));
+  if (parts.length === 0) return undefined;
+  return { value: decodeFields(parts, version), version };
+}
+
+function limitReached(limit: number, reply: unknown[], adding = 1): LimitReached {
+  return { limit, count: Number(reply[1] ?? 0), adding };
 }
 
 function ms(ts: { seconds: bigint; nanos: number } | undefined): number {
@@ -80,13 +120,18 @@ export class RedisStore implements Store {
   constructor(
     private readonly client: Client,
     prefix: string,
+    private readonly limits: CountLimits = COUNT_LIMITS,
   ) {
     this.k = new RedisKeys(prefix);
     for (const [name, lua] of Object.entries({
-      rgPutGuardrail: scripts.PUT_GUARDRAIL,
+      rgClaimWorkspace: scripts.CLAIM_WORKSPACE,
+      rgCreateGuardrail: scripts.CREATE_GUARDRAIL,
+      rgPatchGuardrail: scripts.PATCH_GUARDRAIL,
       rgDeleteGuardrail: scripts.DELETE_GUARDRAIL,
       rgCreateKey: scripts.CREATE_KEY,
+      rgPutKey: scripts.PUT_KEY,
       rgDeleteKey: scripts.DELETE_KEY,
+      rgIndexScope: scripts.INDEX_SCOPE,
       rgAssign: scripts.ASSIGN,
       rgUnassign: scripts.UNASSIGN,
       rgLoadGovernance: scripts.LOAD_GOVERNANCE,
@@ -103,6 +148,28 @@ export class RedisStore implements Store {
     const fn = (this.client as unknown as Record<string, Script>)[name];
     if (!fn) throw new Error(`script ${name} not defined`);
     return fn.bind(this.client);
+  }
+
+  /** Scopes whose indexes this process knows to be complete (see INDEX_SCOPE). */
+  private readonly indexed = new Set<string>();
+
+  /** Builds a scope's enabled-key and assignment indexes if older data lacks them. */
+  private async ensureIndexed(scope: string): Promise<void> {
+    if (this.indexed.has(scope)) return;
+    await this.script("rgIndexScope")(
+      7,
+      this.k.layout(scope),
+      this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
+      this.k.assignments(scope, "key"),
+      this.k.assignments(scope, "member"),
+      this.k.assignmentIndex(scope, "key"),
+      this.k.assignmentIndex(scope, "member"),
+      this.k.scopePrefix(scope),
+    );
+    // Ids of workspaces deleted by other replicas would pile up: start over now and then.
+    if (this.indexed.size >= 10_000) this.indexed.clear();
+    this.indexed.add(scope);
   }
 
   async close(): Promise<void> {
@@ -158,12 +225,25 @@ export class RedisStore implements Store {
     return (await this.client.hget(this.k.org(), "default_ws")) || undefined;
   }
 
-  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken"> {
-    if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+    // The place in the index is taken first: the index is what the limit counts, atomically.
+    const claim = (await this.script("rgClaimWorkspace")(
+      1,
+      this.k.workspaces(),
+      ms(ws.createdAt),
+      ws.id,
+      this.limits.workspaces,
+    )) as [string, number?];
+    if (claim[0] === "limit") return limitReached(this.limits.workspaces, claim);
+    if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) {
+      await this.client.zrem(this.k.workspaces(), ws.id);
+      return "slug-taken";
+    }
+    // A new workspace's indexes are complete from the start.
+    await this.client.set(this.k.layout(ws.id), "2");
     await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
     // The default guardrail's id resolves before it is materialized.
     await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
-    await this.client.zadd(this.k.workspaces(), ms(ws.createdAt), ws.id);
     await this.changed(ws.id);
     return "ok";
   }
@@ -201,14 +281,19 @@ export class RedisStore implements Store {
     const ws = await this.getWorkspace(id);
     if (!ws) return false;
     const removed = (await this.script("rgDeleteWorkspace")(
-      5,
+      9,
       this.k.workspace(id),
       this.k.guardrailIndex(id),
       this.k.keyIndex(id),
       this.k.assignments(id, "key"),
       this.k.assignments(id, "member"),
+      this.k.enabledKeyIndex(id),
+      this.k.assignmentIndex(id, "key"),
+      this.k.assignmentIndex(id, "member"),
+      this.k.layout(id),
       this.k.scopePrefix(id),
     )) as [string[], string[]] | null;
+    this.indexed.delete(id);
     if (!removed) return false;
     const [guardrails, keys] = removed;
     const pointers = [
@@ -231,44 +316,67 @@ export class RedisStore implements Store {
   }
 
   async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
-    const [data, v] = await this.client.hmgetBuffer(this.k.guardrail(workspaceId, id), "d", "v");
-    const value = decode(GuardrailSchema, data);
-    if (!value) return undefined;
-    const version = Number(v?.toString() ?? "0");
-    value.version = BigInt(version);
-    return { value, version };
+    return decodeStored(await this.client.hgetallBuffer(this.k.guardrail(workspaceId, id)));
   }
 
-  async putGuardrail(
+  async createGuardrail(
     g: Guardrail,
-    expectedVersion: number,
-  ): Promise<"ok" | "conflict" | "missing-workspace"> {
-    const stored = { ...g, version: BigInt(expectedVersion + 1) };
-    const result = (await this.script("rgPutGuardrail")(
+  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    const reply = (await this.script("rgCreateGuardrail")(
       3,
       this.k.workspace(g.workspaceId),
       this.k.guardrail(g.workspaceId, g.id),
       this.k.guardrailIndex(g.workspaceId),
-      expectedVersion,
-      encode(GuardrailSchema, stored),
       ms(g.createdAt),
       g.id,
-      "1",
-    )) as "ok" | "conflict" | "missing-workspace";
-    if (result === "ok" && expectedVersion === 0) {
-      await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
-    }
-    if (result === "ok") await this.changed(g.workspaceId);
-    return result;
+      defaultGuardrailId(g.workspaceId),
+      this.limits.guardrailsPerWorkspace,
+      ...fieldArgs(encodeFields(g)),
+    )) as [string, number?];
+    const [result] = reply;
+    if (result === "limit") return limitReached(this.limits.guardrailsPerWorkspace, reply);
+    if (result !== "ok") return result as "exists" | "missing-workspace";
+    await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
+    await this.changed(g.workspaceId);
+    return "ok";
+  }
+
+  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+    const reply = (await this.script("rgPatchGuardrailBuffer")(
+      3,
+      this.k.workspace(p.workspaceId),
+      this.k.guardrail(p.workspaceId, p.id),
+      this.k.guardrailIndex(p.workspaceId),
+      p.readVersion,
+      p.materialize ? "1" : "0",
+      ms(p.next.createdAt),
+      p.id,
+      p.fields.length,
+      p.unchanged.length,
+      ...fieldArgs(namedFields(p.next, p.fields)),
+      ...fieldArgs(namedFields(p.read, p.unchanged)),
+      ...(p.materialize ? fieldArgs(encodeFields(p.next)) : []),
+    )) as [Buffer, number | Buffer, Buffer];
+    const status = reply[0].toString();
+    if (status !== "ok") return status as "conflict" | "missing";
+    await this.changed(p.workspaceId);
+    const version = Number(String(reply[1]));
+    return { value: decodeFields([reply[2]], version), version };
   }
 
   async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+    // Its assignments are found through the per-guardrail indexes.
+    await this.ensureIndexed(workspaceId);
     const n = (await this.script("rgDeleteGuardrail")(
-      4,
+      8,
       this.k.guardrail(workspaceId, id),
       this.k.guardrailIndex(workspaceId),
       this.k.assignments(workspaceId, "key"),
       this.k.assignments(workspaceId, "member"),
+      this.k.assignmentIndex(workspaceId, "key"),
+      this.k.assignmentIndex(workspaceId, "member"),
+      this.k.guardrailAssignments(workspaceId, "key", id),
+      this.k.guardrailAssignments(workspaceId, "member", id),
       id,
     )) as number;
     // A workspace default reverts to unconfigured; its id stays resolvable.
@@ -300,22 +408,31 @@ export class RedisStore implements Store {
     return { items: loaded.flatMap((v) => (v ? [v.value] : [])), total };
   }
 
-  async createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists"> {
+  async createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
     // The pointer doubles as the uniqueness check across all workspaces.
     if ((await this.client.set(this.k.keyPointer(key.hash), scope, "NX")) !== "OK") return "exists";
-    const result = (await this.script("rgCreateKey")(
-      3,
+    const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
+    const reply = (await this.script("rgCreateKey")(
+      4,
       this.k.workspace(scope),
       this.k.key(scope, key.hash),
       this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
       encode(ApiKeySchema, { ...key, guardrailId: "" }),
       ms(key.createdAt),
       key.hash,
       scope === ORG_SCOPE ? "0" : "1",
-    )) as "ok" | "missing-workspace" | "exists";
+      key.disabled ? "0" : "1",
+      limit,
+    )) as [string, number?];
+    const [result] = reply;
     if (result !== "ok") await this.client.del(this.k.keyPointer(key.hash));
     else await this.changed(scope);
-    return result;
+    if (result === "limit") return limitReached(limit, reply);
+    return result as "ok" | "missing-workspace" | "exists";
   }
 
   async keyScope(hash: string): Promise<string | undefined> {
@@ -334,19 +451,30 @@ export class RedisStore implements Store {
   }
 
   async putKey(scope: string, key: ApiKey): Promise<boolean> {
-    const data = encode(ApiKeySchema, { ...key, guardrailId: "" });
-    const ok = (await this.client.set(this.k.key(scope, key.hash), data, "XX")) === "OK";
+    const ok =
+      (await this.script("rgPutKey")(
+        3,
+        this.k.key(scope, key.hash),
+        this.k.keyIndex(scope),
+        this.k.enabledKeyIndex(scope),
+        encode(ApiKeySchema, { ...key, guardrailId: "" }),
+        key.hash,
+        key.disabled ? "0" : "1",
+      )) === 1;
     if (ok) await this.changed(scope);
     return ok;
   }
 
   async deleteKey(scope: string, hash: string): Promise<boolean> {
     const n = (await this.script("rgDeleteKey")(
-      3,
+      5,
       this.k.key(scope, hash),
       this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
       this.k.assignments(scope, "key"),
+      this.k.assignmentIndex(scope, "key"),
       hash,
+      this.k.scopePrefix(scope),
     )) as number;
     if (n === 1) {
       await this.client.del(this.k.keyPointer(hash));
@@ -355,14 +483,20 @@ export class RedisStore implements Store {
     return n === 1;
   }
 
-  async listKeys(scope: string | undefined, offset: number, limit: number): Promise<Page<ApiKey>> {
+  async listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly = false,
+  ): Promise<Page<ApiKey>> {
     const scopes =
       scope === undefined
         ? [ORG_SCOPE, ...(await this.client.zrange(this.k.workspaces(), 0, -1))]
         : [scope];
+    if (enabledOnly) await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
     const { picks, total } = await pageAcross(
       this.client,
-      scopes.map((s) => this.k.keyIndex(s)),
+      scopes.map((s) => (enabledOnly ? this.k.enabledKeyIndex(s) : this.k.keyIndex(s))),
       offset,
       limit,
     );
@@ -375,22 +509,32 @@ export class RedisStore implements Store {
   async assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
-  ): Promise<{ assigned: number } | "missing"> {
+  ): Promise<{ assigned: number } | "missing" | LimitReached> {
     const first = records[0];
     if (!first) return { assigned: 0 };
     const ws = first.workspaceId;
+    // One record per subject: the script counts each new subject once.
+    const unique = [...new Map(records.map((r) => [r.subject, r])).values()];
     const guardrailKey = this.k.guardrail(ws, first.guardrailId);
-    const checks = records.map((r) => (kind === "key" ? this.k.key(ws, r.subject) : guardrailKey));
-    const n = (await this.script("rgAssign")(
-      2 + checks.length,
+    const checks = unique.map((r) => (kind === "key" ? this.k.key(ws, r.subject) : guardrailKey));
+    const limit =
+      kind === "key"
+        ? this.limits.keyAssignmentsPerWorkspace
+        : this.limits.memberAssignmentsPerWorkspace;
+    const reply = (await this.script("rgAssign")(
+      3 + checks.length,
       guardrailKey,
       this.k.assignments(ws, kind),
+      this.k.assignmentIndex(ws, kind),
       ...checks,
       first.guardrailId,
-      ...records.map((r) => JSON.stringify(r)),
-    )) as number;
-    if (n > 0) await this.changed(ws);
-    return n < 0 ? "missing" : { assigned: n };
+      this.k.scopePrefix(ws) + assignmentTag(kind),
+      limit,
+      ...unique.map((r) => JSON.stringify(r)),
+    )) as number | [number, number, number];
+    if (Array.isArray(reply)) return limitReached(limit, reply, reply[2]);
+    if (reply > 0) await this.changed(ws);
+    return reply < 0 ? "missing" : { assigned: reply };
   }
 
   async unassign(
@@ -401,8 +545,10 @@ export class RedisStore implements Store {
   ): Promise<number> {
     if (subjects.length === 0) return 0;
     const n = (await this.script("rgUnassign")(
-      1,
+      3,
       this.k.assignments(workspaceId, kind),
+      this.k.assignmentIndex(workspaceId, kind),
+      this.k.guardrailAssignments(workspaceId, kind, guardrailId),
       guardrailId,
       ...new Set(subjects),
     )) as number;
@@ -430,14 +576,30 @@ export class RedisStore implements Store {
       workspaceId === undefined
         ? await this.client.zrange(this.k.workspaces(), 0, -1)
         : [workspaceId];
-    const all = (
-      await Promise.all(scopes.map((s) => this.client.hvals(this.k.assignments(s, kind))))
-    )
+    await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) =>
+        guardrailId === undefined
+          ? this.k.assignmentIndex(s, kind)
+          : this.k.guardrailAssignments(s, kind, guardrailId),
+      ),
+      offset,
+      limit,
+    );
+    const pages = await Promise.all(
+      picks.map((p) =>
+        p.members.length === 0
+          ? []
+          : this.client.hmget(this.k.assignments(scopes[p.index] as string, kind), ...p.members),
+      ),
+    );
+    // An assignment removed or moved between the two reads is left out of this page.
+    const items = pages
       .flat()
-      .map((raw) => JSON.parse(raw) as AssignmentRecord)
-      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId)
-      .sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
-    return { items: all.slice(offset, offset + limit), total: all.length };
+      .flatMap((raw) => (raw ? [JSON.parse(raw) as AssignmentRecord] : []))
+      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId);
+    return { items, total };
   }
 
   async loadGovernance(hash: string): Promise<Governance | undefined> {

@@ -1,6 +1,7 @@
 import type { ApiKey, Workspace } from "../../../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { Admission, AdmissionResult, Settlement } from "./admission.js";
+import type { LimitReached } from "./limits.js";
 
 /** A page of items and the total number that match. */
 export interface Page<T> {
@@ -34,6 +35,28 @@ export interface Governance {
   defaultGuardrail?: Guardrail;
 }
 
+/**
+ * A PATCH of one guardrail, applied inside the store in one atomic step:
+ * only the named fields are written, so writers of other fields never
+ * conflict. The caller validated `next` (the record it read with the patch
+ * applied); the rules that span fields hold on the stored result as long as
+ * the `unchanged` fields still hold what was read, which the store checks.
+ */
+export interface GuardrailPatch {
+  workspaceId: string;
+  id: string;
+  /** The version the patch was computed from; 0 = the guardrail was missing. */
+  readVersion: number;
+  /** Proto names of the fields to write, taken from `next`. */
+  fields: string[];
+  next: Guardrail;
+  /** Proto names of fields `next` was validated against but does not write. */
+  unchanged: string[];
+  read: Guardrail;
+  /** A workspace default: when missing (and readVersion is 0), create it from `next` whole. */
+  materialize: boolean;
+}
+
 /** Where management keys live: a pseudo workspace of the organization. */
 export const ORG_SCOPE = "org";
 
@@ -52,7 +75,8 @@ export interface Store {
   defaultWorkspaceId(): Promise<string | undefined>;
 
   // Workspaces.
-  createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken">;
+  /** Refused with LimitReached beyond COUNT_LIMITS.workspaces. */
+  createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached>;
   getWorkspace(id: string): Promise<Workspace | undefined>;
   workspaceIdBySlug(slug: string): Promise<string | undefined>;
   listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>>;
@@ -64,13 +88,16 @@ export interface Store {
   guardrailWorkspace(id: string): Promise<string | undefined>;
   getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined>;
   /**
-   * Writes a guardrail if its stored version still equals expectedVersion
-   * (0 = it must not exist yet). Stores it with version expectedVersion + 1.
+   * Creates a guardrail at version 1. Refused with LimitReached beyond
+   * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count).
    */
-  putGuardrail(
-    g: Guardrail,
-    expectedVersion: number,
-  ): Promise<"ok" | "conflict" | "missing-workspace">;
+  createGuardrail(g: Guardrail): Promise<"ok" | "exists" | "missing-workspace" | LimitReached>;
+  /**
+   * Applies a patch and bumps the version: the stored result, "conflict" when
+   * an `unchanged` field changed (or the guardrail vanished) since it was
+   * read, "missing" when there is nothing to patch.
+   */
+  patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing">;
   deleteGuardrail(workspaceId: string, id: string): Promise<boolean>;
   listGuardrails(
     workspaceId: string | undefined,
@@ -79,19 +106,33 @@ export interface Store {
   ): Promise<Page<Guardrail>>;
 
   // Keys. ORG_SCOPE holds management keys.
-  createKey(scope: string, key: ApiKey): Promise<"ok" | "missing-workspace" | "exists">;
+  /** Refused with LimitReached beyond COUNT_LIMITS.keysPerWorkspace (managementKeys in ORG_SCOPE). */
+  createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached>;
   keyScope(hash: string): Promise<string | undefined>;
   getKey(scope: string, hash: string): Promise<ApiKey | undefined>;
   putKey(scope: string, key: ApiKey): Promise<boolean>;
   deleteKey(scope: string, hash: string): Promise<boolean>;
-  listKeys(scope: string | undefined, offset: number, limit: number): Promise<Page<ApiKey>>;
+  /** Pages in creation order; enabledOnly pages (and counts) the enabled keys alone. */
+  listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly?: boolean,
+  ): Promise<Page<ApiKey>>;
 
   // Assignments (key or member -> at most one guardrail), within one workspace.
-  /** Assigns subjects; "missing" when the guardrail no longer exists. */
+  /**
+   * Assigns subjects; "missing" when the guardrail no longer exists. Refused
+   * as a whole (LimitReached) when the new subjects would take the
+   * workspace's assignments of this kind past their limit.
+   */
   assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
-  ): Promise<{ assigned: number } | "missing">;
+  ): Promise<{ assigned: number } | "missing" | LimitReached>;
   unassign(
     kind: AssignmentKind,
     workspaceId: string,
@@ -103,6 +144,7 @@ export interface Store {
     workspaceId: string,
     subject: string,
   ): Promise<AssignmentRecord | undefined>;
+  /** Pages by workspace, then by time of assignment (then subject). */
   listAssignments(
     kind: AssignmentKind,
     workspaceId: string | undefined,

@@ -4,11 +4,19 @@ import { expect } from "chai";
 import {
   FilterAction,
   GuardrailInputSchema,
+  GuardrailSchema,
   ResetInterval,
   StringListSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { encodeField, VERSION_FIELD } from "../../../services/common/store/guardrail-fields.js";
 import { nowTimestamp } from "../../../services/common/time.js";
-import { applyUpdateMask, guardrailFromInput } from "../../../services/guardrail/update-mask.js";
+import {
+  applyUpdateMask,
+  fieldsWritten,
+  guardrailFromInput,
+  UPDATABLE_PATHS,
+} from "../../../services/guardrail/update-mask.js";
+import { fieldsReadTogether } from "../../../services/guardrail/validation.js";
 
 const now = nowTimestamp();
 const base = () =>
@@ -143,3 +151,76 @@ describe("applyUpdateMask", () => {
     expect(current.allowedModels?.values).to.deep.equal(["openai/a"]);
   });
 });
+
+describe("fieldsWritten: what the store must write for a mask", () => {
+  /** A value for every updatable path, different from base()'s. */
+  const input = create(GuardrailInputSchema, {
+    name: "other",
+    description: "other",
+    enforceZdr: true,
+    allowedDataRegions: { values: [1] },
+    allowedModels: { values: ["x/y"] },
+    allowedProviders: { values: ["p"] },
+    ignoredModels: { values: ["i/m"] },
+    ignoredProviders: { values: ["ip"] },
+    contentFilterBuiltins: { values: [{ slug: "ssn", action: FilterAction.FLAG }] },
+    contentFilters: { values: [{ pattern: "x", action: FilterAction.BLOCK }] },
+    enableFreeModelPublication: true,
+    enableFreeModelTraining: true,
+    enablePaidModelTraining: true,
+    enforceZdrAnthropic: true,
+    enforceZdrOpenai: true,
+    enforceZdrGoogle: true,
+    enforceZdrXai: true,
+    enforceZdrOther: true,
+    includeByokInBudgets: false,
+    allowSafetyRetentionGoogle: false,
+    allowSafetyRetentionOther: true,
+    limitUsd: 3,
+    resetInterval: ResetInterval.WEEKLY,
+  });
+
+  it("covers every field applyUpdateMask changes, for each updatable path alone and for enforce_zdr with a vendor", () => {
+    const later = { ...now, seconds: now.seconds + 1n };
+    const masks = [...UPDATABLE_PATHS].map((p) => [p]);
+    masks.push(["enforce_zdr", "enforce_zdr_anthropic"]);
+    for (const paths of masks) {
+      const before = base();
+      const after = applyUpdateMask(before, input, paths, later);
+      const written = fieldsWritten(input, paths);
+      const changed = GuardrailSchema.fields
+        .filter((f) => f.number !== VERSION_FIELD)
+        .filter((f) => !equals(encodeField(before, f.number), encodeField(after, f.number)))
+        .map((f) => f.name);
+      expect(changed.length, paths.join()).to.be.greaterThan(0);
+      for (const f of changed) expect(written, `${paths.join()} changes ${f}`).to.include(f);
+    }
+    expect(fieldsWritten(input, ["enforce_zdr", "enforce_zdr_anthropic"]).sort()).to.deep.equal(
+      [
+        "enforce_zdr_anthropic",
+        "enforce_zdr_google",
+        "enforce_zdr_openai",
+        "enforce_zdr_other",
+        "enforce_zdr_xai",
+        "updated_at",
+      ].sort(),
+    );
+  });
+
+  it("asks for the other half of limit_usd/reset_interval to be unchanged when one is written alone", () => {
+    expect(fieldsReadTogether(fieldsWritten(input, ["limit_usd"]))).to.deep.equal([
+      "reset_interval",
+    ]);
+    expect(fieldsReadTogether(fieldsWritten(input, ["reset_interval"]))).to.deep.equal([
+      "limit_usd",
+    ]);
+    expect(fieldsReadTogether(fieldsWritten(input, ["limit_usd", "reset_interval"]))).to.deep.equal(
+      [],
+    );
+    expect(fieldsReadTogether(fieldsWritten(input, ["name"]))).to.deep.equal([]);
+  });
+});
+
+function equals(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
