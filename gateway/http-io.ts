@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { quote } from "../services/common/quote.js";
 import { HttpError } from "./http-error.js";
 
 /**
@@ -12,7 +13,7 @@ export async function readJsonObject(
 ): Promise<Record<string, unknown>> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/json") {
-    throw new HttpError(415, `Content-Type must be application/json, got "${type || "none"}"`);
+    throw new HttpError(415, `Content-Type must be application/json, got ${quote(type || "none")}`);
   }
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -35,7 +36,8 @@ export async function readJsonObject(
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    const detail = err instanceof SyntaxError ? err.message : "invalid JSON";
+    // V8 quotes a piece of the input in its message: keep it short.
+    const detail = err instanceof SyntaxError ? err.message.slice(0, 200) : "invalid JSON";
     throw new HttpError(400, `Malformed JSON body: ${detail}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {

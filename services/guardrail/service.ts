@@ -14,6 +14,7 @@ import {
 import { conflict, invalidArgument, notFound } from "../common/errors.js";
 import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
+import { quote } from "../common/quote.js";
 import type { AssignmentKind, AssignmentRecord, Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { applyUpdateMask, guardrailFromInput } from "./update-mask.js";
@@ -28,8 +29,7 @@ export function defaultGuardrailName(workspaceId: string): string {
 }
 
 function requireId(field: string, id: string): void {
-  if (!isUuid(id))
-    throw invalidArgument(`${field} must be a lowercase UUID, got "${id.slice(0, 64)}"`);
+  if (!isUuid(id)) throw invalidArgument(`${field} must be a lowercase UUID, got ${quote(id)}`);
 }
 
 export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService> {
@@ -39,14 +39,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   private async workspaceOf(id: string): Promise<string> {
     requireId("id", id);
     const ws = await this.store.guardrailWorkspace(id);
-    if (!ws) throw notFound(`guardrail ${id} not found`);
+    if (!ws) throw notFound(`guardrail ${quote(id)} not found`);
     return ws;
   }
 
   private async load(id: string): Promise<Guardrail> {
     const ws = await this.workspaceOf(id);
     const found = await this.store.getGuardrail(ws, id);
-    if (!found) throw notFound(`guardrail ${id} not found`);
+    if (!found) throw notFound(`guardrail ${quote(id)} not found`);
     return found.value;
   }
 
@@ -67,7 +67,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     validateGuardrail(guardrail);
     const result = await this.store.putGuardrail(guardrail, 0);
     if (result === "missing-workspace")
-      throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
+      throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
     if (result === "conflict") throw conflict("guardrail id collision, retry");
     const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
     return { guardrail: stored?.value ?? guardrail };
@@ -103,7 +103,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const now = nowTimestamp();
       const found = await this.store.getGuardrail(ws, req.id);
-      if (!found && !isDefault) throw notFound(`guardrail ${req.id} not found`);
+      if (!found && !isDefault) throw notFound(`guardrail ${quote(req.id)} not found`);
       const current =
         found?.value ??
         // Materializing the workspace default: it starts from an empty policy.
@@ -119,7 +119,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         const stored = await this.store.getGuardrail(ws, req.id);
         return { guardrail: stored?.value ?? next };
       }
-      if (result === "missing-workspace") throw notFound(`guardrail ${req.id} not found`);
+      if (result === "missing-workspace") throw notFound(`guardrail ${quote(req.id)} not found`);
     }
     throw conflict("guardrail is being updated concurrently, retry later");
   }
@@ -127,7 +127,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async deleteGuardrail(req: { id: string }) {
     const ws = await this.workspaceOf(req.id);
     if (!(await this.store.deleteGuardrail(ws, req.id)))
-      throw notFound(`guardrail ${req.id} not found`);
+      throw notFound(`guardrail ${quote(req.id)} not found`);
     return { deleted: true };
   }
 
@@ -160,7 +160,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       createdAtMs,
     }));
     const result = await this.store.assign(kind, records);
-    if (result === "missing") throw notFound(`guardrail ${guardrailId} not found`);
+    if (result === "missing") throw notFound(`guardrail ${quote(guardrailId)} not found`);
     return result.assigned;
   }
 
@@ -244,7 +244,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async getWorkspaceDefault(req: { workspaceId: string }) {
     requireId("workspace_id", req.workspaceId);
     if (!(await this.store.getWorkspace(req.workspaceId))) {
-      throw notFound(`workspace ${req.workspaceId} not found`);
+      throw notFound(`workspace ${quote(req.workspaceId)} not found`);
     }
     const id = defaultGuardrailId(req.workspaceId);
     const found = await this.store.getGuardrail(req.workspaceId, id);
@@ -253,7 +253,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async resolveEffectivePolicy(req: { keyHash: string }) {
     const gov = await this.store.loadGovernance(req.keyHash);
-    if (!gov) throw notFound(`key ${req.keyHash} not found`);
+    if (!gov) throw notFound(`key ${quote(req.keyHash)} not found`);
     const sources: [string, Guardrail | undefined][] = [
       ["key", gov.keyGuardrail],
       ["member", gov.memberGuardrail],

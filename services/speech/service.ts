@@ -17,6 +17,7 @@ import {
 } from "../common/errors.js";
 import { isKeyHash, newId } from "../common/ids.js";
 import { componentLogger } from "../common/logger.js";
+import { quote } from "../common/quote.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { isRegionName } from "../policy/types.js";
@@ -81,7 +82,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         .map((g) => `"${g.guardrail.name}"`)
         .join(", ");
       throw permissionDenied(
-        `Requests through region "${region}" are not allowed by guardrail ${by} (allowed_data_regions: ${[...allowed].join(", ") || "none"})`,
+        `Requests through region ${quote(region)} are not allowed by guardrail ${by} (allowed_data_regions: ${[...allowed].join(", ") || "none"})`,
       );
     }
   }
@@ -264,7 +265,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     if (!isKeyHash(req.keyHash))
       throw invalidArgument("key_hash must be 64 lowercase hex characters");
     const principal = await this.deps.governance.get(req.keyHash);
-    if (!principal) throw notFound(`key ${req.keyHash} not found`);
+    if (!principal) throw notFound(`key ${quote(req.keyHash)} not found`);
     return explain(this.deps.store, this.deps.catalog, principal, req.model, req.region);
   }
 }
