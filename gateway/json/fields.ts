@@ -27,6 +27,11 @@ function typeOf(v: unknown): string {
   return typeof v;
 }
 
+/** What a wrong value was: a number as itself (it is short), anything else by its type. */
+function shown(v: unknown): string {
+  return typeof v === "number" ? String(v) : typeOf(v);
+}
+
 function matches(v: unknown, type: FieldType): boolean {
   switch (type) {
     case "string":
@@ -69,7 +74,7 @@ export function checkFields(body: Record<string, unknown>, spec: Spec, where = "
     }
     if (!matches(value, s.type)) {
       throw badRequest(
-        `${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${typeOf(value)}`,
+        `${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${shown(value)}`,
       );
     }
   }
