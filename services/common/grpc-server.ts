@@ -14,6 +14,15 @@ const log = componentLogger("grpc");
 export const MAX_ERROR_MESSAGE_CHARS = 1000;
 
 /**
+ * The largest message a service reads, and so the largest an internal client
+ * may write: a client that knows it refuses an oversized message itself (413
+ * at the gateway) instead of streaming it into the shared HTTP/2 session.
+ * Reference audio arrives inside the speech request as base64 data URLs (the
+ * gateway caps the HTTP body at 16 MiB by default).
+ */
+export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/**
  * Anything that is not a deliberate ConnectError is a bug: log it with its
  * stack here, and hand the caller a generic Internal error so no stack trace
  * or internal detail ever leaves the process. A deliberate one keeps its code,
@@ -72,9 +81,7 @@ export async function startGrpcServer(
       interceptors: [errorInterceptor],
       // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
       acceptCompression: [],
-      // Reference audio arrives inside the request message as base64 data URLs
-      // (the gateway caps the HTTP body at 16 MiB by default).
-      readMaxBytes: 32 * 1024 * 1024,
+      readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
     }),
   );
   const sessions = new Set<http2.ServerHttp2Session>();
