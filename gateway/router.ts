@@ -40,6 +40,11 @@ export class Router {
         const seg = segments[i] as string;
         const part = parts[i] as string;
         if (seg.startsWith(":")) {
+          // An empty segment is no value: "/keys/" is not "/keys/:hash".
+          if (part === "") {
+            ok = false;
+            break;
+          }
           try {
             params[seg.slice(1)] = decodeURIComponent(part);
           } catch {
