@@ -16,7 +16,7 @@ import { brokenBodies, mutate, mutations } from "./hostile-values.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 /** Generated bodies per route (CI keeps the whole suite near a minute). */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 600);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 32);
 const BATCHES_PER_HEALTH_CHECK = 10;
 
