@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { componentLogger } from "../services/common/logger.js";
+import { quote } from "../services/common/quote.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
 import type { RegionName, RequestContext, Route } from "./context.js";
 import { errorReply } from "./http-error.js";
-import { sendError } from "./http-io.js";
+import { answerClientError, sendError } from "./http-io.js";
 import { KeyCache } from "./key-cache.js";
+import { parseRequestTarget } from "./request-target.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
 
@@ -27,10 +29,10 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
     const abort = new AbortController();
     res.on("close", () => abort.abort());
     try {
-      const url = new URL(req.url ?? "/", "http://gateway");
-      const match = router.match(req.method ?? "GET", url.pathname);
+      const { path, url } = parseRequestTarget(req.url ?? "/");
+      const match = router.match(req.method ?? "GET", path);
       if (match.kind === "not-found") {
-        sendError(res, 404, `No route for ${url.pathname.slice(0, 200)}`);
+        sendError(res, 404, `No route for ${quote(path)}`);
         return;
       }
       if (match.kind === "method-not-allowed") {
@@ -59,7 +61,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();
     } catch (err) {
       const reply = errorReply(err);
-      if (reply.status >= 500) log.error({ err, url: req.url }, "request failed");
+      if (reply.status >= 500) log.error({ err, url: req.url?.slice(0, 200) }, "request failed");
       sendError(res, reply.status, reply.message, reply.headers);
     }
   };
@@ -83,6 +85,7 @@ export async function startGateway(
   const withCache = { ...options, keyCache };
   for (const region of ["global", "europe", "us"] as const) {
     const server = createServer({ keepAliveTimeout: 65_000 }, buildGateway(region, withCache));
+    server.on("clientError", answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(ports[region], host, () => resolve());

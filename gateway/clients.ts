@@ -4,6 +4,8 @@ import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
+import { GRPC_MAX_MESSAGE_BYTES } from "../services/common/grpc-server.js";
+import { GrpcSessionManager } from "../services/common/grpc-session-manager.js";
 import type { GrpcTls } from "../services/common/grpc-tls.js";
 
 export interface ServiceClients {
@@ -51,13 +53,18 @@ export function grpcTransports(
   const interceptors = credential.internalToken
     ? [serviceCredential(credential.internalToken)]
     : [];
+  // No compression: the services are near, and audio does not compress.
+  // Message limits as the servers': an oversized message is refused here (413)
+  // before it reaches the shared session. A failed session is replaced at once
+  // and can never crash the process (see GrpcSessionManager).
   const transport = (baseUrl: string) =>
     createGrpcTransport({
       baseUrl,
-      // No compression: the services are near, and audio does not compress.
       acceptCompression: [],
       interceptors,
-      nodeOptions: credential.tls,
+      sessionManager: new GrpcSessionManager(baseUrl, { sessionOptions: credential.tls }),
+      readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
+      writeMaxBytes: GRPC_MAX_MESSAGE_BYTES,
     });
   return { guardrail: transport(urls.guardrail), speech: transport(urls.speech) };
 }

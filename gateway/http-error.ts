@@ -1,5 +1,8 @@
-import { ConnectError } from "@connectrpc/connect";
-import { httpStatusOf, RETRY_AFTER_HEADER } from "../services/common/errors.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { HTTP_STATUS_HEADER, httpStatusOf, RETRY_AFTER_HEADER } from "../services/common/errors.js";
+
+/** The longest message a client reads; longer ones (never expected) are cut. */
+export const MAX_REPLY_MESSAGE_CHARS = 1000;
 
 /** An error the gateway answers directly, with its HTTP status. */
 export class HttpError extends Error {
@@ -18,11 +21,33 @@ export interface ErrorReply {
   headers: Record<string, string>;
 }
 
+function bounded(message: string): string {
+  return message.length <= MAX_REPLY_MESSAGE_CHARS
+    ? message
+    : `${message.slice(0, MAX_REPLY_MESSAGE_CHARS - 1)}…`;
+}
+
+/**
+ * A ResourceExhausted that carries no status of ours comes from Connect's own
+ * message size limits (readMaxBytes/writeMaxBytes, on either side): the request
+ * was too large, not rate limited (our 429s always name their status).
+ */
+function isMessageTooLarge(err: ConnectError): boolean {
+  return err.code === Code.ResourceExhausted && !err.metadata.has(HTTP_STATUS_HEADER);
+}
+
 /** Every error becomes `{ error: { code, message } }`; unexpected ones say nothing internal. */
 export function errorReply(err: unknown): ErrorReply {
   if (err instanceof HttpError)
-    return { status: err.status, message: err.message, headers: err.headers };
+    return { status: err.status, message: bounded(err.message), headers: err.headers };
   if (err instanceof ConnectError) {
+    if (isMessageTooLarge(err)) {
+      return {
+        status: 413,
+        message: "Request too large: it exceeds the size an internal message may have",
+        headers: {},
+      };
+    }
     const status = httpStatusOf(err);
     const headers: Record<string, string> = {};
     const retryAfter = err.metadata.get(RETRY_AFTER_HEADER);
@@ -31,7 +56,7 @@ export function errorReply(err: unknown): ErrorReply {
     const message =
       status >= 500 && status !== 502 && status !== 503 && status !== 524 && status !== 529
         ? "Internal server error"
-        : err.rawMessage;
+        : bounded(err.rawMessage);
     return { status, message, headers };
   }
   return { status: 500, message: "Internal server error", headers: {} };

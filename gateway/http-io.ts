@@ -1,4 +1,6 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import { quote } from "../services/common/quote.js";
 import { HttpError } from "./http-error.js";
 
 /**
@@ -12,7 +14,7 @@ export async function readJsonObject(
 ): Promise<Record<string, unknown>> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/json") {
-    throw new HttpError(415, `Content-Type must be application/json, got "${type || "none"}"`);
+    throw new HttpError(415, `Content-Type must be application/json, got ${quote(type || "none")}`);
   }
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -35,7 +37,8 @@ export async function readJsonObject(
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    const detail = err instanceof SyntaxError ? err.message : "invalid JSON";
+    // V8 quotes a piece of the input in its message: keep it short.
+    const detail = err instanceof SyntaxError ? err.message.slice(0, 200) : "invalid JSON";
     throw new HttpError(400, `Malformed JSON body: ${detail}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
@@ -71,4 +74,35 @@ export function sendError(
     return;
   }
   sendJson(res, status, { error: { code: status, message } }, headers);
+}
+
+/** Why node:http refused a request before any handler saw it. */
+function clientErrorReply(code: string | undefined): { status: number; message: string } {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return { status: 431, message: "Request target or headers too large" };
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { status: 408, message: "Request not received in time" };
+    default:
+      return { status: 400, message: "Malformed HTTP request" };
+  }
+}
+
+/**
+ * The server's "clientError" listener: a request node:http cannot parse (a
+ * target or headers beyond its limits, bad syntax) still gets the error shape,
+ * where node's default answer has no body.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const { status, message } = clientErrorReply(err.code);
+  const body = JSON.stringify({ error: { code: status, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      "content-type: application/json; charset=utf-8\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -25,8 +25,12 @@ export class Router {
     }));
   }
 
+  /**
+   * `path` starts with "/". Empty segments ("/api//v1", a trailing "/") match
+   * nothing, so no path reaches a route other than the one it spells.
+   */
   match(method: string, path: string): Match {
-    const parts = path.split("/").filter(Boolean);
+    const parts = path.slice(1).split("/");
     let allow: string[] | undefined;
     for (const { route, segments } of this.compiled) {
       if (segments.length !== parts.length) continue;
@@ -36,6 +40,11 @@ export class Router {
         const seg = segments[i] as string;
         const part = parts[i] as string;
         if (seg.startsWith(":")) {
+          // An empty segment is no value: "/keys/" is not "/keys/:hash".
+          if (part === "") {
+            ok = false;
+            break;
+          }
           try {
             params[seg.slice(1)] = decodeURIComponent(part);
           } catch {

@@ -4,6 +4,7 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { quote } from "../../services/common/quote.js";
 import { badRequest } from "./fields.js";
 
 /** A two-way map between the API's lowercase strings and a protobuf enum. */
@@ -14,8 +15,7 @@ function enumMap<E extends number>(field: string, pairs: [string, E][]) {
   return {
     parse(value: string, at = field): E {
       const v = byName.get(value);
-      if (v === undefined)
-        throw badRequest(`${at} must be one of ${names}, got "${value.slice(0, 64)}"`);
+      if (v === undefined) throw badRequest(`${at} must be one of ${names}, got ${quote(value)}`);
       return v;
     },
     name(value: number): string | null {

@@ -1,7 +1,16 @@
 import { PAGE_LIMIT_MAX } from "../../services/common/paging.js";
+import { quote } from "../../services/common/quote.js";
 import { HttpError } from "../http-error.js";
 
-export type FieldType = "string" | "boolean" | "number" | "integer" | "array" | "object";
+/**
+ * JSON types of body fields. Numbers map to protobuf doubles ("number": any
+ * finite value fits) or int32 ("int32": checked here, because an out-of-range
+ * value fails protobuf serialization, which the client would see as a 500).
+ */
+export type FieldType = "string" | "boolean" | "number" | "int32" | "array" | "object";
+
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
 export interface FieldSpec {
   type: FieldType;
   nullable?: boolean;
@@ -18,6 +27,11 @@ function typeOf(v: unknown): string {
   return typeof v;
 }
 
+/** What a wrong value was: a number as itself (it is short), anything else by its type. */
+function shown(v: unknown): string {
+  return typeof v === "number" ? String(v) : typeOf(v);
+}
+
 function matches(v: unknown, type: FieldType): boolean {
   switch (type) {
     case "string":
@@ -26,8 +40,8 @@ function matches(v: unknown, type: FieldType): boolean {
       return typeof v === "boolean";
     case "number":
       return typeof v === "number" && Number.isFinite(v);
-    case "integer":
-      return typeof v === "number" && Number.isInteger(v);
+    case "int32":
+      return typeof v === "number" && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
     case "array":
       return Array.isArray(v);
     case "object":
@@ -39,7 +53,7 @@ const ARTICLE: Record<FieldType, string> = {
   string: "a string",
   boolean: "true or false",
   number: "a finite number",
-  integer: "an integer",
+  int32: `an integer from ${INT32_MIN} to ${INT32_MAX}`,
   array: "an array",
   object: "an object",
 };
@@ -50,17 +64,17 @@ const ARTICLE: Record<FieldType, string> = {
  */
 export function checkFields(body: Record<string, unknown>, spec: Spec, where = ""): void {
   for (const [name, value] of Object.entries(body)) {
-    const field = `${where}${name}`;
     // Own properties only: "constructor" or "__proto__" are unknown fields too.
     const s = Object.hasOwn(spec, name) ? spec[name] : undefined;
-    if (!s) throw badRequest(`Unknown field "${field}"`);
+    if (!s) throw badRequest(`Unknown field ${quote(`${where}${name}`)}`);
+    const field = `${where}${name}`;
     if (value === null) {
       if (!s.nullable) throw badRequest(`${field} must be ${ARTICLE[s.type]}, not null`);
       continue;
     }
     if (!matches(value, s.type)) {
       throw badRequest(
-        `${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${typeOf(value)}`,
+        `${field} must be ${ARTICLE[s.type]}${s.nullable ? " or null" : ""}, got ${shown(value)}`,
       );
     }
   }
@@ -82,11 +96,9 @@ export function checkElements(field: string, values: unknown[], type: FieldType)
 export function queryInt(params: URLSearchParams, name: string): number {
   const raw = params.get(name);
   if (raw === null || raw === "") return 0;
-  if (!/^-?\d+$/.test(raw))
-    throw badRequest(`${name} must be an integer, got "${raw.slice(0, 32)}"`);
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n > 2 ** 31 - 1)
-    throw badRequest(`${name} is out of range`);
+  const n = /^-?\d{1,12}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX)
+    throw badRequest(`${name} must be ${ARTICLE.int32}, got ${quote(raw)}`);
   return n;
 }
 
@@ -106,6 +118,6 @@ export function queryPage(params: URLSearchParams): { offset: number; limit: num
 /** Only the named query parameters are accepted. */
 export function checkQuery(params: URLSearchParams, allowed: string[]): void {
   for (const name of params.keys()) {
-    if (!allowed.includes(name)) throw badRequest(`Unknown query parameter "${name}"`);
+    if (!allowed.includes(name)) throw badRequest(`Unknown query parameter ${quote(name)}`);
   }
 }

@@ -10,6 +10,9 @@ import {
   type SynthesizeRequest,
   SynthesizeRequestSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../services/common/json-limits.js";
+import { quote } from "../../services/common/quote.js";
+import { SPEECH_LIMITS } from "../../services/speech/limits.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 
 const SPEECH_SPEC: Spec = {
@@ -88,6 +91,10 @@ export function speechRequestFromJson(
   } else {
     checkFields(body, SPEECH_SPEC);
   }
+  // Free-form JSON is bounded before anything is built from it: a deep or huge
+  // trace would otherwise fail protobuf encoding (500) or exceed the internal
+  // message limit, and it is stored with the generation record.
+  if (body.trace) checkJsonLimits("trace", body.trace, SPEECH_LIMITS.trace, badRequest);
   if (body.model === undefined) throw badRequest("model is required");
   if (input === undefined || input === null)
     throw badRequest("input is required: a string, or an array of turns");
@@ -123,9 +130,7 @@ export function speechRequestFromJson(
   const format = body.response_format;
   if (format !== undefined) {
     if (format !== "mp3" && format !== "pcm") {
-      throw badRequest(
-        `response_format must be "mp3" or "pcm", got "${String(format).slice(0, 32)}"`,
-      );
+      throw badRequest(`response_format must be "mp3" or "pcm", got ${quote(format)}`);
     }
     req.responseFormat = format === "mp3" ? AudioFormat.MP3 : AudioFormat.PCM;
   }
@@ -142,10 +147,11 @@ export function speechRequestFromJson(
       throw badRequest(`provider.data_collection must be "allow" or "deny"`);
     }
     const options = (provider.options as Json | null | undefined) ?? {};
+    checkJsonMembers("provider.options", options, SPEECH_LIMITS.providerOptions, badRequest);
     for (const [slug, value] of Object.entries(options)) {
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
         throw badRequest(
-          `provider.options.${slug} must be an object of options for provider "${slug}"`,
+          `${fieldPath("provider.options", slug)} must be an object of options for provider ${quote(slug)}`,
         );
       }
     }

@@ -53,7 +53,7 @@ export const keyRoutes: Route[] = [
           workspace_id: { type: "string" },
           member_user_id: { type: "string", nullable: true },
           limit: { type: "number", nullable: true },
-          rate_limit_per_minute: { type: "integer", nullable: true },
+          rate_limit_per_minute: { type: "int32", nullable: true },
         });
         if (!has(body, "name")) throw badRequest("name is required");
         const res = await ctx.clients.accounts.createKey(
@@ -86,7 +86,7 @@ export const keyRoutes: Route[] = [
           name: { type: "string" },
           disabled: { type: "boolean" },
           limit: { type: "number", nullable: true },
-          rate_limit_per_minute: { type: "integer", nullable: true },
+          rate_limit_per_minute: { type: "int32", nullable: true },
         });
         const paths = Object.keys(body);
         if (paths.length === 0)

@@ -25,6 +25,7 @@ import {
   secretLabel,
 } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
+import { quote } from "../common/quote.js";
 import { isLimitReached, limitError } from "../common/store/limits.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
@@ -66,7 +67,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   private async workspace(idOrSlug: string): Promise<Workspace> {
     const id = isUuid(idOrSlug) ? idOrSlug : await this.store.workspaceIdBySlug(idOrSlug);
     const ws = id ? await this.store.getWorkspace(id) : undefined;
-    if (!ws) throw notFound(`workspace ${idOrSlug.slice(0, 100)} not found`);
+    if (!ws) throw notFound(`workspace ${quote(idOrSlug)} not found`);
     ws.isDefault = ws.id === (await this.store.defaultWorkspaceId());
     return ws;
   }
@@ -108,7 +109,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     });
     const created = await this.store.createWorkspace(ws);
     if (created === "slug-taken") {
-      throw alreadyExists(`slug "${slug}" is already used by another workspace`);
+      throw alreadyExists(`slug ${quote(slug)} is already used by another workspace`);
     }
     if (isLimitReached(created)) {
       throw limitError(
@@ -150,20 +151,21 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         }
         ws.description = d;
       } else {
-        throw invalidArgument(`${path} is not an updatable workspace field`);
+        throw invalidArgument(`${quote(path)} is not an updatable workspace field`);
       }
     }
     ws.updatedAt = nowTimestamp();
     const result = await this.store.updateWorkspace(ws, previousSlug);
-    if (result === "missing") throw notFound(`workspace ${req.id} not found`);
+    if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
     if (result === "slug-taken")
-      throw alreadyExists(`slug "${ws.slug}" is already used by another workspace`);
+      throw alreadyExists(`slug ${quote(ws.slug)} is already used by another workspace`);
     return { workspace: ws };
   }
 
   async deleteWorkspace(req: { id: string }) {
     const ws = await this.workspace(req.id);
-    if (!(await this.store.deleteWorkspace(ws.id))) throw notFound(`workspace ${req.id} not found`);
+    if (!(await this.store.deleteWorkspace(ws.id)))
+      throw notFound(`workspace ${quote(req.id)} not found`);
     return { deleted: true };
   }
 
@@ -184,7 +186,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       if (req.workspaceId) {
         scope = (
           await this.workspace(req.workspaceId).catch(() => {
-            throw invalidArgument(`workspace_id ${req.workspaceId} does not exist`);
+            throw invalidArgument(`workspace_id ${quote(req.workspaceId)} does not exist`);
           })
         ).id;
       } else {
@@ -210,7 +212,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     });
     const result = await this.store.createKey(scope, key);
     if (result === "missing-workspace")
-      throw invalidArgument(`workspace_id ${scope} does not exist`);
+      throw invalidArgument(`workspace_id ${quote(scope)} does not exist`);
     if (result === "exists") throw alreadyExists("key collision, retry");
     if (isLimitReached(result)) {
       const where = scope === ORG_SCOPE ? "the organization" : `workspace ${scope}`;
@@ -226,7 +228,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!isKeyHash(hash)) throw invalidArgument("hash must be 64 lowercase hex characters");
     const scope = await this.store.keyScope(hash);
     const key = scope === undefined ? undefined : await this.store.getKey(scope, hash);
-    if (scope === undefined || !key) throw notFound(`key ${hash} not found`);
+    if (scope === undefined || !key) throw notFound(`key ${quote(hash)} not found`);
     return { scope, key };
   }
 
@@ -265,17 +267,18 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         checkRateLimit(req.rateLimitPerMinute);
         key.rateLimitPerMinute = req.rateLimitPerMinute;
       } else {
-        throw invalidArgument(`${path} is not an updatable key field`);
+        throw invalidArgument(`${quote(path)} is not an updatable key field`);
       }
     }
     key.updatedAt = nowTimestamp();
-    if (!(await this.store.putKey(scope, key))) throw notFound(`key ${req.hash} not found`);
+    if (!(await this.store.putKey(scope, key))) throw notFound(`key ${quote(req.hash)} not found`);
     return { key };
   }
 
   async deleteKey(req: { hash: string }) {
     const { scope } = await this.findKey(req.hash);
-    if (!(await this.store.deleteKey(scope, req.hash))) throw notFound(`key ${req.hash} not found`);
+    if (!(await this.store.deleteKey(scope, req.hash)))
+      throw notFound(`key ${quote(req.hash)} not found`);
     return { deleted: true };
   }
 

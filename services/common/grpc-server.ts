@@ -10,14 +10,42 @@ import { componentLogger } from "./logger.js";
 const log = componentLogger("grpc");
 
 /**
+ * The longest error message a service sends. It travels percent-encoded in the
+ * grpc-message trailer: a message echoing a 70,000-character value broke the
+ * HTTP/2 frame limits and took other callers' requests down with it.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 1000;
+
+/**
+ * The largest message a service reads, and so the largest an internal client
+ * may write: a client that knows it refuses an oversized message itself (413
+ * at the gateway) instead of streaming it into the shared HTTP/2 session.
+ * Reference audio arrives inside the speech request as base64 data URLs (the
+ * gateway caps the HTTP body at 16 MiB by default).
+ */
+export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/**
  * Anything that is not a deliberate ConnectError is a bug: log it with its
  * stack here, and hand the caller a generic Internal error so no stack trace
- * or internal detail ever leaves the process.
+ * or internal detail ever leaves the process. A deliberate one keeps its code,
+ * metadata and details, with its message cut to MAX_ERROR_MESSAGE_CHARS.
  */
 function hideUnexpected(err: unknown, procedure: string): ConnectError {
-  if (err instanceof ConnectError) return err;
-  log.error({ err, procedure }, "unexpected error");
-  return new ConnectError("Internal server error", Code.Internal);
+  if (!(err instanceof ConnectError)) {
+    log.error({ err, procedure }, "unexpected error");
+    return new ConnectError("Internal server error", Code.Internal);
+  }
+  if (err.rawMessage.length <= MAX_ERROR_MESSAGE_CHARS) return err;
+  const cut = new ConnectError(
+    `${err.rawMessage.slice(0, MAX_ERROR_MESSAGE_CHARS - 1)}…`,
+    err.code,
+    err.metadata,
+    undefined,
+    err.cause,
+  );
+  cut.details = err.details;
+  return cut;
 }
 
 export const errorInterceptor: Interceptor = (next) => async (req) => {
@@ -82,9 +110,7 @@ export async function startGrpcServer(
     contextValues: peerContextValues,
     // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
     acceptCompression: [],
-    // Reference audio arrives inside the request message as base64 data URLs
-    // (the gateway caps the HTTP body at 16 MiB by default).
-    readMaxBytes: 32 * 1024 * 1024,
+    readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
   });
   const tls = options.tls;
   const server = tls

@@ -15,6 +15,7 @@ import { callerOf } from "../common/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../common/errors.js";
 import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
+import { quote } from "../common/quote.js";
 import { isLimitReached, limitError } from "../common/store/limits.js";
 import type { AssignmentKind, AssignmentRecord, Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
@@ -35,8 +36,7 @@ export function defaultGuardrailName(workspaceId: string): string {
 }
 
 function requireId(field: string, id: string): void {
-  if (!isUuid(id))
-    throw invalidArgument(`${field} must be a lowercase UUID, got "${id.slice(0, 64)}"`);
+  if (!isUuid(id)) throw invalidArgument(`${field} must be a lowercase UUID, got ${quote(id)}`);
 }
 
 export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService> {
@@ -46,14 +46,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   private async workspaceOf(id: string): Promise<string> {
     requireId("id", id);
     const ws = await this.store.guardrailWorkspace(id);
-    if (!ws) throw notFound(`guardrail ${id} not found`);
+    if (!ws) throw notFound(`guardrail ${quote(id)} not found`);
     return ws;
   }
 
   private async load(id: string): Promise<Guardrail> {
     const ws = await this.workspaceOf(id);
     const found = await this.store.getGuardrail(ws, id);
-    if (!found) throw notFound(`guardrail ${id} not found`);
+    if (!found) throw notFound(`guardrail ${quote(id)} not found`);
     return found.value;
   }
 
@@ -74,7 +74,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     validateGuardrail(guardrail);
     const result = await this.store.createGuardrail(guardrail);
     if (result === "missing-workspace")
-      throw invalidArgument(`workspace_id ${workspaceId} does not exist`);
+      throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
     if (result === "exists") throw conflict("guardrail id collision, retry");
     if (isLimitReached(result)) {
       throw limitError(
@@ -118,7 +118,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const now = nowTimestamp();
       const found = await this.store.getGuardrail(ws, req.id);
-      if (!found && !isDefault) throw notFound(`guardrail ${req.id} not found`);
+      if (!found && !isDefault) throw notFound(`guardrail ${quote(req.id)} not found`);
       const current =
         found?.value ??
         // Materializing the workspace default: it starts from an empty policy.
@@ -140,7 +140,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         read: current,
         materialize: isDefault,
       });
-      if (result === "missing") throw notFound(`guardrail ${req.id} not found`);
+      if (result === "missing") throw notFound(`guardrail ${quote(req.id)} not found`);
       if (result !== "conflict") return { guardrail: result.value };
     }
     throw conflict("guardrail is being updated concurrently, retry later");
@@ -149,7 +149,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async deleteGuardrail(req: { id: string }) {
     const ws = await this.workspaceOf(req.id);
     if (!(await this.store.deleteGuardrail(ws, req.id)))
-      throw notFound(`guardrail ${req.id} not found`);
+      throw notFound(`guardrail ${quote(req.id)} not found`);
     return { deleted: true };
   }
 
@@ -184,7 +184,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       createdAtMs,
     }));
     const result = await this.store.assign(kind, records);
-    if (result === "missing") throw notFound(`guardrail ${guardrailId} not found`);
+    if (result === "missing") throw notFound(`guardrail ${quote(guardrailId)} not found`);
     if (isLimitReached(result)) {
       const what = kind === "key" ? "key assignments" : "member assignments";
       throw limitError(
@@ -267,7 +267,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async getWorkspaceDefault(req: { workspaceId: string }) {
     requireId("workspace_id", req.workspaceId);
     if (!(await this.store.getWorkspace(req.workspaceId))) {
-      throw notFound(`workspace ${req.workspaceId} not found`);
+      throw notFound(`workspace ${quote(req.workspaceId)} not found`);
     }
     const id = defaultGuardrailId(req.workspaceId);
     const found = await this.store.getGuardrail(req.workspaceId, id);
@@ -276,7 +276,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async resolveEffectivePolicy(req: { keyHash: string }) {
     const gov = await this.store.loadGovernance(req.keyHash);
-    if (!gov) throw notFound(`key ${req.keyHash} not found`);
+    if (!gov) throw notFound(`key ${quote(req.keyHash)} not found`);
     const sources: [string, Guardrail | undefined][] = [
       ["key", gov.keyGuardrail],
       ["member", gov.memberGuardrail],

@@ -8,6 +8,7 @@ import {
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { invalidArgument } from "../common/errors.js";
+import { quote } from "../common/quote.js";
 import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "./builtins.js";
 
 /** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
@@ -94,7 +95,7 @@ export function applyUpdateMask(
     if (path === "workspace_id")
       throw invalidArgument("workspace_id cannot be changed by an update");
     if (!UPDATABLE_PATHS.has(path))
-      throw invalidArgument(`${path} is not an updatable guardrail field`);
+      throw invalidArgument(`${quote(path)} is not an updatable guardrail field`);
   }
   if (named.has("name")) {
     if (input.name === undefined) throw invalidArgument("name cannot be null");

@@ -6,6 +6,7 @@ import {
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { invalidArgument } from "../common/errors.js";
+import { quote } from "../common/quote.js";
 import { isBuiltinSlug, SCOPED_BUILTIN } from "./builtins.js";
 import { LIMITS } from "./limits.js";
 import { patternProblem } from "./pattern.js";
@@ -81,10 +82,10 @@ export function validateGuardrail(g: Guardrail): void {
       const at = `content_filter_builtins[${i}]`;
       if (!isBuiltinSlug(b.slug)) {
         fail(
-          `${at}.slug "${b.slug}" is not a builtin filter (one of email, phone, ssn, credit-card, ip-address, person-name, address, regex-prompt-injection)`,
+          `${at}.slug ${quote(b.slug)} is not a builtin filter (one of email, phone, ssn, credit-card, ip-address, person-name, address, regex-prompt-injection)`,
         );
       }
-      if (seen.has(b.slug)) fail(`${at}.slug "${b.slug}" appears more than once`);
+      if (seen.has(b.slug)) fail(`${at}.slug ${quote(b.slug)} appears more than once`);
       seen.add(b.slug);
       if (b.action === FilterAction.UNSPECIFIED || FilterAction[b.action] === undefined) {
         fail(`${at}.action must be one of "block", "redact", "flag"`);

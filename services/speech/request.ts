@@ -3,6 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { AudioFormat, DataCollection } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound, withHttpStatus } from "../common/errors.js";
+import { checkJsonLimits, checkJsonMembers } from "../common/json-limits.js";
+import { quote } from "../common/quote.js";
 import type { AudioFormat as FormatName } from "./audio/index.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogModel } from "./catalog/types.js";
@@ -61,7 +63,7 @@ function checkVoice(
   }
   if (!catalog.hasVoice(model, voice)) {
     throw invalidArgument(
-      `${field} "${voice.slice(0, 64)}" is not a voice of model ${model.id} (see GET /api/v1/models?output_modalities=speech)`,
+      `${field} ${quote(voice)} is not a voice of model ${model.id} (see GET /api/v1/models?output_modalities=speech)`,
     );
   }
 }
@@ -70,7 +72,7 @@ function checkVoice(
 export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): SpeechPlan {
   if (!req.model) throw invalidArgument("model is required");
   const model = catalog.find(req.model);
-  if (!model) throw notFound(`Model ${req.model.slice(0, 128)} not found`);
+  if (!model) throw notFound(`Model ${quote(req.model)} not found`);
   const endpoints = model.endpoints;
 
   checkInstructions("instructions", req.instructions);
@@ -139,6 +141,8 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
     throw invalidArgument(`user must be at most ${SPEECH_LIMITS.maxUserChars} characters`);
   }
   const trace = req.trace as JsonObject | undefined;
+  // The gateway checks the same limits; a direct gRPC caller is held to them too.
+  if (trace) checkJsonLimits("trace", trace, SPEECH_LIMITS.trace, invalidArgument);
   for (const k of TRACE_STRING_KEYS) {
     if (trace && trace[k] !== undefined && typeof trace[k] !== "string") {
       throw invalidArgument(`trace.${k} must be a string`);
@@ -148,6 +152,14 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
   const prefs = req.provider;
   if (prefs && DataCollection[prefs.dataCollection] === undefined) {
     throw invalidArgument('provider.data_collection must be "allow" or "deny"');
+  }
+  if (prefs) {
+    checkJsonMembers(
+      "provider.options",
+      prefs.options,
+      SPEECH_LIMITS.providerOptions,
+      invalidArgument,
+    );
   }
   return {
     model,

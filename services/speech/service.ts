@@ -11,6 +11,7 @@ import { callerOf } from "../common/auth/caller-auth.js";
 import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../common/errors.js";
 import { isKeyHash, newId } from "../common/ids.js";
 import { componentLogger } from "../common/logger.js";
+import { quote } from "../common/quote.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
@@ -230,7 +231,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     if (!isKeyHash(req.keyHash))
       throw invalidArgument("key_hash must be 64 lowercase hex characters");
     const principal = await this.deps.governance.get(req.keyHash);
-    if (!principal) throw notFound(`key ${req.keyHash} not found`);
+    if (!principal) throw notFound(`key ${quote(req.keyHash)} not found`);
     return explain(this.deps.store, this.deps.catalog, principal, req.model, req.region);
   }
 }

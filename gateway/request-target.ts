@@ -1,0 +1,56 @@
+import { quote } from "../services/common/quote.js";
+import { HttpError } from "./http-error.js";
+
+/** The longest request target (path and query) the gateway reads; 414 beyond. */
+export const MAX_TARGET_CHARS = 8 * 1024;
+
+/** RFC 3986 path characters (pchar and "/"): anything else must arrive percent-encoded. */
+const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+
+/** A "." or ".." segment, also percent-encoded (%2e). */
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+export interface RequestTarget {
+  /** The path exactly as sent: the router matches it segment by segment. */
+  path: string;
+  /** The same target parsed, for its query parameters. */
+  url: URL;
+}
+
+/**
+ * Reads the request target as the path the client sent and nothing else. The
+ * WHATWG URL parser would read "//host/api/v1/keys" as a host plus the path
+ * "/api/v1/keys", resolve "/a/../b" to "/b" and turn "\" into "/", so a
+ * request could reach a route other than the one its path names; "//[" even
+ * made it throw (500). Only origin-form targets ("/path?query") are served:
+ * the gateway is not a proxy, so absolute-form ("http://x/...") and "*" are 400.
+ */
+export function parseRequestTarget(raw: string): RequestTarget {
+  if (raw.length > MAX_TARGET_CHARS) {
+    throw new HttpError(414, `Request target too long: at most ${MAX_TARGET_CHARS} characters`);
+  }
+  const q = raw.indexOf("?");
+  const path = q === -1 ? raw : raw.slice(0, q);
+  if (!path.startsWith("/") || path.startsWith("//")) {
+    throw new HttpError(
+      400,
+      `Request target must be a path starting with a single "/", got ${quote(raw)}`,
+    );
+  }
+  if (!PATH_CHARS.test(path)) {
+    throw new HttpError(
+      400,
+      `Request path has characters that must be percent-encoded: ${quote(path)}`,
+    );
+  }
+  if (DOT_SEGMENT.test(path)) {
+    throw new HttpError(400, `Request path must not have "." or ".." segments: ${quote(path)}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw, "http://gateway");
+  } catch {
+    throw new HttpError(400, `Request target is not a valid URL path: ${quote(raw)}`);
+  }
+  return { path, url };
+}
