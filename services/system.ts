@@ -16,7 +16,12 @@ export interface RunningSystem {
   guardrailGrpcPort: number;
   speechGrpcPort: number;
   defaultWorkspaceId: string | undefined;
-  close(): Promise<void>;
+  /**
+   * Drains, then stops: the gateway stops accepting at once, requests in progress may finish
+   * within `graceMs` (default 0: cut now), each speech stream settles what it delivered, and
+   * writes the store did not take are retried briefly before the store closes.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
@@ -32,6 +37,10 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: config.allowSafetyRetentionOther,
+    retryQueueMax: config.retryQueueMax,
   });
   const speechGrpcPort = speech.port;
   const clients = createServiceClients({
@@ -42,6 +51,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     clients,
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
+    http: config.http,
   });
   log.info(
     {
@@ -58,9 +68,11 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     guardrailGrpcPort: guardrail.port,
     speechGrpcPort,
     defaultWorkspaceId: guardrail.defaultWorkspaceId,
-    close: async () => {
-      await gateway.close();
-      await speech.close();
+    close: async ({ graceMs = 0 } = {}) => {
+      const deadline = Date.now() + graceMs;
+      await gateway.close({ graceMs });
+      // The gateway's streams have ended (or were cut): what is left is settling them.
+      await speech.close({ graceMs: Math.max(0, deadline - Date.now()) });
       await guardrail.close();
       await store.close();
     },

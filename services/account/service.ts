@@ -28,6 +28,7 @@ import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { addCredits, readCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
+import type { OperatorKey } from "./operator-key.js";
 import { isSlug, slugify } from "./slug.js";
 
 const NAME_MAX = 100;
@@ -58,7 +59,11 @@ function checkLimit(limit: number | undefined): void {
 }
 
 export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** RAILGATE_MANAGEMENT_KEY, registered again if the store lost it. */
+    private readonly operatorKey?: OperatorKey,
+  ) {}
 
   /** Resolves an id or a slug to a stored workspace, or 404. */
   private async workspace(idOrSlug: string): Promise<Workspace> {
@@ -273,7 +278,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!req.secret) throw unauthenticated("Missing API key: send Authorization: Bearer <key>");
     const hash = hashSecret(req.secret);
     const scope = await this.store.keyScope(hash);
-    const key = scope === undefined ? undefined : await this.store.getKey(scope, hash);
+    const key =
+      (scope === undefined ? undefined : await this.store.getKey(scope, hash)) ??
+      (await this.operatorKey?.recover(hash));
     if (!key) throw unauthenticated("Invalid API key");
     if (key.disabled) throw unauthenticated("API key is disabled");
     return { key };

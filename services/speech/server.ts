@@ -1,6 +1,9 @@
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { type RunningServer, startGrpcServer } from "../common/grpc-server.js";
+import { HealthServiceImpl } from "../common/health.js";
 import { componentLogger } from "../common/logger.js";
+import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
@@ -16,7 +19,17 @@ export interface SpeechServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Worker threads of the embedded engine (default: the number of cores). */
   enginePoolSize?: number;
+  /** RATE_LIMIT_PER_MINUTE (default 600). */
+  rateLimitPerMinute?: number;
+  /** ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER (default true). */
+  allowSafetyRetentionGoogle?: boolean;
+  allowSafetyRetentionOther?: boolean;
+  /** STORE_RETRY_QUEUE_MAX: settlements and records kept while the store is down. */
+  retryQueueMax?: number;
 }
+
+/** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
+const SETTLE_MARGIN_MS = 2_000;
 
 /** SpeechService on its own gRPC port, with the embedded engine's worker pool. */
 export async function startSpeechServer(
@@ -39,18 +52,31 @@ export async function startSpeechServer(
     );
     const adapters = new AdapterRegistry({ catalog, engine, env });
     const governance = new GovernanceCache(store, {
-      allowSafetyRetentionGoogle: env.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE !== "false",
-      allowSafetyRetentionOther: env.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER !== "false",
+      allowSafetyRetentionGoogle: options.allowSafetyRetentionGoogle ?? true,
+      allowSafetyRetentionOther: options.allowSafetyRetentionOther ?? true,
     });
+    const retries = new RetryQueue({ max: options.retryQueueMax ?? 10_000 });
+    // The store is back (its pub/sub connection reconnected): apply kept writes now.
+    const unsubscribe = store.onInvalidate((scope) => scope === "*" && retries.kick());
     const service = new SpeechServiceImpl({
       store,
       catalog: models,
       adapters,
       governance,
-      metering: { rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 600) },
+      metering: { rateLimitPerMinute: options.rateLimitPerMinute ?? 600 },
+      retries,
+    });
+    const health = new HealthServiceImpl({
+      [SpeechService.typeName]: {
+        store: () => store.ping(),
+        engine: () => engine.checkHealth(),
+      },
     });
     const server = await startGrpcServer(
-      (router) => router.service(SpeechService, service),
+      (router) => {
+        router.service(SpeechService, service);
+        router.service(Health, health);
+      },
       port,
       host,
     );
@@ -60,8 +86,15 @@ export async function startSpeechServer(
     );
     return {
       port: server.port,
-      close: async () => {
-        await server.close();
+      // Streams in progress may finish within the grace period; then they are cancelled, each
+      // settles what it delivered, and settlements the store did not take are retried a little.
+      close: async ({ graceMs = 0 } = {}) => {
+        const deadline = Date.now() + graceMs;
+        health.drain();
+        await server.close({ graceMs });
+        await service.inFlight.idle(SETTLE_MARGIN_MS);
+        await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
+        unsubscribe();
         governance.close();
         await engine.close();
       },
