@@ -1,7 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
-import { AudioFormat, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  AudioFormat,
+  type Generation,
+  GenerationSchema,
+} from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   type SpeechService,
   type SynthesizeRequest,
@@ -53,6 +57,13 @@ export interface SpeechServiceDeps {
   metering: MeteringConfig;
   /** Keeps settlements and generation records for retry while the store is down. */
   retries?: RetryQueue;
+}
+
+/** How a stream ended: who served it, what it is billed for, and its record to write. */
+interface StreamOutcome {
+  served: CatalogEndpoint | undefined;
+  billed: number;
+  record: Generation | undefined;
 }
 
 /** Characters of the input that the audio actually delivered covers, as the adapter reports it. */
@@ -210,7 +221,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       this.deps.metering,
     );
     const tally: AudioTally = { bytes: 0, seconds: 0 };
-    const outcome = { served: undefined as CatalogEndpoint | undefined, billed: 0 };
+    const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {
       const opened = await this.open(plan, endpoints, ctx.signal, tally);
       outcome.served = opened.endpoint;
@@ -228,12 +239,21 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       // The reservation becomes what was delivered (see billedCharacters); a request that never
       // produced audio releases it whole. Kept for retry while the store is down: idempotent by
       // the admission's id.
+      // The money first, then the record.
       const actual = settlement(admission, principal, outcome.billed, outcome.served);
       await this.retries.submit(
         "settlement",
         { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
         () => this.deps.store.settle(admission, actual, metered),
       );
+      const record = outcome.record;
+      if (record) {
+        await this.retries.submit(
+          "generation record",
+          { id: record.id, scope: principal.scope },
+          () => this.generations.put(principal.scope, record),
+        );
+      }
     }
   }
 
@@ -250,7 +270,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     tally: AudioTally,
     started: number,
     signal: AbortSignal,
-    outcome: { billed: number },
+    outcome: StreamOutcome,
   ): AsyncGenerator<SynthesizeResponse> {
     const { endpoint, stream } = opened;
     const generation = create(GenerationSchema, {
@@ -306,11 +326,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       outcome.billed = billedCharacters(plan.characters, status, opened.spoken);
       // The record tells what was charged: less than the whole input for a stream cut short.
       generation.costUsd = (outcome.billed * endpoint.price_per_million_chars) / 1_000_000;
-      await this.retries.submit(
-        "generation record",
-        { id: generation.id, scope: principal.scope },
-        () => this.generations.put(principal.scope, generation),
-      );
+      outcome.record = generation;
     }
   }
 
