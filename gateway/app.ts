@@ -110,6 +110,8 @@ export async function startGateway(
         headersTimeout: limits.headersTimeoutMs,
         requestTimeout: limits.requestTimeoutMs,
         keepAliveTimeout: limits.keepAliveTimeoutMs,
+        // Node checks those time-outs only this often (30 s by default): check every second.
+        connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
       },
       (req, res) => {
         if (draining) {
