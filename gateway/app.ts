@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { RailgateConfig } from "../services/common/config.js";
+import { InFlight } from "../services/common/in-flight.js";
 import { componentLogger } from "../services/common/logger.js";
 import { quote } from "../services/common/quote.js";
 import { authenticate } from "./auth.js";
@@ -69,22 +71,66 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
 
 export interface RunningGateway {
   ports: Record<RegionName, number>;
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and requests at once (a request arriving on an open
+   * connection gets 503 with Connection: close); requests in progress, speech streams above
+   * all, may finish within `graceMs` (default 0); then every connection is closed.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
+
+/** node:http limits of each listener (HTTP_* in the configuration). */
+export type HttpLimits = RailgateConfig["http"];
+
+const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 1_000,
+};
 
 /** One listener per region, as regional load balancers would front one deployment. */
 export async function startGateway(
   ports: Record<RegionName, number>,
   host: string,
-  options: GatewayOptions,
+  options: GatewayOptions & { http?: HttpLimits },
 ): Promise<RunningGateway> {
+  const limits = options.http ?? DEFAULT_HTTP_LIMITS;
   const servers: [RegionName, Server][] = [];
   const bound = {} as Record<RegionName, number>;
   const keyCache = options.keyCache ?? new KeyCache(options.clients.accounts);
   keyCache.start();
   const withCache = { ...options, keyCache };
+  const inFlight = new InFlight();
+  let draining = false;
   for (const region of ["global", "europe", "us"] as const) {
-    const server = createServer({ keepAliveTimeout: 65_000 }, buildGateway(region, withCache));
+    const handle = buildGateway(region, withCache);
+    const server = createServer(
+      {
+        // A client must send its headers within this (idle sockets included: Node counts from
+        // the connection), and its whole request, body included, within requestTimeout. The
+        // response (a long speech stream) is not limited by either.
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        // Node checks those time-outs only this often (30 s by default): check every second.
+        connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+      },
+      (req, res) => {
+        if (draining) {
+          res.setHeader("connection", "close");
+          sendError(res, 503, "Service unavailable: this instance is shutting down", {
+            "retry-after": "1",
+          });
+          return;
+        }
+        res.once("close", inFlight.enter());
+        void handle(req, res);
+      },
+    );
+    // Beyond this many open connections, new ones are closed at once: idle sockets can never
+    // exhaust the process's file descriptors.
+    server.maxConnections = limits.maxConnections;
     server.on("clientError", answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -95,17 +141,16 @@ export async function startGateway(
   }
   return {
     ports: bound,
-    close: async () => {
-      keyCache.close();
-      await Promise.all(
-        servers.map(
-          ([, s]) =>
-            new Promise<void>((resolve) => {
-              s.close(() => resolve());
-              s.closeAllConnections();
-            }),
-        ),
+    close: async ({ graceMs = 0 } = {}) => {
+      draining = true;
+      // No new connections; idle keep-alive connections are closed now (Node 19+).
+      const closed = servers.map(
+        ([, s]) => new Promise<void>((resolve) => s.close(() => resolve())),
       );
+      await inFlight.idle(graceMs);
+      for (const [, s] of servers) s.closeAllConnections();
+      await Promise.all(closed);
+      keyCache.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
@@ -12,6 +13,8 @@ export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
   accounts: Client<typeof AccountService>;
   speech: Client<typeof SpeechService>;
+  /** grpc.health.v1.Health of each service process (what /healthz asks). */
+  health: { guardrail: Client<typeof Health>; speech: Client<typeof Health> };
 }
 
 export interface ServiceCredential {
@@ -42,6 +45,10 @@ export function createServiceClients(transports: {
     guardrails: createClient(GuardrailService, transports.guardrail),
     accounts: createClient(AccountService, transports.guardrail),
     speech: createClient(SpeechService, transports.speech),
+    health: {
+      guardrail: createClient(Health, transports.guardrail),
+      speech: createClient(Health, transports.speech),
+    },
   };
 }
 

@@ -1,12 +1,10 @@
 /** The gateway alone, calling services at GUARDRAIL_GRPC_URL and SPEECH_GRPC_URL. */
-import { loadConfig } from "../services/common/config.js";
 import { loadGrpcTls } from "../services/common/grpc-tls.js";
 import { runUntilSignal } from "../services/common/lifecycle.js";
 import { startGateway } from "./app.js";
 import { createServiceClients, grpcTransports } from "./clients.js";
 
-await runUntilSignal("gateway", async () => {
-  const config = loadConfig();
+await runUntilSignal("gateway", async (config) => {
   // Without a service credential the services would take every client to be in
   // their own listener's region: a gateway on its own must have one.
   const tls = loadGrpcTls(config.grpcTls);
@@ -19,9 +17,8 @@ await runUntilSignal("gateway", async () => {
   const clients = createServiceClients(
     grpcTransports(
       {
-        guardrail:
-          process.env.GUARDRAIL_GRPC_URL || `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
-        speech: process.env.SPEECH_GRPC_URL || `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
+        guardrail: config.guardrailGrpcUrl ?? `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
+        speech: config.speechGrpcUrl ?? `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
       },
       { internalToken: config.internalToken, tls },
     ),
@@ -30,5 +27,6 @@ await runUntilSignal("gateway", async () => {
     clients,
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
+    http: config.http,
   });
 });

@@ -1,6 +1,5 @@
 /** `npm start`: every service and the gateway in one process (see services/system.ts). */
-import { loadConfig } from "./common/config.js";
 import { runUntilSignal } from "./common/lifecycle.js";
 import { startSystem } from "./system.js";
 
-await runUntilSignal("railgate", () => startSystem(loadConfig()));
+await runUntilSignal("railgate", startSystem);

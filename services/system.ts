@@ -8,7 +8,6 @@ import { componentLogger } from "./common/logger.js";
 import { openStore } from "./common/store/open-store.js";
 import type { Store } from "./common/store/types.js";
 import { startGuardrailServer } from "./guardrail/server.js";
-import { accountSettings } from "./policy/account-settings.js";
 import { startSpeechServer } from "./speech/server.js";
 
 const log = componentLogger("system");
@@ -19,7 +18,12 @@ export interface RunningSystem {
   guardrailGrpcPort: number;
   speechGrpcPort: number;
   defaultWorkspaceId: string | undefined;
-  close(): Promise<void>;
+  /**
+   * Drains, then stops: the gateway stops accepting at once, requests in progress may finish
+   * within `graceMs` (default 0: cut now), each speech stream settles what it delivered, and
+   * writes the store did not take are retried briefly before the store closes.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
@@ -36,13 +40,20 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   const access = { internalToken, listenerRegion: config.grpcRegion, tls };
   const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
     managementKey: config.managementKey,
-    account: accountSettings(config.env),
+    account: {
+      allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
+      allowSafetyRetentionOther: config.allowSafetyRetentionOther,
+    },
     ...access,
   });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
     ...access,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: config.allowSafetyRetentionOther,
+    retryQueueMax: config.retryQueueMax,
   });
   const speechGrpcPort = speech.port;
   // Co-located, the gateway calls the services' implementations directly (same
@@ -68,6 +79,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     clients,
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
+    http: config.http,
   });
   log.info(
     {
@@ -85,9 +97,11 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     guardrailGrpcPort: guardrail.port,
     speechGrpcPort,
     defaultWorkspaceId: guardrail.defaultWorkspaceId,
-    close: async () => {
-      await gateway.close();
-      await speech.close();
+    close: async ({ graceMs = 0 } = {}) => {
+      const deadline = Date.now() + graceMs;
+      await gateway.close({ graceMs });
+      // The gateway's streams have ended (or were cut): what is left is settling them.
+      await speech.close({ graceMs: Math.max(0, deadline - Date.now()) });
       await guardrail.close();
       await store.close();
     },

@@ -1,6 +1,32 @@
+import { HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";
+
+/** A service slower than this to answer its health check is reported down. */
+const CHECK_TIMEOUT_MS = 1500;
+
+/** What a service that answers NOT_SERVING depends on. */
+const DEPENDS_ON = { guardrail: "its store is", speech: "its store or engine is" };
+
+type Verdict = "serving" | "not serving" | "not answering";
+
+/**
+ * Asks one service process its grpc.health.v1 status. SERVING means the
+ * process answers and so does everything it depends on (its store; for
+ * speech, the engine's workers).
+ */
+async function check(
+  client: { check(req: { service: string }, opts: object): Promise<{ status: Status }> },
+  signal: AbortSignal,
+): Promise<Verdict> {
+  try {
+    const res = await client.check({ service: "" }, { signal, timeoutMs: CHECK_TIMEOUT_MS });
+    return res.status === Status.SERVING ? "serving" : "not serving";
+  } catch {
+    return "not answering";
+  }
+}
 
 export const healthRoutes: Route[] = [
   {
@@ -8,18 +34,20 @@ export const healthRoutes: Route[] = [
     access: "public",
     methods: {
       async GET(ctx) {
-        // Reaching the account service proves the gRPC path and its store answer; when they
-        // do not, a load balancer needs 503 (take this instance out), not a generic 500.
-        try {
-          await ctx.clients.accounts.listWorkspaces(
-            { offset: 0, limit: 1 },
-            { ...ctx.call, timeoutMs: 2000 },
+        const [guardrail, speech] = await Promise.all([
+          check(ctx.clients.health.guardrail, ctx.signal),
+          check(ctx.clients.health.speech, ctx.signal),
+        ]);
+        const down = Object.entries({ guardrail, speech }).filter(([, v]) => v !== "serving");
+        if (down.length > 0) {
+          // A load balancer needs 503 (take this instance out); the operator needs to know
+          // which part is down.
+          const parts = down.map(([name, v]) =>
+            v === "not serving"
+              ? `${name} service not serving (${DEPENDS_ON[name as keyof typeof DEPENDS_ON]} down)`
+              : `${name} service not answering`,
           );
-        } catch {
-          throw new HttpError(
-            503,
-            "Service unavailable: the account service or its store is not answering",
-          );
+          throw new HttpError(503, `Service unavailable: ${parts.join("; ")}`);
         }
         sendJson(ctx.res, 200, { status: "ok", region: ctx.region });
       },

@@ -36,7 +36,6 @@ import { isSlug, slugify } from "./slug.js";
 const NAME_MAX = 100;
 const DESCRIPTION_MAX = 500;
 const MEMBER_ID_MAX = 256;
-const MIN_OPERATOR_SECRET = 16;
 
 function checkName(field: string, name: string): void {
   if (name.trim().length === 0 || [...name].length > NAME_MAX) {
@@ -299,44 +298,5 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   async *watchInvalidations(_req: unknown, ctx: HandlerContext) {
     for await (const scope of invalidationStream(this.store, ctx.signal)) yield { scope };
-  }
-
-  async ensureManagementKey(req: { secret: string; name: string }) {
-    if (req.secret.length < MIN_OPERATOR_SECRET) {
-      throw invalidArgument(
-        `the management key must be at least ${MIN_OPERATOR_SECRET} characters`,
-      );
-    }
-    const hash = hashSecret(req.secret);
-    const existing = await this.store.getKey(ORG_SCOPE, hash);
-    if (existing) {
-      // Labels of older releases showed more of the secret: re-render them.
-      const label = secretLabel(req.secret);
-      if (existing.label !== label) {
-        existing.label = label;
-        await this.store.putKey(ORG_SCOPE, existing);
-      }
-      return { key: existing };
-    }
-    const key = create(ApiKeySchema, {
-      hash,
-      name: req.name || "Operator management key",
-      label: secretLabel(req.secret),
-      kind: KeyKind.MANAGEMENT,
-      createdAt: nowTimestamp(),
-    });
-    const result = await this.store.createKey(ORG_SCOPE, key);
-    if (result === "exists") {
-      // Another replica starting at the same moment may have registered it first.
-      const raced = await this.store.getKey(ORG_SCOPE, hash);
-      if (raced) return { key: raced };
-      throw alreadyExists("that secret is already in use by a standard key");
-    }
-    if (isLimitReached(result)) {
-      throw limitError(
-        `the organization already has ${result.count} management keys (the maximum is ${result.limit}): delete one first`,
-      );
-    }
-    return { key };
   }
 }

@@ -69,7 +69,11 @@ export const errorInterceptor: Interceptor = (next) => async (req) => {
 
 export interface RunningServer {
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and new calls at once; calls in progress may finish within
+   * `graceMs` (default 0), then the rest are cancelled.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 export interface ServedServices extends RunningServer {
@@ -133,11 +137,16 @@ export async function startGrpcServer(
     port: actual,
     inProcess: (inProcess = {}) =>
       createInProcessTransport({ services, serverInterceptors: interceptors, ...inProcess }),
-    // http2Server.close() waits for open sessions, so close them ourselves.
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sessions) s.close();
-        server.close(() => resolve());
-      }),
+    // http2Server.close() waits for open sessions: close them gracefully (GOAWAY: streams in
+    // progress go on, new ones are refused), and destroy whatever outlives the grace period.
+    close: async ({ graceMs = 0 } = {}) => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sessions) s.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      for (const s of sessions) s.destroy();
+      await closed;
+    },
   };
 }

@@ -1,21 +1,54 @@
+import { ConfigError, loadConfig, type RailgateConfig } from "./config.js";
 import { logger } from "./logger.js";
 
-/** Runs a component until SIGINT/SIGTERM, then closes it; a start-up failure exits non-zero. */
+/** A component that can stop: `graceMs` is how long in-flight work may take to finish. */
+export interface Stoppable {
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** Past the grace period, this much more for settling and closing before exiting regardless. */
+const CLOSE_MARGIN_MS = 5_000;
+
+/**
+ * Loads the configuration, starts a component and runs it until SIGINT or
+ * SIGTERM; then drains it: it stops accepting work, lets what is in flight
+ * finish within SHUTDOWN_GRACE_MS, and closes. A second signal, or a drain that
+ * overruns, exits at once. A start-up failure (a bad configuration included)
+ * exits non-zero with the reason.
+ */
 export async function runUntilSignal(
   name: string,
-  start: () => Promise<{ close(): Promise<void> }>,
+  start: (config: RailgateConfig) => Promise<Stoppable>,
 ) {
   try {
-    const running = await start();
+    const config = loadConfig();
+    const running = await start(config);
+    let stopping = false;
     const stop = async (signal: string) => {
-      logger.info({ signal, component: name }, "shutting down");
-      await running.close();
+      if (stopping) {
+        logger.warn({ signal, component: name }, "second signal: exiting now");
+        process.exit(1);
+      }
+      stopping = true;
+      const grace = config.shutdownGraceMs;
+      logger.info({ signal, component: name, graceMs: grace }, "draining, then shutting down");
+      setTimeout(() => {
+        logger.error({ component: name }, "shutdown overran its grace period: exiting");
+        process.exit(1);
+      }, grace + CLOSE_MARGIN_MS).unref();
+      await running.close({ graceMs: grace });
+      logger.info({ component: name }, "stopped");
       process.exit(0);
     };
-    process.once("SIGINT", () => void stop("SIGINT"));
-    process.once("SIGTERM", () => void stop("SIGTERM"));
+    process.on("SIGINT", () => void stop("SIGINT"));
+    process.on("SIGTERM", () => void stop("SIGTERM"));
   } catch (err) {
-    logger.fatal({ err, component: name }, "failed to start");
+    if (err instanceof ConfigError) {
+      logger.fatal({ component: name, problems: err.problems }, err.message);
+      process.stderr.write(`${err.message}\n`);
+    } else {
+      logger.fatal({ err, component: name }, "failed to start");
+    }
     process.exit(1);
   }
 }

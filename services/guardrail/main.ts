@@ -1,24 +1,24 @@
 /** GuardrailService + AccountService alone (one container of docker-compose). */
-import { loadConfig } from "../common/config.js";
 import { loadGrpcTls } from "../common/grpc-tls.js";
 import { runUntilSignal } from "../common/lifecycle.js";
 import { openStore } from "../common/store/open-store.js";
-import { accountSettings } from "../policy/account-settings.js";
 import { startGuardrailServer } from "./server.js";
 
-await runUntilSignal("guardrail", async () => {
-  const config = loadConfig();
+await runUntilSignal("guardrail", async (config) => {
   const store = await openStore(config);
   const server = await startGuardrailServer(store, config.guardrailGrpcPort, config.grpcHost, {
     managementKey: config.managementKey,
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
     tls: loadGrpcTls(config.grpcTls),
-    account: accountSettings(config.env),
+    account: {
+      allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
+      allowSafetyRetentionOther: config.allowSafetyRetentionOther,
+    },
   });
   return {
-    close: async () => {
-      await server.close();
+    close: async (options) => {
+      await server.close(options);
       await store.close();
     },
   };

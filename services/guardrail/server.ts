@@ -1,9 +1,12 @@
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { OperatorKey } from "../account/operator-key.js";
 import { AccountServiceImpl } from "../account/service.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type ServedServices, startGrpcServer } from "../common/grpc-server.js";
 import type { GrpcTls } from "../common/grpc-tls.js";
+import { HealthServiceImpl } from "../common/health.js";
 import { served } from "../common/in-process-transport.js";
 import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
@@ -33,9 +36,11 @@ export interface GuardrailServerOptions {
 /**
  * GuardrailService and AccountService share one process and one gRPC port.
  * Start-up creates the default workspace (once per deployment, ever) and
- * registers the operator's management key when one is configured. Every RPC
+ * registers the operator's management key when one is configured; both are
+ * done again when the store comes back empty (see OperatorKey). Every RPC
  * needs a management key, but for Authenticate (any key: it answers who the
- * caller is) and WatchInvalidations (gateways and management keys).
+ * caller is), WatchInvalidations (gateways and management keys) and
+ * grpc.health.v1 (anyone).
  */
 export async function startGuardrailServer(
   store: Store,
@@ -43,22 +48,32 @@ export async function startGuardrailServer(
   host?: string,
   options: GuardrailServerOptions = {},
 ): Promise<GuardrailServer> {
+  const operatorKey: OperatorKey | undefined = options.managementKey
+    ? new OperatorKey(store, options.managementKey, (): Promise<unknown> => accounts.bootstrap())
+    : undefined;
   const accounts = new AccountServiceImpl(store);
   const defaultWorkspaceId = await accounts.bootstrap();
-  if (options.managementKey) {
-    const { key } = await accounts.ensureManagementKey({
-      secret: options.managementKey,
-      name: "Operator management key (RAILGATE_MANAGEMENT_KEY)",
-    });
-    log.info({ hash: key?.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
+  if (operatorKey) {
+    await operatorKey.ensure();
+    operatorKey.watch();
+    log.info({ hash: operatorKey.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
   }
   const guardrails = new GuardrailServiceImpl(store);
   const principals = new GovernanceCache(
     store,
     options.account ?? { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true },
   );
+  const ping = { store: () => store.ping() };
+  const health = new HealthServiceImpl({
+    [GuardrailService.typeName]: ping,
+    [AccountService.typeName]: ping,
+  });
   const server = await startGrpcServer(
-    [served(GuardrailService, guardrails), served(AccountService, accounts)],
+    [
+      served(GuardrailService, guardrails),
+      served(AccountService, accounts),
+      served(Health, health),
+    ],
     port,
     host,
     {
@@ -66,13 +81,14 @@ export async function startGuardrailServer(
       interceptors: [
         callerAuthInterceptor({
           principals,
+          // The operator's key comes back by itself when the store was emptied.
+          recover: async (hash) => Boolean(await operatorKey?.recover(hash)),
           internalToken: options.internalToken,
           listenerRegion: options.listenerRegion ?? "global",
           access: {
             [`${AccountService.typeName}/Authenticate`]: "any-key",
             [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
-            // The gateway's /healthz probe (until the services serve grpc.health.v1).
-            [`${AccountService.typeName}/ListWorkspaces`]: "gateway",
+            [`${Health.typeName}/*`]: "public",
           },
         }),
       ],
@@ -80,11 +96,13 @@ export async function startGuardrailServer(
   );
   return {
     ...server,
-    accounts,
-    defaultWorkspaceId,
-    close: async () => {
-      await server.close();
+    close: async (closeOptions) => {
+      health.drain();
+      operatorKey?.close();
+      await server.close(closeOptions);
       principals.close();
     },
+    accounts,
+    defaultWorkspaceId,
   };
 }

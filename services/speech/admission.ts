@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { permissionDenied, withHttpStatus } from "../common/errors.js";
+import { newId } from "../common/ids.js";
 import type { Admission, Settlement } from "../common/store/admission.js";
 import type { Store } from "../common/store/types.js";
 import { fromMicros, toMicros } from "../policy/money.js";
@@ -56,6 +57,8 @@ export async function admitRequest(
   // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
+    // Settling twice (a retried settlement that had in fact been applied) is a no-op by id.
+    id: newId(),
     scope: principal.scope,
     keyHash: key.hash,
     rate:
@@ -114,7 +117,10 @@ export async function admitRequest(
   }
 }
 
-/** What the request really cost on the endpoint that served it (nothing if none produced audio). */
+/**
+ * What the request really cost on the endpoint that served it (nothing if none produced audio),
+ * for the characters it is billed for (see `billedCharacters`).
+ */
 export function settlement(
   admission: Admission,
   principal: Principal,

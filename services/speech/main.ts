@@ -1,12 +1,10 @@
 /** SpeechService alone (one container of docker-compose). */
-import { loadConfig } from "../common/config.js";
 import { loadGrpcTls } from "../common/grpc-tls.js";
 import { runUntilSignal } from "../common/lifecycle.js";
 import { openStore } from "../common/store/open-store.js";
 import { startSpeechServer } from "./server.js";
 
-await runUntilSignal("speech", async () => {
-  const config = loadConfig();
+await runUntilSignal("speech", async (config) => {
   const store = await openStore(config);
   const server = await startSpeechServer(store, config.speechGrpcPort, config.grpcHost, {
     env: config.env,
@@ -14,10 +12,14 @@ await runUntilSignal("speech", async () => {
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
     tls: loadGrpcTls(config.grpcTls),
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: config.allowSafetyRetentionOther,
+    retryQueueMax: config.retryQueueMax,
   });
   return {
-    close: async () => {
-      await server.close();
+    close: async (options) => {
+      await server.close(options);
       await store.close();
     },
   };

@@ -1,11 +1,13 @@
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
 import { type ServedServices, startGrpcServer } from "../common/grpc-server.js";
 import type { GrpcTls } from "../common/grpc-tls.js";
+import { HealthServiceImpl } from "../common/health.js";
 import { served } from "../common/in-process-transport.js";
 import { componentLogger } from "../common/logger.js";
+import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
-import { accountSettings } from "../policy/account-settings.js";
 import type { RegionName } from "../policy/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
@@ -27,7 +29,17 @@ export interface SpeechServerOptions {
   listenerRegion?: RegionName;
   /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
   tls?: GrpcTls;
+  /** RATE_LIMIT_PER_MINUTE (default 600). */
+  rateLimitPerMinute?: number;
+  /** ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER (default true). */
+  allowSafetyRetentionGoogle?: boolean;
+  allowSafetyRetentionOther?: boolean;
+  /** STORE_RETRY_QUEUE_MAX: settlements and records kept while the store is down. */
+  retryQueueMax?: number;
 }
+
+/** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
+const SETTLE_MARGIN_MS = 2_000;
 
 /** SpeechService on its own gRPC port, with the embedded engine's worker pool. */
 export async function startSpeechServer(
@@ -49,31 +61,50 @@ export async function startSpeechServer(
       })),
     );
     const adapters = new AdapterRegistry({ catalog, engine, env });
-    const governance = new GovernanceCache(store, accountSettings(env));
+    const governance = new GovernanceCache(store, {
+      allowSafetyRetentionGoogle: options.allowSafetyRetentionGoogle ?? true,
+      allowSafetyRetentionOther: options.allowSafetyRetentionOther ?? true,
+    });
+    const retries = new RetryQueue({ max: options.retryQueueMax ?? 10_000 });
+    // The store is back (its pub/sub connection reconnected): apply kept writes now.
+    const unsubscribe = store.onInvalidate((scope) => scope === "*" && retries.kick());
     const service = new SpeechServiceImpl({
       store,
       catalog: models,
       adapters,
       governance,
-      metering: { rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 600) },
+      metering: { rateLimitPerMinute: options.rateLimitPerMinute ?? 600 },
+      retries,
     });
-    // Synthesize and GetGeneration need a standard key, ListModels nothing,
+    const health = new HealthServiceImpl({
+      [SpeechService.typeName]: {
+        store: () => store.ping(),
+        engine: () => engine.checkHealth(),
+      },
+    });
+    // Synthesize and GetGeneration need a standard key, ListModels and health nothing,
     // Explain (the default) a management key.
-    const server = await startGrpcServer([served(SpeechService, service)], port, host, {
-      tls: options.tls,
-      interceptors: [
-        callerAuthInterceptor({
-          principals: governance,
-          internalToken: options.internalToken,
-          listenerRegion: options.listenerRegion ?? "global",
-          access: {
-            [`${SpeechService.typeName}/Synthesize`]: "standard",
-            [`${SpeechService.typeName}/GetGeneration`]: "standard",
-            [`${SpeechService.typeName}/ListModels`]: "public",
-          },
-        }),
-      ],
-    });
+    const server = await startGrpcServer(
+      [served(SpeechService, service), served(Health, health)],
+      port,
+      host,
+      {
+        tls: options.tls,
+        interceptors: [
+          callerAuthInterceptor({
+            principals: governance,
+            internalToken: options.internalToken,
+            listenerRegion: options.listenerRegion ?? "global",
+            access: {
+              [`${SpeechService.typeName}/Synthesize`]: "standard",
+              [`${SpeechService.typeName}/GetGeneration`]: "standard",
+              [`${SpeechService.typeName}/ListModels`]: "public",
+              [`${Health.typeName}/*`]: "public",
+            },
+          }),
+        ],
+      },
+    );
     log.info(
       { models: catalog.models.map((m) => m.id), voices: engine.voices().length },
       "speech catalog loaded",
@@ -81,8 +112,15 @@ export async function startSpeechServer(
     return {
       port: server.port,
       inProcess: server.inProcess,
-      close: async () => {
-        await server.close();
+      // Streams in progress may finish within the grace period; then they are cancelled, each
+      // settles what it delivered, and settlements the store did not take are retried a little.
+      close: async ({ graceMs = 0 } = {}) => {
+        const deadline = Date.now() + graceMs;
+        health.drain();
+        await server.close({ graceMs });
+        await service.inFlight.idle(SETTLE_MARGIN_MS);
+        await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
+        unsubscribe();
         governance.close();
         await engine.close();
       },

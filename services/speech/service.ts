@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { AudioFormat, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  AudioFormat,
+  type Generation,
+  GenerationSchema,
+} from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   type SpeechService,
   type SynthesizeRequest,
@@ -10,8 +14,10 @@ import {
 import { callerOf } from "../common/auth/caller-auth.js";
 import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../common/errors.js";
 import { isKeyHash, newId } from "../common/ids.js";
+import { InFlight } from "../common/in-flight.js";
 import { componentLogger } from "../common/logger.js";
 import { quote } from "../common/quote.js";
+import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
@@ -43,13 +49,43 @@ export interface SpeechServiceDeps {
   adapters: AdapterRegistry;
   governance: GovernanceCache;
   metering: MeteringConfig;
+  /** Keeps settlements and generation records for retry while the store is down. */
+  retries?: RetryQueue;
+}
+
+/** How a stream ended: who served it, what it is billed for, and its record to write. */
+interface StreamOutcome {
+  served: CatalogEndpoint | undefined;
+  billed: number;
+  record: Generation | undefined;
+}
+
+/** Characters of the input that the audio actually delivered covers, as the adapter reports it. */
+interface Spoken {
+  characters: number;
+  reported: boolean;
+}
+
+/**
+ * What a request is billed for: the whole input once its stream completed, or
+ * when the adapter cannot say how far it got (upstreams bill the whole input
+ * once they accept it); otherwise, for a stream cut short (client gone,
+ * shutdown, failure), only the characters whose audio was delivered.
+ */
+function billedCharacters(characters: number, status: string, spoken: Spoken): number {
+  if (status === "completed" || !spoken.reported) return characters;
+  return Math.min(characters, spoken.characters);
 }
 
 export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
   private readonly generations: GenerationLog;
+  private readonly retries: RetryQueue;
+  /** Synthesize calls in progress, until their settlement and record are written (or kept). */
+  readonly inFlight = new InFlight();
 
   constructor(private readonly deps: SpeechServiceDeps) {
     this.generations = new GenerationLog(deps.store);
+    this.retries = deps.retries ?? new RetryQueue({ max: 10_000 });
   }
 
   /** Tries endpoints in order until one produces its first byte: fail-over is invisible to the client. */
@@ -61,6 +97,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
   ) {
     let lastError: unknown;
     for (const endpoint of endpoints) {
+      const spoken: Spoken = { characters: 0, reported: false };
       const attempt = new AbortController();
       const forward = () => attempt.abort(signal.reason);
       signal.addEventListener("abort", forward, { once: true });
@@ -74,6 +111,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           references: plan.references.parts,
           options: plan.providerOptions[endpoint.provider],
           signal: attempt.signal,
+          onSpoken: (n) => {
+            spoken.reported = true;
+            spoken.characters += n;
+          },
         });
         const stream = audioBytes(output, plan.format, tally);
         const first = await stream.next();
@@ -81,6 +122,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           endpoint,
           stream,
           first,
+          spoken,
           detach: () => signal.removeEventListener("abort", forward),
         };
       } catch (err) {
@@ -111,6 +153,18 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     req: SynthesizeRequest,
     ctx: HandlerContext,
   ): AsyncGenerator<SynthesizeResponse> {
+    const leave = this.inFlight.enter();
+    try {
+      yield* this.serveTracked(req, ctx);
+    } finally {
+      leave();
+    }
+  }
+
+  private async *serveTracked(
+    req: SynthesizeRequest,
+    ctx: HandlerContext,
+  ): AsyncGenerator<SynthesizeResponse> {
     const started = performance.now();
     // The interceptor resolved the key from the call's metadata and already
     // applied region rule 1: nothing in the message can name another caller.
@@ -134,18 +188,45 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       this.deps.metering,
     );
     const tally: AudioTally = { bytes: 0, seconds: 0 };
-    let served: CatalogEndpoint | undefined;
+    const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {
       const opened = await this.open(plan, endpoints, ctx.signal, tally);
-      served = opened.endpoint;
-      yield* this.stream(principal, plan, opened, filtered.outcomes, tally, started, ctx.signal);
+      outcome.served = opened.endpoint;
+      yield* this.stream(
+        principal,
+        plan,
+        opened,
+        filtered.outcomes,
+        tally,
+        started,
+        ctx.signal,
+        outcome,
+      );
     } finally {
-      // Served audio is paid for in full (the provider did the work); a request that never
-      // produced audio releases its whole reservation.
-      await this.deps.store
-        .settle(admission, settlement(admission, principal, plan.characters, served), metered)
-        .catch((err: unknown) => log.error({ err }, "could not settle a reservation"));
+      // The reservation becomes what was delivered (see billedCharacters); a request that never
+      // produced audio releases it whole. Kept for retry while the store is down: idempotent by
+      // the admission's id.
+      // The money first, then the record.
+      const actual = settlement(admission, principal, outcome.billed, outcome.served);
+      await this.retries.submit(
+        "settlement",
+        { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
+        () => this.deps.store.settle(admission, actual, metered),
+      );
+      const record = outcome.record;
+      if (record) {
+        await this.retries.submit(
+          "generation record",
+          { id: record.id, scope: principal.scope },
+          () => this.generations.put(principal.scope, record),
+        );
+      }
     }
+  }
+
+  /** Shutdown: keeps retrying kept writes for at most `withinMs`, then logs what is lost. */
+  drainRetries(withinMs: number): Promise<void> {
+    return this.retries.drain(withinMs);
   }
 
   private async *stream(
@@ -156,6 +237,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     tally: AudioTally,
     started: number,
     signal: AbortSignal,
+    outcome: StreamOutcome,
   ): AsyncGenerator<SynthesizeResponse> {
     const { endpoint, stream } = opened;
     const generation = create(GenerationSchema, {
@@ -208,9 +290,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       generation.status = status;
       generation.bytes = BigInt(tally.bytes);
       generation.durationSeconds = tally.seconds;
-      await this.generations.put(principal.scope, generation).catch((err: unknown) => {
-        log.error({ err, id: generation.id }, "could not store generation record");
-      });
+      outcome.billed = billedCharacters(plan.characters, status, opened.spoken);
+      // The record tells what was charged: less than the whole input for a stream cut short.
+      generation.costUsd = (outcome.billed * endpoint.price_per_million_chars) / 1_000_000;
+      outcome.record = generation;
     }
   }
 

@@ -7,8 +7,8 @@ import { expectError, expectStatus } from "./harness.js";
 
 /**
  * Destructive: stops the system's Redis underneath it, so it runs on a
- * system of its own. Whatever fails inside, the client reads a generic 500 in
- * the one error shape, never an internal message or a stack trace.
+ * system of its own. Every call that needs the store answers 503 with
+ * Retry-After in the one error shape, never an internal message or a stack trace.
  */
 describe("gateway: when the store goes away", () => {
   let redis: ThrowawayRedis;
@@ -30,7 +30,7 @@ describe("gateway: when the store goes away", () => {
     await system?.close();
   });
 
-  it("answers 500 { error: { code: 500, message: 'Internal server error' } } everywhere", async () => {
+  it("answers 503 with Retry-After everywhere, saying nothing internal", async () => {
     // (GET /api/v1/key may still answer from the services' principal cache.)
     const requests = [
       api.get("/api/v1/guardrails"),
@@ -40,8 +40,10 @@ describe("gateway: when the store goes away", () => {
       api.post("/api/v1/keys", { name: "During the outage" }),
     ];
     for (const res of await Promise.all(requests)) {
-      expectError(res, 500);
-      expect(res.body.error.message).to.equal("Internal server error");
+      expectError(res, 503);
+      expect(res.headers.get("retry-after")).to.match(/^\d+$/);
+      expect(res.body.error.message).to.match(/^Service unavailable: the data store/);
+      expect(res.body.error.message).to.not.match(/redis|ECONNREFUSED|at /i);
     }
   });
 

@@ -12,6 +12,14 @@ export interface ThrowawayRedis {
   client(): Redis;
   flush(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: the server keeps its sockets open but answers nothing (a frozen Redis). */
+  freeze(): void;
+  /** SIGCONT after freeze(): it answers again, including what was sent meanwhile. */
+  thaw(): void;
+  /** SIGKILL: gone at once, connections refused until restart(). */
+  kill(): Promise<void>;
+  /** A new, empty redis-server on the same port (killing the old one first if it runs). */
+  restart(): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -25,14 +33,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/**
- * A private redis-server on a free port, with no persistence: tests never
- * touch the machine's shared Redis on 6379.
- */
-export async function startRedis(): Promise<ThrowawayRedis> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "railgate-redis-"));
-  const proc: ChildProcess = spawn(
+function spawnRedis(port: number, dir: string): ChildProcess {
+  return spawn(
     "redis-server",
     [
       "--port",
@@ -48,7 +50,9 @@ export async function startRedis(): Promise<ThrowawayRedis> {
     ],
     { stdio: "ignore" },
   );
-  const url = `redis://127.0.0.1:${port}`;
+}
+
+async function waitReady(url: string, port: number): Promise<Redis> {
   const probe = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -59,12 +63,35 @@ export async function startRedis(): Promise<ThrowawayRedis> {
     try {
       await probe.connect();
       await probe.ping();
-      break;
+      return probe;
     } catch {
       if (i > 100) throw new Error(`redis-server did not start on port ${port}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/**
+ * A private redis-server on a free port, with no persistence: tests never
+ * touch the machine's shared Redis on 6379. Fault tests freeze, kill and
+ * restart it (the restarted server is empty, as after a crash without
+ * persistence).
+ */
+export async function startRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "railgate-redis-"));
+  const url = `redis://127.0.0.1:${port}`;
+  let proc: ChildProcess | undefined = spawnRedis(port, dir);
+  let probe = await waitReady(url, port);
+  const kill = async () => {
+    const p = proc;
+    proc = undefined;
+    probe.disconnect();
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once("exit", r));
+    p.kill("SIGKILL");
+    await exited;
+  };
   return {
     url,
     port,
@@ -73,10 +100,20 @@ export async function startRedis(): Promise<ThrowawayRedis> {
       await probe.flushall();
     },
     stop: async () => {
-      probe.disconnect();
-      proc.kill("SIGKILL");
-      await new Promise((r) => proc.once("exit", r));
+      await kill();
       rmSync(dir, { recursive: true, force: true });
+    },
+    freeze: () => {
+      proc?.kill("SIGSTOP");
+    },
+    thaw: () => {
+      proc?.kill("SIGCONT");
+    },
+    kill,
+    restart: async () => {
+      await kill();
+      proc = spawnRedis(port, dir);
+      probe = await waitReady(url, port);
     },
   };
 }

@@ -1,15 +1,20 @@
 import { loadConfig, type RailgateConfig } from "../../services/common/config.js";
 import { type RunningSystem, startSystem } from "../../services/system.js";
 
-export const MANAGEMENT_KEY = "test-management-key-0123456789";
+/** 32+ characters, as RAILGATE_MANAGEMENT_KEY must be. */
+export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";
 
-/** The whole system on free ports against the given Redis (or the memory store). */
+/**
+ * The whole system on free ports against the given Redis (or the memory store).
+ * `overrides.env` is parsed by the configuration schema like a real environment
+ * (RATE_LIMIT_PER_MINUTE and the like take effect); the other overrides win.
+ */
 export async function startTestSystem(
   redisUrl: string | undefined,
   overrides: Partial<RailgateConfig> = {},
 ): Promise<RunningSystem> {
   const config: RailgateConfig = {
-    ...loadConfig({}),
+    ...loadConfig(overrides.env ?? {}),
     host: "127.0.0.1",
     gatewayPorts: { global: 0, europe: 0, us: 0 },
     guardrailGrpcPort: 0,

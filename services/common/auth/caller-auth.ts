@@ -55,8 +55,13 @@ export interface CallerAuthOptions {
   internalToken?: string;
   /** The ingress region of every caller that is not a gateway. */
   listenerRegion: RegionName;
-  /** Access per "<service type name>/<method name>"; a method not listed needs a management key. */
+  /**
+   * Access per "<service type name>/<method name>" (or "<service type name>/*");
+   * a method not listed needs a management key.
+   */
   access: Record<string, RpcAccess>;
+  /** Called for a key the store does not know; true = it was registered again (the operator's). */
+  recover?: (keyHash: string) => Promise<boolean>;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -88,7 +93,10 @@ export function regionRefusal(principal: Principal, region: RegionName): string 
 export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
   const token = options.internalToken ? digest(options.internalToken) : undefined;
   return (next) => async (req) => {
-    const access = options.access[`${req.service.typeName}/${req.method.name}`] ?? "management";
+    const access =
+      options.access[`${req.service.typeName}/${req.method.name}`] ??
+      options.access[`${req.service.typeName}/*`] ??
+      "management";
     const presented = req.header.get(CALLER_HEADERS.internalToken);
     // A client certificate from the gateways' CA proves a gateway as well as the token does.
     let viaGateway = req.contextValues.get(peerVerifiedKey);
@@ -121,7 +129,10 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
     }
     const secret = BEARER.exec(header)?.[1];
     if (!secret) throw unauthenticated("Malformed authorization metadata: expected Bearer <key>");
-    const principal = await options.principals.get(hashSecret(secret));
+    const hash = hashSecret(secret);
+    let principal = await options.principals.get(hash);
+    if (!principal && (await options.recover?.(hash)))
+      principal = await options.principals.get(hash);
     if (!principal) throw unauthenticated("Invalid API key");
     if (principal.key.disabled) throw unauthenticated("API key is disabled");
     const kind = principal.key.kind;

@@ -15,6 +15,8 @@ export interface BudgetCharge {
  * metered), the key's own credit limit, and every applicable guardrail budget.
  */
 export interface Admission {
+  /** When set, settle() applies at most once per id (a retried settlement is never charged twice). */
+  id?: string;
   scope: string;
   keyHash: string;
   rate?: { limit: number; windowMs: number; nowMs: number };
@@ -38,6 +40,9 @@ export interface Settlement {
   keyMicros: number;
   budgets: { guardrailId: string; window: string; amountMicros: number }[];
 }
+
+/** How long a settled admission id is remembered: longer than any settlement is retried. */
+export const SETTLED_MARKER_TTL_SECONDS = 15 * 60;
 
 export function rateWindowIndex(rate: NonNullable<Admission["rate"]>): number {
   return Math.floor(rate.nowMs / rate.windowMs);

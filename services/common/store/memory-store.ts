@@ -12,6 +12,7 @@ import {
   type AdmissionResult,
   rateWindowIndex,
   rateWindowRemainingMs,
+  SETTLED_MARKER_TTL_SECONDS,
   type Settlement,
 } from "./admission.js";
 import {
@@ -107,6 +108,8 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {}
+
+  async ping(): Promise<void> {}
 
   private readonly listeners = new Set<(scope: string) => void>();
 
@@ -555,6 +558,11 @@ export class MemoryStore implements Store {
   }
 
   async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+    if (a.id) {
+      const marker = `${a.scope}/settled/${a.id}`;
+      if (this.has(marker)) return;
+      this.bump(marker, 1, SETTLED_MARKER_TTL_SECONDS * 1000);
+    }
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);

@@ -48,6 +48,8 @@ export class RedisKeys {
   /** Pub/sub channel announcing which scope changed (cache invalidation). */
   invalidations = () => `${this.prefix}:invalidate`;
   record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);
+  /** Marks an admission as settled, so a retried settlement applies once. */
+  settled = (ws: string, admissionId: string) => this.tagged(ws, `settled:${admissionId}`);
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

@@ -364,15 +364,18 @@ return { "ok", metered and 1 or 0 }
 `;
 
 /**
- * Replaces reservations with real costs. KEYS: credits, key spend, budget
- * counters. ARGV: metered (0/1), creditRefund, keyDelta, then one delta per budget.
+ * Replaces reservations with real costs, once per admission id. KEYS: the
+ * id's settled marker, credits, key spend, budget counters. ARGV: marker ttl
+ * (0 = no id: always apply), metered (0/1), creditRefund, keyDelta, then one
+ * delta per budget. Answers 0 when the id was already settled.
  */
 export const SETTLE = `
-if ARGV[1] == "1" and tonumber(ARGV[2]) ~= 0 and redis.call("EXISTS", KEYS[1]) == 1 then
-  redis.call("INCRBY", KEYS[1], ARGV[2])
+if tonumber(ARGV[1]) > 0 and not redis.call("SET", KEYS[1], "1", "NX", "EX", ARGV[1]) then return 0 end
+if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) == 1 then
+  redis.call("INCRBY", KEYS[2], ARGV[3])
 end
-if tonumber(ARGV[3]) ~= 0 then redis.call("INCRBY", KEYS[2], ARGV[3]) end
-for i = 3, #KEYS do
+if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
+for i = 4, #KEYS do
   if tonumber(ARGV[i + 1]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
     redis.call("INCRBY", KEYS[i], ARGV[i + 1])
   end

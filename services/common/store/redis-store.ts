@@ -16,6 +16,7 @@ import {
   type AdmissionResult,
   rateWindowIndex,
   rateWindowRemainingMs,
+  SETTLED_MARKER_TTL_SECONDS,
   type Settlement,
 } from "./admission.js";
 import {
@@ -175,6 +176,10 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     this.subscriber?.disconnect();
     await this.client.quit();
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
   }
 
   private subscriber?: Client;
@@ -683,10 +688,12 @@ export class RedisStore implements Store {
       actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
     );
     await this.script("rgSettle")(
-      2 + a.budgets.length,
+      3 + a.budgets.length,
+      this.k.settled(a.scope, a.id ?? "-"),
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
+      a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
       metered ? "1" : "0",
       a.creditMicros - actual.creditMicros,
       actual.keyMicros - a.keyMicros,

@@ -68,6 +68,8 @@ export const ORG_SCOPE = "org";
 export interface Store {
   readonly kind: "redis" | "memory";
   close(): Promise<void>;
+  /** Resolves when the store answers (health checks); throws when it does not. */
+  ping(): Promise<void>;
 
   // Organization.
   /** Creates the default workspace unless one was ever created; returns the current default id. */

@@ -25,6 +25,12 @@ export interface AdapterRequest {
   /** Provider-specific passthrough options for this endpoint's provider only. */
   options?: Record<string, unknown>;
   signal: AbortSignal;
+  /**
+   * Adapters that know how much of the input their delivered audio covers report it here, in
+   * characters, as it is delivered; a stream cut short is billed for that much. Adapters that
+   * cannot tell (upstreams, which bill the whole input once they accept it) never call it.
+   */
+  onSpoken?: (characters: number) => void;
 }
 
 /**

@@ -26,6 +26,7 @@ export class EspeakAdapter implements SpeechAdapter {
           voice: segment.voice,
           speed: request.speed,
           signal: request.signal,
+          onSpoken: request.onSpoken,
         });
       }
     }

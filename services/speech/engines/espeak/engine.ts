@@ -14,6 +14,11 @@ export interface EspeakSynthesisOptions {
   signal?: AbortSignal;
   /** Cut a long first sentence short so the first audio leaves sooner (default true). */
   shortLead?: boolean;
+  /**
+   * Called with a sentence's length in characters once its audio has been taken by the
+   * consumer: what a stream cut short has really delivered (and is billed for).
+   */
+  onSpoken?: (characters: number) => void;
 }
 
 export interface EspeakEngineOptions {
@@ -89,7 +94,13 @@ export class EspeakEngine {
       options.voice,
       rate,
       options.signal,
+      options.onSpoken,
     );
+  }
+
+  /** Throws unless at least one worker can synthesize (the speech service's health probe). */
+  checkHealth(): void {
+    if (this.#pool.readyWorkers === 0) throw new Error("no eSpeak worker is ready");
   }
 
   close(): Promise<void> {
@@ -101,6 +112,7 @@ export class EspeakEngine {
     voice: string,
     rate: number,
     signal: AbortSignal | undefined,
+    onSpoken: ((characters: number) => void) | undefined,
   ): AsyncGenerator<Int16Array> {
     signal?.throwIfAborted();
     // Cancels this stream's outstanding jobs on abort, on error, and when the consumer stops early.
@@ -110,6 +122,7 @@ export class EspeakEngine {
 
     const pending: Promise<EspeakJobResult>[] = [];
     let next = 0;
+    let spoken = 0;
     const dispatch = () => {
       while (next < sentences.length && pending.length <= LOOKAHEAD) {
         const job = this.#pool.run(
@@ -135,6 +148,8 @@ export class EspeakEngine {
         if (samples.length > 0) {
           yield samples;
         }
+        // The consumer came back for more: this sentence's audio has been delivered.
+        onSpoken?.([...(sentences[spoken++] ?? "")].length);
         signal?.throwIfAborted();
       }
     } finally {

@@ -115,6 +115,14 @@ export class WorkerPool<Request, Result> {
     });
   }
 
+  /** Workers ready to take jobs (health checks: none means nothing can be synthesized). */
+  get readyWorkers(): number {
+    if (this.#closed) return 0;
+    let n = 0;
+    for (const slot of this.#slots) if (slot.ready && !slot.retiring) n++;
+    return n;
+  }
+
   /** Rejects every queued and running job and terminates the workers. */
   async close(): Promise<void> {
     this.#closed = true;

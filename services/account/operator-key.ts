@@ -1,0 +1,108 @@
+import { create } from "@bufbuild/protobuf";
+import { type ApiKey, ApiKeySchema, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
+import { hashSecret, secretLabel } from "../common/ids.js";
+import { componentLogger } from "../common/logger.js";
+import { isLimitReached } from "../common/store/limits.js";
+import { ORG_SCOPE, type Store } from "../common/store/types.js";
+import { nowTimestamp } from "../common/time.js";
+
+const log = componentLogger("operator-key");
+const NAME = "Operator management key (RAILGATE_MANAGEMENT_KEY)";
+/** How often the key's presence is checked, for a store emptied without a reconnection (FLUSHALL). */
+const CHECK_EVERY_MS = 5_000;
+
+/**
+ * The operator's management key from RAILGATE_MANAGEMENT_KEY. It lives in the
+ * store like any key, so a store that comes back empty (Redis restarted without
+ * persistence, FLUSHALL) would lose it and lock the operator out until a
+ * restart. It is registered again, without a restart:
+ * - when the store reconnects (its pub/sub connection announces it),
+ * - at once when a request presents exactly this secret and finds no key,
+ * - and by a cheap periodic check, for an emptying that caused no reconnection.
+ * Each time, `onRestored` runs too (the guardrail server re-creates the default
+ * workspace there: an emptied store is a first start).
+ */
+export class OperatorKey {
+  readonly hash: string;
+  private timer?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  private ensuring?: Promise<ApiKey>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly secret: string,
+    private readonly onRestored: () => Promise<unknown> = async () => {},
+  ) {
+    this.hash = hashSecret(secret);
+  }
+
+  /** Registers the key unless it is there; resolves with the stored key. One call at a time. */
+  ensure(): Promise<ApiKey> {
+    this.ensuring ??= this.register().finally(() => {
+      this.ensuring = undefined;
+    });
+    return this.ensuring;
+  }
+
+  private async register(): Promise<ApiKey> {
+    const existing = await this.store.getKey(ORG_SCOPE, this.hash);
+    if (existing) {
+      // Labels of older releases showed 14 characters of this secret: re-render them.
+      const label = secretLabel(this.secret);
+      if (existing.label !== label) {
+        existing.label = label;
+        await this.store.putKey(ORG_SCOPE, existing);
+      }
+      return existing;
+    }
+    const key = create(ApiKeySchema, {
+      hash: this.hash,
+      name: NAME,
+      label: secretLabel(this.secret),
+      kind: KeyKind.MANAGEMENT,
+      createdAt: nowTimestamp(),
+    });
+    const result = await this.store.createKey(ORG_SCOPE, key);
+    if (result === "exists") {
+      // Another replica may have registered it at the same moment.
+      const raced = await this.store.getKey(ORG_SCOPE, this.hash);
+      if (raced) return raced;
+      throw new Error("RAILGATE_MANAGEMENT_KEY is already in use by a standard key");
+    }
+    if (isLimitReached(result)) {
+      throw new Error(
+        `RAILGATE_MANAGEMENT_KEY cannot be registered: the organization already has ${result.count} management keys (the maximum is ${result.limit})`,
+      );
+    }
+    log.info({ hash: this.hash }, "management key from RAILGATE_MANAGEMENT_KEY registered");
+    await this.onRestored();
+    return key;
+  }
+
+  /**
+   * For authentication: the operator key when `hash` is its hash and it had gone missing from
+   * the store (registered again now), else undefined.
+   */
+  async recover(hash: string): Promise<ApiKey | undefined> {
+    if (hash !== this.hash) return undefined;
+    log.warn("the operator key was missing from the store (emptied?): registering it again");
+    return this.ensure();
+  }
+
+  /** Starts re-registering on reconnection and on the periodic check. */
+  watch(): void {
+    const quietly = () => {
+      this.ensure().catch((err: unknown) =>
+        log.debug({ err: String(err) }, "operator key check failed (store unavailable?)"),
+      );
+    };
+    this.unsubscribe = this.store.onInvalidate((scope) => scope === "*" && quietly());
+    this.timer = setInterval(quietly, CHECK_EVERY_MS);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.unsubscribe?.();
+  }
+}

@@ -1,0 +1,165 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { writeBenchCatalog } from "../../bench/system-process.js";
+import type { RunningSystem } from "../../services/system.js";
+import { expectStatus } from "../gateway/harness.js";
+import { FakeOpenAi } from "../speech/support/fake-openai.js";
+import { Api } from "../support/http.js";
+import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { type HeldStream, holdSpeech, longInput } from "./support/speech-stream.js";
+import { startSystemProcess } from "./support/system-process.js";
+
+const micros = (usd: number) => Math.round(usd * 1_000_000);
+
+/** Resolves true when a new TCP connection to the port is refused. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.on("connect", () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.on("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED"));
+  });
+}
+
+/**
+ * SIGTERM to the running system (`node dist/services/main.js`, a child
+ * process): it stops accepting at once, lets the speech streams in flight
+ * finish within SHUTDOWN_GRACE_MS, cuts the rest, and every stream is charged
+ * exactly what its generation record says it delivered.
+ */
+describe("faults: SIGTERM drains the system", function () {
+  this.timeout(180_000);
+  let redis: ThrowawayRedis;
+  let upstream: FakeOpenAi;
+  let dir: string;
+  let catalogFile: string;
+  /** An in-process replica on the same Redis, to set up and to inspect after the child exits. */
+  let inspector: RunningSystem;
+  let admin: Api;
+  let speaker: Api;
+  let secret: string;
+  let workspaceId: string;
+
+  const balance = async () =>
+    micros((await admin.get(`/api/v1/workspaces/${workspaceId}/credits`)).body.data.balance_usd);
+  const record = async (id: string) => {
+    const res = await speaker.get(`/api/v1/generation?id=${id}`);
+    expectStatus(res, 200);
+    return res.body.data;
+  };
+
+  before(async function () {
+    this.timeout(120_000);
+    redis = await startRedis();
+    // 20 s of audio in 20 pieces a quarter second apart: each stream lasts about 5 s.
+    upstream = await new FakeOpenAi({ chunks: 20, chunkDelayMs: 250, secondsPerChar: 1 }).start();
+    dir = mkdtempSync(join(tmpdir(), "railgate-drain-"));
+    catalogFile = writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port));
+    inspector = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    const base = `http://127.0.0.1:${inspector.gatewayPorts.global}`;
+    admin = new Api(base, MANAGEMENT_KEY);
+    const key = await admin.post("/api/v1/keys", { name: "drain" });
+    expectStatus(key, 201);
+    secret = key.body.key;
+    workspaceId = key.body.data.workspace_id;
+    speaker = new Api(base, secret);
+    expectStatus(
+      await admin.post(`/api/v1/workspaces/${workspaceId}/credits`, { amount_usd: 10 }),
+      200,
+    );
+  });
+
+  after(async () => {
+    await inspector?.close();
+    await upstream?.close();
+    await redis?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("refuses new connections, lets streams in flight finish, and charges them in full", async () => {
+    const system = await startSystemProcess(redis.url, {
+      SPEECH_CATALOG_FILE: catalogFile,
+      SHUTDOWN_GRACE_MS: "30000",
+    });
+    const before = await balance();
+    const input = longInput(400);
+    const streams: HeldStream[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        streams.push(
+          await holdSpeech(system.baseUrl(), secret, {
+            model: "bench/fixed-clip",
+            voice: "alloy",
+            input,
+          }),
+        );
+      }
+      system.child.process.kill("SIGTERM");
+      await system.child.waitForLine(/draining/, 10_000);
+      for (const region of ["global", "europe", "us"] as const) {
+        expect(await refused(system.ports[region]), `${region} refuses new connections`).to.equal(
+          true,
+        );
+      }
+      const whole = await Promise.all(streams.map((s) => s.finish()));
+      expect(whole).to.deep.equal([true, true]);
+      expect(await system.exited).to.equal(0);
+    } finally {
+      await system.child.stop(2_000);
+    }
+    let charged = 0;
+    for (const s of streams) {
+      const g = await record(s.generationId);
+      expect(g.status).to.equal("completed");
+      // $1 per million characters, in full: the stream was delivered whole.
+      expect(micros(g.cost_usd)).to.equal(input.length);
+      charged += micros(g.cost_usd);
+    }
+    expect(await balance()).to.equal(before - charged);
+  });
+
+  it("cuts what outlives the grace period and charges only what each stream delivered", async () => {
+    const system = await startSystemProcess(redis.url, {
+      SPEECH_CATALOG_FILE: catalogFile,
+      SHUTDOWN_GRACE_MS: "1500",
+    });
+    const before = await balance();
+    const input = longInput(10_000);
+    const streams: HeldStream[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        // The embedded engine: the client reads nothing more, so the streams cannot finish.
+        streams.push(
+          await holdSpeech(system.baseUrl(), secret, {
+            model: "railgate/espeak-ng",
+            voice: "en-us",
+            input,
+          }),
+        );
+      }
+      system.child.process.kill("SIGTERM");
+      expect(await system.exited).to.equal(0);
+      const whole = await Promise.all(streams.map((s) => s.finish()));
+      expect(whole).to.deep.equal([false, false]);
+    } finally {
+      await system.child.stop(2_000);
+    }
+    let charged = 0;
+    for (const s of streams) {
+      const g = await record(s.generationId);
+      expect(g.status).to.equal("cancelled");
+      expect(g.duration_seconds).to.be.greaterThan(0);
+      // Billed for the sentences delivered: some, but less than the 10,000 characters of input.
+      expect(micros(g.cost_usd)).to.be.greaterThan(0).and.lessThan(input.length);
+      charged += micros(g.cost_usd);
+    }
+    // The settlements replaced the whole-input reservations by exactly those amounts.
+    expect(await balance()).to.equal(before - charged);
+  });
+});

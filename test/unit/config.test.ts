@@ -1,0 +1,130 @@
+import { expect } from "chai";
+import { ConfigError, loadConfig, redactUrl } from "../../services/common/config.js";
+
+/** The problems loadConfig reports for an environment (none: it loaded). */
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (err) {
+    expect(err).to.be.instanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+}
+
+describe("configuration schema", () => {
+  it("loads the defaults from an empty environment", () => {
+    const c = loadConfig({});
+    expect(c.gatewayPorts).to.deep.equal({ global: 8080, europe: 8081, us: 8082 });
+    expect(c.maxBodyBytes).to.equal(1_048_576);
+    expect(c.maxSpeechBodyBytes).to.equal(16 * 1_048_576);
+    expect(c.rateLimitPerMinute).to.equal(600);
+    expect(c.allowSafetyRetentionGoogle).to.equal(true);
+    expect(c.grpcRegion).to.equal("global");
+    expect(c.redisCommandTimeoutMs).to.be.greaterThan(0);
+    expect(c.shutdownGraceMs).to.equal(25_000);
+    expect(c.http.maxConnections).to.be.greaterThan(0);
+    expect(c.managementKey).to.equal(undefined);
+  });
+
+  it("treats empty values as unset (docker-compose passes an unset variable as empty)", () => {
+    const c = loadConfig({ RAILGATE_MANAGEMENT_KEY: "", REDIS_URL: "", MAX_BODY_BYTES: " " });
+    expect(c.managementKey).to.equal(undefined);
+    expect(c.redisUrl).to.equal(undefined);
+    expect(c.maxBodyBytes).to.equal(1_048_576);
+  });
+
+  it("parses valid values", () => {
+    const c = loadConfig({
+      GATEWAY_PORT: "9000",
+      MAX_BODY_BYTES: "2048",
+      RATE_LIMIT_PER_MINUTE: "0",
+      ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: "false",
+      RAILGATE_GRPC_REGION: "europe",
+      RAILGATE_INTERNAL_TOKEN: "t".repeat(32),
+      REDIS_CLUSTER_NODES: "a:7000, b:7001",
+      HTTP_MAX_CONNECTIONS: "50",
+      SPEECH_ENGINE_WORKERS: "3",
+    });
+    expect(c.gatewayPorts.global).to.equal(9000);
+    expect(c.maxBodyBytes).to.equal(2048);
+    expect(c.rateLimitPerMinute).to.equal(0);
+    expect(c.allowSafetyRetentionOther).to.equal(false);
+    expect(c.grpcRegion).to.equal("europe");
+    expect(c.internalToken).to.equal("t".repeat(32));
+    expect(c.redisClusterNodes).to.deep.equal(["a:7000", "b:7001"]);
+    expect(c.http.maxConnections).to.equal(50);
+    expect(c.enginePoolSize).to.equal(3);
+  });
+
+  const refusals: [Record<string, string>, string][] = [
+    [
+      { MAX_BODY_BYTES: "1MB" },
+      'MAX_BODY_BYTES must be a positive integer number of bytes, got "1MB"',
+    ],
+    [
+      { SPEECH_MAX_BODY_BYTES: "0" },
+      "SPEECH_MAX_BODY_BYTES must be a positive integer number of bytes",
+    ],
+    [{ GATEWAY_PORT: "70000" }, 'GATEWAY_PORT must be a port number 0..65535, got "70000"'],
+    [{ SPEECH_GRPC_PORT: "-1" }, "SPEECH_GRPC_PORT must be a port number"],
+    [{ RATE_LIMIT_PER_MINUTE: "lots" }, "RATE_LIMIT_PER_MINUTE must be an integer >= 0"],
+    [{ ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "no" }, 'must be "true" or "false", got "no"'],
+    [{ RAILGATE_GRPC_REGION: "asia" }, "RAILGATE_GRPC_REGION must be one of global, europe, us"],
+    [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL must be one of fatal, error, warn, info"],
+    [{ REDIS_URL: "http://x:6379" }, "REDIS_URL must be a redis:// or rediss:// URL"],
+    [
+      { REDIS_CLUSTER_NODES: "a:7000,b" },
+      'REDIS_CLUSTER_NODES must be a comma-separated list of host:port, got "b"',
+    ],
+    [
+      { REDIS_URL: "redis://a:1", REDIS_CLUSTER_NODES: "a:7000" },
+      "REDIS_CLUSTER_NODES cannot be set together with REDIS_URL",
+    ],
+    [{ SPEECH_ENGINE_WORKERS: "1.5" }, "SPEECH_ENGINE_WORKERS must be an integer from 1 to 256"],
+    [{ SHUTDOWN_GRACE_MS: "soon" }, "SHUTDOWN_GRACE_MS must be an integer number of milliseconds"],
+    [
+      { REDIS_COMMAND_TIMEOUT_MS: "0" },
+      "REDIS_COMMAND_TIMEOUT_MS must be a positive integer number of milliseconds",
+    ],
+    [
+      { HTTP_HEADERS_TIMEOUT_MS: "5000", HTTP_REQUEST_TIMEOUT_MS: "1000" },
+      "HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (1000)",
+    ],
+    [{ GUARDRAIL_GRPC_URL: "guardrail:50051" }, "GUARDRAIL_GRPC_URL must be an http(s):// URL"],
+    [{ OPENAI_BASE_URL: "ftp://x" }, "OPENAI_BASE_URL must be an http(s):// URL"],
+  ];
+  for (const [env, message] of refusals) {
+    it(`refuses ${JSON.stringify(env)}`, () => {
+      const found = problems(env);
+      expect(found.join("\n")).to.include(message);
+    });
+  }
+
+  it("wants RAILGATE_MANAGEMENT_KEY and RAILGATE_INTERNAL_TOKEN of 32+ characters, and never echoes them", () => {
+    const secret = "short-secret-0123456789";
+    const found = problems({ RAILGATE_MANAGEMENT_KEY: secret, RAILGATE_INTERNAL_TOKEN: secret });
+    expect(found).to.have.length(2);
+    expect(found.join("\n")).to.include(
+      "RAILGATE_MANAGEMENT_KEY must be at least 32 characters, got 23",
+    );
+    expect(found.join("\n")).to.include("RAILGATE_INTERNAL_TOKEN must be at least 32 characters");
+    expect(found.join("\n")).to.not.include(secret);
+    expect(loadConfig({ RAILGATE_MANAGEMENT_KEY: "k".repeat(32) }).managementKey).to.have.length(
+      32,
+    );
+  });
+
+  it("reports every bad variable at once, and truncates huge values", () => {
+    const found = problems({ MAX_BODY_BYTES: "x".repeat(10_000), GATEWAY_PORT: "http" });
+    expect(found).to.have.length(2);
+    expect(found[0]?.length ?? 0).to.be.lessThan(200);
+  });
+
+  it("never echoes a Redis URL it refuses, nor logs one with its password", () => {
+    const found = problems({ REDIS_URL: "redis//:hunter2@host" });
+    expect(found.join("\n")).to.not.include("hunter2");
+    expect(redactUrl("redis://user:hunter2@host:6379/0")).to.equal("redis://***:***@host:6379/0");
+    expect(redactUrl("redis://:hunter2@host:6379")).to.equal("redis://:***@host:6379");
+  });
+});
