@@ -44,9 +44,8 @@ const NO_WORD_BOUNDARY = 32;
 const isWordUnit = (c: number) =>
   (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
-function emptyContext(text: string, pos: number): number {
-  const before = pos > 0 ? text.charCodeAt(pos - 1) : -1;
-  const after = pos < text.length ? text.charCodeAt(pos) : -1;
+/** The empty-width conditions that hold between two UTF-16 units (-1: the text's edge). */
+function contextBetween(before: number, after: number): number {
   let flags = 0;
   if (before < 0) flags |= BEGIN_TEXT | BEGIN_LINE;
   if (before === 10) flags |= BEGIN_LINE;
@@ -54,6 +53,44 @@ function emptyContext(text: string, pos: number): number {
   if (after === 10) flags |= END_LINE;
   flags |= isWordUnit(before) !== isWordUnit(after) ? WORD_BOUNDARY : NO_WORD_BOUNDARY;
   return flags;
+}
+
+function emptyContext(text: string, pos: number): number {
+  return contextBetween(
+    pos > 0 ? text.charCodeAt(pos - 1) : -1,
+    pos < text.length ? text.charCodeAt(pos) : -1,
+  );
+}
+
+/** Every distinct neighbourhood an empty-width assertion can see: edge, newline, word, other. */
+const NEIGHBOURS = [-1, 10, 97, 32];
+
+/**
+ * True when `re` can match the empty string somewhere: in some neighbourhood
+ * (start or end of text, of a line, at or off a word boundary) its start
+ * reaches a match without consuming a character. Such a pattern "matches"
+ * between every two characters, which is never what a filter means.
+ */
+export function canMatchEmpty(re: RE2JS): boolean {
+  const prog = re.re2().prog as Prog;
+  for (const before of NEIGHBOURS) {
+    for (const after of NEIGHBOURS) {
+      const flags = contextBetween(before, after);
+      const seen = new Set<number>();
+      const pending = [prog.start];
+      while (pending.length > 0) {
+        const pc = pending.pop() as number;
+        if (seen.has(pc)) continue;
+        seen.add(pc);
+        const inst = prog.getInst(pc);
+        if (inst.op === MATCH) return true;
+        if (inst.op === ALT || inst.op === ALT_MATCH) pending.push(inst.out, inst.arg);
+        else if (inst.op === NOP || inst.op === CAPTURE) pending.push(inst.out);
+        else if (inst.op === EMPTY_WIDTH && (inst.arg & ~flags) === 0) pending.push(inst.out);
+      }
+    }
+  }
+  return false;
 }
 
 /** Work counters, for tests that prove the scan linear. */
