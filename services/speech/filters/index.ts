@@ -1,4 +1,5 @@
 export { CompiledFilters } from "./compiled-filters.js";
+export { SharedCompiledFilters, sharedCompiledFilters } from "./shared-compiled.js";
 export type {
   FilterActionName,
   FilterOutcome,
