@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { filterRuns } from "../../services/speech/filters/index.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, expectError } from "./support/gateway.js";
 import { useWorld } from "./support/world.js";
@@ -172,6 +173,24 @@ describe("enforcement: content filters", () => {
       { slug: "custom", label: "#", action: "redact", count: 9_990 },
       { slug: "custom", label: "[AB]", action: "flag", count: 1 },
     ]);
+  });
+
+  it("a long text is filtered on a worker thread, still before the upstream sees it", async () => {
+    const { key } = await w.gw.governedKey({
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "person-name", action: "flag" },
+      ],
+    });
+    const input = `${"The keeper lit the lamp every evening. ".repeat(240)}Write to ${EMAIL}.`;
+    const before = filterRuns.worker;
+    const res = await w.gw.speak(key, { model: MODELS.fast, input });
+    expectAudio(res);
+    expect(filterRuns.worker).to.equal(before + 1);
+    const sent = w.fakes.fast.requests[0]?.body.input;
+    expect(sent).to.have.length(input.length - EMAIL.length + "[EMAIL]".length);
+    expect(sent).to.not.include(EMAIL);
+    expect(sent?.endsWith("Write to [EMAIL].")).to.equal(true);
   });
 
   it("a pattern that can match the empty string is refused when the guardrail is saved", async () => {

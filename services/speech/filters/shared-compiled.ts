@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { CompiledFilters } from "./compiled-filters.js";
+import { CompiledFilters, filterSetKey } from "./compiled-filters.js";
 import type { FilterRule } from "./types.js";
 
 export interface SharedCompiledLimits {
@@ -12,18 +11,7 @@ export interface SharedCompiledLimits {
 /** What a compiled rule costs beyond its pattern text (program, DFA cache, detector). */
 const RULE_WEIGHT = 200;
 
-function keyOf(rules: FilterRule[]): string {
-  const canonical = rules.map((r) => [
-    r.slug,
-    r.action,
-    r.label,
-    r.pattern ?? "",
-    r.scanScope ?? "",
-  ]);
-  return createHash("sha256").update(JSON.stringify(canonical)).digest("base64url");
-}
-
-function weightOf(rules: FilterRule[]): number {
+function weightOf(rules: readonly FilterRule[]): number {
   return rules.reduce((sum, r) => sum + RULE_WEIGHT + (r.pattern?.length ?? 0), 0);
 }
 
@@ -48,17 +36,16 @@ export class SharedCompiledFilters {
     return this.entries.size;
   }
 
+  /** The set compiled under `key` (a filterSetKey), if it is still kept. */
+  peek(key: string): CompiledFilters | undefined {
+    return this.touch(key);
+  }
+
   /** Throws like CompiledFilters.compile; a set that does not compile is not kept. */
-  get(rules: FilterRule[]): CompiledFilters {
-    const key = keyOf(rules);
-    const hit = this.entries.get(key);
-    if (hit) {
-      // Map order is insertion order: re-inserting marks it most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit.filters;
-    }
-    const filters = CompiledFilters.compile(rules);
+  get(rules: readonly FilterRule[], key = filterSetKey(rules)): CompiledFilters {
+    const hit = this.touch(key);
+    if (hit) return hit;
+    const filters = CompiledFilters.compile([...rules]);
     this.compilations++;
     const weight = weightOf(rules);
     this.entries.set(key, { filters, weight });
@@ -71,6 +58,15 @@ export class SharedCompiledFilters {
       this.weight -= entry.weight;
     }
     return filters;
+  }
+
+  private touch(key: string): CompiledFilters | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    // Map order is insertion order: re-inserting marks it most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit.filters;
   }
 }
 
