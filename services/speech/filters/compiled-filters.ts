@@ -13,11 +13,14 @@ import type {
 
 const DEFAULT_REDACT_LABEL = "[REDACTED]";
 /**
- * Rough cost of scanning one character, in microseconds, measured with
- * bench/filters.ts: compromise's NLP dominates; a regex builtin costs about
- * a third of a microsecond, a custom pattern a few hundredths.
+ * Cost of scanning one character, in microseconds, measured with
+ * bench/filters.ts: compromise's NLP about 3, a regex builtin about a third.
+ * A custom pattern is priced at its worst case, one visit per instruction of
+ * its program per character (see linear-scan.ts), about 40 ns each: most
+ * patterns cost far less, but the estimate decides whether work may stay on
+ * the event loop, so it must not be exceeded.
  */
-const MICROS_PER_CHAR = { nlp: 3, builtin: 0.35, custom: 0.03 };
+const MICROS_PER_CHAR = { nlp: 3, builtin: 0.35, customPerInstruction: 0.04 };
 const NLP_SLUGS = new Set(["person-name", "address"]);
 const DEFAULT_BLOCK_LABEL = "[BLOCKED]";
 
@@ -27,6 +30,8 @@ interface CompiledRule {
   label: string;
   detector: Detector;
   userOnly: boolean;
+  /** Instructions of a custom pattern's compiled program. */
+  programSize?: number;
   /** Rules with the same slug, label and action report as one outcome. */
   outcome: number;
 }
@@ -69,7 +74,8 @@ export class CompiledFilters {
     for (const detector of new Set(rules.map((r) => r.detector))) {
       const rule = rules.find((r) => r.detector === detector) as CompiledRule;
       if (NLP_SLUGS.has(rule.slug)) micros += MICROS_PER_CHAR.nlp;
-      else micros += rule.slug === "custom" ? MICROS_PER_CHAR.custom : MICROS_PER_CHAR.builtin;
+      else if (rule.slug !== "custom") micros += MICROS_PER_CHAR.builtin;
+      else micros += MICROS_PER_CHAR.customPerInstruction * (rule.programSize ?? 0);
     }
     this.microsPerChar = micros;
   }
@@ -81,17 +87,23 @@ export class CompiledFilters {
     const outcomeIndex = new Map<string, number>();
     const seen = new Set<string>();
     // Guardrails often repeat a pattern: compile each distinct one once.
-    const patterns = new Map<string, Detector>();
+    const patterns = new Map<string, { detector: Detector; programSize: number }>();
     for (const rule of rules) {
       if (!Object.hasOwn(STRENGTH, rule.action))
         throw new Error(`Unknown content filter action ${JSON.stringify(rule.action)}`);
       const label = labelOf(rule);
       const userOnly = rule.slug === SCOPED_BUILTIN && rule.scanScope === "user_only";
       let detector: Detector;
+      let programSize: number | undefined;
       if (rule.slug === "custom") {
         const pattern = rule.pattern ?? "";
-        detector = patterns.get(pattern) ?? customPatternDetector(compilePattern(pattern));
-        patterns.set(pattern, detector);
+        let known = patterns.get(pattern);
+        if (!known) {
+          const re = compilePattern(pattern);
+          known = { detector: customPatternDetector(re), programSize: re.programSize() };
+          patterns.set(pattern, known);
+        }
+        ({ detector, programSize } = known);
       } else {
         const builtin = BUILTIN_FILTERS.get(rule.slug);
         if (!builtin) throw new Error(`Unknown content filter ${JSON.stringify(rule.slug)}`);
@@ -114,7 +126,15 @@ export class CompiledFilters {
         outcomeIndex.set(key, outcome);
         outcomeKeys.push({ slug: rule.slug, label, action: rule.action });
       }
-      compiled.push({ slug: rule.slug, action: rule.action, label, detector, userOnly, outcome });
+      compiled.push({
+        slug: rule.slug,
+        action: rule.action,
+        label,
+        detector,
+        userOnly,
+        programSize,
+        outcome,
+      });
     }
     for (const detector of new Set(compiled.map((r) => r.detector))) detector.warm?.();
     return new CompiledFilters(rules, compiled, outcomeKeys);

@@ -1,5 +1,5 @@
 export { CompiledFilters } from "./compiled-filters.js";
-export { applyFilters, closeFilterWorkers, filterRuns } from "./off-thread.js";
+export { applyFilters, closeFilterWorkers, filterRuns, INLINE_MAX_MICROS } from "./off-thread.js";
 export { SharedCompiledFilters, sharedCompiledFilters } from "./shared-compiled.js";
 export type {
   FilterActionName,

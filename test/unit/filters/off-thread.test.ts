@@ -5,6 +5,7 @@ import {
   closeFilterWorkers,
   type FilterRule,
   filterRuns,
+  INLINE_MAX_MICROS,
   type TextPart,
 } from "../../../services/speech/filters/index.js";
 
@@ -34,7 +35,7 @@ describe("filters off the event loop", () => {
   after(() => closeFilterWorkers());
 
   it("filters a short text inline, without a thread hop", async () => {
-    const filters = CompiledFilters.compile(rules);
+    const filters = CompiledFilters.compile(rules.slice(0, 3));
     const before = { ...filterRuns };
     const parts: TextPart[] = [{ text: "Mail ada@example.com", role: "user" }];
     let ticked = false;
@@ -47,6 +48,18 @@ describe("filters off the event loop", () => {
     expect(result.parts[0]?.text).to.equal("Mail [EMAIL]");
     expect(filterRuns.inline).to.equal(before.inline + 1);
     expect(filterRuns.worker).to.equal(before.worker);
+  });
+
+  it("prices custom patterns by their program, so a heavy one never runs inline", () => {
+    const light = CompiledFilters.compile([
+      { slug: "custom", action: "flag", label: "", pattern: "ab" },
+    ]);
+    const heavy = CompiledFilters.compile([
+      { slug: "custom", action: "flag", label: "", pattern: "[a-z]{1,1000}x" },
+    ]);
+    expect(heavy.microsPerChar).to.be.above(100 * light.microsPerChar);
+    // 10,000 characters of the heavy one can cost a second; 100 already exceed the inline budget.
+    expect(heavy.microsPerChar * 100).to.be.above(INLINE_MAX_MICROS);
   });
 
   it("filters a maximal text on a worker, with the same result, leaving the event loop free", async () => {
