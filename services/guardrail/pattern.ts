@@ -1,17 +1,24 @@
 import { RE2JS } from "re2js";
+import { canMatchEmpty } from "../speech/filters/detectors/linear-scan.js";
 
 /**
- * Custom filter patterns run on RE2 (re2js): matching time is linear in the
- * input, so no pattern can stall a request. Patterns RE2 cannot run
- * (backreferences, lookaround) are rejected instead of falling back.
- * Returns the reason the pattern is unusable, or undefined when it compiles.
+ * Custom filter patterns run on RE2 (re2js) through the speech service's
+ * linear scan: matching time is linear in the input, so no pattern can stall
+ * a request. Patterns RE2 cannot run (backreferences, lookaround) are
+ * rejected instead of falling back, and so are patterns that can match the
+ * empty string ("a*", "(x)?", "\\b"): they would match between every two
+ * characters, and are always a mistake for "a+", "(x)" and the like.
+ * Returns the reason the pattern is unusable, or undefined when it is usable.
  */
 export function patternProblem(pattern: string): string | undefined {
+  let re: RE2JS;
   try {
-    RE2JS.compile(pattern);
-    return undefined;
+    re = RE2JS.compile(pattern);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     return `${detail} (patterns run on a linear-time RE2 engine: backreferences and lookaround are not supported)`;
   }
+  if (canMatchEmpty(re))
+    return "it can match the empty string (use + instead of *, or make at least one character required)";
+  return undefined;
 }

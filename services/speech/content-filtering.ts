@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { type FilterOutcome, FilterOutcomeSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { permissionDenied } from "../common/errors.js";
 import type { ReferenceInput, SynthesisSegment } from "./engines/types.js";
-import type { CompiledFilters, TextPart } from "./filters/index.js";
+import { applyFilters, type CompiledFilters, type TextPart } from "./filters/index.js";
 
 export interface FilteredText {
   segments: SynthesisSegment[];
@@ -14,13 +14,16 @@ export interface FilteredText {
  * Runs the policy's content filters over every piece of text that reaches a
  * provider (input, turns, instructions, and reference-clip transcripts):
  * block refuses the request, redact rewrites the text before any engine sees
- * it, flag only records. Outcomes never carry the matched text.
+ * it, flag only records. Outcomes never carry the matched text. Long texts
+ * are filtered on a worker thread (see applyFilters); the promise settles
+ * with the redacted text before anything is sent onwards.
  */
-export function filterText(
+export async function filterText(
   filters: CompiledFilters,
   segments: SynthesisSegment[],
   references: ReferenceInput[],
-): FilteredText {
+  signal?: AbortSignal,
+): Promise<FilteredText> {
   if (filters.empty) return { segments, references, outcomes: [] };
   const parts: TextPart[] = [];
   for (const s of segments) {
@@ -29,7 +32,7 @@ export function filterText(
   }
   // A transcript is the caller's own text, like the input.
   for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
-  const result = filters.apply(parts);
+  const result = await applyFilters(filters, parts, signal);
   if (result.blockedBy)
     throw permissionDenied(`Request blocked by content filter: ${result.blockedBy.label}`);
   let i = 0;

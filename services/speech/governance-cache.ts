@@ -3,7 +3,7 @@ import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import { effectivePolicy } from "../policy/effective-policy.js";
 import type { AccountSettings, EffectivePolicy, GoverningGuardrail } from "../policy/types.js";
-import { CompiledFilters } from "./filters/index.js";
+import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 
 const log = componentLogger("governance-cache");
 
@@ -73,7 +73,8 @@ export class GovernanceCache {
     const policy = effectivePolicy(governing, this.account);
     let filters: CompiledFilters;
     try {
-      filters = CompiledFilters.compile(policy.filters);
+      // Shared by every key whose guardrails carry the same filters: compiled once per version.
+      filters = sharedCompiledFilters.get(policy.filters);
     } catch (err) {
       // Patterns are validated on write; a stored pattern that no longer compiles must not open the gate.
       log.error({ err, keyHash }, "stored content filters do not compile");

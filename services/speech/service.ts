@@ -172,7 +172,12 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
     if (refusal) throw permissionDenied(refusal);
-    const filtered = filterText(principal.filters, validated.segments, validated.references.parts);
+    const filtered = await filterText(
+      principal.filters,
+      validated.segments,
+      validated.references.parts,
+      ctx.signal,
+    );
     const plan: SpeechPlan = {
       ...validated,
       segments: filtered.segments,

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { filterRuns } from "../../services/speech/filters/index.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, expectError } from "./support/gateway.js";
 import { useWorld } from "./support/world.js";
@@ -152,6 +153,59 @@ describe("enforcement: content filters", () => {
       /\[EMAIL\]/,
     );
     expect(w.fakes.clone.requests).to.have.length(1);
+  });
+
+  it("adversarial patterns over a maximal input: every match redacted, nothing else", async () => {
+    // x.*y|x made every search of the old find-all scan to the end: 10,000 x's took seconds.
+    const { key } = await w.gw.governedKey({
+      content_filters: [
+        { pattern: "x.*y|x", action: "redact", label: "#" },
+        { pattern: "(a|aa)*b", action: "flag", label: "[AB]" },
+        { pattern: ".*.*.*=", action: "flag", label: "[EQ]" },
+      ],
+    });
+    const input = `${"x".repeat(9_990)} aab a=`;
+    const res = await w.gw.speak(key, { model: MODELS.fast, input });
+    expectAudio(res);
+    expect(w.fakes.fast.requests[0]?.body.input).to.equal(`${"#".repeat(9_990)} aab a=`);
+    const record = await w.gw.generation(key, res);
+    expect(record.guardrail_outcomes).to.deep.equal([
+      { slug: "custom", label: "#", action: "redact", count: 9_990 },
+      { slug: "custom", label: "[AB]", action: "flag", count: 1 },
+    ]);
+  });
+
+  it("a long text is filtered on a worker thread, still before the upstream sees it", async () => {
+    const { key } = await w.gw.governedKey({
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "person-name", action: "flag" },
+      ],
+    });
+    const input = `${"The keeper lit the lamp every evening. ".repeat(240)}Write to ${EMAIL}.`;
+    const before = filterRuns.worker;
+    const res = await w.gw.speak(key, { model: MODELS.fast, input });
+    expectAudio(res);
+    expect(filterRuns.worker).to.equal(before + 1);
+    const sent = w.fakes.fast.requests[0]?.body.input;
+    expect(sent).to.have.length(input.length - EMAIL.length + "[EMAIL]".length);
+    expect(sent).to.not.include(EMAIL);
+    expect(sent?.endsWith("Write to [EMAIL].")).to.equal(true);
+  });
+
+  it("a pattern that can match the empty string is refused when the guardrail is saved", async () => {
+    const ws = await w.gw.workspace();
+    for (const pattern of ["(.*x)?", "a*", "\\b"]) {
+      const res = await w.gw.admin.post("/api/v1/guardrails", {
+        name: "empty matches",
+        workspace_id: ws.id,
+        content_filters: [
+          { pattern: "fine", action: "flag" },
+          { pattern, action: "redact" },
+        ],
+      });
+      expectError(res, 400, /^content_filters\[1\]\.pattern .*can match the empty string/);
+    }
   });
 
   describe("several guardrails", () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { BUILTIN_FILTERS, SCOPED_BUILTIN } from "./detectors/builtins.js";
 import { compilePattern, customPatternDetector } from "./detectors/custom-pattern.js";
 import type { Detector, Span } from "./detectors/detector.js";
@@ -11,6 +12,16 @@ import type {
 } from "./types.js";
 
 const DEFAULT_REDACT_LABEL = "[REDACTED]";
+/**
+ * Cost of scanning one character, in microseconds, measured with
+ * bench/filters.ts: compromise's NLP about 3, a regex builtin about a third.
+ * A custom pattern is priced at its worst case, one visit per instruction of
+ * its program per character (see linear-scan.ts), about 40 ns each: most
+ * patterns cost far less, but the estimate decides whether work may stay on
+ * the event loop, so it must not be exceeded.
+ */
+const MICROS_PER_CHAR = { nlp: 3, builtin: 0.35, customPerInstruction: 0.04 };
+const NLP_SLUGS = new Set(["person-name", "address"]);
 const DEFAULT_BLOCK_LABEL = "[BLOCKED]";
 
 interface CompiledRule {
@@ -19,6 +30,8 @@ interface CompiledRule {
   label: string;
   detector: Detector;
   userOnly: boolean;
+  /** Instructions of a custom pattern's compiled program. */
+  programSize?: number;
   /** Rules with the same slug, label and action report as one outcome. */
   outcome: number;
 }
@@ -42,14 +55,29 @@ function labelOf(rule: FilterRule): string {
  */
 export class CompiledFilters {
   readonly empty: boolean;
+  /** Identifies the rules by content: equal rules, equal key (see filterSetKey). */
+  readonly key: string;
+  /** Estimated microseconds per scanned character (see MICROS_PER_CHAR). */
+  readonly microsPerChar: number;
   private readonly outcomeKeys: { slug: string; label: string; action: FilterActionName }[];
 
   private constructor(
+    /** The rules as given, so another thread can compile the same set. */
+    readonly source: readonly FilterRule[],
     private readonly rules: CompiledRule[],
     outcomeKeys: { slug: string; label: string; action: FilterActionName }[],
   ) {
     this.empty = rules.length === 0;
+    this.key = filterSetKey(source);
     this.outcomeKeys = outcomeKeys;
+    let micros = 0;
+    for (const detector of new Set(rules.map((r) => r.detector))) {
+      const rule = rules.find((r) => r.detector === detector) as CompiledRule;
+      if (NLP_SLUGS.has(rule.slug)) micros += MICROS_PER_CHAR.nlp;
+      else if (rule.slug !== "custom") micros += MICROS_PER_CHAR.builtin;
+      else micros += MICROS_PER_CHAR.customPerInstruction * (rule.programSize ?? 0);
+    }
+    this.microsPerChar = micros;
   }
 
   /** Throws an Error naming the problem when a custom pattern does not compile, or a slug is unknown. */
@@ -59,17 +87,23 @@ export class CompiledFilters {
     const outcomeIndex = new Map<string, number>();
     const seen = new Set<string>();
     // Guardrails often repeat a pattern: compile each distinct one once.
-    const patterns = new Map<string, Detector>();
+    const patterns = new Map<string, { detector: Detector; programSize: number }>();
     for (const rule of rules) {
       if (!Object.hasOwn(STRENGTH, rule.action))
         throw new Error(`Unknown content filter action ${JSON.stringify(rule.action)}`);
       const label = labelOf(rule);
       const userOnly = rule.slug === SCOPED_BUILTIN && rule.scanScope === "user_only";
       let detector: Detector;
+      let programSize: number | undefined;
       if (rule.slug === "custom") {
         const pattern = rule.pattern ?? "";
-        detector = patterns.get(pattern) ?? customPatternDetector(compilePattern(pattern));
-        patterns.set(pattern, detector);
+        let known = patterns.get(pattern);
+        if (!known) {
+          const re = compilePattern(pattern);
+          known = { detector: customPatternDetector(re), programSize: re.programSize() };
+          patterns.set(pattern, known);
+        }
+        ({ detector, programSize } = known);
       } else {
         const builtin = BUILTIN_FILTERS.get(rule.slug);
         if (!builtin) throw new Error(`Unknown content filter ${JSON.stringify(rule.slug)}`);
@@ -92,10 +126,18 @@ export class CompiledFilters {
         outcomeIndex.set(key, outcome);
         outcomeKeys.push({ slug: rule.slug, label, action: rule.action });
       }
-      compiled.push({ slug: rule.slug, action: rule.action, label, detector, userOnly, outcome });
+      compiled.push({
+        slug: rule.slug,
+        action: rule.action,
+        label,
+        detector,
+        userOnly,
+        programSize,
+        outcome,
+      });
     }
     for (const detector of new Set(compiled.map((r) => r.detector))) detector.warm?.();
-    return new CompiledFilters(compiled, outcomeKeys);
+    return new CompiledFilters(rules, compiled, outcomeKeys);
   }
 
   /**
@@ -153,6 +195,18 @@ export class CompiledFilters {
     });
     return hits;
   }
+}
+
+/** A digest of the rules' content, in order: what caches of compiled sets are keyed by. */
+export function filterSetKey(rules: readonly FilterRule[]): string {
+  const canonical = rules.map((r) => [
+    r.slug,
+    r.action,
+    r.label,
+    r.pattern ?? "",
+    r.scanScope ?? "",
+  ]);
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("base64url");
 }
 
 function before(a: Hit, b: Hit): boolean {

@@ -15,6 +15,6 @@ const EMAIL = builtinRegex(`${LOCAL}@(?:${LABEL}\\.)+\\p{L}{2,63}\\b`, RE2JS.CAS
 export const emailDetector: Detector = {
   find(text: string): Span[] {
     if (!text.includes("@")) return [];
-    return [...findAll(EMAIL, text)].map(({ start, end }) => ({ start, end }));
+    return findAll(EMAIL, text);
   },
 };

@@ -49,6 +49,6 @@ const INJECTION = builtinRegex(`\\b(?:${PHRASINGS.join("|")})\\b`, RE2JS.CASE_IN
  */
 export const promptInjectionDetector: Detector = {
   find(text: string): Span[] {
-    return [...findAll(INJECTION, text)].map(({ start, end }) => ({ start, end }));
+    return findAll(INJECTION, text);
   },
 };

@@ -1,39 +1,16 @@
 import { RE2JS } from "re2js";
-
-/** One match: its span and capture groups (undefined when a group did not take part). */
-export interface RegexMatch {
-  start: number;
-  end: number;
-  groups: (string | undefined)[];
-}
-
-/** After this many matches a text is clearly busy: stop re-checking the rest with the DFA. */
-const PRECHECKED_MATCHES = 8;
+import type { Span } from "./detector.js";
+import { findMatches, type ScanStats } from "./linear-scan.js";
 
 /**
- * Every non-empty match of `re` in `text`, left to right.
- * re2js's `test()` runs on a DFA and is an order of magnitude faster than a
- * matcher's `find()`, which pays most when it scans to the end and finds
- * nothing. So before each search the rest of the text is tested first (from
- * one character back, so \b sees its left neighbour: the test may say yes
- * for a match `find` then rejects, never no for one it would find).
+ * Every non-empty match of `re` in `text`, left to right, in time linear in
+ * the text (see linear-scan.ts). re2js's `test()` runs on a DFA and answers
+ * "no match at all", the common case, an order of magnitude faster than a
+ * scan that tracks where matches start, so it goes first.
  */
-export function* findAll(re: RE2JS, text: string, groupCount = 0): Generator<RegexMatch> {
-  const m = re.matcher(text);
-  let from = 0;
-  let found = 0;
-  while (from <= text.length) {
-    if (found < PRECHECKED_MATCHES && !re.test(from === 0 ? text : text.slice(from - 1))) return;
-    if (!m.find(from)) return;
-    const start = m.start();
-    const end = m.end();
-    from = end > start ? end : end + 1;
-    if (end === start) continue;
-    found++;
-    const groups: (string | undefined)[] = [];
-    for (let i = 1; i <= groupCount; i++) groups.push(m.group(i) ?? undefined);
-    yield { start, end, groups };
-  }
+export function findAll(re: RE2JS, text: string, stats?: ScanStats): Span[] {
+  if (text.length === 0 || !re.test(text)) return [];
+  return findMatches(re, text, stats);
 }
 
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";

@@ -7,7 +7,7 @@ import { builtinRegex, findAll, standsAlone } from "./regex.js";
  * 666 or 900-999, group 00, serial 0000. Not caught: nine digits without
  * separators (indistinguishable from any other 9-digit number).
  */
-const SSN = builtinRegex(String.raw`\b(?:(\d{3})-(\d{2})-(\d{4})|(\d{3}) (\d{2}) (\d{4}))\b`);
+const SSN = builtinRegex(String.raw`\b(?:\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4})\b`);
 
 export function isIssuableSsn(area: string, group: string, serial: string): boolean {
   return (
@@ -15,12 +15,14 @@ export function isIssuableSsn(area: string, group: string, serial: string): bool
   );
 }
 
+/** The three groups of a matched SSN, whichever separator it uses. */
+const GROUPS = /^(\d{3})[- ](\d{2})[- ](\d{4})$/;
+
 export const ssnDetector: Detector = {
   find(text: string): Span[] {
     const spans: Span[] = [];
-    for (const { start, end, groups } of findAll(SSN, text, 6)) {
-      const [area, group, serial] =
-        groups[0] !== undefined ? groups.slice(0, 3) : groups.slice(3, 6);
+    for (const { start, end } of findAll(SSN, text)) {
+      const [, area, group, serial] = GROUPS.exec(text.slice(start, end)) ?? [];
       if (area === undefined || group === undefined || serial === undefined) continue;
       if (isIssuableSsn(area, group, serial) && standsAlone(text, start, end, "-. "))
         spans.push({ start, end });

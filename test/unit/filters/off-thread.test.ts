@@ -1,0 +1,107 @@
+import { expect } from "chai";
+import {
+  applyFilters,
+  CompiledFilters,
+  closeFilterWorkers,
+  type FilterRule,
+  filterRuns,
+  INLINE_MAX_MICROS,
+  type TextPart,
+} from "../../../services/speech/filters/index.js";
+
+const rules: FilterRule[] = [
+  { slug: "email", action: "redact", label: "" },
+  { slug: "person-name", action: "flag", label: "" },
+  ...Array.from(
+    { length: 100 },
+    (_, i): FilterRule => ({
+      slug: "custom",
+      action: "redact",
+      label: `[P${i}]`,
+      pattern: `x.*y|project-${i}\\b`,
+    }),
+  ),
+];
+
+const long = (): TextPart[] => [
+  {
+    text: `${"The keeper climbed the stairs and lit the lamp. ".repeat(200)} Mail ada@example.com about project-42.`,
+    role: "user",
+  },
+  { text: "Read it as John Smith would.", role: "instructions" },
+];
+
+describe("filters off the event loop", () => {
+  after(() => closeFilterWorkers());
+
+  it("filters a short text inline, without a thread hop", async () => {
+    const filters = CompiledFilters.compile(rules.slice(0, 3));
+    const before = { ...filterRuns };
+    const parts: TextPart[] = [{ text: "Mail ada@example.com", role: "user" }];
+    let ticked = false;
+    const pending = applyFilters(filters, parts);
+    setImmediate(() => {
+      ticked = true;
+    });
+    const result = await pending;
+    expect(ticked, "the work ran before the event loop turned").to.equal(false);
+    expect(result.parts[0]?.text).to.equal("Mail [EMAIL]");
+    expect(filterRuns.inline).to.equal(before.inline + 1);
+    expect(filterRuns.worker).to.equal(before.worker);
+  });
+
+  it("prices custom patterns by their program, so a heavy one never runs inline", () => {
+    const light = CompiledFilters.compile([
+      { slug: "custom", action: "flag", label: "", pattern: "ab" },
+    ]);
+    const heavy = CompiledFilters.compile([
+      { slug: "custom", action: "flag", label: "", pattern: "[a-z]{1,1000}x" },
+    ]);
+    expect(heavy.microsPerChar).to.be.above(100 * light.microsPerChar);
+    // 10,000 characters of the heavy one can cost a second; 100 already exceed the inline budget.
+    expect(heavy.microsPerChar * 100).to.be.above(INLINE_MAX_MICROS);
+  });
+
+  it("filters a maximal text on a worker, with the same result, leaving the event loop free", async () => {
+    const filters = CompiledFilters.compile(rules);
+    const expected = filters.apply(long());
+    expect(expected.parts[0]?.text).to.match(/Mail \[EMAIL\] about \[P42\]\.$/);
+    const before = { ...filterRuns };
+    for (let round = 0; round < 3; round++) {
+      let ticked = false;
+      const pending = applyFilters(filters, long());
+      setImmediate(() => {
+        ticked = true;
+      });
+      expect(await pending).to.deep.equal(expected);
+      expect(ticked, "the event loop turned while the worker filtered").to.equal(true);
+    }
+    expect(filterRuns.worker).to.equal(before.worker + 3);
+  });
+
+  it("compiles a changed set on the worker too, and starts again after a close", async () => {
+    const changed = CompiledFilters.compile([
+      ...rules,
+      { slug: "custom", action: "block", label: "[STOP]", pattern: "keeper" },
+    ]);
+    expect((await applyFilters(changed, long())).blockedBy).to.deep.equal({
+      slug: "custom",
+      label: "[STOP]",
+    });
+    await closeFilterWorkers();
+    expect((await applyFilters(changed, long())).blockedBy?.label).to.equal("[STOP]");
+  });
+
+  it("rejects a queued job whose request was cancelled", async () => {
+    const filters = CompiledFilters.compile(rules);
+    const abort = new AbortController();
+    abort.abort(new Error("client went away"));
+    let error: unknown;
+    try {
+      await applyFilters(filters, long(), abort.signal);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(Error);
+  });
+});

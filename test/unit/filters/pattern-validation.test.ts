@@ -1,0 +1,38 @@
+import { create } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { expect } from "chai";
+import { FilterAction, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { patternProblem } from "../../../services/guardrail/pattern.js";
+import { validateGuardrail } from "../../../services/guardrail/validation.js";
+
+const withPatterns = (...patterns: string[]) =>
+  create(GuardrailSchema, {
+    id: "i",
+    workspaceId: "w",
+    name: "ok",
+    contentFilters: {
+      values: patterns.map((pattern) => ({ pattern, action: FilterAction.REDACT, label: "" })),
+    },
+  });
+
+describe("custom filter patterns on write", () => {
+  it("refuses a pattern that can match the empty string, naming the field and the rule", () => {
+    for (const pattern of ["(.*x)?", "a*", "x|", "\\b", "(?m)^"]) {
+      try {
+        validateGuardrail(withPatterns("fine", pattern));
+        expect.fail(`${pattern} was accepted`);
+      } catch (err) {
+        expect(err, pattern).to.be.instanceOf(ConnectError);
+        expect((err as ConnectError).rawMessage, pattern).to.match(
+          /^content_filters\[1\]\.pattern is not a usable regular expression: it can match the empty string/,
+        );
+      }
+    }
+  });
+
+  it("accepts patterns that always consume a character, however they backtrack", () => {
+    for (const pattern of ["x.*y|x", "(a|aa)*b", ".*.*.*=", "\\bPRJ-\\d{4}\\b", "(?i)^top secret$"])
+      expect(patternProblem(pattern), pattern).to.equal(undefined);
+    validateGuardrail(withPatterns("x.*y|x", "(a|aa)*b", ".*.*.*="));
+  });
+});
