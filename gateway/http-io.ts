@@ -100,9 +100,18 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   }
   const { status, message } = clientErrorReply(err.code);
   const body = JSON.stringify({ error: { code: status, message } });
-  socket.end(
+  // Written, then destroyed (not just ended): a client that never closes its side (an idle
+  // socket timed out by headersTimeout) must not keep the connection, and its file
+  // descriptor, half-open. A client that does not even read gets a second at most.
+  const bail = setTimeout(() => socket.destroy(), 1_000);
+  bail.unref();
+  socket.write(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       "content-type: application/json; charset=utf-8\r\n" +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    () => {
+      clearTimeout(bail);
+      socket.destroy();
+    },
   );
 }

@@ -1,6 +1,6 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Generation, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
-import type { Store } from "../common/store/types.js";
+import type { Store, StoredRecord } from "../common/store/types.js";
 import { SPEECH_LIMITS } from "./limits.js";
 
 const KIND = "generation";
@@ -9,14 +9,14 @@ const KIND = "generation";
 export class GenerationLog {
   constructor(private readonly store: Store) {}
 
-  async put(workspaceId: string, generation: Generation): Promise<void> {
-    await this.store.putRecord(
-      workspaceId,
-      KIND,
-      generation.id,
-      toBinary(GenerationSchema, generation),
-      SPEECH_LIMITS.generationTtlSeconds,
-    );
+  /** The record as the store keeps it (written with the settlement, in one round trip). */
+  stored(generation: Generation): StoredRecord {
+    return {
+      kind: KIND,
+      id: generation.id,
+      data: toBinary(GenerationSchema, generation),
+      ttlSeconds: SPEECH_LIMITS.generationTtlSeconds,
+    };
   }
 
   async get(workspaceId: string, id: string): Promise<Generation | undefined> {

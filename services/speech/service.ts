@@ -209,23 +209,28 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       );
     } finally {
       // The reservation becomes what was delivered (see billedCharacters); a request that never
-      // produced audio releases it whole. Kept for retry while the store is down: idempotent by
-      // the admission's id.
-      // The money first, then the record.
+      // produced audio releases it whole. Settlement and the generation record are one script:
+      // the only round trip after the stream. Kept for retry while the store is down:
+      // idempotent by the admission's id.
       const actual = settlement(admission, principal, outcome.billed, outcome.served);
-      await this.retries.submit(
-        "settlement",
-        { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
-        () => this.deps.store.settle(admission, actual, metered),
-      );
       const record = outcome.record;
-      if (record) {
-        await this.retries.submit(
-          "generation record",
-          { id: record.id, scope: principal.scope },
-          () => this.generations.put(principal.scope, record),
-        );
-      }
+      await this.retries.submit(
+        "settlement and generation record",
+        {
+          admission: admission.id,
+          scope: admission.scope,
+          keyHash: admission.keyHash,
+          actual,
+          record: record?.id,
+        },
+        () =>
+          this.deps.store.settle(
+            admission,
+            actual,
+            metered,
+            record && this.generations.stored(record),
+          ),
+      );
     }
   }
 

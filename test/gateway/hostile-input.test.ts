@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import { MAX_TARGET_CHARS } from "../../gateway/request-target.js";
 import type { JsonResponse } from "../support/http.js";
+import { MANAGEMENT_KEY } from "../support/system.js";
 import { createKey, expectError, expectStatus, useSystem } from "./harness.js";
 
 /** A request whose target is sent byte for byte, as fetch() would never send it. */
@@ -118,7 +119,6 @@ describe("gateway: hostile input gets a clear 4xx", () => {
 
   describe("request targets", () => {
     const port = () => h.system.gatewayPorts.global;
-    const MANAGEMENT = "test-management-key-0123456789";
     const cases: [string, string, number][] = [
       ["GET", "//[", 400],
       ["GET", "//host/api/v1/keys", 400],
@@ -135,14 +135,14 @@ describe("gateway: hostile input gets a clear 4xx", () => {
     ];
     for (const [method, target, status] of cases) {
       it(`${method} ${target.slice(0, 40)}${target.length > 40 ? "…" : ""} is ${status} with the error shape, never routed elsewhere`, async () => {
-        const res = await rawTarget(port(), method, target, MANAGEMENT);
+        const res = await rawTarget(port(), method, target, MANAGEMENT_KEY);
         expectError(res, status);
         expect(res.body.error.message.length).to.be.at.most(1000);
       });
     }
 
     it("still serves the plain path and its query", async () => {
-      const res = await rawTarget(port(), "GET", "/api/v1/keys?limit=1", MANAGEMENT);
+      const res = await rawTarget(port(), "GET", "/api/v1/keys?limit=1", MANAGEMENT_KEY);
       expectStatus(res, 200);
       expect(res.body.data).to.have.length(1);
     });

@@ -476,6 +476,38 @@ export function contract(
       expect((limited as { retryAfterMs: number }).retryAfterMs).to.be.within(1, 60_000);
     });
 
+    it("settles and stores the request's record at once, and a repeated settlement charges nothing twice", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      await store.addCredits(ws.id, 1_000);
+      const admission: Admission = {
+        id: "adm-record-1",
+        scope: ws.id,
+        keyHash: "r".repeat(64),
+        rate: { limit: 100, windowMs: 60_000, nowMs: Date.now() },
+        creditMicros: 300,
+        keyLimitMicros: undefined,
+        keyMicros: 300,
+        budgets: [],
+      };
+      expect(await store.admit(admission)).to.deep.include({ ok: true });
+      const record = {
+        kind: "generation",
+        id: "gen-1",
+        data: new Uint8Array([1, 2, 3, 0, 255]),
+        ttlSeconds: 60,
+      };
+      const actual = { creditMicros: 200, keyMicros: 200, budgets: [] };
+      await store.settle(admission, actual, true, record);
+      expect(await store.getCredits(ws.id)).to.equal(800);
+      expect([...((await store.getRecord(ws.id, "generation", "gen-1")) ?? [])]).to.deep.equal([
+        1, 2, 3, 0, 255,
+      ]);
+      // A retry of the same settlement (its answer was lost) moves no money.
+      await store.settle(admission, actual, true, record);
+      expect(await store.getCredits(ws.id)).to.equal(800);
+    });
+
     it("refuses a request over the key's own limit", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);

@@ -30,6 +30,7 @@ import {
   ORG_SCOPE,
   type Page,
   type Store,
+  type StoredRecord,
   type Versioned,
 } from "./types.js";
 
@@ -557,7 +558,14 @@ export class MemoryStore implements Store {
     return { ok: true, metered };
   }
 
-  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void> {
+    if (record)
+      await this.putRecord(a.scope, record.kind, record.id, record.data, record.ttlSeconds);
     if (a.id) {
       const marker = `${a.scope}/settled/${a.id}`;
       if (this.has(marker)) return;

@@ -364,20 +364,24 @@ return { "ok", metered and 1 or 0 }
 `;
 
 /**
- * Replaces reservations with real costs, once per admission id. KEYS: the
- * id's settled marker, credits, key spend, budget counters. ARGV: marker ttl
- * (0 = no id: always apply), metered (0/1), creditRefund, keyDelta, then one
- * delta per budget. Answers 0 when the id was already settled.
+ * Replaces reservations with real costs, once per admission id, and stores
+ * the request's record: the one round trip after a stream. KEYS: the id's
+ * settled marker, credits, key spend, the record, budget counters. ARGV:
+ * marker ttl (0 = no id: always apply), metered (0/1), creditRefund, keyDelta,
+ * record ttl (0 = no record), record bytes, then one delta per budget.
+ * Answers 0 when the id was already settled (the record is written anyway:
+ * a retry that lost its answer must still leave the record).
  */
 export const SETTLE = `
+if tonumber(ARGV[5]) > 0 then redis.call("SET", KEYS[4], ARGV[6], "EX", ARGV[5]) end
 if tonumber(ARGV[1]) > 0 and not redis.call("SET", KEYS[1], "1", "NX", "EX", ARGV[1]) then return 0 end
 if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) == 1 then
   redis.call("INCRBY", KEYS[2], ARGV[3])
 end
 if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
-for i = 4, #KEYS do
-  if tonumber(ARGV[i + 1]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
-    redis.call("INCRBY", KEYS[i], ARGV[i + 1])
+for i = 5, #KEYS do
+  if tonumber(ARGV[i + 2]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
+    redis.call("INCRBY", KEYS[i], ARGV[i + 2])
   end
 end
 return 1

@@ -36,6 +36,7 @@ import {
   ORG_SCOPE,
   type Page,
   type Store,
+  type StoredRecord,
   type Versioned,
 } from "./types.js";
 
@@ -683,20 +684,29 @@ export class RedisStore implements Store {
     }
   }
 
-  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void> {
     const real = new Map(
       actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
     );
     await this.script("rgSettle")(
-      3 + a.budgets.length,
+      4 + a.budgets.length,
       this.k.settled(a.scope, a.id ?? "-"),
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
+      // Same hash tag as the counters: one script, one slot, one round trip.
+      record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
       a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
       metered ? "1" : "0",
       a.creditMicros - actual.creditMicros,
       actual.keyMicros - a.keyMicros,
+      record ? record.ttlSeconds : 0,
+      record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
       ...a.budgets.map((b) => (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros),
     );
   }

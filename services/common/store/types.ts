@@ -57,6 +57,14 @@ export interface GuardrailPatch {
   materialize: boolean;
 }
 
+/** An opaque per-workspace record with a lifetime (a generation record), by kind and id. */
+export interface StoredRecord {
+  kind: string;
+  id: string;
+  data: Uint8Array;
+  ttlSeconds: number;
+}
+
 /** Where management keys live: a pseudo workspace of the organization. */
 export const ORG_SCOPE = "org";
 
@@ -171,8 +179,17 @@ export interface Store {
   // Metering: every counter changes atomically (Lua on Redis).
   /** Checks and reserves a request's rate, credits, key limit and budgets at once. */
   admit(admission: Admission): Promise<AdmissionResult>;
-  /** Replaces an admitted request's reservations by what it really cost. */
-  settle(admission: Admission, actual: Settlement, metered: boolean): Promise<void>;
+  /**
+   * Replaces an admitted request's reservations by what it really cost and,
+   * in the same round trip (one script on Redis), stores the request's record.
+   * Idempotent by the admission's id: a repeat changes no counter.
+   */
+  settle(
+    admission: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void>;
   /** Workspace credit balance in micro-USD; undefined = unmetered. */
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
