@@ -21,11 +21,12 @@ import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
-import { SAMPLE_RATE } from "./audio/index.js";
+import { MAX_CHUNK_BYTES, SAMPLE_RATE } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
 import { catalogToProto } from "./catalog/catalog-proto.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
+import { coalesce } from "./coalesce.js";
 import { type FilteredText, filterText } from "./content-filtering.js";
 import type { AdapterRegistry } from "./engines/registry.js";
 import { explain } from "./explain.js";
@@ -289,7 +290,8 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           event: { case: "audio", value: opened.first.value },
         });
       }
-      for await (const piece of stream) {
+      // After the first piece, pieces that pile up while the hop is busy go out merged.
+      for await (const piece of coalesce(stream, MAX_CHUNK_BYTES)) {
         yield create(SynthesizeResponseSchema, { event: { case: "audio", value: piece } });
       }
       status = "completed";
