@@ -270,6 +270,8 @@ function decide(lx: Lexicon, tokens: Token[], chain: Chain): boolean {
     const c = cls(words[first] as number);
     const isCue = cuesBefore.has(w.lower);
     if (!(isCue || (initial && (c === COMMON || (c === WEAK && !lx.given.has(w.lower)))))) break;
+    // "The Washington Post", "The Mississippi River": after an article, a thing.
+    if (determiners.has(w.lower)) return false;
     cue ||= isCue;
     first++;
   }
