@@ -14,14 +14,20 @@ import type {
 const DEFAULT_REDACT_LABEL = "[REDACTED]";
 /**
  * Cost of scanning one character, in microseconds, measured with
- * bench/filters.ts: compromise's NLP about 3, a regex builtin about a third.
+ * bench/filters.ts: a regex builtin about a third. The person-name and
+ * address gazetteers are priced at their cost on text dense with names and
+ * addresses (bench/detector-quality.ts: about 1.3 and 0.25), most text costs
+ * a tenth of that.
  * A custom pattern is priced at its worst case, one visit per instruction of
  * its program per character (see linear-scan.ts), about 40 ns each: most
  * patterns cost far less, but the estimate decides whether work may stay on
  * the event loop, so it must not be exceeded.
  */
-const MICROS_PER_CHAR = { nlp: 3, builtin: 0.35, customPerInstruction: 0.04 };
-const NLP_SLUGS = new Set(["person-name", "address"]);
+const MICROS_PER_CHAR = { builtin: 0.35, customPerInstruction: 0.04 };
+const GAZETTEER_MICROS_PER_CHAR = new Map([
+  ["person-name", 1.5],
+  ["address", 0.3],
+]);
 const DEFAULT_BLOCK_LABEL = "[BLOCKED]";
 
 interface CompiledRule {
@@ -73,7 +79,8 @@ export class CompiledFilters {
     let micros = 0;
     for (const detector of new Set(rules.map((r) => r.detector))) {
       const rule = rules.find((r) => r.detector === detector) as CompiledRule;
-      if (NLP_SLUGS.has(rule.slug)) micros += MICROS_PER_CHAR.nlp;
+      const gazetteer = GAZETTEER_MICROS_PER_CHAR.get(rule.slug);
+      if (gazetteer !== undefined) micros += gazetteer;
       else if (rule.slug !== "custom") micros += MICROS_PER_CHAR.builtin;
       else micros += MICROS_PER_CHAR.customPerInstruction * (rule.programSize ?? 0);
     }

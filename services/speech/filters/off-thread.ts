@@ -16,7 +16,7 @@ let pool: Piscina<FilterJob, FilterJobResult> | undefined;
 
 /**
  * Started on the first long text. Its threads then stay: each one loads
- * compromise (tens of MB, most of a second) and compiles the sets it is sent,
+ * the name and address gazetteers (a few MB, a fraction of a second) and compiles the sets it is sent,
  * which an idle timeout would make later requests pay again. Idle threads do
  * not keep the process alive.
  */
