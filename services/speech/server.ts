@@ -84,7 +84,7 @@ export async function startSpeechServer(
       close: async () => {
         await server.close();
         governance.close();
-        await engine.close();
+        await Promise.all([engine.close(), adapters.close()]);
       },
     };
   } catch (err) {
