@@ -124,9 +124,9 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     return { kind: "encoded", bytes: bytes() };
   }
 
-  /** Closes the provider's idle connections; in-flight requests are cut. */
+  /** Closes the provider's connections (shutdown: in-flight requests are cut); idempotent. */
   async close(): Promise<void> {
-    await this.upstream.pool.destroy();
+    if (!this.upstream.pool.destroyed) await this.upstream.pool.destroy();
   }
 }
 
