@@ -13,6 +13,10 @@ export interface BenchConfig {
   warmupSeconds: number;
   /** Sequential requests per format in the embedded-engine latency measurement. */
   engineSamples: number;
+  /** Measured requests per contestant and concurrency in the peers scenario. */
+  peersRequests: number;
+  /** Unmeasured requests before each of them. */
+  peersWarmup: number;
   /** Adds --cpu-prof to every system child; profiles land in `profileDir`. */
   cpuProf: boolean;
   /** Only scenarios whose id contains one of these (comma-separated BENCH_ONLY), all when empty. */
@@ -40,6 +44,8 @@ export function loadBenchConfig(): BenchConfig {
     seconds: positive("BENCH_SECONDS", 8),
     warmupSeconds: positive("BENCH_WARMUP_SECONDS", 2),
     engineSamples: Math.round(positive("BENCH_ENGINE_SAMPLES", 5)),
+    peersRequests: Math.round(positive("BENCH_PEERS_REQUESTS", 1_500)),
+    peersWarmup: Math.round(positive("BENCH_PEERS_WARMUP", 200)),
     cpuProf: process.env.BENCH_CPU_PROF === "1" || process.env.BENCH_CPU_PROF === "true",
     only: (process.env.BENCH_ONLY ?? "")
       .split(",")
