@@ -8,7 +8,7 @@
  * BENCH_WARMUP_SECONDS (2), BENCH_ENGINE_SAMPLES (5), BENCH_ONLY
  * (comma-separated; runs the scenarios whose id contains one of them:
  * management, speech-proxy, engine, enforcement, peers, engine-memory),
- * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 200), BENCH_CPU_PROF=1 (profile the system children
+ * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
  */
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";

@@ -102,7 +102,10 @@ async function railgateEnv(
 function spawnRailgate(config: BenchConfig, entry: string, env: NodeJS.ProcessEnv): Child {
   // Node's default profile name carries pid and thread id, so engine worker
   // threads (which inherit the flag) do not overwrite the main thread's file.
-  const nodeArgs = config.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", config.profileDir] : [];
+  const nodeArgs = [
+    ...config.nodeArgs,
+    ...(config.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", config.profileDir] : []),
+  ];
   return spawnChild(process.execPath, [...nodeArgs, join(ROOT, "dist", entry)], env, {
     cwd: ROOT,
   });
