@@ -13,6 +13,17 @@ export interface BenchConfig {
   warmupSeconds: number;
   /** Sequential requests per format in the embedded-engine latency measurement. */
   engineSamples: number;
+  /** Measured requests per contestant and concurrency in the peers scenario. */
+  peersRequests: number;
+  /**
+   * Unmeasured requests before each of them. 1,000, not ../shared/peers' 200:
+   * after 200 requests V8 is still optimizing the request path on its helper
+   * threads, which shows as CPU per request (most of all at 1 connection,
+   * measured first) that a server in steady state does not spend.
+   */
+  peersWarmup: number;
+  /** Extra node flags for every Railgate child (BENCH_NODE_ARGS, space-separated), e.g. --trace-gc. */
+  nodeArgs: string[];
   /** Adds --cpu-prof to every system child; profiles land in `profileDir`. */
   cpuProf: boolean;
   /** Only scenarios whose id contains one of these (comma-separated BENCH_ONLY), all when empty. */
@@ -40,6 +51,9 @@ export function loadBenchConfig(): BenchConfig {
     seconds: positive("BENCH_SECONDS", 8),
     warmupSeconds: positive("BENCH_WARMUP_SECONDS", 2),
     engineSamples: Math.round(positive("BENCH_ENGINE_SAMPLES", 5)),
+    peersRequests: Math.round(positive("BENCH_PEERS_REQUESTS", 1_500)),
+    peersWarmup: Math.round(positive("BENCH_PEERS_WARMUP", 1_000)),
+    nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean),
     cpuProf: process.env.BENCH_CPU_PROF === "1" || process.env.BENCH_CPU_PROF === "true",
     only: (process.env.BENCH_ONLY ?? "")
       .split(",")

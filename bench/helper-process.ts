@@ -8,11 +8,11 @@ export interface HelperProcess {
 
 /**
  * Starts one of the bench's own helper servers (fake-upstream.js,
- * baseline-server.js, compiled next to this file) as a child process and
+ * baseline-server.js, floor-server.js, compiled next to this file) as a child process and
  * reads the port it announces on stdout.
  */
 export async function startHelper(
-  script: "fake-upstream.js" | "baseline-server.js",
+  script: "fake-upstream.js" | "baseline-server.js" | "floor-server.js",
   env: NodeJS.ProcessEnv = {},
 ): Promise<HelperProcess> {
   const file = fileURLToPath(new URL(`./${script}`, import.meta.url));

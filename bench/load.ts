@@ -27,6 +27,8 @@ export interface LoadOptions {
   requests: LoadRequest[] | ((connection: number) => LoadRequest[]);
   /** Server process whose CPU time over the run is reported (all its threads). */
   serverPid?: number;
+  /** More server processes, by name (a split deployment): each one's CPU is reported. */
+  cpuPids?: Record<string, number>;
   /** Names the measured run, so BENCH_CPU_PROF can cut the server's profile to it. */
   label?: string;
 }
@@ -69,6 +71,8 @@ export interface LoadResult {
   /** CPU time the server process used during the run, and per completed request. */
   serverCpuMs?: number;
   serverCpuMsPerRequest?: number;
+  /** CPU ms per completed request of each process in `cpuPids`. */
+  cpuMsPerRequestByProcess?: Record<string, number>;
   /**
    * Cores kept busy during the run by processes that are NOT the bench or its
    * children (other jobs on the machine). Anything above ~0.1 means the
@@ -167,9 +171,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 
   const cpuBefore = options.serverPid === undefined ? undefined : cpuTimeMs(options.serverPid);
+  const named = Object.entries(options.cpuPids ?? {});
+  const namedBefore = named.map(([, pid]) => cpuTimeMs(pid));
   const machineBefore = machineBusyMs();
   const startUs = monotonicUs();
   const ownBefore = ownCpuMs();
+  const wallStart = performance.now();
   const result = await autocannon({
     url: options.origin,
     connections: options.connections,
@@ -182,15 +189,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     requests: shared as autocannon.Request[] | undefined,
   });
 
+  // autocannon reports whole seconds: too coarse for a run counted in requests.
+  const seconds =
+    options.amount === undefined ? result.duration : (performance.now() - wallStart) / 1000;
   const cpuAfter = options.serverPid === undefined ? undefined : cpuTimeMs(options.serverPid);
+  const namedAfter = named.map(([, pid]) => cpuTimeMs(pid));
   const machineAfter = machineBusyMs();
-  if (options.label && options.serverPid !== undefined) {
-    measurementWindows.push({
-      label: options.label,
-      serverPid: options.serverPid,
-      startUs,
-      endUs: monotonicUs(),
-    });
+  const endUs = monotonicUs();
+  if (options.label) {
+    const pids = new Set(named.map(([, pid]) => pid));
+    if (options.serverPid !== undefined) pids.add(options.serverPid);
+    for (const serverPid of pids) {
+      measurementWindows.push({ label: options.label, serverPid, startUs, endUs });
+    }
   }
   // Children that exited during the run drop out of ownCpuMs; clamp rather than report noise.
   const foreignMs =
@@ -200,11 +211,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const serverCpuMs =
     cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
   const completed = total.length;
+  const cpuMsPerRequestByProcess: Record<string, number> = {};
+  named.forEach(([name], i) => {
+    const before = namedBefore[i];
+    const after = namedAfter[i];
+    if (before !== undefined && after !== undefined)
+      cpuMsPerRequestByProcess[name] = (after - before) / Math.max(1, completed);
+  });
   return {
     connections: options.connections,
-    durationSeconds: result.duration,
+    durationSeconds: seconds,
     completed,
-    reqPerSec: completed / result.duration,
+    reqPerSec: completed / seconds,
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -217,7 +235,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     serverCpuMs,
     serverCpuMsPerRequest:
       serverCpuMs === undefined ? undefined : serverCpuMs / Math.max(1, completed),
-    foreignCpuCores: foreignMs === undefined ? undefined : foreignMs / 1000 / result.duration,
+    cpuMsPerRequestByProcess: named.length > 0 ? cpuMsPerRequestByProcess : undefined,
+    foreignCpuCores: foreignMs === undefined ? undefined : foreignMs / 1000 / seconds,
   };
 }
 

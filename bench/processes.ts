@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,18 +57,35 @@ export function spawnChild(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { cwd?: string } = {},
+  options: {
+    cwd?: string;
+    /**
+     * stdout + stderr go to this file instead of through the bench: for a
+     * chatty server (a log line per request) whose output would otherwise
+     * cost the load generator CPU during the measurement. `waitForLine` then
+     * sees nothing.
+     */
+    outputFile?: string;
+  } = {},
 ): Child {
-  const proc = spawn(command, args, { env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
+  const fd = options.outputFile === undefined ? undefined : openSync(options.outputFile, "a");
+  const proc = spawn(command, args, {
+    env,
+    cwd: options.cwd,
+    stdio: fd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", fd, fd],
+  });
+  if (fd !== undefined) closeSync(fd);
   if (proc.pid === undefined) throw new Error(`could not start ${command}`);
   children.add(proc);
   proc.once("exit", () => children.delete(proc));
-  let output = "";
+  let piped = "";
+  const output = () =>
+    options.outputFile === undefined ? piped : tail(options.outputFile, MAX_OUTPUT);
   const lineWaiters = new Set<(line: string) => void>();
   let pending = "";
   const onData = (chunk: Buffer) => {
     const text = chunk.toString("utf8");
-    output = (output + text).slice(-MAX_OUTPUT);
+    piped = (piped + text).slice(-MAX_OUTPUT);
     pending += text;
     const lines = pending.split("\n");
     pending = lines.pop() ?? "";
@@ -81,7 +98,7 @@ export function spawnChild(
   return {
     process: proc,
     pid: proc.pid,
-    output: () => output,
+    output,
     waitForLine(re, timeoutMs) {
       return new Promise((resolve, reject) => {
         const done = (fn: () => void) => {
@@ -97,7 +114,7 @@ export function spawnChild(
           done(() =>
             reject(
               new Error(
-                `${command} ${args.join(" ")} exited (${code ?? signal}) before printing ${re}:\n${output.slice(-4000)}`,
+                `${command} ${args.join(" ")} exited (${code ?? signal}) before printing ${re}:\n${output().slice(-4000)}`,
               ),
             ),
           );
@@ -108,7 +125,7 @@ export function spawnChild(
         lineWaiters.add(onLine);
         proc.once("exit", onExit);
         // A line already printed counts too.
-        for (const line of output.split("\n")) {
+        for (const line of output().split("\n")) {
           if (re.test(line)) return done(() => resolve(line));
         }
       });
@@ -127,6 +144,16 @@ export function spawnChild(
       clearTimeout(timer);
     },
   };
+}
+
+/** The last `bytes` of a file, as text ("" when it cannot be read). */
+function tail(file: string, bytes: number): string {
+  try {
+    const text = readFileSync(file);
+    return text.subarray(Math.max(0, text.byteLength - bytes)).toString("utf8");
+  } catch {
+    return "";
+  }
 }
 
 /**

@@ -7,7 +7,8 @@
  * Options (environment): BENCH_SECONDS (measured seconds per run, default 8),
  * BENCH_WARMUP_SECONDS (2), BENCH_ENGINE_SAMPLES (5), BENCH_ONLY
  * (comma-separated; runs the scenarios whose id contains one of them:
- * management, speech-proxy, engine, enforcement, engine-memory), BENCH_CPU_PROF=1 (profile the system children
+ * management, speech-proxy, engine, enforcement, peers, engine-memory),
+ * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
  */
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -24,6 +25,7 @@ import { type BaseContext, progress, Reporter, type ScenarioContext } from "./sc
 import { embeddedEngineScenario, engineMemoryScenario } from "./scenarios/embedded-engine.js";
 import { enforcementScenario } from "./scenarios/enforcement.js";
 import { managementScenario } from "./scenarios/management.js";
+import { peersScenario } from "./scenarios/peers.js";
 import { speechProxyScenario } from "./scenarios/speech-proxy.js";
 import { type SystemProcess, startSystem, writeBenchCatalog } from "./system-process.js";
 import { renderTable } from "./table.js";
@@ -132,6 +134,11 @@ async function main(config: BenchConfig): Promise<number> {
       await system.stop();
       system = undefined;
     }
+    // On a quiet machine (the shared system is stopped), with its own Redis and processes.
+    if (selected(config, "peers")) {
+      progress("scenario peers");
+      await peersScenario(base);
+    }
     if (selected(config, "engine-memory")) await engineMemoryScenario(base);
   } catch (err) {
     failure = err;
@@ -145,6 +152,7 @@ async function main(config: BenchConfig): Promise<number> {
 
   const table = renderTable(report.rows);
   console.log(table);
+  for (const extra of report.tables) console.log(`\n${extra}`);
   const noise = maxForeignCores(report.measurements);
   if (noise > NOISE_WARNING_CORES) {
     console.log(

@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { defaultCatalog } from "../services/speech/catalog/default-catalog.js";
 import { type BenchConfig, ROOT } from "./config.js";
@@ -69,15 +71,11 @@ export function writeBenchCatalog(dir: string, upstreamPort: number): string {
   return file;
 }
 
-/**
- * `node dist/services/main.js` as a child process with its own ports, the
- * throwaway Redis and the bench catalog. A separate process so its VmHWM is
- * the system's own peak memory, and so --cpu-prof profiles only the system.
- */
-export async function startSystem(
+/** Environment shared by every Railgate process the bench starts. */
+async function railgateEnv(
   config: BenchConfig,
   options: { redisUrl: string; catalogFile: string; env?: NodeJS.ProcessEnv },
-): Promise<SystemProcess> {
+): Promise<{ env: NodeJS.ProcessEnv; ports: SystemProcess["ports"] }> {
   const ports = { global: await freePort(), europe: await freePort(), us: await freePort() };
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -97,11 +95,33 @@ export async function startSystem(
     RATE_LIMIT_PER_MINUTE: "100000000",
     ...options.env,
   };
+  return { env, ports };
+}
+
+/** `node [--cpu-prof ...] dist/<entry>` with the bench's environment. */
+function spawnRailgate(config: BenchConfig, entry: string, env: NodeJS.ProcessEnv): Child {
   // Node's default profile name carries pid and thread id, so engine worker
   // threads (which inherit the flag) do not overwrite the main thread's file.
-  const nodeArgs = config.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", config.profileDir] : [];
-  const main = join(ROOT, "dist", "services", "main.js");
-  const child = spawnChild(process.execPath, [...nodeArgs, main], env, { cwd: ROOT });
+  const nodeArgs = [
+    ...config.nodeArgs,
+    ...(config.cpuProf ? ["--cpu-prof", "--cpu-prof-dir", config.profileDir] : []),
+  ];
+  return spawnChild(process.execPath, [...nodeArgs, join(ROOT, "dist", entry)], env, {
+    cwd: ROOT,
+  });
+}
+
+/**
+ * `node dist/services/main.js` as a child process with its own ports, the
+ * throwaway Redis and the bench catalog. A separate process so its VmHWM is
+ * the system's own peak memory, and so --cpu-prof profiles only the system.
+ */
+export async function startSystem(
+  config: BenchConfig,
+  options: { redisUrl: string; catalogFile: string; env?: NodeJS.ProcessEnv },
+): Promise<SystemProcess> {
+  const { env, ports } = await railgateEnv(config, options);
+  const child = spawnRailgate(config, join("services", "main.js"), env);
   const baseUrl = `http://127.0.0.1:${ports.global}`;
   try {
     // "railgate is up" is an info line: it is printed only when the level lets it through.
@@ -121,6 +141,78 @@ export async function startSystem(
     peakRssMb: () => peakRssMb(child.pid),
     stop: () => child.stop(),
   };
+}
+
+/** The split deployment: gateway, guardrail and speech each in its own process, over gRPC. */
+export interface SplitSystem {
+  baseUrl: string;
+  pids: { gateway: number; guardrail: number; speech: number };
+  stop(): Promise<void>;
+}
+
+/**
+ * Railgate as docker-compose runs it, on loopback: the guardrail and speech
+ * services on their gRPC ports, and a gateway that reaches them at
+ * GUARDRAIL_GRPC_URL / SPEECH_GRPC_URL with the shared service credential.
+ */
+export async function startSplitSystem(
+  config: BenchConfig,
+  options: { redisUrl: string; catalogFile: string },
+): Promise<SplitSystem> {
+  const { env } = await railgateEnv(config, {
+    ...options,
+    env: { RAILGATE_INTERNAL_TOKEN: randomBytes(32).toString("hex") },
+  });
+  env.GUARDRAIL_GRPC_URL = `http://127.0.0.1:${env.GUARDRAIL_GRPC_PORT}`;
+  env.SPEECH_GRPC_URL = `http://127.0.0.1:${env.SPEECH_GRPC_PORT}`;
+  const guardrail = spawnRailgate(config, join("services", "guardrail", "main.js"), env);
+  const speech = spawnRailgate(config, join("services", "speech", "main.js"), env);
+  const gateway = spawnRailgate(config, join("gateway", "main.js"), env);
+  const all = [gateway, guardrail, speech];
+  const baseUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
+  try {
+    await Promise.all([
+      waitForHealth(baseUrl, gateway),
+      waitForPort(Number(env.SPEECH_GRPC_PORT), speech),
+    ]);
+  } catch (err) {
+    await Promise.all(all.map((c) => c.stop(2_000)));
+    throw err;
+  }
+  return {
+    baseUrl,
+    pids: { gateway: gateway.pid, guardrail: guardrail.pid, speech: speech.pid },
+    // The gateway first, so no request is in flight when the services go.
+    stop: async () => {
+      await gateway.stop();
+      await Promise.all([guardrail.stop(), speech.stop()]);
+    },
+  };
+}
+
+/** Resolves once something accepts TCP connections on the port (a gRPC listener is up). */
+async function waitForPort(port: number, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.process.exitCode !== null) {
+      throw new Error(
+        `process exited (${child.process.exitCode}) during start-up:\n${child.output().slice(-4000)}`,
+      );
+    }
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) {
+      throw new Error(`nothing listens on ${port} after 60 s:\n${child.output().slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 function logsInfo(level: string): boolean {

@@ -67,3 +67,14 @@ export function fmt(v: number, digits = 2): string {
 export function signed(v: number, digits = 2): string {
   return `${v >= 0 ? "+" : ""}${num(v, digits)}`;
 }
+
+/** Any plain-text grid: first column left-aligned, the others right-aligned. */
+export function renderGrid(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === 0 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0)))
+      .join(" | ")
+      .trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("-+-"), ...rows.map(line)].join("\n");
+}

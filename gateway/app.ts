@@ -29,7 +29,11 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
   const router = new Router(options.routes ?? defaultRoutes);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const abort = new AbortController();
-    res.on("close", () => abort.abort());
+    // Only a response that did not finish means the client went away: aborting
+    // every finished one too cost a DOMException and an abort event per request.
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
     try {
       const { path, url } = parseRequestTarget(req.url ?? "/");
       const match = router.match(req.method ?? "GET", path);

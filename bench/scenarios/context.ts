@@ -28,6 +28,13 @@ export interface ScenarioContext extends BaseContext {
 export class Reporter {
   readonly rows: Row[] = [];
   readonly measurements: Record<string, unknown> = {};
+  /** Scenario-specific tables, printed after the main one. */
+  readonly tables: string[] = [];
+
+  table(text: string): void {
+    this.tables.push(text);
+    console.error(text);
+  }
 
   row(row: Row): void {
     this.rows.push(row);

@@ -94,7 +94,8 @@ export const speechRoutes: Route[] = [
           "x-railgate-provider": start.provider,
           "cache-control": "no-store",
         });
-        ctx.res.flushHeaders();
+        // No flushHeaders(): the first audio is already in hand (the service sends "start"
+        // only once it is), so the head leaves with it in one write instead of two.
         // Each chunk goes out as it arrives; backpressure from a slow client pauses the stream.
         for await (const msg of { [Symbol.asyncIterator]: () => stream }) {
           if (msg.event.case !== "audio") continue;

@@ -122,7 +122,7 @@ export async function startSpeechServer(
         await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
         unsubscribe();
         governance.close();
-        await engine.close();
+        await Promise.all([engine.close(), adapters.close()]);
       },
     };
   } catch (err) {

@@ -46,4 +46,9 @@ export class AdapterRegistry {
     }
     return adapter;
   }
+
+  /** Closes every adapter's connections (shutdown); one failing does not keep the others open. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.cache.values()].map((a) => a.close?.()));
+  }
 }

@@ -48,4 +48,6 @@ export type AdapterOutput =
  */
 export interface SpeechAdapter {
   start(request: AdapterRequest): Promise<AdapterOutput>;
+  /** Releases what the adapter holds open (an upstream's keep-alive connections). */
+  close?(): Promise<void>;
 }

@@ -70,6 +70,10 @@ async function encodeClip(format: string, seconds: number): Promise<Uint8Array> 
 export class FakeOpenAi {
   readonly requests: ReceivedRequest[] = [];
   behaviour: Behaviour;
+  /** TCP connections accepted so far (never reset: pooled sockets outlive a test). */
+  connections = 0;
+  /** TCP connections open right now. */
+  openConnections = 0;
   private readonly server: Server;
   private port = 0;
 
@@ -162,6 +166,11 @@ export class FakeOpenAi {
   }
 
   async start(): Promise<this> {
+    this.server.on("connection", (socket) => {
+      this.connections++;
+      this.openConnections++;
+      socket.once("close", () => this.openConnections--);
+    });
     await new Promise<void>((resolve, reject) => {
       this.server.once("error", reject);
       this.server.listen(0, "127.0.0.1", () => resolve());

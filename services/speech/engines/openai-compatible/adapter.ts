@@ -1,39 +1,21 @@
 import { ConnectError } from "@connectrpc/connect";
+import type { Dispatcher } from "undici";
 import type { ProviderConfig } from "../../catalog/types.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";
+import { type UpstreamPool, upstreamPool } from "./upstream-pool.js";
 
-/**
- * Idle time-out on the provider: armed only while we wait for it (the
- * response head, each read), so long clips stream as long as bytes keep
- * coming and a slow consumer on our side is never blamed on the provider.
- */
-class Deadline {
-  private timer?: NodeJS.Timeout;
-  readonly controller = new AbortController();
-  timedOut = false;
+type ResponseBody = Dispatcher.ResponseData["body"];
 
-  constructor(
-    private readonly ms: number,
-    outer: AbortSignal,
-  ) {
-    if (outer.aborted) this.controller.abort(outer.reason);
-    outer.addEventListener("abort", () => this.controller.abort(outer.reason), { once: true });
-    this.arm();
-  }
+/** undici's time-out errors: connecting, waiting for the head, a pause between body bytes. */
+const TIMEOUT_CODES = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
 
-  arm(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new Error("timeout"));
-    }, this.ms);
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-  }
-}
+/** Enough of a provider's error body for its message; the rest is not read. */
+const MAX_ERROR_BODY_BYTES = 4_096;
 
 /**
  * Any upstream that speaks OpenAI's POST /v1/audio/speech: OpenAI itself and
@@ -42,11 +24,15 @@ class Deadline {
  * as they arrive without re-encoding. Turns become one request per turn.
  */
 export class OpenAiCompatibleAdapter implements SpeechAdapter {
+  private readonly upstream: UpstreamPool;
+
   constructor(
     private readonly providerId: string,
     private readonly config: ProviderConfig,
     private readonly env: NodeJS.ProcessEnv = process.env,
-  ) {}
+  ) {
+    this.upstream = upstreamPool(config);
+  }
 
   private body(request: AdapterRequest, segment: SynthesisSegment): Record<string, unknown> {
     const { endpoint } = request;
@@ -73,33 +59,38 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     return body;
   }
 
-  /** Sends one segment's request; resolves with the response once its status is known good. */
-  private async send(request: AdapterRequest, segment: SynthesisSegment, deadline: Deadline) {
+  /** Sends one segment's request; resolves with the body once the status is known good. */
+  private async send(request: AdapterRequest, segment: SynthesisSegment): Promise<ResponseBody> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     const key = this.config.api_key_env ? this.env[this.config.api_key_env] : undefined;
     if (key) headers.authorization = `Bearer ${key}`;
-    let res: Response;
+    let res: Dispatcher.ResponseData;
     try {
-      res = await fetch(`${this.config.base_url}/audio/speech`, {
+      // The caller's signal goes straight to undici: a client that goes away
+      // aborts the request and closes its connection (mid-body it cannot be reused).
+      res = await this.upstream.pool.request({
         method: "POST",
+        path: this.upstream.speechPath,
         headers,
         body: JSON.stringify(this.body(request, segment)),
-        signal: deadline.controller.signal,
+        signal: request.signal,
       });
     } catch (err) {
-      throw this.failure(err, deadline, request.signal);
+      throw this.failure(err, request.signal);
     }
-    if (!res.ok || !res.body) {
-      const detail = await res.text().catch(() => "");
-      throw upstreamHttpError(this.providerId, res.status, errorMessageOf(detail));
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const detail = await readDetail(res.body);
+      throw upstreamHttpError(this.providerId, res.statusCode, errorMessageOf(detail));
     }
     return res.body;
   }
 
-  private failure(err: unknown, deadline: Deadline, outer: AbortSignal): unknown {
+  private failure(err: unknown, outer: AbortSignal): unknown {
     if (err instanceof ConnectError) return err;
     if (outer.aborted) return outer.reason;
-    if (deadline.timedOut) return upstreamTimeout(this.providerId, this.config.timeout_ms);
+    const code = (err as { code?: unknown } | undefined)?.code;
+    if (typeof code === "string" && TIMEOUT_CODES.has(code))
+      return upstreamTimeout(this.providerId, this.config.timeout_ms);
     const cause =
       err instanceof Error
         ? ((err.cause as Error | undefined)?.message ?? err.message)
@@ -108,47 +99,51 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
   }
 
   async start(request: AdapterRequest): Promise<AdapterOutput> {
-    const deadline = new Deadline(this.config.timeout_ms, request.signal);
     const [first, ...rest] = request.segments;
     if (!first) throw new Error("no input segments");
-    let body: ReadableStream<Uint8Array>;
-    try {
-      body = await this.send(request, first, deadline);
-    } finally {
-      // The clock only runs while we wait on the provider, never while our consumer is busy.
-      deadline.clear();
-    }
+    let body = await this.send(request, first);
     const self = this;
     async function* bytes(): AsyncGenerator<Uint8Array> {
       try {
         for (let i = 0; ; i++) {
-          const reader = body.getReader();
-          try {
-            for (;;) {
-              deadline.arm();
-              const { done, value } = await reader.read();
-              deadline.clear();
-              if (done) break;
-              if (value.byteLength > 0) yield value;
-            }
-          } finally {
-            reader.releaseLock();
-            await body.cancel().catch(() => {});
+          // Leaving the loop early (the consumer stopped) destroys the body, which
+          // aborts the provider's response instead of draining it.
+          for await (const chunk of body as AsyncIterable<Buffer>) {
+            if (chunk.byteLength > 0) yield chunk;
           }
           const next = rest[i];
           if (!next) return;
-          deadline.arm();
-          body = await self.send(request, next, deadline);
-          deadline.clear();
+          body = await self.send(request, next);
         }
       } catch (err) {
-        throw self.failure(err, deadline, request.signal);
+        throw self.failure(err, request.signal);
       } finally {
-        deadline.clear();
+        if (!body.destroyed) body.destroy();
       }
     }
     return { kind: "encoded", bytes: bytes() };
   }
+
+  /** Closes the provider's connections (shutdown: in-flight requests are cut); idempotent. */
+  async close(): Promise<void> {
+    if (!this.upstream.pool.destroyed) await this.upstream.pool.destroy();
+  }
+}
+
+/** The first few KiB of an error response, as text; a failed read is an empty detail. */
+async function readDetail(body: ResponseBody): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      parts.push(chunk);
+      size += chunk.byteLength;
+      if (size >= MAX_ERROR_BODY_BYTES) break;
+    }
+  } catch {
+    // the provider hung up mid-error: what arrived is the detail
+  }
+  return Buffer.concat(parts).subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8");
 }
 
 /** OpenAI-style `{ error: { message } }`, or the raw text. */
