@@ -2,11 +2,14 @@ import createSpeexModule from "@echogarden/speex-resampler-wasm/simd";
 
 /** One stream of 16-bit mono audio converted block by block, as the blocks are synthesized. */
 export interface Resampler {
-  /** Converts the next block; the result may lag the input by the filter's delay. */
+  /**
+   * Converts the next block; the result may lag the input by the filter's delay. It is a view of
+   * a buffer the next call reuses: copy what must outlive it.
+   */
   push(samples: Int16Array): Int16Array;
   /**
-   * Ends the stream: returns the rest, so that the whole output is exactly as long as the input
-   * at the new rate. The resampler is then ready for the next stream.
+   * Ends the stream: returns the rest (a fresh array), so that the whole output is exactly as long
+   * as the input at the new rate. The resampler is then ready for the next stream.
    */
   end(): Int16Array;
 }
@@ -37,6 +40,7 @@ export async function createResampler(fromRate: number, toRate: number): Promise
   let output = 0;
   let consumed = 0;
   let produced = 0;
+  let result = new Int16Array(4096);
 
   const ensure = (samples: number) => {
     if (samples <= capacity) return;
@@ -63,7 +67,10 @@ export async function createResampler(fromRate: number, toRate: number): Promise
     }
     consumed += used;
     produced += made;
-    return speex.HEAP16.slice(output >> 1, (output >> 1) + made);
+    // Copied out of the wasm heap into one reused buffer: a block's worth of garbage fewer.
+    if (result.length < made) result = new Int16Array(Math.max(made, result.length * 2));
+    result.set(speex.HEAP16.subarray(output >> 1, (output >> 1) + made));
+    return result.subarray(0, made);
   };
 
   return {
@@ -76,7 +83,7 @@ export async function createResampler(fromRate: number, toRate: number): Promise
       for (let round = 0; have < expected && round < 16; round++) {
         const before = produced;
         const tail = process(new Int16Array(Math.max(64, expected - have)));
-        parts.push(tail.subarray(0, Math.min(tail.length, expected - have)));
+        parts.push(tail.slice(0, Math.min(tail.length, expected - have)));
         have += Math.min(produced - before, expected - have);
       }
       speex._speex_resampler_reset_mem(state);
@@ -90,6 +97,7 @@ export async function createResampler(fromRate: number, toRate: number): Promise
 
 function concat(parts: Int16Array[]): Int16Array {
   if (parts.length === 1) return parts[0];
+  // (More than one round only happens for a tail longer than the filter's delay, i.e. never.)
   const out = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
   let offset = 0;
   for (const part of parts) {

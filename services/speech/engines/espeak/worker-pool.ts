@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { type ResourceLimits, Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { JobTimeoutError, WorkerCrashedError, WorkerJobError } from "./errors.js";
 import type { JobMessage, WorkerMessage, WorkerSetup } from "./worker-protocol.js";
@@ -14,6 +14,8 @@ export interface WorkerPoolOptions {
   workerData?: unknown;
   /** Leases one worker may hold at once (each lease is state kept in that worker); default: no limit. */
   maxLeasesPerWorker?: number;
+  /** V8 heap limits of each worker (Node's defaults when absent). */
+  resourceLimits?: ResourceLimits;
 }
 
 export interface RunOptions<Chunk> {
@@ -260,7 +262,10 @@ export class WorkerPool<Request, Result, Chunk = never> {
       const cancel = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
       const setup: WorkerSetup = { cancel, data: this.#options.workerData };
       const slot: Slot<Request, Result, Chunk> = {
-        worker: new Worker(this.#options.url, { workerData: setup }),
+        worker: new Worker(this.#options.url, {
+          workerData: setup,
+          resourceLimits: this.#options.resourceLimits,
+        }),
         ready: false,
         retiring: false,
         cancel: new Int32Array(cancel),

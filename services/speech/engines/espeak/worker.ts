@@ -1,6 +1,6 @@
 // Entry point of one eSpeak worker thread: loads the wasm once, then synthesizes, resamples and
 // encodes piece by piece, sending the audio out in blocks as it is made.
-import type { AudioEncoder } from "../../audio/format.js";
+import type { AudioEncoder, AudioFormat } from "../../audio/format.js";
 import { createAudioEncoder, SAMPLE_RATE } from "../../audio/index.js";
 import { ESPEAK_SAMPLE_RATE, loadEspeak } from "./espeak-wasm.js";
 import type { EncodedAudio, EspeakJob, EspeakJobResult } from "./jobs.js";
@@ -21,43 +21,42 @@ const WARM_UP_RUNS = 3;
  */
 const EMIT_SAMPLES = SAMPLE_RATE;
 
-/** Collects a piece's encoded audio and sends it on in blocks. */
+/** Collects a piece's encoded audio and sends it on in blocks; one per worker, reused by every job. */
 class Outbox {
-  #parts: Uint8Array[] = [];
+  /** Reused between blocks and jobs; only what is sent gets a buffer of its own (to transfer). */
+  #staging = new Uint8Array(64 * 1024);
   #bytes = 0;
   #samples = 0;
-  #eager: boolean;
+  #eager = false;
+  #context?: JobContext<EncodedAudio>;
 
-  constructor(
-    private readonly context: JobContext<EncodedAudio>,
-    eager: boolean,
-  ) {
+  /** Starts a job's output; `eager`: send the first audio as soon as there is any. */
+  begin(context: JobContext<EncodedAudio>, eager: boolean): void {
+    this.#context = context;
     this.#eager = eager;
+    this.#bytes = 0;
+    this.#samples = 0;
   }
 
   add(bytes: Uint8Array, samples: number): void {
-    if (bytes.length > 0) {
-      this.#parts.push(bytes);
-      this.#bytes += bytes.length;
+    if (this.#bytes + bytes.length > this.#staging.length) {
+      const grown = new Uint8Array(Math.max(this.#bytes + bytes.length, this.#staging.length * 2));
+      grown.set(this.#staging.subarray(0, this.#bytes));
+      this.#staging = grown;
     }
+    this.#staging.set(bytes, this.#bytes);
+    this.#bytes += bytes.length;
     this.#samples += samples;
     if (this.#bytes > 0 && (this.#eager || this.#samples >= EMIT_SAMPLES)) {
       this.#eager = false;
       const audio = this.take();
-      this.context.emit(audio, [audio.bytes.buffer as ArrayBuffer]);
+      this.#context?.emit(audio, [audio.bytes.buffer as ArrayBuffer]);
     }
   }
 
-  /** Everything not sent yet, in one buffer the caller may transfer. */
+  /** Everything not sent yet, in a buffer of its own that the caller may transfer. */
   take(): EncodedAudio {
-    const bytes = new Uint8Array(this.#bytes);
-    let offset = 0;
-    for (const part of this.#parts) {
-      bytes.set(part, offset);
-      offset += part.length;
-    }
-    const audio = { bytes, samples: this.#samples };
-    this.#parts = [];
+    const audio = { bytes: this.#staging.slice(0, this.#bytes), samples: this.#samples };
     this.#bytes = 0;
     this.#samples = 0;
     return audio;
@@ -73,6 +72,28 @@ await serveJobs<EspeakJob, EspeakJobResult, EncodedAudio>(async (log, data) => {
   const voices = espeak.voices();
   /** Encoders of the streams leased to this worker, kept from one piece to the next. */
   const streams = new Map<number, AudioEncoder>();
+  const out = new Outbox();
+  /**
+   * One mp3 encoder made ahead, while the worker is idle: starting LAME took 2-13 ms (measured),
+   * which a new stream's first byte would otherwise wait for.
+   */
+  let spare: Promise<AudioEncoder> | undefined;
+  const makeSpare = () => {
+    const made = createAudioEncoder("mp3");
+    // A failure surfaces in the job that takes it; until then it must not count as unhandled.
+    made.catch(() => {});
+    return made;
+  };
+  const encoderFor = (format: AudioFormat): Promise<AudioEncoder> => {
+    if (format !== "mp3" || spare === undefined) return createAudioEncoder(format);
+    const ready = spare;
+    spare = undefined;
+    // Replaced once this job's answer is on its way.
+    setImmediate(() => {
+      spare ??= makeSpare();
+    });
+    return ready;
+  };
 
   const handle: JobHandler<EspeakJob, EspeakJobResult, EncodedAudio> = async (job, context) => {
     if (job.type === "voices") {
@@ -84,10 +105,10 @@ await serveJobs<EspeakJob, EspeakJobResult, EncodedAudio>(async (log, data) => {
     }
     let encoder = job.stream === undefined ? undefined : streams.get(job.stream);
     if (encoder === undefined) {
-      encoder = await createAudioEncoder(job.format);
+      encoder = await encoderFor(job.format);
       if (job.stream !== undefined) streams.set(job.stream, encoder);
     }
-    const out = new Outbox(context, job.first);
+    out.begin(context, job.first);
     const encode = (samples: Int16Array) => {
       if (samples.length > 0) out.add(encoder.encode(samples), samples.length);
     };
@@ -132,5 +153,6 @@ await serveJobs<EspeakJob, EspeakJobResult, EncodedAudio>(async (log, data) => {
       );
     }
   }
+  spare = makeSpare();
   return handle;
 });
