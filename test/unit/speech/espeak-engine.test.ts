@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { SAMPLE_RATE } from "../../../services/speech/audio/index.js";
 import {
+  defaultPoolSize,
   type EncodedAudio,
   EspeakEngine,
   splitSentences,
@@ -387,5 +388,20 @@ describe("EspeakEngine", function () {
       );
       expect(after.samples).to.be.greaterThan(0);
     });
+  });
+});
+
+describe("defaultPoolSize", () => {
+  const MB = 2 ** 20;
+
+  it("is one worker per core where memory is plentiful", () => {
+    expect(defaultPoolSize(2, 24 * 1024 * MB)).to.equal(2);
+    expect(defaultPoolSize(16, 64 * 1024 * MB)).to.equal(16);
+  });
+
+  it("is fewer workers than cores when a quarter of the memory cannot hold them", () => {
+    // A quarter of 512 MB is 128 MB: two workers with their mp3 encoders, not eight.
+    expect(defaultPoolSize(8, 512 * MB)).to.equal(2);
+    expect(defaultPoolSize(8, 64 * MB)).to.equal(1);
   });
 });

@@ -38,7 +38,7 @@ export interface EspeakEngineOptions {
 }
 
 /**
- * Sentences dispatched ahead of the one being awaited, so the next chunk is usually ready by the
+ * Sentences dispatched ahead of the one being read, so the next chunk is usually ready by the
  * time the consumer asks for it, while one stream cannot flood the pool.
  */
 const LOOKAHEAD = 2;
@@ -236,8 +236,9 @@ export class EspeakEngine {
     let lease: WorkerLease<EspeakJob> | undefined;
     const pending: PieceAudio[] = [];
     let next = 0;
-    const dispatch = () => {
-      while (next < pieces.length && pending.length <= LOOKAHEAD) {
+    /** `waiting`: the consumer needs the first piece dispatched now (not read-ahead). */
+    const dispatch = (limit: number, waiting: boolean) => {
+      while (next < pieces.length && pending.length < limit) {
         const index = next++;
         const audio = new PieceAudio();
         this.#pool
@@ -254,8 +255,8 @@ export class EspeakEngine {
             },
             {
               signal: jobs.signal,
-              // A stream's first sentence, which a new listener is waiting on, goes before read-ahead.
-              priority: pending.length === 0 ? "high" : "low",
+              // A piece a listener is waiting on goes before every stream's read-ahead.
+              priority: waiting && pending.length === 0 ? "high" : "low",
               lease,
               onChunk: (chunk) => audio.push(chunk),
             },
@@ -272,15 +273,18 @@ export class EspeakEngine {
       if (stream !== undefined) {
         lease = await this.#pool.lease(jobs.signal);
       }
-      dispatch();
+      // Read-ahead starts once the first audio is out: until then it would only compete with the
+      // first piece (and the thread relaying it) for the CPU.
+      dispatch(1, true);
       for (let piece = pending.shift(); piece !== undefined; piece = pending.shift()) {
         for await (const audio of piece) {
           if (audio.bytes.length > 0 || audio.samples > 0) {
             yield audio;
           }
           signal?.throwIfAborted();
+          dispatch(LOOKAHEAD, false);
         }
-        dispatch();
+        dispatch(LOOKAHEAD + 1, true);
       }
     } finally {
       signal?.removeEventListener("abort", forwardAbort);
