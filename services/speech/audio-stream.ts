@@ -50,9 +50,12 @@ export async function* audioBytes(
     return;
   }
   // Upstream PCM is 16-bit mono at 24 kHz, so its length tells the duration; MP3 tells by its frames.
-  const mp3 = format === "mp3" ? new Mp3Duration() : undefined;
+  const exact = output.seconds;
+  const mp3 = format === "mp3" && !exact ? new Mp3Duration() : undefined;
   for await (const bytes of output.bytes) {
-    if (mp3) {
+    if (exact) {
+      tally.seconds = exact();
+    } else if (mp3) {
       mp3.push(bytes);
       tally.seconds = mp3.seconds;
     } else {

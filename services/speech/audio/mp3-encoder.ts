@@ -26,6 +26,7 @@ function lameModule(): Promise<object> {
 export class Mp3Encoder implements AudioEncoder {
   readonly contentType = "audio/mpeg";
   #flushed = false;
+  #scratch = new Float32Array(0);
 
   private constructor(private readonly lame: WasmMediaEncoder<"audio/mpeg">) {}
 
@@ -47,8 +48,14 @@ export class Mp3Encoder implements AudioEncoder {
     if (samples.length === 0) {
       return new Uint8Array(0);
     }
+    // LAME copies its input into its own memory, so one scratch buffer serves every call.
+    if (this.#scratch.length < samples.length) {
+      this.#scratch = new Float32Array(Math.max(samples.length, this.#scratch.length * 2));
+    }
+    const input = this.#scratch.subarray(0, samples.length);
+    int16ToFloat32(samples, input);
     // The encoder reuses its output buffer on the next call, so the bytes are copied out.
-    return this.lame.encode([int16ToFloat32(samples)]).slice();
+    return this.lame.encode([input]).slice();
   }
 
   flush(): Uint8Array {

@@ -1,6 +1,11 @@
-/** Maps 16-bit PCM onto [-1, 1), the range the wasm codecs and resampler expect. */
-export function int16ToFloat32(samples: Int16Array): Float32Array {
-  const out = new Float32Array(samples.length);
+/**
+ * Maps 16-bit PCM onto [-1, 1), the range the wasm codecs expect; into `out` when given (at least
+ * as long as `samples`), so a hot loop can reuse one buffer.
+ */
+export function int16ToFloat32(
+  samples: Int16Array,
+  out = new Float32Array(samples.length),
+): Float32Array {
   for (let i = 0; i < samples.length; i++) {
     out[i] = samples[i] / 32768;
   }

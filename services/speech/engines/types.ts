@@ -39,7 +39,15 @@ export interface AdapterRequest {
  */
 export type AdapterOutput =
   | { kind: "pcm"; samples: AsyncIterable<Int16Array> }
-  | { kind: "encoded"; bytes: AsyncIterable<Uint8Array> };
+  | {
+      kind: "encoded";
+      bytes: AsyncIterable<Uint8Array>;
+      /**
+       * Seconds of speech in the bytes so far, when the adapter knows them exactly (the embedded
+       * engine encodes in its workers); otherwise they are measured from the bytes.
+       */
+      seconds?: () => number;
+    };
 
 /**
  * One interface for every engine and upstream provider. `start` resolves once

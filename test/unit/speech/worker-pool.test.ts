@@ -14,7 +14,7 @@ import type { FlakyJob, FlakyResult } from "./fixtures/flaky-worker.js";
 const flakyWorker = new URL("./fixtures/flaky-worker.js", import.meta.url);
 
 function startPool(options: Partial<WorkerPoolOptions> = {}) {
-  return WorkerPool.start<FlakyJob, FlakyResult>({
+  return WorkerPool.start<FlakyJob, FlakyResult, string>({
     url: flakyWorker,
     size: 1,
     jobTimeoutMs: 10_000,
@@ -33,7 +33,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("WorkerPool", () => {
-  const pools: WorkerPool<FlakyJob, FlakyResult>[] = [];
+  const pools: WorkerPool<FlakyJob, FlakyResult, string>[] = [];
   async function pool(options: Partial<WorkerPoolOptions> = {}) {
     const started = await startPool(options);
     pools.push(started);
@@ -141,6 +141,116 @@ describe("WorkerPool", () => {
     expect(
       (await rejection(subject.run({ kind: "echo", value: "late" }))) as Error,
     ).to.have.property("message", "worker pool is closed");
+  });
+
+  it("hands over a job's chunks in order, before its result", async () => {
+    const subject = await pool();
+    const events: string[] = [];
+    const result = await subject.run(
+      { kind: "chunks", count: 3, value: "x" },
+      { onChunk: (chunk) => events.push(chunk as unknown as string) },
+    );
+    events.push(result.value);
+    expect(events).to.deep.equal(["x-0", "x-1", "x-2", "x-done"]);
+  });
+
+  it("tells a cancelled running job to stop, so its worker is free again without a restart", async () => {
+    const subject = await pool({ jobTimeoutMs: 2_000 });
+    const before = await subject.run({ kind: "echo", value: "before" });
+    const controller = new AbortController();
+    const spinning = rejection(subject.run({ kind: "spin" }, { signal: controller.signal }));
+    const next = subject.run({ kind: "echo", value: "next" });
+    controller.abort();
+    expect(((await spinning) as Error).name).to.equal("AbortError");
+    // Had the job not stopped, it would have timed out and its worker been replaced.
+    expect((await next).threadId).to.equal(before.threadId);
+  });
+
+  describe("leases", () => {
+    it("run every job of a lease on its worker, which keeps state between them", async () => {
+      const subject = await pool({ size: 2 });
+      const lease = await subject.lease();
+      const stored = await subject.run({ kind: "remember", key: "k", value: "v" }, { lease });
+      const recalled = await Promise.all(
+        Array.from({ length: 6 }, () => subject.run({ kind: "recall", key: "k" }, { lease })),
+      );
+      for (const result of recalled) {
+        expect(result).to.deep.equal({ threadId: stored.threadId, value: "v" });
+      }
+      lease.release({ kind: "forget", key: "k" });
+    });
+
+    it("spread over the workers, the least leased first", async () => {
+      const subject = await pool({ size: 2 });
+      const leases = [await subject.lease(), await subject.lease()];
+      const threads = await Promise.all(
+        leases.map((lease) => subject.run({ kind: "echo", value: "" }, { lease })),
+      );
+      expect(threads[0].threadId).to.not.equal(threads[1].threadId);
+      for (const lease of leases) lease.release();
+    });
+
+    it("are capped per worker: the next caller waits until one is released", async () => {
+      const subject = await pool({ maxLeasesPerWorker: 1 });
+      const first = await subject.lease();
+      let granted = false;
+      const second = subject.lease().then((lease) => {
+        granted = true;
+        return lease;
+      });
+      await subject.run({ kind: "sleep", ms: 50, value: "" }, { lease: first });
+      expect(granted).to.equal(false);
+      first.release();
+      const lease = await second;
+      expect(granted).to.equal(true);
+      expect((await subject.run({ kind: "echo", value: "ok" }, { lease })).value).to.equal("ok");
+      lease.release();
+    });
+
+    it("stop waiting for a lease when the caller's signal aborts", async () => {
+      const subject = await pool({ maxLeasesPerWorker: 1 });
+      const held = await subject.lease();
+      const controller = new AbortController();
+      const waiting = rejection(subject.lease(controller.signal));
+      controller.abort();
+      expect(((await waiting) as Error).name).to.equal("AbortError");
+      held.release();
+      (await subject.lease()).release();
+    });
+
+    it("deliver the release notice after the job the worker is running", async () => {
+      const subject = await pool();
+      const lease = await subject.lease();
+      await subject.run({ kind: "remember", key: "gone", value: "v" }, { lease });
+      const running = subject.run({ kind: "sleep", ms: 100, value: "" }, { lease });
+      lease.release({ kind: "forget", key: "gone" });
+      await running;
+      expect((await subject.run({ kind: "recall", key: "gone" })).value).to.equal("");
+      expect(
+        ((await rejection(subject.run({ kind: "echo", value: "" }, { lease }))) as Error).message,
+      ).to.equal("the lease was released");
+    });
+
+    it("die with their worker: its jobs fail, and the replacement grants new leases", async () => {
+      const subject = await pool({ maxLeasesPerWorker: 1 });
+      const lease = await subject.lease();
+      const busy = subject.run({ kind: "sleep", ms: 100, value: "" }, { lease });
+      const queued = rejection(
+        subject.run({ kind: "echo", value: "" }, { lease, priority: "low" }),
+      );
+      const crash = rejection(subject.run({ kind: "exit" }, { lease }));
+      await busy;
+      expect(await crash).to.be.instanceOf(WorkerCrashedError);
+      expect(await queued).to.be.instanceOf(WorkerCrashedError);
+      expect(await rejection(subject.run({ kind: "echo", value: "" }, { lease }))).to.be.instanceOf(
+        WorkerCrashedError,
+      );
+      const fresh = await subject.lease();
+      expect((await subject.run({ kind: "echo", value: "ok" }, { lease: fresh })).value).to.equal(
+        "ok",
+      );
+      fresh.release();
+    });
   });
 
   it("fails to start when a worker's setup fails", async () => {

@@ -1,8 +1,12 @@
+import { SAMPLE_RATE } from "../../audio/index.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter } from "../types.js";
 import type { EspeakEngine } from "./engine.js";
 import { type PublicVoice, publicVoices } from "./public-voices.js";
 
-/** The embedded engine behind the adapter interface: turns are spoken one after another. */
+/**
+ * The embedded engine behind the adapter interface: turns are spoken one after another, as one
+ * stream encoded in the engine's workers (so the main thread only relays bytes).
+ */
 export class EspeakAdapter implements SpeechAdapter {
   readonly voices: PublicVoice[];
   private readonly engineIds: Map<string, string>;
@@ -19,17 +23,19 @@ export class EspeakAdapter implements SpeechAdapter {
       if (!voice) throw new Error(`unknown voice ${s.voice}`);
       return { text: s.text, voice };
     });
-    const engine = this.engine;
-    async function* samples(): AsyncGenerator<Int16Array> {
-      for (const segment of segments) {
-        yield* engine.synthesize(segment.text, {
-          voice: segment.voice,
-          speed: request.speed,
-          signal: request.signal,
-          onSpoken: request.onSpoken,
-        });
+    const audio = this.engine.speak(segments, {
+      speed: request.speed,
+      format: request.format,
+      signal: request.signal,
+      onSpoken: request.onSpoken,
+    });
+    let samples = 0;
+    async function* bytes(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of audio) {
+        samples += chunk.samples;
+        yield chunk.bytes;
       }
     }
-    return { kind: "pcm", samples: samples() };
+    return { kind: "encoded", bytes: bytes(), seconds: () => samples / SAMPLE_RATE };
   }
 }

@@ -29,6 +29,11 @@ declare module "@echogarden/espeak-ng-emscripten" {
   interface ModuleOptions {
     print?: (line: string) => void;
     printErr?: (line: string) => void;
+    /**
+     * Emscripten's hook for a data package fetched elsewhere: the package's bytes (which it keeps
+     * and serves its files from, without copying), or null to read espeak-ng.data itself.
+     */
+    getPreloadedPackage?: (name: string, size: number) => ArrayBuffer | null;
   }
 
   export default function createEspeakModule(options?: ModuleOptions): Promise<EspeakModule>;

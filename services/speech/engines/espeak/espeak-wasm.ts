@@ -1,3 +1,5 @@
+import { open } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import createEspeakModule from "@echogarden/espeak-ng-emscripten";
 import { JobInputError } from "./serve-jobs.js";
 
@@ -16,14 +18,60 @@ export interface EspeakVoice {
 /** One loaded instance of eSpeak NG; synchronous, so it belongs in a worker thread. */
 export interface Espeak {
   voices(): EspeakVoice[];
-  /** Returns 16-bit mono PCM at ESPEAK_SAMPLE_RATE. */
-  synthesize(text: string, voice: string, wordsPerMinute: number): Int16Array;
+  /**
+   * Synthesizes `text`, handing `onBlock` 16-bit mono PCM at ESPEAK_SAMPLE_RATE block by block
+   * (about 0.1 s each) as it goes; `onBlock` returning true stops early.
+   */
+  synthesize(
+    text: string,
+    voice: string,
+    wordsPerMinute: number,
+    onBlock: (samples: Int16Array) => boolean,
+  ): void;
 }
 
 const GENDERS: Record<number, string> = { 1: "male", 2: "female" };
 
-export async function loadEspeak(print: (line: string) => void): Promise<Espeak> {
-  const module = await createEspeakModule({ print, printErr: print });
+/**
+ * eSpeak's voices and dictionaries (24 MB, read-only) in a SharedArrayBuffer, read once per
+ * process: every worker's eSpeak serves its files from these same bytes instead of holding a copy.
+ */
+export async function readEspeakData(): Promise<SharedArrayBuffer> {
+  const path = fileURLToPath(
+    new URL("espeak-ng.data", import.meta.resolve("@echogarden/espeak-ng-emscripten")),
+  );
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const shared = new SharedArrayBuffer(size);
+    const bytes = new Uint8Array(shared);
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await file.read(bytes, at, size - at, at);
+      if (bytesRead === 0) throw new Error(`${path} ended after ${at} of ${size} bytes`);
+      at += bytesRead;
+    }
+    return shared;
+  } finally {
+    await file.close();
+  }
+}
+
+/** `data`: from readEspeakData; without it this instance reads (and holds) its own copy. */
+export async function loadEspeak(
+  print: (line: string) => void,
+  data?: SharedArrayBuffer,
+): Promise<Espeak> {
+  const module = await createEspeakModule({
+    print,
+    printErr: print,
+    getPreloadedPackage: (_name, size) => {
+      if (data === undefined || data.byteLength !== size) return null;
+      // Emscripten's loader only checks the constructor's name; its file system then serves
+      // subarrays of these bytes, read-only, which works as well on shared memory.
+      Object.defineProperty(data, "constructor", { value: ArrayBuffer });
+      return data as unknown as ArrayBuffer;
+    },
+  });
   const engine = new module.eSpeakNGWorker();
   const sampleRate = engine.get_samplerate();
   if (sampleRate !== ESPEAK_SAMPLE_RATE) {
@@ -39,20 +87,15 @@ export async function loadEspeak(print: (line: string) => void): Promise<Espeak>
         gender: GENDERS[engine.get_voices(index).get_gender()],
       })),
 
-    synthesize(text, voice, wordsPerMinute) {
+    synthesize(text, voice, wordsPerMinute, onBlock) {
       // A failed set_voice silently keeps the previous voice, which would speak the wrong language.
       if (engine.set_voice(voice) !== 0) {
         throw new JobInputError(`unknown eSpeak voice: ${JSON.stringify(voice)}`);
       }
       engine.set_rate(wordsPerMinute);
-      const blocks: Int16Array[] = [];
-      engine.synthesize(escapeMarkup(text), (samples) => {
-        if (samples.length > 0) {
-          blocks.push(samples);
-        }
-        return false;
-      });
-      return concat(blocks);
+      engine.synthesize(escapeMarkup(text), (samples) =>
+        samples.length > 0 ? onBlock(samples) : false,
+      );
     },
   };
 }
@@ -67,14 +110,4 @@ function escapeMarkup(text: string): string {
     .replaceAll("<", "&lt;")
     .replaceAll(">", "&gt;")
     .replaceAll("\0", " ");
-}
-
-function concat(blocks: Int16Array[]): Int16Array {
-  const out = new Int16Array(blocks.reduce((total, block) => total + block.length, 0));
-  let offset = 0;
-  for (const block of blocks) {
-    out.set(block, offset);
-    offset += block.length;
-  }
-  return out;
 }

@@ -1,6 +1,9 @@
 export {
+  defaultPoolSize,
   EspeakEngine,
   type EspeakEngineOptions,
+  type EspeakSegment,
+  type EspeakSpeakOptions,
   type EspeakSynthesisOptions,
 } from "./engine.js";
 export {
@@ -10,5 +13,6 @@ export {
   WorkerJobError,
 } from "./errors.js";
 export type { EspeakVoice } from "./espeak-wasm.js";
+export type { EncodedAudio } from "./jobs.js";
 export { splitSentences, withShortLead } from "./sentences.js";
 export { wordsPerMinute } from "./speech-rate.js";
