@@ -29,6 +29,10 @@ export class EspeakAdapter implements SpeechAdapter {
       signal: request.signal,
       onSpoken: request.onSpoken,
     });
+    // This engine reports what it delivered piece by piece: say so now, so a stream cut
+    // before its first piece is whole is billed for the pieces it finished (none), not for
+    // the whole input as an adapter that cannot tell would be.
+    request.onSpoken?.(0);
     let samples = 0;
     async function* bytes(): AsyncGenerator<Uint8Array> {
       for await (const chunk of audio) {
