@@ -50,15 +50,17 @@ const LOOKAHEAD = 2;
 const DEFAULT_JOB_TIMEOUT_MS = 30_000;
 
 /*
- * The memory rule (measured with `BENCH_ONLY=engine-memory npm run bench`, see README):
- * - a worker costs about WORKER_MB resident: eSpeak's heap and its compiled code (the 24 MB of
- *   voice data is read once and shared by every worker), the resampler and the warm LAME code;
- * - each live mp3 stream holds one LAME encoder in its worker (MP3_STREAM_MB: its state is
- *   ~2.4 MB of wasm memory, about half of it touched), for as long as the stream lasts;
+ * The memory rule (measured on the engine alone and with `BENCH_ONLY=engine-memory npm run
+ * bench`; see README, Benchmarks):
+ * - a worker costs about WORKER_MB: 25-30 MB resident at rest (eSpeak's heap and compiled code,
+ *   the resampler, warm LAME code; the 24 MB of voice data is read once and shared by every
+ *   worker) plus its share of audio in flight under load;
+ * - each live mp3 stream holds one LAME encoder in its worker (MP3_STREAM_MB resident of its
+ *   ~2.4 MB of wasm memory) for as long as the stream lasts;
  * - pcm needs no state between pieces, and each stream buffers at most LOOKAHEAD + 1 pieces.
- * So the pool is no larger than ENGINE_MEMORY_SHARE of the machine's memory allows, and a worker
- * serves at most MP3_STREAMS_PER_WORKER mp3 streams at once (about 20 MB of encoders); further
- * mp3 streams wait for one to finish rather than grow the process without bound.
+ * So the pool is no larger than ENGINE_MEMORY_SHARE of the machine's (or cgroup's) memory holds,
+ * and a worker serves at most MP3_STREAMS_PER_WORKER mp3 streams at once (about 20 MB of
+ * encoders); further mp3 streams wait for one to finish rather than grow the process unbounded.
  */
 const WORKER_MB = 40;
 const MP3_STREAM_MB = 1.3;
@@ -67,9 +69,9 @@ const ENGINE_MEMORY_SHARE = 0.25;
 /**
  * Audio passes through a worker in ArrayBuffers (eSpeak's blocks, the blocks sent out), which V8
  * frees only when it collects the small objects that own them. With Node's default young
- * generation (16 MB semi-spaces) a busy worker went tens of MB of dead audio between collections;
- * a 2 MB one collects every few hundred blocks, cheaply (almost nothing survives), and kept peak
- * RSS with 50 streams ~50 MB lower (measured, README).
+ * generation a busy worker carried tens of MB of dead audio between collections (engine alone, 50
+ * pcm streams: peak 252-265 MB, against 191-200 MB with this); a 2 MB one collects every few
+ * hundred blocks, cheaply, since almost nothing survives.
  */
 const WORKER_YOUNG_GENERATION_MB = 2;
 

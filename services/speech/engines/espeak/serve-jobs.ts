@@ -18,8 +18,6 @@ export interface JobContext<Chunk> {
   emit(chunk: Chunk, transfer?: ArrayBuffer[]): void;
   /** True once the pool has given up on this job: stop early and return whatever is at hand. */
   cancelled(): boolean;
-  /** Whether this is a one-way notice, whose result nobody reads. */
-  notice: boolean;
 }
 
 export type JobHandler<Request, Result, Chunk = never> = (
@@ -56,7 +54,6 @@ export async function serveJobs<Request, Result, Chunk = never>(
         if (!notice) send({ type: "chunk", id, chunk }, transfer);
       },
       cancelled: () => !notice && cancelled !== undefined && Atomics.load(cancelled, 0) === id,
-      notice,
     };
     let output: JobOutput<Result>;
     try {

@@ -136,7 +136,7 @@ await serveJobs<EspeakJob, EspeakJobResult, EncodedAudio>(async (log, data) => {
   const warmUpVoice = voices.some((voice) => voice.id === WARM_UP_VOICE)
     ? WARM_UP_VOICE
     : voices[0]?.id;
-  const quiet: JobContext<EncodedAudio> = { emit: () => {}, cancelled: () => false, notice: false };
+  const quiet: JobContext<EncodedAudio> = { emit: () => {}, cancelled: () => false };
   for (let run = 0; warmUpVoice !== undefined && run < WARM_UP_RUNS; run++) {
     for (const format of ["pcm", "mp3"] as const) {
       await handle(
