@@ -31,12 +31,15 @@ export async function runUntilSignal(
       }
       stopping = true;
       const grace = config.shutdownGraceMs;
-      logger.info({ signal, component: name, graceMs: grace }, "draining, then shutting down");
       setTimeout(() => {
         logger.error({ component: name }, "shutdown overran its grace period: exiting");
         process.exit(1);
       }, grace + CLOSE_MARGIN_MS).unref();
-      await running.close({ graceMs: grace });
+      // close() stops accepting before its first await: say "draining" only once that is so,
+      // so whoever reads the line (an orchestrator, a test) never reaches a listener still open.
+      const closing = running.close({ graceMs: grace });
+      logger.info({ signal, component: name, graceMs: grace }, "draining, then shutting down");
+      await closing;
       logger.info({ component: name }, "stopped");
       process.exit(0);
     };
