@@ -98,24 +98,40 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
     return spec;
   }
 
+  /** The handler's side of a call, from the request as the client's interceptors left it. */
   function contextFor(
     method: DescMethod,
-    signal: AbortSignal | undefined,
+    req: { url: string; signal: AbortSignal; header: Headers; contextValues: ContextValues },
     timeoutMs: number | undefined,
-    header: Headers,
-    contextValues: ContextValues,
   ) {
     return createHandlerContext({
       service: method.parent,
       method,
       protocolName: "in-process",
       requestMethod: "POST",
-      url: `/${method.parent.typeName}/${method.name}`,
+      url: req.url,
       timeoutMs,
-      requestSignal: signal,
-      requestHeader: header,
-      contextValues,
+      requestSignal: req.signal,
+      requestHeader: req.header,
+      contextValues: req.contextValues,
     });
+  }
+
+  /** What a unary and a streaming request share, as the wire transports build it. */
+  function requestCommon(
+    method: DescMethod,
+    signal: AbortSignal | undefined,
+    header: ConstructorParameters<typeof Headers>[0],
+    contextValues: ContextValues | undefined,
+  ) {
+    return {
+      service: method.parent,
+      requestMethod: "POST",
+      url: `/${method.parent.typeName}/${method.name}`,
+      signal: signal ?? new AbortController().signal,
+      header: new Headers(header),
+      contextValues: contextValues ?? createContextValues(),
+    };
   }
 
   return {
@@ -129,7 +145,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
     ): Promise<UnaryResponse<I, O>> {
       const spec = specOf(method);
       const final = async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
-        const context = contextFor(method, req.signal, timeoutMs, req.header, req.contextValues);
+        const context = contextFor(method, req, timeoutMs);
         const aborted = untilAborted(context.signal);
         try {
           const message = await Promise.race([
@@ -154,16 +170,10 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
           context.abort();
         }
       };
-      const controller = new AbortController();
       const request: UnaryRequest<I, O> = {
+        ...requestCommon(method, signal, header, contextValues),
         stream: false,
-        service: method.parent,
         method: method as never,
-        requestMethod: "POST",
-        url: `/${method.parent.typeName}/${method.name}`,
-        signal: signal ?? controller.signal,
-        header: new Headers(header),
-        contextValues: contextValues ?? createContextValues(),
         message: create(method.input, input as never) as never,
       };
       return chain(final, clientInterceptors)(request);
@@ -179,7 +189,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
     ): Promise<StreamResponse<I, O>> {
       const spec = specOf(method);
       const final = async (req: StreamRequest<I, O>): Promise<StreamResponse<I, O>> => {
-        const context = contextFor(method, req.signal, timeoutMs, req.header, req.contextValues);
+        const context = contextFor(method, req, timeoutMs);
         const invoke = transformInvokeImplementation(
           spec as never,
           context,
@@ -213,19 +223,13 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
           message: responses(),
         };
       };
-      const controller = new AbortController();
       async function* inputs() {
         for await (const m of input) yield create(method.input, m as never);
       }
       const request: StreamRequest<I, O> = {
+        ...requestCommon(method, signal, header, contextValues),
         stream: true,
-        service: method.parent,
         method: method as never,
-        requestMethod: "POST",
-        url: `/${method.parent.typeName}/${method.name}`,
-        signal: signal ?? controller.signal,
-        header: new Headers(header),
-        contextValues: contextValues ?? createContextValues(),
         message: inputs() as never,
       };
       return chain(final, clientInterceptors)(request);
