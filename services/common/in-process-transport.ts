@@ -6,6 +6,7 @@ import {
   createContextValues,
   createHandlerContext,
   createServiceImplSpec,
+  type HandlerContext,
   type Interceptor,
   type ServiceImpl,
   type StreamRequest,
@@ -57,6 +58,14 @@ function chain<T>(final: T, interceptors: Interceptor[]): T {
     final,
   ) as T;
 }
+
+const noDeadline = (): undefined => undefined;
+
+/**
+ * Why a stream's handler signal aborts once the call is over. One shared
+ * reason: `abort()` without one builds a DOMException (with its stack) per call.
+ */
+const CALL_ENDED = new ConnectError("the call ended", Code.Canceled);
 
 /** Rejects when the signal aborts: a handler that ignores its signal still ends the call. */
 function untilAborted(signal: AbortSignal): { promise: Promise<never>; done(): void } {
@@ -117,6 +126,40 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
     });
   }
 
+  /**
+   * A unary call's handler context without Connect's per-call machinery when
+   * there is no deadline: the handler listens on the caller's own signal (no
+   * linked AbortController, no listeners to remove, no abort with its
+   * DOMException when the call ends), and the request headers are the ones the
+   * client's interceptors produced. A unary handler has returned by the time
+   * the call ends, so aborting its signal then would tell it nothing (streams,
+   * whose producers may still run, keep the linked signal and its abort).
+   */
+  function unaryContext(
+    method: DescMethod,
+    req: { url: string; signal: AbortSignal; header: Headers; contextValues: ContextValues },
+    timeoutMs: number | undefined,
+  ): { context: HandlerContext; end(): void } {
+    if (timeoutMs !== undefined) {
+      const context = contextFor(method, req, timeoutMs);
+      return { context, end: () => context.abort() };
+    }
+    const context: HandlerContext = {
+      service: method.parent,
+      method,
+      protocolName: "in-process",
+      requestMethod: "POST",
+      url: req.url,
+      signal: req.signal,
+      timeoutMs: noDeadline,
+      requestHeader: req.header,
+      responseHeader: new Headers(),
+      responseTrailer: new Headers(),
+      values: req.contextValues,
+    };
+    return { context, end: () => {} };
+  }
+
   /** What a unary and a streaming request share, as the wire transports build it. */
   function requestCommon(
     method: DescMethod,
@@ -145,7 +188,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
     ): Promise<UnaryResponse<I, O>> {
       const spec = specOf(method);
       const final = async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
-        const context = contextFor(method, req, timeoutMs);
+        const { context, end } = unaryContext(method, req, timeoutMs);
         const aborted = untilAborted(context.signal);
         try {
           const message = await Promise.race([
@@ -167,7 +210,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
           };
         } finally {
           aborted.done();
-          context.abort();
+          end();
         }
       };
       const request: UnaryRequest<I, O> = {
@@ -209,7 +252,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
             }
           } finally {
             aborted.done();
-            context.abort();
+            context.abort(CALL_ENDED);
             // Ends the implementation's generator (its finally blocks settle and record).
             await output.return?.(undefined);
           }

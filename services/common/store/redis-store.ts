@@ -115,9 +115,13 @@ async function pageAcross(
 }
 
 /** The Redis (or Redis Cluster) store: the deployment's only shared state. */
+/** Bounds the guardrail -> workspace memo (about 100 bytes an entry). */
+const MAX_REMEMBERED_POINTERS = 100_000;
+
 export class RedisStore implements Store {
   readonly kind = "redis" as const;
   private readonly k: RedisKeys;
+  private readonly pointers = new Map<string, string>();
 
   constructor(
     private readonly client: Client,
@@ -317,8 +321,22 @@ export class RedisStore implements Store {
     return true;
   }
 
+  /**
+   * A guardrail's workspace never changes (ids are random UUIDs, and a
+   * workspace default's id is derived from its workspace), so a pointer once
+   * read is remembered: a read of a guardrail is then one round trip, not two.
+   * A remembered pointer can only outlive its guardrail, and then the read that
+   * follows finds nothing (404), as it would have without the memo.
+   */
   async guardrailWorkspace(id: string): Promise<string | undefined> {
-    return (await this.client.get(this.k.guardrailPointer(id))) ?? undefined;
+    const known = this.pointers.get(id);
+    if (known !== undefined) return known;
+    const ws = (await this.client.get(this.k.guardrailPointer(id))) ?? undefined;
+    if (ws !== undefined) {
+      if (this.pointers.size >= MAX_REMEMBERED_POINTERS) this.pointers.clear();
+      this.pointers.set(id, ws);
+    }
+    return ws;
   }
 
   async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
