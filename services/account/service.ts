@@ -1,5 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create, isFieldSet } from "@bufbuild/protobuf";
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -7,14 +7,15 @@ import {
   type Workspace,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import type {
-  AccountService,
-  CreateKeyRequest,
-  UpdateKeyRequest,
-  UpdateWorkspaceRequest,
+import {
+  type AccountService,
+  type CreateKeyRequest,
+  type UpdateKeyRequest,
+  type UpdateWorkspaceRequest,
+  UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { callerOf } from "../common/auth/caller-auth.js";
-import { alreadyExists, invalidArgument, notFound } from "../common/errors.js";
+import { alreadyExists, invalidArgument, notFound, withHttpStatus } from "../common/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -56,6 +57,30 @@ function checkRateLimit(v: number | undefined): void {
 function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && (!Number.isFinite(limit) || limit < 0)) {
     throw invalidArgument("limit must be a number >= 0 (USD) or null");
+  }
+}
+
+/**
+ * An update names what it changes in update_mask (a field named but unset is
+ * null): an empty mask would change nothing but updated_at, and a field set
+ * outside the mask would be dropped; both are refused, on every surface.
+ */
+function checkWorkspaceMask(req: UpdateWorkspaceRequest, paths: readonly string[]): void {
+  if (paths.length === 0) {
+    throw invalidArgument(
+      "Update is empty: send name, slug or description (update_mask must name at least 1 field)",
+    );
+  }
+  for (const field of [
+    UpdateWorkspaceRequestSchema.field.name,
+    UpdateWorkspaceRequestSchema.field.slug,
+    UpdateWorkspaceRequestSchema.field.description,
+  ]) {
+    if (isFieldSet(req, field) && !paths.includes(field.name)) {
+      throw invalidArgument(
+        `${field.name} is set but update_mask does not name it: add "${field.name}" to update_mask, or leave the field unset`,
+      );
+    }
   }
 }
 
@@ -131,9 +156,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async updateWorkspace(req: UpdateWorkspaceRequest) {
+    const paths = req.updateMask?.paths ?? [];
+    checkWorkspaceMask(req, paths);
     const ws = await this.workspace(req.id);
     const previousSlug = ws.slug;
-    for (const path of req.updateMask?.paths ?? []) {
+    for (const path of paths) {
       if (path === "name") {
         if (req.name === undefined) throw invalidArgument("name cannot be null");
         checkName("name", req.name);
@@ -161,10 +188,23 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { workspace: ws };
   }
 
+  /**
+   * Refused (409, FAILED_PRECONDITION) while the workspace holds enabled
+   * keys, as OpenRouter refuses it: deleting would silently revoke keys in
+   * use. The store checks and deletes in one atomic step, so a key enabled
+   * meanwhile is never deleted with it.
+   */
   async deleteWorkspace(req: { id: string }) {
     const ws = await this.workspace(req.id);
-    if (!(await this.store.deleteWorkspace(ws.id)))
-      throw notFound(`workspace ${quote(req.id)} not found`);
+    const result = await this.store.deleteWorkspace(ws.id);
+    if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
+    if (result !== "ok") {
+      throw withHttpStatus(
+        Code.FailedPrecondition,
+        409,
+        `workspace ${quote(req.id)} has ${result.activeKeys} active API key(s): a workspace with active (enabled) keys cannot be deleted; disable or delete its keys first`,
+      );
+    }
     return { deleted: true };
   }
 
