@@ -151,16 +151,19 @@ describe("gateway: POST /api/v1/guardrails (create)", () => {
   });
 
   describe("list fields", () => {
-    for (const field of [
-      "allowed_data_regions",
-      ...STRING_LIST_FIELDS,
-      "content_filter_builtins",
-      "content_filters",
-    ]) {
+    for (const field of ["allowed_data_regions", ...STRING_LIST_FIELDS]) {
       it(`rejects an empty ${field} array and accepts null`, async () => {
         expectError(await create({ name: uniqueName("g"), [field]: [] }), 400, new RegExp(field));
         const g = await createGuardrail(h.api, { [field]: null });
         expect(g[field]).to.equal(null);
+      });
+    }
+
+    // OpenRouter accepts [] for the filter lists: no filters, like null (and stored as null).
+    for (const field of ["content_filter_builtins", "content_filters"]) {
+      it(`accepts an empty ${field} array as no filters, and null`, async () => {
+        expect((await createGuardrail(h.api, { [field]: [] }))[field]).to.equal(null);
+        expect((await createGuardrail(h.api, { [field]: null }))[field]).to.equal(null);
       });
     }
 

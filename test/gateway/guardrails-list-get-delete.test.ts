@@ -78,8 +78,6 @@ describe("gateway: GET/DELETE /api/v1/guardrails and GET /api/v1/guardrails/{id}
       const res = await list(`workspace_id=${other.id}`);
       expect(res.body.total_count).to.equal(1);
       expect(res.body.data.map((g: { id: string }) => g.id)).to.deep.equal([mine.id]);
-      const all = await list("limit=100");
-      expect(all.body.total_count).to.be.at.least(52);
       for (const g of (await list(`workspace_id=${ws.id}&limit=100`)).body.data) {
         expect(g.workspace_id).to.equal(ws.id);
       }
