@@ -83,6 +83,18 @@ describe("gateway: GET/DELETE /api/v1/guardrails and GET /api/v1/guardrails/{id}
       }
     });
 
+    it("lists the default workspace's guardrails when no workspace_id is given", async () => {
+      const mine = await createGuardrail(h.api);
+      expect(mine.workspace_id).to.equal(h.system.defaultWorkspaceId);
+      const res = await list("limit=100");
+      expectStatus(res, 200);
+      const byDefault = (await list(`workspace_id=${h.system.defaultWorkspaceId}&limit=100`)).body;
+      expect(res.body).to.deep.equal(byDefault);
+      expect(res.body.data.map((g: { id: string }) => g.id)).to.include(mine.id);
+      // None of the 51 in the other workspace.
+      for (const g of res.body.data) expect(g.workspace_id).to.equal(h.system.defaultWorkspaceId);
+    });
+
     it("pages with offset and limit, every guardrail exactly once", async () => {
       const seen: string[] = [];
       for (let offset = 0; offset < 51; offset += 20) {
