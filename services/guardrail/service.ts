@@ -98,10 +98,15 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     return id;
   }
 
-  /** Without workspace_id: the default workspace's guardrails, as OpenRouter lists them. */
+  /**
+   * Without workspace_id: the default workspace's guardrails, as OpenRouter
+   * lists them; none when there is no default workspace (deleted, or a store
+   * emptied and not yet bootstrapped again): nothing to list is not an error.
+   */
   async listGuardrails(req: { workspaceId?: string; offset: number; limit: number }) {
     const { offset, limit } = pageParams(req.offset, req.limit);
-    const workspaceId = req.workspaceId ?? (await this.defaultWorkspace());
+    const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
+    if (workspaceId === undefined) return { guardrails: [], totalCount: 0 };
     const page = await this.store.listGuardrails(workspaceId, offset, limit);
     return { guardrails: page.items, totalCount: page.total };
   }
