@@ -1,4 +1,4 @@
-import { create, isFieldSet } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ApiKey,
@@ -11,6 +11,7 @@ import {
   type AccountService,
   type CreateKeyRequest,
   type UpdateKeyRequest,
+  UpdateKeyRequestSchema,
   type UpdateWorkspaceRequest,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
@@ -33,6 +34,7 @@ import { nowTimestamp } from "../common/time.js";
 import { addCredits, readCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
 import { isSlug, slugify } from "./slug.js";
+import { checkUpdateMask } from "./update-mask.js";
 
 const NAME_MAX = 100;
 const DESCRIPTION_MAX = 500;
@@ -57,30 +59,6 @@ function checkRateLimit(v: number | undefined): void {
 function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && (!Number.isFinite(limit) || limit < 0)) {
     throw invalidArgument("limit must be a number >= 0 (USD) or null");
-  }
-}
-
-/**
- * An update names what it changes in update_mask (a field named but unset is
- * null): an empty mask would change nothing but updated_at, and a field set
- * outside the mask would be dropped; both are refused, on every surface.
- */
-function checkWorkspaceMask(req: UpdateWorkspaceRequest, paths: readonly string[]): void {
-  if (paths.length === 0) {
-    throw invalidArgument(
-      "Update is empty: send name, slug or description (update_mask must name at least 1 field)",
-    );
-  }
-  for (const field of [
-    UpdateWorkspaceRequestSchema.field.name,
-    UpdateWorkspaceRequestSchema.field.slug,
-    UpdateWorkspaceRequestSchema.field.description,
-  ]) {
-    if (isFieldSet(req, field) && !paths.includes(field.name)) {
-      throw invalidArgument(
-        `${field.name} is set but update_mask does not name it: add "${field.name}" to update_mask, or leave the field unset`,
-      );
-    }
   }
 }
 
@@ -157,7 +135,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   async updateWorkspace(req: UpdateWorkspaceRequest) {
     const paths = req.updateMask?.paths ?? [];
-    checkWorkspaceMask(req, paths);
+    checkUpdateMask(UpdateWorkspaceRequestSchema, req, paths, ["name", "slug", "description"]);
     const ws = await this.workspace(req.id);
     const previousSlug = ws.slug;
     for (const path of paths) {
@@ -290,8 +268,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async updateKey(req: UpdateKeyRequest) {
+    const paths = req.updateMask?.paths ?? [];
+    checkUpdateMask(UpdateKeyRequestSchema, req, paths, [
+      "name",
+      "disabled",
+      "limit",
+      "rate_limit_per_minute",
+    ]);
     const { scope, key } = await this.findKey(req.hash);
-    for (const path of req.updateMask?.paths ?? []) {
+    for (const path of paths) {
       if (path === "name") {
         if (req.name === undefined) throw invalidArgument("name cannot be null");
         checkName("name", req.name);

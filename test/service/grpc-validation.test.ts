@@ -163,7 +163,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
       );
     });
 
-    it("refuses an empty workspace update, and a workspace with enabled keys is not deleted", async () => {
+    it("refuses empty workspace and key updates, and a workspace with enabled keys is not deleted", async () => {
       const ws = (
         (await call(accounts, "CreateWorkspace", { name: "Grpc ws" })) as {
           workspace: { id: string; updated_at: unknown };
@@ -186,11 +186,33 @@ function suite(name: string, openStore: () => Promise<Store>) {
       };
       expect([read.workspace.name, read.workspace.updated_at]).to.deep.equal(["Grpc ws", null]);
 
-      await call(accounts, "CreateKey", {
+      const live = (await call(accounts, "CreateKey", {
         name: "live",
         kind: "KEY_KIND_STANDARD",
         workspace_id: ws.id,
-      });
+      })) as { key: { hash: string } };
+      // Keys follow the same mask rules: nothing changes, updated_at included.
+      await invalid(
+        call(accounts, "UpdateKey", { hash: live.key.hash, disabled: true }),
+        /update_mask must name at least 1 field/,
+      );
+      await invalid(
+        call(accounts, "UpdateKey", {
+          hash: live.key.hash,
+          name: "renamed",
+          disabled: true,
+          update_mask: { paths: ["name"] },
+        }),
+        /disabled is set but update_mask does not name it/,
+      );
+      const key = (await call(accounts, "GetKey", { hash: live.key.hash })) as {
+        key: { name: string; disabled: boolean; updated_at: unknown };
+      };
+      expect([key.key.name, key.key.disabled, key.key.updated_at]).to.deep.equal([
+        "live",
+        false,
+        null,
+      ]);
       const refused = await statusOf(call(accounts, "DeleteWorkspace", { id: ws.id }));
       expect(refused.code).to.equal(grpc.status.FAILED_PRECONDITION);
       expect(refused.details).to.match(/active \(enabled\) keys cannot be deleted/);
