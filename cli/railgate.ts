@@ -22,7 +22,7 @@ const USAGE = `usage: npm run railgate -- <command> [options]
   keys disable HASH | keys enable HASH | keys delete HASH
   workspaces list
   workspaces create --name NAME [--slug SLUG]
-  guardrails list [--workspace ID]
+  guardrails list [--workspace ID]   (default: the default workspace)
 
 options:      --key KEY   a management key (default: $RAILGATE_KEY, else $RAILGATE_MANAGEMENT_KEY)
 environment: GUARDRAIL_GRPC_URL (default http://127.0.0.1:50051)`;

@@ -40,6 +40,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   const access = { internalToken, listenerRegion: config.grpcRegion, tls };
   const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
     managementKey: config.managementKey,
+    env: config.env,
     account: {
       allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
       allowSafetyRetentionOther: config.allowSafetyRetentionOther,

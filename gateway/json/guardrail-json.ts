@@ -11,17 +11,22 @@ import {
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
-import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
+import { checkElements, checkFields, type Spec } from "./fields.js";
 
 const LIST = { type: "array", nullable: true } as const;
-const BOOL = { type: "boolean" } as const;
-const NULLABLE_BOOL = { type: "boolean", nullable: true } as const;
+/** Every boolean may be null, as OpenRouter documents: null means the default (or inherit). */
+const BOOL = { type: "boolean", nullable: true } as const;
 
-/** Writable guardrail fields and their JSON types. */
+/**
+ * Writable guardrail fields and their JSON types: the JSON shape only. The
+ * rules on values (lengths, required fields, enums the protobuf allows but
+ * the API does not, the update mask) are the service's (request-rules.ts),
+ * so gRPC callers get the very same answers.
+ */
 const GUARDRAIL_SPEC: Spec = {
   name: { type: "string" },
   description: { type: "string", nullable: true },
-  workspace_id: { type: "string" },
+  workspace_id: { type: "string", nullable: true },
   allowed_data_regions: LIST,
   allowed_models: LIST,
   allowed_providers: LIST,
@@ -32,14 +37,14 @@ const GUARDRAIL_SPEC: Spec = {
   enable_free_model_publication: BOOL,
   enable_free_model_training: BOOL,
   enable_paid_model_training: BOOL,
-  enforce_zdr: NULLABLE_BOOL,
+  enforce_zdr: BOOL,
   enforce_zdr_anthropic: BOOL,
   enforce_zdr_openai: BOOL,
   enforce_zdr_google: BOOL,
   enforce_zdr_xai: BOOL,
   enforce_zdr_other: BOOL,
-  allow_safety_retention_google: NULLABLE_BOOL,
-  allow_safety_retention_other: NULLABLE_BOOL,
+  allow_safety_retention_google: BOOL,
+  allow_safety_retention_other: BOOL,
   include_byok_in_budgets: BOOL,
   limit_usd: { type: "number", nullable: true },
   reset_interval: { type: "string", nullable: true },
@@ -66,16 +71,17 @@ function strings(field: string, v: unknown) {
   return create(StringListSchema, { values: v as string[] });
 }
 
-function objects(field: string, v: unknown[], spec: Spec, required: string[]): Json[] {
+function objects(field: string, v: unknown[], spec: Spec): Json[] {
   checkElements(field, v, "object");
   return (v as Json[]).map((item, i) => {
     checkFields(item, spec, `${field}[${i}].`);
-    for (const r of required) {
-      if (item[r] === undefined || item[r] === null)
-        throw badRequest(`${field}[${i}].${r} is required`);
-    }
     return item;
   });
+}
+
+/** An enum by its API name; omitted stays unset, which the service refuses where it is required. */
+function enumValue<E>(parse: (v: string, at: string) => E, value: unknown, at: string) {
+  return typeof value === "string" ? parse(value, at) : undefined;
 }
 
 /**
@@ -89,23 +95,23 @@ export function guardrailInputFromJson(body: Json): { input: GuardrailInput; pat
   const input = create(GuardrailInputSchema, {
     name: b.name,
     description: b.description ?? undefined,
-    workspaceId: b.workspace_id,
+    workspaceId: b.workspace_id ?? undefined,
     allowedModels: strings("allowed_models", b.allowed_models),
     allowedProviders: strings("allowed_providers", b.allowed_providers),
     ignoredModels: strings("ignored_models", b.ignored_models),
     ignoredProviders: strings("ignored_providers", b.ignored_providers),
-    enableFreeModelPublication: b.enable_free_model_publication,
-    enableFreeModelTraining: b.enable_free_model_training,
-    enablePaidModelTraining: b.enable_paid_model_training,
+    enableFreeModelPublication: b.enable_free_model_publication ?? undefined,
+    enableFreeModelTraining: b.enable_free_model_training ?? undefined,
+    enablePaidModelTraining: b.enable_paid_model_training ?? undefined,
     enforceZdr: b.enforce_zdr ?? undefined,
-    enforceZdrAnthropic: b.enforce_zdr_anthropic,
-    enforceZdrOpenai: b.enforce_zdr_openai,
-    enforceZdrGoogle: b.enforce_zdr_google,
-    enforceZdrXai: b.enforce_zdr_xai,
-    enforceZdrOther: b.enforce_zdr_other,
+    enforceZdrAnthropic: b.enforce_zdr_anthropic ?? undefined,
+    enforceZdrOpenai: b.enforce_zdr_openai ?? undefined,
+    enforceZdrGoogle: b.enforce_zdr_google ?? undefined,
+    enforceZdrXai: b.enforce_zdr_xai ?? undefined,
+    enforceZdrOther: b.enforce_zdr_other ?? undefined,
     allowSafetyRetentionGoogle: b.allow_safety_retention_google ?? undefined,
     allowSafetyRetentionOther: b.allow_safety_retention_other ?? undefined,
-    includeByokInBudgets: b.include_byok_in_budgets,
+    includeByokInBudgets: b.include_byok_in_budgets ?? undefined,
     limitUsd: b.limit_usd ?? undefined,
     resetInterval:
       typeof b.reset_interval === "string"
@@ -123,25 +129,26 @@ export function guardrailInputFromJson(body: Json): { input: GuardrailInput; pat
   }
   const builtins = body.content_filter_builtins as unknown[] | null | undefined;
   if (builtins) {
-    const items = objects("content_filter_builtins", builtins, BUILTIN_SPEC, ["slug", "action"]);
+    const items = objects("content_filter_builtins", builtins, BUILTIN_SPEC);
     input.contentFilterBuiltins = create(BuiltinFilterListSchema, {
       values: items.map((f, i) => ({
-        slug: f.slug as string,
-        action: filterActions.parse(f.action as string, `content_filter_builtins[${i}].action`),
-        scanScope:
-          typeof f.scan_scope === "string"
-            ? scanScopes.parse(f.scan_scope, `content_filter_builtins[${i}].scan_scope`)
-            : undefined,
+        slug: (f.slug as string | undefined) ?? "",
+        action: enumValue(filterActions.parse, f.action, `content_filter_builtins[${i}].action`),
+        scanScope: enumValue(
+          scanScopes.parse,
+          f.scan_scope,
+          `content_filter_builtins[${i}].scan_scope`,
+        ),
       })),
     });
   }
   const custom = body.content_filters as unknown[] | null | undefined;
   if (custom) {
-    const items = objects("content_filters", custom, CUSTOM_SPEC, ["pattern", "action"]);
+    const items = objects("content_filters", custom, CUSTOM_SPEC);
     input.contentFilters = create(CustomFilterListSchema, {
       values: items.map((f, i) => ({
-        pattern: f.pattern as string,
-        action: filterActions.parse(f.action as string, `content_filters[${i}].action`),
+        pattern: (f.pattern as string | undefined) ?? "",
+        action: enumValue(filterActions.parse, f.action, `content_filters[${i}].action`),
         label: (f.label as string | null) ?? "",
       })),
     });

@@ -100,7 +100,8 @@ export function speechRequestFromJson(
     throw badRequest("input is required: a string, or an array of turns");
   const req = create(SynthesizeRequestSchema, {
     model: body.model as string,
-    voice: (body.voice as string | undefined) ?? "",
+    // Omitted stays unset: an empty string is a voice given empty, which the service refuses.
+    voice: body.voice as string | undefined,
     instructions: (body.instructions as string | null | undefined) ?? undefined,
     speed: (body.speed as number | null | undefined) ?? undefined,
     // The body wins over the header, as the spec says (an empty body value is no value).

@@ -5,7 +5,7 @@ import type {
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkElements, checkFields, checkQuery, queryPage } from "../json/fields.js";
+import { checkElements, checkFields, checkQuery, queryPage } from "../json/fields.js";
 
 function keyAssignmentJson(a: KeyAssignment) {
   return {
@@ -13,6 +13,7 @@ function keyAssignmentJson(a: KeyAssignment) {
     key_hash: a.keyHash,
     guardrail_id: a.guardrailId,
     key_name: a.keyName,
+    key_label: a.keyLabel,
     assigned_by: a.assignedBy || null,
     created_at: a.createdAt ? timestampDate(a.createdAt).toISOString() : null,
   };
@@ -24,18 +25,21 @@ function memberAssignmentJson(a: MemberAssignment) {
     user_id: a.userId,
     guardrail_id: a.guardrailId,
     workspace_id: a.workspaceId,
+    organization_id: a.organizationId,
     assigned_by: a.assignedBy || null,
     created_at: a.createdAt ? timestampDate(a.createdAt).toISOString() : null,
   };
 }
 
-/** Reads `{ <field>: [string, ...] }` (and nothing else). */
+/**
+ * Reads `{ <field>: [string, ...] }` (and nothing else). Omitted is no
+ * subjects, which the service refuses (at least 1) like an empty array.
+ */
 async function readSubjects(ctx: RequestContext, field: string): Promise<string[]> {
   const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
   checkFields(body, { [field]: { type: "array" } });
-  const values = body[field];
-  if (values === undefined) throw badRequest(`${field} is required`);
-  checkElements(field, values as unknown[], "string");
+  const values = (body[field] ?? []) as unknown[];
+  checkElements(field, values, "string");
   return values as string[];
 }
 

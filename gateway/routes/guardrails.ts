@@ -1,6 +1,6 @@
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkQuery, queryPage } from "../json/fields.js";
+import { checkQuery, queryPage } from "../json/fields.js";
 import { guardrailInputFromJson, guardrailToJson } from "../json/guardrail-json.js";
 
 export const guardrailRoutes: Route[] = [
@@ -43,9 +43,8 @@ export const guardrailRoutes: Route[] = [
       },
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        // The keys present are the mask; an empty one is the service's to refuse.
         const { input, paths } = guardrailInputFromJson(body);
-        if (paths.length === 0)
-          throw badRequest("Update body is empty: send at least one field to change");
         const res = await ctx.clients.guardrails.updateGuardrail(
           {
             id: ctx.params.id ?? "",

@@ -66,9 +66,8 @@ export const workspaceRoutes: Route[] = [
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         checkFields(body, WORKSPACE_SPEC);
+        // The keys present are the mask; an empty one is the service's to refuse.
         const paths = Object.keys(body);
-        if (paths.length === 0)
-          throw badRequest("Update body is empty: send name, slug or description");
         const res = await ctx.clients.accounts.updateWorkspace(
           {
             id: ctx.params.id ?? "",

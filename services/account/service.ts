@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -7,14 +7,16 @@ import {
   type Workspace,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import type {
-  AccountService,
-  CreateKeyRequest,
-  UpdateKeyRequest,
-  UpdateWorkspaceRequest,
+import {
+  type AccountService,
+  type CreateKeyRequest,
+  type UpdateKeyRequest,
+  UpdateKeyRequestSchema,
+  type UpdateWorkspaceRequest,
+  UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { callerOf } from "../common/auth/caller-auth.js";
-import { alreadyExists, invalidArgument, notFound } from "../common/errors.js";
+import { alreadyExists, invalidArgument, notFound, withHttpStatus } from "../common/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -32,6 +34,7 @@ import { nowTimestamp } from "../common/time.js";
 import { addCredits, readCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
 import { isSlug, slugify } from "./slug.js";
+import { checkUpdateMask } from "./update-mask.js";
 
 const NAME_MAX = 100;
 const DESCRIPTION_MAX = 500;
@@ -131,9 +134,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async updateWorkspace(req: UpdateWorkspaceRequest) {
+    const paths = req.updateMask?.paths ?? [];
+    checkUpdateMask(UpdateWorkspaceRequestSchema, req, paths, ["name", "slug", "description"]);
     const ws = await this.workspace(req.id);
     const previousSlug = ws.slug;
-    for (const path of req.updateMask?.paths ?? []) {
+    for (const path of paths) {
       if (path === "name") {
         if (req.name === undefined) throw invalidArgument("name cannot be null");
         checkName("name", req.name);
@@ -161,10 +166,23 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { workspace: ws };
   }
 
+  /**
+   * Refused (409, FAILED_PRECONDITION) while the workspace holds enabled
+   * keys, as OpenRouter refuses it: deleting would silently revoke keys in
+   * use. The store checks and deletes in one atomic step, so a key enabled
+   * meanwhile is never deleted with it.
+   */
   async deleteWorkspace(req: { id: string }) {
     const ws = await this.workspace(req.id);
-    if (!(await this.store.deleteWorkspace(ws.id)))
-      throw notFound(`workspace ${quote(req.id)} not found`);
+    const result = await this.store.deleteWorkspace(ws.id);
+    if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
+    if (result !== "ok") {
+      throw withHttpStatus(
+        Code.FailedPrecondition,
+        409,
+        `workspace ${quote(req.id)} has ${result.activeKeys} active API key(s): a workspace with active (enabled) keys cannot be deleted; disable or delete its keys first`,
+      );
+    }
     return { deleted: true };
   }
 
@@ -250,8 +268,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async updateKey(req: UpdateKeyRequest) {
+    const paths = req.updateMask?.paths ?? [];
+    checkUpdateMask(UpdateKeyRequestSchema, req, paths, [
+      "name",
+      "disabled",
+      "limit",
+      "rate_limit_per_minute",
+    ]);
     const { scope, key } = await this.findKey(req.hash);
-    for (const path of req.updateMask?.paths ?? []) {
+    for (const path of paths) {
       if (path === "name") {
         if (req.name === undefined) throw invalidArgument("name cannot be null");
         checkName("name", req.name);

@@ -8,6 +8,7 @@ await runUntilSignal("guardrail", async (config) => {
   const store = await openStore(config);
   const server = await startGuardrailServer(store, config.guardrailGrpcPort, config.grpcHost, {
     managementKey: config.managementKey,
+    env: config.env,
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
     tls: loadGrpcTls(config.grpcTls),

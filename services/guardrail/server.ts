@@ -12,6 +12,8 @@ import { componentLogger } from "../common/logger.js";
 import type { Store } from "../common/store/types.js";
 import type { AccountSettings, RegionName } from "../policy/types.js";
 import { GovernanceCache } from "../speech/governance-cache.js";
+import { loadModelIds } from "./model-ids.js";
+import { checkedGuardrailService } from "./request-rules.js";
 import { GuardrailServiceImpl } from "./service.js";
 
 const log = componentLogger("guardrail");
@@ -31,6 +33,12 @@ export interface GuardrailServerOptions {
   /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
   tls?: GrpcTls;
   account?: AccountSettings;
+  /**
+   * The environment the speech catalog is loaded from (SPEECH_CATALOG_FILE,
+   * provider keys), as SpeechService loads it: guardrails store the canonical
+   * id of a model named by an alias (see model-ids.ts). Default: process.env.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -58,7 +66,7 @@ export async function startGuardrailServer(
     operatorKey.watch();
     log.info({ hash: operatorKey.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
   }
-  const guardrails = new GuardrailServiceImpl(store);
+  const guardrails = new GuardrailServiceImpl(store, loadModelIds(options.env ?? process.env));
   const principals = new GovernanceCache(
     store,
     options.account ?? { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true },
@@ -70,7 +78,7 @@ export async function startGuardrailServer(
   });
   const server = await startGrpcServer(
     [
-      served(GuardrailService, guardrails),
+      served(GuardrailService, checkedGuardrailService(guardrails)),
       served(AccountService, accounts),
       served(Health, health),
     ],

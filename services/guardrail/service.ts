@@ -4,6 +4,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type Guardrail,
   type GuardrailInput,
+  GuardrailInputSchema,
   KeyAssignmentSchema,
   MemberAssignmentSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -13,12 +14,18 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { callerOf } from "../common/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../common/errors.js";
-import { defaultGuardrailId, isUuid, newId } from "../common/ids.js";
+import { defaultGuardrailId, newId } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
 import { quote } from "../common/quote.js";
 import { isLimitReached, limitError } from "../common/store/limits.js";
-import type { AssignmentKind, AssignmentRecord, Store } from "../common/store/types.js";
+import {
+  type AssignmentKind,
+  type AssignmentRecord,
+  ORG_SCOPE,
+  type Store,
+} from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
+import type { ModelIds } from "./model-ids.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
 
@@ -27,7 +34,6 @@ import { fieldsReadTogether, validateGuardrail } from "./validation.js";
  * meanwhile (see fieldsReadTogether); after this many such races it is 409.
  */
 const UPDATE_ATTEMPTS = 8;
-const MAX_SUBJECTS = 1000;
 /** Who made an assignment is stored with it: bounded like a subject. */
 const ASSIGNED_BY_MAX = 256;
 
@@ -35,16 +41,19 @@ export function defaultGuardrailName(workspaceId: string): string {
   return `Workspace ${workspaceId} Default`;
 }
 
-function requireId(field: string, id: string): void {
-  if (!isUuid(id)) throw invalidArgument(`${field} must be a lowercase UUID, got ${quote(id)}`);
-}
-
+/**
+ * The handlers. Each request has passed its rule in request-rules.ts (ids,
+ * masks, lists, every rule of a new guardrail) before it gets here; what is
+ * left to check needs the store.
+ */
 export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService> {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly modelIds: ModelIds,
+  ) {}
 
   /** The workspace of an existing (or default) guardrail, or 404. */
   private async workspaceOf(id: string): Promise<string> {
-    requireId("id", id);
     const ws = await this.store.guardrailWorkspace(id);
     if (!ws) throw notFound(`guardrail ${quote(id)} not found`);
     return ws;
@@ -58,20 +67,11 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   async createGuardrail(req: { guardrail?: GuardrailInput }) {
-    const input = req.guardrail;
-    if (!input) throw invalidArgument("guardrail is required");
-    if (input.name === undefined) throw invalidArgument("name is required (1 to 200 characters)");
-    let workspaceId = input.workspaceId;
-    if (workspaceId === undefined) {
-      workspaceId = await this.store.defaultWorkspaceId();
-      if (!workspaceId) {
-        throw invalidArgument("workspace_id is required: the default workspace has been deleted");
-      }
-    } else {
-      requireId("workspace_id", workspaceId);
-    }
-    const guardrail = guardrailFromInput(input, newId(), workspaceId, nowTimestamp());
-    validateGuardrail(guardrail);
+    const input = req.guardrail ?? create(GuardrailInputSchema);
+    const workspaceId = input.workspaceId ?? (await this.defaultWorkspace());
+    const guardrail = this.modelIds.canonicalize(
+      guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
+    );
     const result = await this.store.createGuardrail(guardrail);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
@@ -90,10 +90,24 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     return { guardrail: await this.load(req.id) };
   }
 
+  /** Where a request that names no workspace goes (400 once the default was deleted). */
+  private async defaultWorkspace(): Promise<string> {
+    const id = await this.store.defaultWorkspaceId();
+    if (!id)
+      throw invalidArgument("workspace_id is required: the default workspace has been deleted");
+    return id;
+  }
+
+  /**
+   * Without workspace_id: the default workspace's guardrails, as OpenRouter
+   * lists them; none when there is no default workspace (deleted, or a store
+   * emptied and not yet bootstrapped again): nothing to list is not an error.
+   */
   async listGuardrails(req: { workspaceId?: string; offset: number; limit: number }) {
     const { offset, limit } = pageParams(req.offset, req.limit);
-    if (req.workspaceId !== undefined) requireId("workspace_id", req.workspaceId);
-    const page = await this.store.listGuardrails(req.workspaceId, offset, limit);
+    const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
+    if (workspaceId === undefined) return { guardrails: [], totalCount: 0 };
+    const page = await this.store.listGuardrails(workspaceId, offset, limit);
     return { guardrails: page.items, totalCount: page.total };
   }
 
@@ -111,9 +125,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     updateMask?: { paths: string[] };
   }) {
     const ws = await this.workspaceOf(req.id);
-    const input = req.guardrail;
+    const input = req.guardrail ?? create(GuardrailInputSchema);
     const paths = req.updateMask?.paths ?? [];
-    if (!input) throw invalidArgument("guardrail is required");
     const isDefault = req.id === defaultGuardrailId(ws);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const now = nowTimestamp();
@@ -129,6 +142,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       }
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
+      this.modelIds.canonicalize(next);
       const fields = fieldsWritten(input, paths);
       const result = await this.store.patchGuardrail({
         workspaceId: ws,
@@ -159,12 +173,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     if (by.length > ASSIGNED_BY_MAX)
       throw invalidArgument(`assigned_by must be at most ${ASSIGNED_BY_MAX} characters`);
     const unique = [...new Set(subjects)];
-    if (unique.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
-    if (unique.length > MAX_SUBJECTS)
-      throw invalidArgument(`${field} may have at most ${MAX_SUBJECTS} elements`);
     for (const [i, s] of unique.entries()) {
-      if (s.length === 0 || s.length > 256)
-        throw invalidArgument(`${field}[${i}] must be 1 to 256 characters`);
       if (kind === "key") {
         const scope = await this.store.keyScope(s);
         if (scope !== guardrail.workspaceId) {
@@ -195,9 +204,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   private async unassign(kind: AssignmentKind, guardrailId: string, subjects: string[]) {
-    const field = kind === "key" ? "key_hashes" : "member_user_ids";
     const guardrail = await this.load(guardrailId);
-    if (subjects.length === 0) throw invalidArgument(`${field} must have at least 1 element`);
     return this.store.unassign(kind, guardrail.workspaceId, guardrailId, subjects);
   }
 
@@ -230,6 +237,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
           keyHash: a.subject,
           guardrailId: a.guardrailId,
           keyName: key?.name ?? "",
+          keyLabel: key?.label ?? "",
           assignedBy: a.assignedBy,
           createdAt: timestampFromMs(a.createdAtMs),
         });
@@ -256,6 +264,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
           userId: a.subject,
           guardrailId: a.guardrailId,
           workspaceId: a.workspaceId,
+          // One deployment is one organization, whose scope holds the management keys.
+          organizationId: ORG_SCOPE,
           assignedBy: a.assignedBy,
           createdAt: timestampFromMs(a.createdAtMs),
         }),
@@ -265,7 +275,6 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   async getWorkspaceDefault(req: { workspaceId: string }) {
-    requireId("workspace_id", req.workspaceId);
     if (!(await this.store.getWorkspace(req.workspaceId))) {
       throw notFound(`workspace ${quote(req.workspaceId)} not found`);
     }

@@ -7,8 +7,6 @@ import {
   GuardrailSchema,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { invalidArgument } from "../common/errors.js";
-import { quote } from "../common/quote.js";
 import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "./builtins.js";
 
 /** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
@@ -31,7 +29,10 @@ const LIST_FIELDS = {
   content_filters: "contentFilters",
 } as const;
 
-/** Plain booleans: null is not a value. */
+/**
+ * Booleans that are never unset once stored: a client's null (OpenRouter
+ * documents them as nullable) means "the default", which is false.
+ */
 const BOOL_FIELDS = {
   enable_free_model_publication: "enableFreeModelPublication",
   enable_free_model_training: "enableFreeModelTraining",
@@ -59,9 +60,13 @@ export const UPDATABLE_PATHS: ReadonlySet<string> = new Set([
 
 /**
  * Builtin labels are fixed per slug: whatever a client sent is replaced. The
- * scoped builtin's scan_scope defaults to all_messages, stored as such.
+ * scoped builtin's scan_scope defaults to all_messages, stored as such. An
+ * empty filter list means "no filters", as null does: it is stored as null,
+ * so "none" has one representation.
  */
-function withBuiltinDefaults(g: Guardrail): Guardrail {
+function withFilterDefaults(g: Guardrail): Guardrail {
+  if (g.contentFilters?.values.length === 0) g.contentFilters = undefined;
+  if (g.contentFilterBuiltins?.values.length === 0) g.contentFilterBuiltins = undefined;
   if (g.contentFilterBuiltins) {
     g.contentFilterBuiltins = create(BuiltinFilterListSchema, {
       values: g.contentFilterBuiltins.values.map((b) => ({
@@ -80,8 +85,10 @@ function withBuiltinDefaults(g: Guardrail): Guardrail {
 /**
  * Applies the fields named in `paths` (snake_case JSON names) from `input`
  * onto a copy of `current`. A path whose value is unset in `input` means the
- * client sent null: lists and nullable fields become null, required fields
- * are rejected. Paths not named are left exactly as they were.
+ * client sent null: lists and nullable fields become null, booleans take
+ * their default. Paths not named are left exactly as they were. The request
+ * rules (request-rules.ts) have already refused unknown paths, a null name
+ * and fields set outside the mask.
  */
 export function applyUpdateMask(
   current: Guardrail,
@@ -91,36 +98,27 @@ export function applyUpdateMask(
 ): Guardrail {
   const next = clone(GuardrailSchema, current);
   const named = new Set(paths);
-  for (const path of named) {
-    if (path === "workspace_id")
-      throw invalidArgument("workspace_id cannot be changed by an update");
-    if (!UPDATABLE_PATHS.has(path))
-      throw invalidArgument(`${quote(path)} is not an updatable guardrail field`);
-  }
-  if (named.has("name")) {
-    if (input.name === undefined) throw invalidArgument("name cannot be null");
-    next.name = input.name;
-  }
+  if (named.has("name") && input.name !== undefined) next.name = input.name;
   if (named.has("description")) next.description = input.description ?? "";
   for (const [path, prop] of Object.entries(LIST_FIELDS)) {
     if (named.has(path)) (next as Record<string, unknown>)[prop] = input[prop];
   }
   for (const [path, prop] of Object.entries(BOOL_FIELDS)) {
-    if (!named.has(path)) continue;
-    const value = input[prop];
-    if (value === undefined) throw invalidArgument(`${path} must be true or false, not null`);
-    next[prop] = value;
+    if (named.has(path)) next[prop] = input[prop] ?? false;
   }
   for (const [path, prop] of Object.entries(NULLABLE_BOOL_FIELDS)) {
     if (named.has(path)) next[prop] = input[prop];
   }
+  // A per-vendor flag sent as null was not set explicitly: enforce_zdr fills it too.
   if (named.has("enforce_zdr") && input.enforceZdr !== undefined) {
-    for (const [path, prop] of ZDR_FIELDS) if (!named.has(path)) next[prop] = input.enforceZdr;
+    for (const [path, prop] of ZDR_FIELDS) {
+      if (!named.has(path) || input[prop] === undefined) next[prop] = input.enforceZdr;
+    }
   }
   if (named.has("limit_usd")) next.limitUsd = input.limitUsd;
   if (named.has("reset_interval")) next.resetInterval = input.resetInterval;
   next.updatedAt = now;
-  return withBuiltinDefaults(next);
+  return withFilterDefaults(next);
 }
 
 /**
@@ -147,7 +145,7 @@ export function guardrailFromInput(
   now: Timestamp,
 ): Guardrail {
   const zdr = (v: boolean | undefined) => v ?? input.enforceZdr ?? false;
-  return withBuiltinDefaults(
+  return withFilterDefaults(
     create(GuardrailSchema, {
       id,
       workspaceId,

@@ -73,13 +73,13 @@ export function validateGuardrail(g: Guardrail): void {
   checkStringList("ignored_models", g.ignoredModels);
   checkStringList("ignored_providers", g.ignoredProviders);
 
+  // An empty filter list is "no filters" (stored as null, see update-mask.ts).
   const builtins = g.contentFilterBuiltins;
   if (builtins) {
-    if (builtins.values.length === 0)
-      fail("content_filter_builtins must have at least 1 element (use null to remove)");
     const seen = new Set<string>();
     builtins.values.forEach((b, i) => {
       const at = `content_filter_builtins[${i}]`;
+      if (b.slug.length === 0) fail(`${at}.slug is required`);
       if (!isBuiltinSlug(b.slug)) {
         fail(
           `${at}.slug ${quote(b.slug)} is not a builtin filter (one of email, phone, ssn, credit-card, ip-address, person-name, address, regex-prompt-injection)`,
@@ -88,7 +88,12 @@ export function validateGuardrail(g: Guardrail): void {
       if (seen.has(b.slug)) fail(`${at}.slug ${quote(b.slug)} appears more than once`);
       seen.add(b.slug);
       if (b.action === FilterAction.UNSPECIFIED || FilterAction[b.action] === undefined) {
-        fail(`${at}.action must be one of "block", "redact", "flag"`);
+        fail(`${at}.action is required and must be one of "block", "redact", "flag"`);
+      }
+      // Enum values a protobuf client may send that no name stands for are refused, as the
+      // gateway refuses an unknown string: both surfaces store only what the API defines.
+      if (ScanScope[b.scanScope] === undefined) {
+        fail(`${at}.scan_scope must be one of "user_only", "all_messages"`);
       }
       if (b.scanScope !== ScanScope.UNSPECIFIED && b.slug !== SCOPED_BUILTIN) {
         fail(`${at}.scan_scope is only supported by "${SCOPED_BUILTIN}"`);
@@ -98,8 +103,6 @@ export function validateGuardrail(g: Guardrail): void {
 
   const custom = g.contentFilters;
   if (custom) {
-    if (custom.values.length === 0)
-      fail("content_filters must have at least 1 element (use null to remove)");
     if (custom.values.length > LIMITS.customFiltersMax) {
       fail(`content_filters may have at most ${LIMITS.customFiltersMax} elements`);
     }
@@ -119,6 +122,9 @@ export function validateGuardrail(g: Guardrail): void {
     });
   }
 
+  if (ResetInterval[g.resetInterval] === undefined) {
+    fail(`reset_interval must be one of "daily", "weekly", "monthly" or null`);
+  }
   const hasLimit = g.limitUsd !== undefined;
   const hasInterval = g.resetInterval !== ResetInterval.UNSPECIFIED;
   if (hasLimit !== hasInterval) {
@@ -128,8 +134,5 @@ export function validateGuardrail(g: Guardrail): void {
     if (!Number.isFinite(g.limitUsd) || g.limitUsd < 0 || g.limitUsd > LIMITS.limitUsdMax) {
       fail(`limit_usd must be a number from 0 to ${LIMITS.limitUsdMax}`);
     }
-  }
-  if (ResetInterval[g.resetInterval] === undefined) {
-    fail(`reset_interval must be one of "daily", "weekly", "monthly" or null`);
   }
 }

@@ -80,8 +80,9 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
   const input = req.input;
   if (input.case === "text") {
     if (input.value.trim().length === 0) throw invalidArgument("input must not be empty");
-    checkVoice(catalog, model, "voice", req.voice);
-    segments = [{ text: input.value, voice: req.voice, instructions: req.instructions }];
+    const voice = req.voice ?? "";
+    checkVoice(catalog, model, "voice", voice);
+    segments = [{ text: input.value, voice, instructions: req.instructions }];
   } else if (input.case === "turns") {
     const turns = input.value.turns;
     if (!endpoints.some((e) => e.capabilities.multi_speaker)) {
@@ -90,6 +91,10 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
       );
     }
     if (turns.length === 0) throw invalidArgument("input must have at least 1 turn");
+    // Turns may each name their voice, so the top-level one may be left out; given, it is
+    // held to the same rules (at least 1 character, a voice of the model), even if every
+    // turn overrides it: the voice field has presence for exactly this distinction.
+    if (req.voice !== undefined) checkVoice(catalog, model, "voice", req.voice);
     if (turns.length > SPEECH_LIMITS.maxTurns)
       throw invalidArgument(`input may have at most ${SPEECH_LIMITS.maxTurns} turns`);
     segments = turns.map((t, i) => {

@@ -80,6 +80,20 @@ describe("gateway: guardrail assignments", () => {
       expect(res.body.total_count).to.equal(1);
       const [row] = res.body.data;
       expect(row).to.include({ key_hash: key.hash, guardrail_id: a.id, key_name: "Listed key" });
+      // OpenRouter's shape: the key's label (its non-secret rendering) as well as its name.
+      expect(row.key_label).to.equal(key.label);
+      expect(row.key_label)
+        .to.be.a("string")
+        .and.match(/\.\.\./);
+      expect(Object.keys(row).sort()).to.deep.equal([
+        "assigned_by",
+        "created_at",
+        "guardrail_id",
+        "id",
+        "key_hash",
+        "key_label",
+        "key_name",
+      ]);
       expect(row.id).to.be.a("string");
       expect(Date.parse(row.created_at)).to.be.a("number").and.not.NaN;
       const hash = createHash("sha256").update(MANAGEMENT_KEY).digest("hex");
@@ -200,6 +214,17 @@ describe("gateway: guardrail assignments", () => {
       );
       const row = all.find((x) => x.user_id === u1) as Assignment & { workspace_id: string };
       expect(row.workspace_id).to.equal(b.workspace_id);
+      // OpenRouter's shape: the member's organization (a deployment is one organization).
+      expect(Object.keys(row).sort()).to.deep.equal([
+        "assigned_by",
+        "created_at",
+        "guardrail_id",
+        "id",
+        "organization_id",
+        "user_id",
+        "workspace_id",
+      ]);
+      expect(row).to.include({ organization_id: "org" });
 
       expect((await unassignMembers(a.id, [u1])).body).to.deep.equal({ unassigned_count: 0 });
       const removed = await unassignMembers(a.id, [u2]);

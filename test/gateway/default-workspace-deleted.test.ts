@@ -18,6 +18,11 @@ describe("gateway: after the default workspace is deleted", () => {
     defaultGuardrail = await createGuardrail(h.api);
     defaultKey = await createKey(h.api);
     expect(defaultGuardrail).to.have.property("workspace_id", h.system.defaultWorkspaceId);
+    // A workspace with enabled keys cannot be deleted: disable the key first.
+    expectStatus(
+      await h.api.patch(`/api/v1/keys/${defaultKey.data.hash}`, { disabled: true }),
+      200,
+    );
     const res = await h.api.delete(`/api/v1/workspaces/${h.system.defaultWorkspaceId}`);
     expectStatus(res, 200);
     expect(res.body).to.deep.equal({ deleted: true });
@@ -29,6 +34,13 @@ describe("gateway: after the default workspace is deleted", () => {
       400,
       /workspace_id.*(required|deleted)/,
     );
+  });
+
+  it("lists no guardrails without workspace_id: there is no default workspace to list", async () => {
+    await createGuardrail(h.api, { workspace_id: (await createWorkspace(h.api)).id });
+    const res = await h.api.get("/api/v1/guardrails");
+    expectStatus(res, 200);
+    expect(res.body).to.deep.equal({ data: [], total_count: 0 });
   });
 
   it("still creates guardrails with an explicit workspace_id", async () => {
@@ -52,6 +64,7 @@ describe("gateway: after the default workspace is deleted", () => {
   it("took the default workspace's guardrails and keys with it", async () => {
     expectError(await h.api.get(`/api/v1/guardrails/${defaultGuardrail.id}`), 404);
     expectError(await h.api.withKey(defaultKey.secret).get("/api/v1/key"), 401);
+    expectError(await h.api.get(`/api/v1/keys/${defaultKey.data.hash}`), 404);
   });
 
   it("keeps the operator's management key working", async () => {

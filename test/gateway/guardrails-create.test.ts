@@ -150,17 +150,55 @@ describe("gateway: POST /api/v1/guardrails (create)", () => {
     });
   });
 
+  describe("nullable fields and model aliases, as OpenRouter takes them", () => {
+    it("takes null for every boolean as its default, and enforce_zdr fills vendors sent as null", async () => {
+      const g = await createGuardrail(h.api, {
+        enable_free_model_publication: null,
+        enable_free_model_training: null,
+        enable_paid_model_training: null,
+        include_byok_in_budgets: null,
+        enforce_zdr: true,
+        enforce_zdr_anthropic: null,
+        enforce_zdr_openai: false,
+        allow_safety_retention_google: null,
+        workspace_id: null,
+      });
+      expect(g.enable_free_model_publication).to.equal(false);
+      expect(g.enable_free_model_training).to.equal(false);
+      expect(g.enable_paid_model_training).to.equal(false);
+      expect(g.include_byok_in_budgets).to.equal(false);
+      expect(g.enforce_zdr_anthropic).to.equal(true);
+      expect(g.enforce_zdr_openai).to.equal(false);
+      expect(g.allow_safety_retention_google).to.equal(null);
+      expect(g.workspace_id).to.equal(h.system.defaultWorkspaceId);
+      const plain = await createGuardrail(h.api, { enforce_zdr_xai: null });
+      expect(plain.enforce_zdr_xai).to.equal(false);
+    });
+
+    it("stores allowed_models and ignored_models aliases as canonical ids, each once", async () => {
+      const g = await createGuardrail(h.api, {
+        allowed_models: ["railgate/espeak", "espeak-ng", "gpt-4o-mini-tts"],
+        ignored_models: ["tts-1", "acme/unknown-model"],
+      });
+      expect(g.allowed_models).to.deep.equal(["railgate/espeak-ng", "openai/gpt-4o-mini-tts"]);
+      expect(g.ignored_models).to.deep.equal(["openai/tts-1", "acme/unknown-model"]);
+    });
+  });
+
   describe("list fields", () => {
-    for (const field of [
-      "allowed_data_regions",
-      ...STRING_LIST_FIELDS,
-      "content_filter_builtins",
-      "content_filters",
-    ]) {
+    for (const field of ["allowed_data_regions", ...STRING_LIST_FIELDS]) {
       it(`rejects an empty ${field} array and accepts null`, async () => {
         expectError(await create({ name: uniqueName("g"), [field]: [] }), 400, new RegExp(field));
         const g = await createGuardrail(h.api, { [field]: null });
         expect(g[field]).to.equal(null);
+      });
+    }
+
+    // OpenRouter accepts [] for the filter lists: no filters, like null (and stored as null).
+    for (const field of ["content_filter_builtins", "content_filters"]) {
+      it(`accepts an empty ${field} array as no filters, and null`, async () => {
+        expect((await createGuardrail(h.api, { [field]: [] }))[field]).to.equal(null);
+        expect((await createGuardrail(h.api, { [field]: null }))[field]).to.equal(null);
       });
     }
 

@@ -142,7 +142,7 @@ describe("gateway: request and error handling", () => {
         [{ allowed_providers: { openai: true } }, /^allowed_providers/],
         [{ enable_free_model_training: "yes" }, /^enable_free_model_training/],
         [{ enforce_zdr: 1 }, /^enforce_zdr/],
-        [{ enforce_zdr_openai: null }, /^enforce_zdr_openai/],
+        [{ enforce_zdr_openai: "true" }, /^enforce_zdr_openai/],
         [{ include_byok_in_budgets: "false" }, /^include_byok_in_budgets/],
         [{ limit_usd: "10", reset_interval: "daily" }, /^limit_usd/],
         [{ limit_usd: 10, reset_interval: 1 }, /^reset_interval/],

@@ -78,11 +78,21 @@ describe("gateway: GET/DELETE /api/v1/guardrails and GET /api/v1/guardrails/{id}
       const res = await list(`workspace_id=${other.id}`);
       expect(res.body.total_count).to.equal(1);
       expect(res.body.data.map((g: { id: string }) => g.id)).to.deep.equal([mine.id]);
-      const all = await list("limit=100");
-      expect(all.body.total_count).to.be.at.least(52);
       for (const g of (await list(`workspace_id=${ws.id}&limit=100`)).body.data) {
         expect(g.workspace_id).to.equal(ws.id);
       }
+    });
+
+    it("lists the default workspace's guardrails when no workspace_id is given", async () => {
+      const mine = await createGuardrail(h.api);
+      expect(mine.workspace_id).to.equal(h.system.defaultWorkspaceId);
+      const res = await list("limit=100");
+      expectStatus(res, 200);
+      const byDefault = (await list(`workspace_id=${h.system.defaultWorkspaceId}&limit=100`)).body;
+      expect(res.body).to.deep.equal(byDefault);
+      expect(res.body.data.map((g: { id: string }) => g.id)).to.include(mine.id);
+      // None of the 51 in the other workspace.
+      for (const g of res.body.data) expect(g.workspace_id).to.equal(h.system.defaultWorkspaceId);
     });
 
     it("pages with offset and limit, every guardrail exactly once", async () => {

@@ -161,8 +161,6 @@ describe("gateway: PATCH /api/v1/guardrails/{id} (update)", () => {
 
     it("validates filters on update like on create, naming the field", async () => {
       const g = await createGuardrail(h.api, FULL);
-      await rejected(g.id, { content_filter_builtins: [] }, /content_filter_builtins/);
-      await rejected(g.id, { content_filters: [] }, /content_filters/);
       await rejected(
         g.id,
         { content_filters: [{ pattern: "(a)\\1", action: "block" }] },
@@ -206,10 +204,10 @@ describe("gateway: PATCH /api/v1/guardrails/{id} (update)", () => {
       expect((await update(g.id, { description: null })).description).to.equal("");
     });
 
-    it("rejects null for a boolean field", async () => {
+    it("rejects a wrong type for a boolean field, naming it", async () => {
       const g = await createGuardrail(h.api);
-      await rejected(g.id, { enable_paid_model_training: null }, /enable_paid_model_training/);
-      await rejected(g.id, { enforce_zdr_google: null }, /enforce_zdr_google/);
+      await rejected(g.id, { enable_paid_model_training: "no" }, /enable_paid_model_training/);
+      await rejected(g.id, { enforce_zdr_google: 0 }, /enforce_zdr_google/);
     });
   });
 
@@ -303,6 +301,48 @@ describe("gateway: PATCH /api/v1/guardrails/{id} (update)", () => {
         null,
         true,
       ]);
+    });
+  });
+
+  describe("nullable fields and model aliases, as OpenRouter takes them", () => {
+    it("takes null for a boolean as its default; enforce_zdr fills a vendor flag sent as null", async () => {
+      const g = await createGuardrail(h.api, FULL);
+      const u = await update(g.id, {
+        enable_free_model_publication: null,
+        enable_paid_model_training: null,
+        include_byok_in_budgets: null,
+        enforce_zdr_anthropic: null,
+      });
+      expect(u.enable_free_model_publication).to.equal(false);
+      expect(u.enable_paid_model_training).to.equal(false);
+      expect(u.include_byok_in_budgets).to.equal(false);
+      expect(u.enforce_zdr_anthropic).to.equal(false);
+      // Untouched fields stay as they were.
+      expect([u.enforce_zdr_google, u.enforce_zdr_other]).to.deep.equal([true, true]);
+      const z = await update(g.id, { enforce_zdr: true, enforce_zdr_openai: null });
+      expect(z.enforce_zdr_openai).to.equal(true);
+      expect(z.enforce_zdr_xai).to.equal(true);
+    });
+
+    it("accepts [] for the filter lists: no filters", async () => {
+      const g = await createGuardrail(h.api, FULL);
+      const u = await update(g.id, { content_filter_builtins: [], content_filters: [] });
+      expect([u.content_filter_builtins, u.content_filters]).to.deep.equal([null, null]);
+    });
+
+    it("stores model aliases as canonical ids", async () => {
+      const g = await createGuardrail(h.api);
+      const u = await update(g.id, {
+        allowed_models: ["espeak-ng", "tts-1", "railgate/espeak-ng", "someone/else"],
+        ignored_models: ["gpt-4o-mini-tts"],
+      });
+      expect(u.allowed_models).to.deep.equal([
+        "railgate/espeak-ng",
+        "openai/tts-1",
+        "someone/else",
+      ]);
+      expect(u.ignored_models).to.deep.equal(["openai/gpt-4o-mini-tts"]);
+      expect((await get(g.id)).allowed_models).to.deep.equal(u.allowed_models);
     });
   });
 

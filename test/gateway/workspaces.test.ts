@@ -138,6 +138,8 @@ describe("gateway: workspaces", () => {
         200,
       );
       expectStatus(await h.api.withKey(secret).get("/api/v1/key"), 200);
+      // Its keys are disabled first: a workspace with enabled keys cannot be deleted.
+      expectStatus(await h.api.patch(`/api/v1/keys/${key.hash}`, { disabled: true }), 200);
 
       const res = await h.api.delete(path(ws.id));
       expectStatus(res, 200);
@@ -163,6 +165,28 @@ describe("gateway: workspaces", () => {
 
       // Its slug can be used again.
       expectStatus(await h.api.post("/api/v1/workspaces", { name: "Doomed" }), 201);
+    });
+
+    it("refuses (409) to delete a workspace with enabled keys, naming the rule, and deletes nothing", async () => {
+      const ws = await createWorkspace(h.api);
+      const g = await createGuardrail(h.api, { workspace_id: ws.id });
+      const one = await createKey(h.api, { workspace_id: ws.id });
+      const two = await createKey(h.api, { workspace_id: ws.id });
+      expectError(
+        await h.api.delete(path(ws.id)),
+        409,
+        /has 2 active API key\(s\): a workspace with active \(enabled\) keys cannot be deleted/,
+      );
+      // Disabling one is not enough.
+      expectStatus(await h.api.patch(`/api/v1/keys/${one.data.hash}`, { disabled: true }), 200);
+      expectError(await h.api.delete(path(ws.slug)), 409, /has 1 active API key/);
+      expectStatus(await h.api.get(path(ws.id)), 200);
+      expectStatus(await h.api.get(`/api/v1/guardrails/${g.id}`), 200);
+      expectStatus(await h.api.withKey(two.secret).get("/api/v1/key"), 200);
+      // Deleting the last enabled key lifts the refusal.
+      expectStatus(await h.api.delete(`/api/v1/keys/${two.data.hash}`), 200);
+      expectStatus(await h.api.delete(path(ws.id)), 200);
+      expectError(await h.api.get(`/api/v1/keys/${one.data.hash}`), 404);
     });
 
     it("leaves other workspaces alone", async () => {

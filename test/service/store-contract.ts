@@ -109,7 +109,7 @@ export function contract(
       const first = workspace("default");
       expect(await store.bootstrapDefaultWorkspace(first)).to.equal(first.id);
       expect(await store.bootstrapDefaultWorkspace(workspace("default"))).to.equal(first.id);
-      expect(await store.deleteWorkspace(first.id)).to.equal(true);
+      expect(await store.deleteWorkspace(first.id)).to.equal("ok");
       expect(await store.defaultWorkspaceId()).to.equal(undefined);
       expect(await store.bootstrapDefaultWorkspace(workspace("default"))).to.equal(undefined);
     });
@@ -367,21 +367,44 @@ export function contract(
       expect(gov?.defaultGuardrail).to.equal(undefined);
     });
 
-    it("deletes a workspace with its guardrails, keys and assignments", async () => {
+    it("refuses to delete a workspace with enabled keys, and changes nothing", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      await store.createGuardrail(g);
+      const [k1, k2] = [key(ws.id), key(ws.id)];
+      await store.createKey(ws.id, k1);
+      await store.createKey(ws.id, k2);
+      await store.assign("key", [assignment(k1.hash, g.id, ws.id)]);
+      expect(await store.deleteWorkspace(ws.id)).to.deep.equal({ activeKeys: 2 });
+      expect(await store.getWorkspace(ws.id)).to.not.equal(undefined);
+      expect(await store.keyScope(k1.hash)).to.equal(ws.id);
+      expect((await store.getGuardrail(ws.id, g.id))?.value.id).to.equal(g.id);
+      expect((await store.listAssignments("key", ws.id, undefined, 0, 50)).total).to.equal(1);
+      // One key disabled: still one active.
+      await store.putKey(ws.id, { ...k1, disabled: true });
+      expect(await store.deleteWorkspace(ws.id)).to.deep.equal({ activeKeys: 1 });
+      await store.putKey(ws.id, { ...k2, disabled: true });
+      expect(await store.deleteWorkspace(ws.id)).to.equal("ok");
+      expect(await store.keyScope(k2.hash)).to.equal(undefined);
+    });
+
+    it("deletes a workspace with its guardrails, disabled keys and assignments", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);
       const g = guardrail(ws.id);
       await store.createGuardrail(g);
       const k = key(ws.id);
+      k.disabled = true;
       await store.createKey(ws.id, k);
       await store.assign("key", [assignment(k.hash, g.id, ws.id)]);
-      expect(await store.deleteWorkspace(ws.id)).to.equal(true);
+      expect(await store.deleteWorkspace(ws.id)).to.equal("ok");
       expect(await store.getWorkspace(ws.id)).to.equal(undefined);
       expect(await store.guardrailWorkspace(g.id)).to.equal(undefined);
       expect(await store.keyScope(k.hash)).to.equal(undefined);
       expect(await store.loadGovernance(k.hash)).to.equal(undefined);
       expect((await store.listAssignments("key", undefined, undefined, 0, 50)).total).to.equal(0);
-      expect(await store.deleteWorkspace(ws.id)).to.equal(false);
+      expect(await store.deleteWorkspace(ws.id)).to.equal("missing");
       expect(await store.workspaceIdBySlug("w")).to.equal(undefined);
     });
 

@@ -158,6 +158,28 @@ describe("speech: input and voice", () => {
       expectAudio(res);
       expect(h.fakes.acme.requests.map((r) => r.body.voice)).to.deep.equal(["alice", "bob"]);
     });
+
+    it("is 400 for an empty top-level voice, even when every turn has one (spec: at least 1 character)", async () => {
+      const res = await h.speak({
+        model: MODELS.dialogue,
+        voice: "",
+        input: [
+          { text: "Hi.", voice: "alice" },
+          { text: "Hello.", voice: "bob" },
+        ],
+      });
+      expectError(res, 400, /^voice must be at least 1 character/);
+      expect(h.fakes.acme.requests).to.be.empty;
+    });
+
+    it("is 400 for a top-level voice the model does not have, even when every turn has one", async () => {
+      const res = await h.speak({
+        model: MODELS.dialogue,
+        voice: "nobody",
+        input: [{ text: "Hi.", voice: "alice" }],
+      });
+      expectError(res, 400, /^voice "nobody" is not a voice of model/);
+    });
   });
 
   describe("voice", () => {

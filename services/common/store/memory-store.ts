@@ -186,9 +186,11 @@ export class MemoryStore implements Store {
     return "ok";
   }
 
-  async deleteWorkspace(id: string): Promise<boolean> {
+  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
     const scope = this.scopes.get(id);
-    if (!scope?.workspace) return false;
+    if (!scope?.workspace) return "missing";
+    const activeKeys = [...scope.keys.values()].filter((k) => !k.disabled).length;
+    if (activeKeys > 0) return { activeKeys };
     this.slugs.delete(scope.workspace.slug);
     for (const g of scope.guardrails.keys()) this.guardrailScopes.delete(g);
     this.guardrailScopes.delete(defaultGuardrailId(id));
@@ -196,7 +198,7 @@ export class MemoryStore implements Store {
     this.scopes.delete(id);
     if (this.defaultWs === id) this.defaultWs = undefined;
     this.changed(id);
-    return true;
+    return "ok";
   }
 
   async guardrailWorkspace(id: string): Promise<string | undefined> {

@@ -271,11 +271,14 @@ return { key, guardrail(assigned(KEYS[2], ARGV[1])), guardrail(assigned(KEYS[3],
  * KEYS: workspace, guardrail index, key index, key assignments, member
  * assignments, enabled key index, key and member assignment indexes, layout
  * marker. ARGV: scope prefix.
- * Returns the deleted guardrail ids and key hashes (their global pointers are
- * removed by the caller), or nil when the workspace did not exist.
+ * Returns { "ok", deleted guardrail ids, deleted key hashes } (their global
+ * pointers are removed by the caller), { "active-keys", count } when enabled
+ * keys remain (then nothing is deleted), or nil when the workspace did not exist.
  */
 export const DELETE_WORKSPACE = `
 if redis.call("EXISTS", KEYS[1]) == 0 then return nil end
+local active = redis.call("ZCARD", KEYS[6])
+if active > 0 then return { "active-keys", active } end
 local gs = redis.call("ZRANGE", KEYS[2], 0, -1)
 local ks = redis.call("ZRANGE", KEYS[3], 0, -1)
 for _, id in ipairs(gs) do
@@ -283,7 +286,7 @@ for _, id in ipairs(gs) do
 end
 for _, h in ipairs(ks) do redis.call("DEL", ARGV[1] .. "k:" .. h) end
 redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
-return { gs, ks }
+return { "ok", gs, ks }
 `;
 
 /**

@@ -287,10 +287,12 @@ export class RedisStore implements Store {
     return "ok";
   }
 
-  async deleteWorkspace(id: string): Promise<boolean> {
+  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
     const ws = await this.getWorkspace(id);
-    if (!ws) return false;
-    const removed = (await this.script("rgDeleteWorkspace")(
+    if (!ws) return "missing";
+    // The script counts the enabled keys from their index: it must be complete.
+    await this.ensureIndexed(id);
+    const reply = (await this.script("rgDeleteWorkspace")(
       9,
       this.k.workspace(id),
       this.k.guardrailIndex(id),
@@ -302,10 +304,11 @@ export class RedisStore implements Store {
       this.k.assignmentIndex(id, "member"),
       this.k.layout(id),
       this.k.scopePrefix(id),
-    )) as [string[], string[]] | null;
+    )) as ["ok", string[], string[]] | ["active-keys", number] | null;
+    if (!reply) return "missing";
+    if (reply[0] === "active-keys") return { activeKeys: reply[1] };
     this.indexed.delete(id);
-    if (!removed) return false;
-    const [guardrails, keys] = removed;
+    const [, guardrails, keys] = reply;
     const pointers = [
       this.k.guardrailPointer(defaultGuardrailId(id)),
       ...guardrails.map((g) => this.k.guardrailPointer(g)),
@@ -318,7 +321,7 @@ export class RedisStore implements Store {
     if ((await this.defaultWorkspaceId()) === id)
       await this.client.hset(this.k.org(), "default_ws", "");
     await this.changed(id);
-    return true;
+    return "ok";
   }
 
   /**

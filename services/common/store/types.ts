@@ -91,8 +91,12 @@ export interface Store {
   workspaceIdBySlug(slug: string): Promise<string | undefined>;
   listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>>;
   updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing">;
-  /** Removes the workspace with its guardrails, keys and assignments. */
-  deleteWorkspace(id: string): Promise<boolean>;
+  /**
+   * Removes the workspace with its guardrails, (disabled) keys and
+   * assignments, atomically refused while it holds enabled keys: their
+   * count comes back and nothing is deleted.
+   */
+  deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }>;
 
   // Guardrails. A guardrail's workspace never changes, so the pointer is cacheable.
   guardrailWorkspace(id: string): Promise<string | undefined>;

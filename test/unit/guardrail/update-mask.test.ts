@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import {
   FilterAction,
@@ -36,17 +35,6 @@ const base = () =>
     "ws",
     now,
   );
-
-function rejects(fn: () => unknown, pattern: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConnectError);
-    expect((err as ConnectError).rawMessage).to.match(pattern);
-    return;
-  }
-  expect.fail("expected an InvalidArgument error");
-}
 
 describe("guardrailFromInput", () => {
   it("defaults booleans to false and sets the builtin label from the slug", () => {
@@ -119,24 +107,44 @@ describe("applyUpdateMask", () => {
     expect(next.enforceZdrOther).to.equal(true);
   });
 
-  it("rejects null for plain booleans and name, and refuses workspace_id and unknown paths", () => {
-    rejects(
-      () =>
-        applyUpdateMask(base(), create(GuardrailInputSchema, {}), ["include_byok_in_budgets"], now),
-      /include_byok_in_budgets/,
+  it("reads null as the default for booleans; enforce_zdr fills a vendor flag sent as null", () => {
+    const current = applyUpdateMask(
+      base(),
+      create(GuardrailInputSchema, { enableFreeModelTraining: true, enforceZdrXai: true }),
+      ["enable_free_model_training", "enforce_zdr_xai"],
+      now,
     );
-    rejects(
-      () => applyUpdateMask(base(), create(GuardrailInputSchema, {}), ["name"], now),
-      /name cannot be null/,
+    expect([current.enableFreeModelTraining, current.enforceZdrXai]).to.deep.equal([true, true]);
+    const nulled = applyUpdateMask(
+      current,
+      create(GuardrailInputSchema, {}),
+      ["enable_free_model_training", "enforce_zdr_xai", "include_byok_in_budgets"],
+      now,
     );
-    rejects(
-      () => applyUpdateMask(base(), create(GuardrailInputSchema, {}), ["workspace_id"], now),
-      /workspace_id/,
+    expect(nulled.enableFreeModelTraining).to.equal(false);
+    expect(nulled.enforceZdrXai).to.equal(false);
+    expect(nulled.includeByokInBudgets).to.equal(false);
+    const filled = applyUpdateMask(
+      base(),
+      create(GuardrailInputSchema, { enforceZdr: true }),
+      ["enforce_zdr", "enforce_zdr_google"],
+      now,
     );
-    rejects(
-      () => applyUpdateMask(base(), create(GuardrailInputSchema, {}), ["bogus"], now),
-      /bogus/,
+    expect(filled.enforceZdrGoogle).to.equal(true);
+  });
+
+  it("stores an empty filter list as null (no filters)", () => {
+    const next = applyUpdateMask(
+      base(),
+      create(GuardrailInputSchema, {
+        contentFilterBuiltins: { values: [] },
+        contentFilters: { values: [] },
+      }),
+      ["content_filter_builtins", "content_filters"],
+      now,
     );
+    expect(next.contentFilterBuiltins).to.equal(undefined);
+    expect(next.contentFilters).to.equal(undefined);
   });
 
   it("does not mutate the current record", () => {

@@ -79,6 +79,16 @@ describe("validateGuardrail", () => {
       b([{ slug: "email", action: FilterAction.FLAG, scanScope: ScanScope.USER_ONLY }]),
       /scan_scope/,
     );
+    // A value no name stands for (a protobuf client can send any number): refused, never stored.
+    invalid(
+      b([{ slug: "regex-prompt-injection", action: FilterAction.FLAG, scanScope: 99 }]),
+      /content_filter_builtins\[0\]\.scan_scope must be one of "user_only", "all_messages"/,
+    );
+    invalid(
+      b([{ slug: "", action: FilterAction.FLAG }]),
+      /content_filter_builtins\[0\]\.slug is required/,
+    );
+    invalid({ resetInterval: 9 as ResetInterval, limitUsd: 1 }, /reset_interval must be one of/);
     validateGuardrail(
       valid(
         b([
