@@ -68,7 +68,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
     } catch (err) {
       const reply = errorReply(err);
       if (reply.status >= 500) log.error({ err, url: req.url?.slice(0, 200) }, "request failed");
-      sendError(res, reply.status, reply.message, reply.headers);
+      sendError(res, reply.status, reply.message, reply.headers, reply.metadata);
     }
   };
 }

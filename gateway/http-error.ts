@@ -1,5 +1,12 @@
+import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { HTTP_STATUS_HEADER, httpStatusOf, RETRY_AFTER_HEADER } from "../services/common/errors.js";
+import { ErrorMetadataSchema } from "../gen/railgate/common/v1/error_metadata_pb.js";
+import {
+  errorMetadataOf,
+  HTTP_STATUS_HEADER,
+  httpStatusOf,
+  RETRY_AFTER_HEADER,
+} from "../services/common/errors.js";
 
 /** The longest message a client reads; longer ones (never expected) are cut. */
 export const MAX_REPLY_MESSAGE_CHARS = 1000;
@@ -19,6 +26,19 @@ export interface ErrorReply {
   status: number;
   message: string;
   headers: Record<string, string>;
+  /** `error.metadata` of the body, when the service attached some (see withErrorMetadata). */
+  metadata?: Record<string, unknown>;
+}
+
+/** The error's metadata detail as JSON with the proto's field names; undefined when absent or empty. */
+function metadataJson(err: ConnectError): Record<string, unknown> | undefined {
+  const metadata = errorMetadataOf(err);
+  if (!metadata) return undefined;
+  const json = toJson(ErrorMetadataSchema, metadata, { useProtoFieldName: true }) as Record<
+    string,
+    unknown
+  >;
+  return Object.keys(json).length > 0 ? json : undefined;
 }
 
 function bounded(message: string): string {
@@ -57,7 +77,11 @@ export function errorReply(err: unknown): ErrorReply {
       status >= 500 && status !== 502 && status !== 503 && status !== 524 && status !== 529
         ? "Internal server error"
         : bounded(err.rawMessage);
-    return { status, message, headers };
+    const reply: ErrorReply = { status, message, headers };
+    // Only client errors carry facts for the client; a 5xx says nothing internal.
+    const metadata = status < 500 ? metadataJson(err) : undefined;
+    if (metadata) reply.metadata = metadata;
+    return reply;
   }
   return { status: 500, message: "Internal server error", headers: {} };
 }

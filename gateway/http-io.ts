@@ -67,13 +67,15 @@ export function sendError(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  metadata?: Record<string, unknown>,
 ): void {
   if (res.headersSent) {
     // Mid-stream: the status is gone, so end the body abruptly; the client sees a truncated stream.
     res.destroy();
     return;
   }
-  sendJson(res, status, { error: { code: status, message } }, headers);
+  const error = metadata ? { code: status, message, metadata } : { code: status, message };
+  sendJson(res, status, { error }, headers);
 }
 
 /** Why node:http refused a request before any handler saw it. */

@@ -1,4 +1,9 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type ErrorMetadata,
+  ErrorMetadataSchema,
+} from "../../gen/railgate/common/v1/error_metadata_pb.js";
 
 /**
  * Statuses the spec lists that gRPC codes cannot express (402, 413, 524, 529,
@@ -39,6 +44,26 @@ export function withHttpStatus(
     metadata.set(RETRY_AFTER_HEADER, String(retryAfterSeconds));
   }
   return new ConnectError(message, code, metadata);
+}
+
+/**
+ * An error that carries structured facts for the client (rendered by the
+ * gateway as `error.metadata`), attached as a typed error detail so it
+ * crosses gRPC (status details) and the in-process transport alike.
+ */
+export function withErrorMetadata(
+  code: Code,
+  message: string,
+  metadata: MessageInitShape<typeof ErrorMetadataSchema>,
+): ConnectError {
+  return new ConnectError(message, code, undefined, [
+    { desc: ErrorMetadataSchema, value: create(ErrorMetadataSchema, metadata) },
+  ]);
+}
+
+/** The metadata an error carries, if any (see withErrorMetadata). */
+export function errorMetadataOf(err: ConnectError): ErrorMetadata | undefined {
+  return err.findDetails(ErrorMetadataSchema)[0];
 }
 
 const statusByCode: Partial<Record<Code, number>> = {

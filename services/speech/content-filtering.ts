@@ -1,13 +1,36 @@
 import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { type FilterOutcome, FilterOutcomeSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { permissionDenied } from "../common/errors.js";
+import { permissionDenied, withErrorMetadata } from "../common/errors.js";
 import type { ReferenceInput, SynthesisSegment } from "./engines/types.js";
-import { applyFilters, type CompiledFilters, type TextPart } from "./filters/index.js";
+import {
+  applyFilters,
+  type Blocked,
+  type CompiledFilters,
+  type TextPart,
+} from "./filters/index.js";
 
 export interface FilteredText {
   segments: SynthesisSegment[];
   references: ReferenceInput[];
   outcomes: FilterOutcome[];
+}
+
+/**
+ * The 403 a block answers with, worded as OpenRouter's guardrails word it:
+ * "Request blocked by content filter: <name>" (a builtin's display name, or
+ * a custom rule's label), and for prompt injection "Request blocked: prompt
+ * injection patterns detected" with the names of the patterns that matched
+ * in `error.metadata.patterns`. Never the matched text.
+ */
+function blockedError(blocked: Blocked) {
+  if (blocked.patterns !== undefined)
+    return withErrorMetadata(
+      Code.PermissionDenied,
+      "Request blocked: prompt injection patterns detected",
+      { patterns: blocked.patterns },
+    );
+  return permissionDenied(`Request blocked by content filter: ${blocked.name}`);
 }
 
 /**
@@ -33,8 +56,7 @@ export async function filterText(
   // A transcript is the caller's own text, like the input.
   for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
   const result = await applyFilters(filters, parts, signal);
-  if (result.blockedBy)
-    throw permissionDenied(`Request blocked by content filter: ${result.blockedBy.label}`);
+  if (result.blockedBy) throw blockedError(result.blockedBy);
   let i = 0;
   const next = () => result.parts[i++]?.text;
   const filteredSegments = segments.map((s) => {

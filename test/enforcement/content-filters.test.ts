@@ -11,10 +11,12 @@ const email = (action: string) => ({ content_filter_builtins: [{ slug: "email", 
 describe("enforcement: content filters", () => {
   const w = useWorld();
 
-  it("block: 403 naming the label, and the upstream receives nothing", async () => {
+  it("block: 403 naming the filter, and the upstream receives nothing", async () => {
     const { key } = await w.gw.governedKey(email("block"));
     const res = await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL });
-    expectError(res, 403, /^Request blocked by content filter: \[EMAIL\]$/);
+    expectError(res, 403, /^Request blocked by content filter: Email address$/);
+    // Only prompt-injection blocks carry metadata.
+    expect(Object.keys(res.body.error)).to.deep.equal(["code", "message"]);
     expect(JSON.stringify(res.body)).to.not.include(EMAIL);
     expect(w.fakes.fast.requests).to.have.length(0);
     // Text without a match passes.
@@ -117,7 +119,7 @@ describe("enforcement: content filters", () => {
         instructions: `Read it as ${EMAIL} would.`,
       }),
       403,
-      /\[EMAIL\]/,
+      /: Email address$/,
     );
     expect(w.fakes.steer.requests).to.have.length(0);
   });
@@ -150,7 +152,7 @@ describe("enforcement: content filters", () => {
         input_references: [clip, transcript],
       }),
       403,
-      /\[EMAIL\]/,
+      /: Email address$/,
     );
     expect(w.fakes.clone.requests).to.have.length(1);
   });
@@ -224,7 +226,7 @@ describe("enforcement: content filters", () => {
       expectError(
         await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL }),
         403,
-        /\[EMAIL\]/,
+        /: Email address$/,
       );
       expect(w.fakes.fast.requests).to.have.length(0);
     });
@@ -249,7 +251,7 @@ describe("enforcement: content filters", () => {
       expectError(
         await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL }),
         403,
-        /\[EMAIL\]/,
+        /: Email address$/,
       );
     });
   });

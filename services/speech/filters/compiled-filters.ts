@@ -4,6 +4,7 @@ import { compilePattern, customPatternDetector } from "./detectors/custom-patter
 import type { Detector, Span } from "./detectors/detector.js";
 import { appliedHits, type Hit, redact, STRENGTH } from "./resolve-hits.js";
 import type {
+  Blocked,
   FilterActionName,
   FilterOutcome,
   FilterResult,
@@ -34,6 +35,8 @@ interface CompiledRule {
   slug: string;
   action: FilterActionName;
   label: string;
+  /** What a block message names (see Blocked). */
+  name: string;
   detector: Detector;
   userOnly: boolean;
   /** Instructions of a custom pattern's compiled program. */
@@ -45,6 +48,8 @@ interface CompiledRule {
 interface RuleHit extends Hit {
   rule: CompiledRule;
   label: string;
+  /** The detector's name for the pattern that matched, when it names them. */
+  pattern?: string;
 }
 
 function labelOf(rule: FilterRule): string {
@@ -137,6 +142,7 @@ export class CompiledFilters {
         slug: rule.slug,
         action: rule.action,
         label,
+        name: BUILTIN_FILTERS.get(rule.slug)?.name ?? label,
         detector,
         userOnly,
         programSize,
@@ -158,12 +164,15 @@ export class CompiledFilters {
     // Per outcome, the spans already counted: two rules reporting alike count a stretch once.
     const counted = this.outcomeKeys.map(() => new Set<string>());
     let firstBlock: { part: number; hit: RuleHit } | undefined;
+    // Names of the injection patterns behind block matches, each once, in order of finding.
+    const patterns = new Set<string>();
     const out = parts.map((part, p) => {
       const hits = this.hitsIn(part);
       if (hits.length === 0) return part;
       const applied = appliedHits(hits);
       for (const h of applied) {
         counted[h.rule.outcome]?.add(`${p}:${h.start}:${h.end}`);
+        if (h.rule.action === "block" && h.pattern !== undefined) patterns.add(h.pattern);
         if (
           h.rule.action === "block" &&
           (!firstBlock || (firstBlock.part === p && before(h, firstBlock.hit)))
@@ -179,8 +188,12 @@ export class CompiledFilters {
       if (count > 0) outcomes.push({ ...key, count });
     });
     const result: FilterResult = { parts: out, outcomes };
-    if (firstBlock)
-      result.blockedBy = { slug: firstBlock.hit.rule.slug, label: firstBlock.hit.label };
+    if (firstBlock) {
+      const { rule, label } = firstBlock.hit;
+      const blocked: Blocked = { slug: rule.slug, label, name: rule.name };
+      if (rule.slug === SCOPED_BUILTIN) blocked.patterns = [...patterns];
+      result.blockedBy = blocked;
+    }
     return result;
   }
 
@@ -197,8 +210,18 @@ export class CompiledFilters {
         found.set(rule.detector, spans);
       }
       const strength = STRENGTH[rule.action];
-      for (const s of spans)
-        hits.push({ start: s.start, end: s.end, strength, order, rule, label: rule.label });
+      for (const s of spans) {
+        const hit: RuleHit = {
+          start: s.start,
+          end: s.end,
+          strength,
+          order,
+          rule,
+          label: rule.label,
+        };
+        if (s.name !== undefined) hit.pattern = s.name;
+        hits.push(hit);
+      }
     });
     return hits;
   }

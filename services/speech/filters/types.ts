@@ -28,11 +28,22 @@ export interface TextPart {
   role: "user" | "instructions";
 }
 
+/** The rule whose match refused a request. */
+export interface Blocked {
+  slug: string;
+  /** The rule's label ([EMAIL], a custom label, [BLOCKED]). */
+  label: string;
+  /** What the block message names: a builtin's display name, a custom rule's label. */
+  name: string;
+  /** regex-prompt-injection only: the names of the patterns that matched, each once, in order. */
+  patterns?: string[];
+}
+
 export interface FilterResult {
   /** the parts after redaction, same order and roles */
   parts: TextPart[];
-  /** set when any block rule matched: the label of the first block hit, for the message "Request blocked by content filter: <label>" */
-  blockedBy?: { slug: string; label: string };
+  /** set when any block rule matched: what the first block hit was (see Blocked) */
+  blockedBy?: Blocked;
   /** one entry per rule that matched (count = number of matches); never the matched text */
   outcomes: FilterOutcome[];
 }

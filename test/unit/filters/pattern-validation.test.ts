@@ -35,4 +35,43 @@ describe("custom filter patterns on write", () => {
       expect(patternProblem(pattern), pattern).to.equal(undefined);
     validateGuardrail(withPatterns("x.*y|x", "(a|aa)*b", ".*.*.*="));
   });
+
+  it("refuses nested quantifiers and repeated duplicate alternatives, naming the field and the group", () => {
+    for (const [pattern, rule] of [
+      ["(a+)+", /nested quantifiers in "\(a\+\)\+"/],
+      ["x(?:\\w+\\s?)*y", /nested quantifiers in "\(\?:\\\\w\+\\\\s\?\)\*"/],
+      ["((ab)+c){2,}", /nested quantifiers/],
+      ["(?P<n>[a-z]*\\d)+", /nested quantifiers/],
+      ["(a|a)*", /duplicate alternatives in "\(a\|a\)\*"/],
+      ["(x|y|x)+z", /duplicate alternatives/],
+    ] as const) {
+      try {
+        validateGuardrail(withPatterns("fine", pattern));
+        expect.fail(`${pattern} was accepted`);
+      } catch (err) {
+        expect(err, pattern).to.be.instanceOf(ConnectError);
+        const message = (err as ConnectError).rawMessage;
+        expect(message, pattern).to.match(
+          /^content_filters\[1\]\.pattern is not a usable regular expression: /,
+        );
+        expect(message, pattern).to.match(rule);
+      }
+    }
+  });
+
+  it("accepts fixed counts, plain repeated groups and quantifiers inside classes or quotes", () => {
+    for (const pattern of [
+      "(\\d{3}-){2}\\d{4}",
+      "(ab)+",
+      "(a|b)*c",
+      "(a+){3}",
+      "([+*]x)+",
+      "(\\Q+*\\E)+",
+      "(a\\+)+",
+      "\\(a+\\)+",
+      "(a?b)+",
+      "PRJ-\\d{4,6}",
+    ])
+      expect(patternProblem(pattern), pattern).to.equal(undefined);
+  });
 });

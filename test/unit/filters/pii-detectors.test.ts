@@ -35,6 +35,9 @@ describe("phone filter", () => {
       "(555) 123-4567",
       "555.123.4567",
       "1-555-123-4567",
+      "9143094996",
+      "914-309-4996",
+      "914.309.4996",
       "+44 20 7946 0958",
       "+33 1 23 45 67 89",
       "+4915112345678",
@@ -51,6 +54,9 @@ describe("phone filter", () => {
       "Order 12345 shipped on 2024-01-15.",
       "Dial 555-1234 for the desk.",
       "Ticket 5551234567 is closed.",
+      "Logged at 1700000000 UTC.",
+      "Code 9113094996 or 2125114996 is not dialable.",
+      "Account 29143094996 and 914309499.",
       "We sold 1,234,567 units.",
       "Card 4111 1111 1111 1111.",
       "Version 1.2.3 or 10.0.0.1",
@@ -106,6 +112,10 @@ describe("credit-card filter", () => {
       "3782 822463 10005",
       "4222222222222",
       "6011 0009 9013 9424",
+      // Printed as a card (4-4-4-4, one separator, issuer digit 2-6): a card, checksum or not.
+      "4265 5256 0839 8752",
+      "4265-5256-0839-8752",
+      "4111 1111 1111 1112",
     ]) {
       expect(found("credit-card", `Pay with ${card}.`), card).to.deep.equal([card]);
     }
@@ -121,10 +131,13 @@ describe("credit-card filter", () => {
     ]);
   });
 
-  it("ignores numbers failing Luhn, wrong lengths and lists of small numbers", () => {
+  it("ignores numbers failing Luhn unless printed as a card, wrong lengths and lists of small numbers", () => {
     for (const text of [
-      "4111 1111 1111 1112",
       "4111111111111112",
+      "4265525608398752",
+      "4265 5256-0839 8752",
+      "1234 5678 9012 3456",
+      "4265 5256 0839 875",
       "411111111111",
       "41111111111111111111",
       "1 2 3 4 5 6 7 8 9 10 11 12 13 14",

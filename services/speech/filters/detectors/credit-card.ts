@@ -27,6 +27,8 @@ interface Group {
   start: number;
   end: number;
   digits: string;
+  /** The character just before the group (a space or dash inside a run). */
+  before: string;
 }
 
 function groupsOf(text: string, start: number, end: number): Group[] {
@@ -34,9 +36,33 @@ function groupsOf(text: string, start: number, end: number): Group[] {
   const re = /\d+/g;
   re.lastIndex = start;
   for (let m = re.exec(text); m && m.index < end; m = re.exec(text)) {
-    groups.push({ start: m.index, end: m.index + m[0].length, digits: m[0] });
+    groups.push({
+      start: m.index,
+      end: m.index + m[0].length,
+      digits: m[0],
+      before: text[m.index - 1] ?? "",
+    });
   }
   return groups;
+}
+
+/**
+ * Printed exactly as a 16-digit card is, four groups of four joined by the
+ * same separator ("4265 5256 0839 8752", "4265-5256-0839-8752"), from a
+ * payment-card issuer range (first digit 2-6): a card even when its checksum
+ * fails, as OpenRouter's preset documents; a mistyped card number is still
+ * one. Other shapes need the checksum.
+ */
+function cardShaped(groups: Group[], from: number, to: number): boolean {
+  if (to - from !== 3) return false;
+  const first = groups[from] as Group;
+  if (first.digits[0] === undefined || first.digits[0] < "2" || first.digits[0] > "6") return false;
+  const separator = (groups[from + 1] as Group).before;
+  for (let k = from; k <= to; k++) {
+    const g = groups[k] as Group;
+    if (g.digits.length !== 4 || (k > from && g.before !== separator)) return false;
+  }
+  return true;
 }
 
 /**
@@ -64,7 +90,7 @@ function cardsIn(groups: Group[]): Span[] {
     // Longest first: "4111 1111 1111 1111" must not stop at a shorter prefix.
     for (let k = windows.length - 1; k >= 0 && !found; k--) {
       const w = windows[k] as { end: number; digits: string };
-      if (w.digits.length >= MIN_DIGITS && passesLuhn(w.digits)) {
+      if (w.digits.length >= MIN_DIGITS && (passesLuhn(w.digits) || cardShaped(groups, i, w.end))) {
         found = { start: (groups[i] as Group).start, end: (groups[w.end] as Group).end };
         i = w.end + 1;
       }
@@ -77,7 +103,8 @@ function cardsIn(groups: Group[]): Span[] {
 
 /**
  * 13-19 digit payment card numbers (optionally grouped with spaces or
- * dashes) that pass the Luhn check. Not caught: numbers split by other
+ * dashes) that pass the Luhn check, and any number printed in the 4-4-4-4
+ * card layout (see cardShaped). Not caught: numbers split by other
  * characters ("4111.1111..."), or written with digits in words. About one in
  * ten random 13-19 digit numbers passes Luhn, so long IDs shaped like cards
  * can be caught too.

@@ -1,5 +1,6 @@
 import { RE2JS } from "re2js";
 import type { Detector, Span } from "./detector.js";
+import { withJsWhitespace } from "./js-whitespace.js";
 import { findAll } from "./regex.js";
 
 /** Names the construct RE2 refused, when it is one users commonly reach for. */
@@ -10,11 +11,17 @@ function unsupportedConstruct(pattern: string): string | undefined {
   return undefined;
 }
 
-/** RE2 syntax (as validated when the guardrail was saved), no flags: a pattern opts into (?i) itself. */
+/**
+ * RE2 syntax (as validated when the guardrail was saved), no flags: a pattern
+ * opts into (?i) itself. `\s` and `\S` take JavaScript's meaning (see
+ * withJsWhitespace); the pattern is checked as written first, so an error
+ * names what the user wrote, not the rewrite.
+ */
 export function compilePattern(pattern: string): RE2JS {
   if (pattern.length === 0) throw new Error("Invalid custom filter pattern: the pattern is empty");
   try {
-    return RE2JS.compile(pattern);
+    RE2JS.compile(pattern);
+    return RE2JS.compile(withJsWhitespace(pattern));
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     const construct = unsupportedConstruct(pattern);

@@ -2,6 +2,8 @@
 export interface Span {
   start: number;
   end: number;
+  /** Which of the detector's patterns found it, for detectors that name them (prompt injection). */
+  name?: string;
 }
 
 /**
