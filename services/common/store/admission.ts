@@ -63,10 +63,11 @@ export function counterId(c: { guardrailId: string; entity: string }): string {
 
 /**
  * Day buckets kept per counter: the longest window is a month, at most 31
- * days (today and the 30 before), so older days are never read again. A
- * counter lives a day longer than that after its last charge, then expires.
+ * days (today and the 30 before), so older days are never read again; one
+ * more day absorbs replicas whose clocks straddle midnight. A counter lives a
+ * day longer than that after its last charge, then expires on its own.
  */
-export const SPEND_DAYS_KEPT = 31;
+export const SPEND_DAYS_KEPT = 32;
 export const SPEND_TTL_SECONDS = (SPEND_DAYS_KEPT + 1) * 24 * 3600;
 
 /** How long a settled admission id is remembered: longer than any settlement is retried. */
