@@ -36,9 +36,10 @@ function usd(micros: number): string {
 
 /**
  * Reserves the request's worst case (the most expensive eligible endpoint)
- * against the key's rate limit, the workspace credits, the key's own limit
- * and every budget, atomically in the store: concurrent requests on any
- * number of replicas can never overshoot a limit. BYOK spend counts toward
+ * against the key's rate limit, the workspace credits, every budget counter
+ * of the key and of its member, and the key's own limit, atomically in the
+ * store: concurrent requests on any number of replicas can never overshoot a
+ * limit. BYOK spend counts toward
  * a budget only when its guardrail says include_byok_in_budgets, and never
  * toward credits.
  */
