@@ -23,7 +23,10 @@ function explainToJson(e: ExplainResponse) {
       reset_interval: b.interval,
       window: b.window,
       spent_usd: b.spentUsd,
+      remaining_usd: b.remainingUsd,
       include_byok_in_budgets: b.includeByok,
+      scope: b.scope,
+      subject: b.subject,
     })),
     credits_usd: e.creditsUsd ?? null,
     models: e.models.map((m) => ({

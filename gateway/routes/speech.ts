@@ -68,6 +68,8 @@ function generationToJson(g: Generation) {
       count: f.count,
     })),
     created_at: g.createdAt ? timestampDate(g.createdAt).toISOString() : null,
+    // Records written before data_region existed have none.
+    data_region: g.dataRegion || null,
   };
 }
 

@@ -86,13 +86,14 @@ export function effectivePolicy(
   const any = gs.length > 0;
   const all = (pick: (g: Guardrail) => boolean) => gs.every(pick);
   const some = (pick: (g: Guardrail) => boolean) => gs.some(pick);
-  const budgets: BudgetSpec[] = gs.flatMap((g) => {
+  const budgets: BudgetSpec[] = governing.flatMap(({ source, guardrail: g }) => {
     const interval = INTERVALS[g.resetInterval];
     return g.limitUsd !== undefined && interval
       ? [
           {
             guardrailId: g.id,
             guardrailName: g.name,
+            source,
             limitUsd: g.limitUsd,
             interval,
             includeByok: g.includeByokInBudgets,

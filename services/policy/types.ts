@@ -28,6 +28,8 @@ export interface FilterRuleSpec {
 export interface BudgetSpec {
   guardrailId: string;
   guardrailName: string;
+  /** How the guardrail governs the key: it decides whose spend the budget counts (budget-counters.ts). */
+  source: GuardrailSource;
   limitUsd: number;
   interval: "daily" | "weekly" | "monthly";
   includeByok: boolean;

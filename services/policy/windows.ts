@@ -1,10 +1,24 @@
 import type { BudgetSpec } from "./types.js";
 
+const DAY_MS = 86_400_000;
+
 export interface BudgetWindow {
-  /** Identifies the window in counter keys, e.g. "daily:2026-11-22". */
+  /** Names the window for people, e.g. "daily:2026-11-22". */
   id: string;
   start: Date;
   end: Date;
+  /** The UTC day numbers (see utcDay) of the window's first day and of `now`'s day. */
+  firstDay: number;
+  today: number;
+}
+
+/**
+ * Days since 1970-01-01 in UTC: spend is kept in one bucket per day, so the
+ * spend of any window (day, week, month) is the sum of its days, and changing
+ * a guardrail's reset_interval counts what was already spent in the new window.
+ */
+export function utcDay(at: Date): number {
+  return Math.floor(at.getTime() / DAY_MS);
 }
 
 /**
@@ -28,5 +42,11 @@ export function budgetWindow(interval: BudgetSpec["interval"], now: Date): Budge
     start = new Date(Date.UTC(y, m, 1));
     end = new Date(Date.UTC(y, m + 1, 1));
   }
-  return { id: `${interval}:${start.toISOString().slice(0, 10)}`, start, end };
+  return {
+    id: `${interval}:${start.toISOString().slice(0, 10)}`,
+    start,
+    end,
+    firstDay: utcDay(start),
+    today: utcDay(now),
+  };
 }

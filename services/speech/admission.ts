@@ -3,15 +3,21 @@ import { permissionDenied, withHttpStatus } from "../common/errors.js";
 import { newId } from "../common/ids.js";
 import type { Admission, Settlement } from "../common/store/admission.js";
 import type { Store } from "../common/store/types.js";
+import { type BudgetScope, budgetCounters } from "../policy/budget-counters.js";
 import { fromMicros, toMicros } from "../policy/money.js";
 import { budgetWindow } from "../policy/windows.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
 import type { Principal } from "./governance-cache.js";
 
-/** Budget counters outlive their window by a week, then expire on their own. */
-const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
 const RATE_WINDOW_MS = 60_000;
 const PERIOD = { daily: "day", weekly: "week", monthly: "month" } as const;
+
+/** Whose budget refused, in the words of the refusal. */
+function budgetOwner(scope: BudgetScope | undefined, memberUserId: string): string {
+  return scope === "member" || scope === "workspace_default_member"
+    ? `member "${memberUserId}" (all of the member's keys)`
+    : "this API key";
+}
 
 export interface MeteringConfig {
   /** Requests per minute per key; 0 = unlimited. */
@@ -30,9 +36,10 @@ function usd(micros: number): string {
 
 /**
  * Reserves the request's worst case (the most expensive eligible endpoint)
- * against the key's rate limit, the workspace credits, the key's own limit
- * and every budget, atomically in the store: concurrent requests on any
- * number of replicas can never overshoot a limit. BYOK spend counts toward
+ * against the key's rate limit, the workspace credits, every budget counter
+ * of the key and of its member, and the key's own limit, atomically in the
+ * store: concurrent requests on any number of replicas can never overshoot a
+ * limit. BYOK spend counts toward
  * a budget only when its guardrail says include_byok_in_budgets, and never
  * toward credits.
  */
@@ -54,6 +61,10 @@ export async function admitRequest(
   const worstAll = worst(true);
   const worstCredit = worst(false);
   const key = principal.key;
+  // Per entity: the key's own counters, and its member's (budget-counters.ts).
+  const counters = budgetCounters(principal.policy.budgets, key.hash, key.memberUserId).filter(
+    (c) => c.budget.includeByok || endpoints.some((e) => !e.byok),
+  );
   // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
@@ -70,19 +81,17 @@ export async function admitRequest(
     keyMicros: worstCredit,
     // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
     // serve (not even a limit_usd of 0, which otherwise refuses everything).
-    budgets: principal.policy.budgets
-      .filter((b) => b.includeByok || endpoints.some((e) => !e.byok))
-      .map((b) => {
-        const window = budgetWindow(b.interval, now);
-        return {
-          guardrailId: b.guardrailId,
-          window: window.id,
-          limitMicros: toMicros(b.limitUsd),
-          amountMicros: b.includeByok ? worstAll : worstCredit,
-          ttlSeconds:
-            Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS,
-        };
-      }),
+    budgets: counters.map(({ budget: b, entity }) => {
+      const window = budgetWindow(b.interval, now);
+      return {
+        guardrailId: b.guardrailId,
+        entity,
+        firstDay: window.firstDay,
+        day: window.today,
+        limitMicros: toMicros(b.limitUsd),
+        amountMicros: b.includeByok ? worstAll : worstCredit,
+      };
+    }),
   };
   const result = await store.admit(admission);
   if (result.ok) return { admission, metered: result.metered };
@@ -103,15 +112,17 @@ export async function admitRequest(
         `Insufficient credits: this request may cost up to ${usd(worstCredit)} and the workspace has ${usd(result.balanceMicros)} left`,
       );
     case "key-limit":
-      throw withHttpStatus(
-        Code.FailedPrecondition,
-        402,
-        `Key credit limit reached: ${usd(result.spentMicros)} of ${usd(admission.keyLimitMicros ?? 0)} used`,
+      // OpenRouter answers a key over its own limit with 403 "Key limit exceeded".
+      throw permissionDenied(
+        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)} used`,
       );
     case "budget": {
-      const b = principal.policy.budgets.find((x) => x.guardrailId === result.guardrailId);
+      const c = counters.find(
+        (x) => x.budget.guardrailId === result.guardrailId && x.entity === result.entity,
+      );
+      const b = c?.budget;
       throw permissionDenied(
-        `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+        `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
       );
     }
   }
@@ -136,7 +147,7 @@ export function settlement(
       const spec = principal.policy.budgets.find((x) => x.guardrailId === b.guardrailId);
       return {
         guardrailId: b.guardrailId,
-        window: b.window,
+        entity: b.entity,
         amountMicros: spec?.includeByok ? cost : credit,
       };
     }),

@@ -7,8 +7,9 @@ import {
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound } from "../common/errors.js";
 import type { Store } from "../common/store/types.js";
+import { budgetCounters } from "../policy/budget-counters.js";
 import { REGION_OF } from "../policy/effective-policy.js";
-import { fromMicros } from "../policy/money.js";
+import { fromMicros, toMicros } from "../policy/money.js";
 import { type EffectivePolicy, type GoverningGuardrail, isRegionName } from "../policy/types.js";
 import { budgetWindow } from "../policy/windows.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
@@ -136,10 +137,20 @@ export async function explain(
     models = [m];
   }
   const now = new Date();
-  const windows = principal.policy.budgets.map((b) => ({ b, w: budgetWindow(b.interval, now) }));
+  const key = principal.key;
+  // The counters admission checks, in its order: per key, and per member for the member's keys.
+  const windows = budgetCounters(principal.policy.budgets, key.hash, key.memberUserId).map((c) => ({
+    c,
+    w: budgetWindow(c.budget.interval, now),
+  }));
   const spent = await store.getSpend(
     principal.scope,
-    windows.map(({ b, w }) => ({ guardrailId: b.guardrailId, window: w.id })),
+    windows.map(({ c, w }) => ({
+      guardrailId: c.budget.guardrailId,
+      entity: c.entity,
+      firstDay: w.firstDay,
+      lastDay: w.today,
+    })),
   );
   const credits = await store.getCredits(principal.scope);
   return create(ExplainResponseSchema, {
@@ -156,15 +167,22 @@ export async function explain(
     regionAllowed: isRegionName(region)
       ? !principal.policy.regions || principal.policy.regions.has(region)
       : undefined,
-    budgets: windows.map(({ b, w }, i) => ({
-      guardrailId: b.guardrailId,
-      guardrailName: b.guardrailName,
-      limitUsd: b.limitUsd,
-      interval: b.interval,
-      window: w.id,
-      spentUsd: fromMicros(spent[i] ?? 0),
-      includeByok: b.includeByok,
-    })),
+    budgets: windows.map(({ c, w }, i) => {
+      const b = c.budget;
+      const used = spent[i] ?? 0;
+      return {
+        guardrailId: b.guardrailId,
+        guardrailName: b.guardrailName,
+        limitUsd: b.limitUsd,
+        interval: b.interval,
+        window: w.id,
+        spentUsd: fromMicros(used),
+        includeByok: b.includeByok,
+        scope: c.scope,
+        subject: c.entity.slice(c.entity.indexOf(":") + 1),
+        remainingUsd: fromMicros(Math.max(0, toMicros(b.limitUsd) - used)),
+      };
+    }),
     models: models.map((m) => explainModel(principal, m)),
     creditsUsd: credits === undefined ? undefined : fromMicros(credits),
   });

@@ -20,6 +20,7 @@ import { quote } from "../common/quote.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
+import type { RegionName } from "../policy/types.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
@@ -169,7 +170,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const started = performance.now();
     // The interceptor resolved the key from the call's metadata and already
     // applied region rule 1: nothing in the message can name another caller.
-    const { principal } = callerOf(ctx);
+    const { principal, region } = callerOf(ctx);
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
     if (refusal) throw permissionDenied(refusal);
@@ -200,6 +201,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       outcome.served = opened.endpoint;
       yield* this.stream(
         principal,
+        region,
         plan,
         opened,
         filtered.outcomes,
@@ -242,6 +244,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
 
   private async *stream(
     principal: Principal,
+    region: RegionName,
     plan: SpeechPlan,
     opened: Awaited<ReturnType<SpeechServiceImpl["open"]>>,
     outcomes: FilteredText["outcomes"],
@@ -266,6 +269,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       workspaceId: principal.key.workspaceId,
       voice: plan.voice,
       speed: plan.speed,
+      // Every endpoint is reached from the deployment the request entered: the
+      // region it was served in is its ingress region (what allowed_data_regions governs).
+      dataRegion: region,
       createdAt: nowTimestamp(),
     });
     let status = "failed";

@@ -62,11 +62,13 @@ describe("enforcement: guardrail budgets", () => {
     expect(spent(explained, ws.defaultGuardrailId)).to.equal(usd(COST * 2));
   });
 
-  it("a workspace default budget is shared by every key of the workspace", async () => {
+  it("a workspace default budget is not pooled: every key of the workspace spends its own", async () => {
     const ws = await w.gw.workspace();
     await w.gw.setDefault(ws, { limit_usd: usd(COST * 2), reset_interval: "daily" });
     const a = await w.gw.key(ws);
     const b = await w.gw.key(ws);
+    expectAudio(await w.gw.speak(a, { model: MODELS.fast, input: TEXT }));
+    expectAudio(await w.gw.speak(b, { model: MODELS.fast, input: TEXT }));
     expectAudio(await w.gw.speak(a, { model: MODELS.fast, input: TEXT }));
     expectAudio(await w.gw.speak(b, { model: MODELS.fast, input: TEXT }));
     expectError(await w.gw.speak(a, { model: MODELS.fast, input: TEXT }), 403, /Budget/);

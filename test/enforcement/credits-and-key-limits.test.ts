@@ -136,26 +136,35 @@ describe("enforcement: workspace credits", () => {
 describe("enforcement: key credit limit", () => {
   const w = useWorld();
 
-  it("a key over its limit gets 402; other keys are unaffected; raising the limit re-opens it", async () => {
+  it('a key over its limit gets 403 "Key limit exceeded"; other keys are unaffected; raising the limit re-opens it', async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws, { limit: usd(COST * 2) });
     const other = await w.gw.key(ws);
     expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
     expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
     const res = await w.gw.speak(key, { model: MODELS.fast, input: TEXT });
-    expectError(res, 402, /^Key credit limit reached/);
+    // OpenRouter's answer for a key over its own limit (not 402: the account still has credits).
+    expectError(res, 403, /^Key limit exceeded: \$0\.00024 of the key's limit of \$0\.00024 used$/);
     expect(w.fakes.fast.requests).to.have.length(2);
     expectAudio(await w.gw.speak(other, { model: MODELS.fast, input: TEXT }));
     const patched = await w.gw.admin.patch(`/api/v1/keys/${key.hash}`, { limit: usd(COST * 3) });
     expect(patched.status).to.equal(200);
     expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
-    expectError(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }), 402);
+    expectError(
+      await w.gw.speak(key, { model: MODELS.fast, input: TEXT }),
+      403,
+      /^Key limit exceeded/,
+    );
   });
 
   it("a request that would cross the limit is refused before it runs", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws, { limit: usd(COST - 1) });
-    expectError(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }), 402);
+    expectError(
+      await w.gw.speak(key, { model: MODELS.fast, input: TEXT }),
+      403,
+      /^Key limit exceeded/,
+    );
     expect(w.fakes.fast.requests).to.have.length(0);
     expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: "Tiny." }));
   });

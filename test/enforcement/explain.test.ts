@@ -113,26 +113,46 @@ describe("enforcement: GET /api/v1/keys/{hash}/explain", () => {
     expect((await w.gw.explain(key)).region_allowed).to.equal(null);
   });
 
-  it("lists every budget with what has been spent in its window", async () => {
+  it("lists every budget counter of the key and its member, with what each spent in its window", async () => {
     const { ws, key, keyGuardrail } = await governed();
     expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }, "europe"));
     const budgets = (await w.gw.explain(key)).budgets;
-    const spent = costMicros(TEXT) / 1_000_000;
-    expect(budgets).to.have.length(2);
+    // 11 characters at $10 per million: $0.00011.
+    const spent = 0.00011;
+    expect(costMicros(TEXT) / 1_000_000).to.equal(spent);
+    // The default is a maximum per member (user-explain) and per key; the key guardrail is the key's own.
+    expect(budgets.map((b: { scope: string }) => b.scope)).to.deep.equal([
+      "workspace_default_member",
+      "workspace_default_key",
+      "api_key",
+    ]);
     expect(budgets[0]).to.deep.include({
-      guardrail_id: keyGuardrail,
-      limit_usd: 1,
-      reset_interval: "daily",
-      spent_usd: spent,
-      include_byok_in_budgets: false,
-    });
-    expect(budgets[0].window).to.match(/^daily:\d{4}-\d{2}-\d{2}$/);
-    expect(budgets[1]).to.deep.include({
       guardrail_id: ws.defaultGuardrailId,
+      subject: "user-explain",
       limit_usd: 2,
       reset_interval: "weekly",
       spent_usd: spent,
+      remaining_usd: 2 - spent,
     });
+    expect(budgets[1]).to.deep.include({
+      guardrail_id: ws.defaultGuardrailId,
+      subject: key.hash,
+      spent_usd: spent,
+    });
+    expect(budgets[2]).to.deep.include({
+      guardrail_id: keyGuardrail,
+      subject: key.hash,
+      limit_usd: 1,
+      reset_interval: "daily",
+      spent_usd: spent,
+      remaining_usd: 1 - spent,
+      include_byok_in_budgets: false,
+    });
+    expect(budgets[2].window).to.match(/^daily:\d{4}-\d{2}-\d{2}$/);
+    // Another key of the same member: its own key counter is empty, the member's is shared.
+    const sibling = await w.gw.key(ws, { member_user_id: "user-explain" });
+    const theirs = (await w.gw.explain(sibling)).budgets;
+    expect(theirs.map((b: { spent_usd: number }) => b.spent_usd)).to.deep.equal([spent, 0]);
   });
 
   it("per model: the eligible endpoints, and why each excluded one is excluded", async () => {

@@ -35,6 +35,16 @@ describe("enforcement: ingress regions", () => {
     expectAudio(await w.gw.speak(key, { model: MODELS.espeak, input: TEXT }, "us"), "railgate");
   });
 
+  it("generation records carry data_region: the regional address the request was served through", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    for (const region of ["europe", "us", "global"] as const) {
+      const res = await w.gw.speak(key, { model: MODELS.fast, input: TEXT }, region);
+      expectAudio(res, "fast");
+      expect((await w.gw.generation(key, res)).data_region).to.equal(region);
+    }
+  });
+
   it("key ∩ workspace default: [europe, global] and [europe, us] leave only europe", async () => {
     const { ws, key } = await w.gw.governedKey({ allowed_data_regions: ["europe", "global"] });
     await w.gw.setDefault(ws, { allowed_data_regions: ["europe", "us"] });

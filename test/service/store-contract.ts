@@ -446,13 +446,15 @@ export function contract(
         budgets: [
           {
             guardrailId: "g1",
-            window: "daily:x",
+            entity: "key:k",
+            firstDay: 20_000,
+            day: 20_000,
             limitMicros: 1_000,
             amountMicros: 400,
-            ttlSeconds: 60,
           },
         ],
       };
+      const today = [{ guardrailId: "g1", entity: "key:k", firstDay: 20_000, lastDay: 20_000 }];
       // Unmetered workspace: credits do not apply until a balance is set.
       expect(await store.admit(base)).to.deep.equal({ ok: true, metered: false });
       expect(await store.getCredits(ws.id)).to.equal(undefined);
@@ -462,23 +464,19 @@ export function contract(
       // Credits now short: 402 territory, and nothing else moved.
       const refused = await store.admit(base);
       expect(refused).to.deep.include({ ok: false, reason: "credits", balanceMicros: 100 });
-      expect(await store.getSpend(ws.id, [{ guardrailId: "g1", window: "daily:x" }])).to.deep.equal(
-        [800],
-      );
+      expect(await store.getSpend(ws.id, today)).to.deep.equal([800]);
       // Settling refunds the unused part of a reservation.
       await store.settle(
         base,
         {
           creditMicros: 100,
           keyMicros: 100,
-          budgets: [{ guardrailId: "g1", window: "daily:x", amountMicros: 100 }],
+          budgets: [{ guardrailId: "g1", entity: "key:k", amountMicros: 100 }],
         },
         true,
       );
       expect(await store.getCredits(ws.id)).to.equal(400);
-      expect(await store.getSpend(ws.id, [{ guardrailId: "g1", window: "daily:x" }])).to.deep.equal(
-        [500],
-      );
+      expect(await store.getSpend(ws.id, today)).to.deep.equal([500]);
       // The budget refuses what would overshoot it.
       const big = {
         ...base,
@@ -497,6 +495,142 @@ export function contract(
       const limited = await store.admit(free);
       expect(limited).to.deep.include({ ok: false, reason: "rate-limit" });
       expect((limited as { retryAfterMs: number }).retryAfterMs).to.be.within(1, 60_000);
+    });
+
+    describe("budget counters", () => {
+      const charge = (entity: string, firstDay: number, day: number, amountMicros: number) => ({
+        guardrailId: "g1",
+        entity,
+        firstDay,
+        day,
+        limitMicros: 1_000,
+        amountMicros,
+      });
+      const admission = (scope: string, ...budgets: Admission["budgets"]): Admission => ({
+        scope,
+        keyHash: "b".repeat(64),
+        creditMicros: 0,
+        keyMicros: 0,
+        budgets,
+      });
+
+      it("are per entity: one key's or member's spend never refuses another's", async () => {
+        const ws = workspace("w");
+        await store.createWorkspace(ws);
+        const a = charge("key:a", 20_000, 20_000, 600);
+        expect(await store.admit(admission(ws.id, a))).to.deep.include({ ok: true });
+        // The same guardrail, another key: its own 1,000.
+        expect(
+          await store.admit(admission(ws.id, charge("key:b", 20_000, 20_000, 600))),
+        ).to.deep.include({ ok: true });
+        expect(
+          await store.admit(admission(ws.id, charge("member:u1", 20_000, 20_000, 1_000))),
+        ).to.deep.include({ ok: true });
+        expect(await store.admit(admission(ws.id, a))).to.deep.equal({
+          ok: false,
+          reason: "budget",
+          guardrailId: "g1",
+          entity: "key:a",
+          spentMicros: 600,
+        });
+        const day = { guardrailId: "g1", firstDay: 20_000, lastDay: 20_000 };
+        expect(
+          await store.getSpend(ws.id, [
+            { ...day, entity: "key:a" },
+            { ...day, entity: "key:b" },
+            { ...day, entity: "member:u1" },
+            { ...day, entity: "member:u2" },
+          ]),
+        ).to.deep.equal([600, 600, 1_000, 0]);
+      });
+
+      it("keep spend per day: a window counts every day it covers, whatever the window was before", async () => {
+        const ws = workspace("w");
+        await store.createWorkspace(ws);
+        // Monday (day 20_003 is a Monday) and Tuesday, each charged as a daily window.
+        expect(
+          await store.admit(admission(ws.id, charge("key:a", 20_003, 20_003, 400))),
+        ).to.deep.include({ ok: true });
+        expect(
+          await store.admit(admission(ws.id, charge("key:a", 20_004, 20_004, 400))),
+        ).to.deep.include({ ok: true });
+        // Wednesday: a daily window starts empty...
+        expect(
+          await store.getSpend(ws.id, [
+            { guardrailId: "g1", entity: "key:a", firstDay: 20_005, lastDay: 20_005 },
+          ]),
+        ).to.deep.equal([0]);
+        // ...but the week since Monday already holds 800 of its 1,000: 300 more would cross it.
+        const weekly = charge("key:a", 20_003, 20_005, 300);
+        expect(await store.admit(admission(ws.id, weekly))).to.deep.include({
+          ok: false,
+          reason: "budget",
+          spentMicros: 800,
+        });
+        expect(
+          await store.admit(admission(ws.id, { ...weekly, amountMicros: 200 })),
+        ).to.deep.include({ ok: true });
+        expect(
+          await store.getSpend(ws.id, [
+            { guardrailId: "g1", entity: "key:a", firstDay: 20_003, lastDay: 20_005 },
+            { guardrailId: "g1", entity: "key:a", firstDay: 20_004, lastDay: 20_005 },
+          ]),
+        ).to.deep.equal([1_000, 600]);
+      });
+
+      it("settle the reservation's own day, even after midnight", async () => {
+        const ws = workspace("w");
+        await store.createWorkspace(ws);
+        const a = { ...admission(ws.id, charge("key:a", 20_000, 20_000, 500)), id: newId() };
+        expect(await store.admit(a)).to.deep.include({ ok: true });
+        // A later request of the next day, then the first one settles at 100.
+        expect(
+          await store.admit(admission(ws.id, charge("key:a", 20_001, 20_001, 300))),
+        ).to.deep.include({ ok: true });
+        await store.settle(
+          a,
+          {
+            creditMicros: 0,
+            keyMicros: 0,
+            budgets: [{ guardrailId: "g1", entity: "key:a", amountMicros: 100 }],
+          },
+          false,
+        );
+        const days = (firstDay: number, lastDay: number) => ({
+          guardrailId: "g1",
+          entity: "key:a",
+          firstDay,
+          lastDay,
+        });
+        expect(
+          await store.getSpend(ws.id, [
+            days(20_000, 20_000),
+            days(20_001, 20_001),
+            days(20_000, 20_001),
+          ]),
+        ).to.deep.equal([100, 300, 400]);
+      });
+
+      it("check budgets before the key's own limit, and a refusal reserves nothing", async () => {
+        const ws = workspace("w");
+        await store.createWorkspace(ws);
+        const both: Admission = {
+          ...admission(ws.id, charge("key:a", 20_000, 20_000, 1_500)),
+          keyLimitMicros: 1_000,
+          keyMicros: 1_500,
+        };
+        expect(await store.admit(both)).to.deep.include({ ok: false, reason: "budget" });
+        expect(await store.admit({ ...both, budgets: [] })).to.deep.include({
+          ok: false,
+          reason: "key-limit",
+          spentMicros: 0,
+        });
+        expect(
+          await store.getSpend(ws.id, [
+            { guardrailId: "g1", entity: "key:a", firstDay: 20_000, lastDay: 20_000 },
+          ]),
+        ).to.deep.equal([0]);
+      });
     });
 
     it("settles and stores the request's record at once, and a repeated settlement charges nothing twice", async () => {

@@ -32,6 +32,8 @@ describe("speech: generation records", () => {
       session_id: "sess-records",
       user: "user-records",
       bytes: res.bytes.byteLength,
+      // Served through the global listener.
+      data_region: "global",
     });
     expect(record.trace).to.deep.equal({ trace_id: "t-records", team: "audio" });
     expect(record.cost_usd).to.be.a("number").above(0);

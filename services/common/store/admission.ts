@@ -1,18 +1,33 @@
-/** One budget counter a request is charged against. */
+/**
+ * One budget counter a request is charged against: the spend of one entity
+ * (a key or a member) under one guardrail, kept per UTC day so that the spend
+ * of any window is the sum of its days (a changed reset_interval forgets
+ * nothing already spent in the new window).
+ */
 export interface BudgetCharge {
   guardrailId: string;
-  /** The budget window id ("daily:2026-11-22"). */
-  window: string;
+  /** Whose spend: `key:<hash>` or `member:<user id>` (budgets are per entity, never pooled). */
+  entity: string;
+  /** UTC day number (days since 1970-01-01) of the window's first day. */
+  firstDay: number;
+  /** UTC day number of the admission: the window's last day so far, and the bucket charged. */
+  day: number;
   limitMicros: number;
   amountMicros: number;
-  /** Counter lifetime: past the window's end, so it expires on its own. */
-  ttlSeconds: number;
+}
+
+/** A window of one counter, to read its spend. */
+export interface SpendWindow {
+  guardrailId: string;
+  entity: string;
+  firstDay: number;
+  lastDay: number;
 }
 
 /**
  * Everything one request must be admitted against, checked and reserved in
  * one atomic step: the key's rate limit, the workspace credit balance (when
- * metered), the key's own credit limit, and every applicable guardrail budget.
+ * metered), every applicable guardrail budget, and the key's own limit.
  */
 export interface Admission {
   /** When set, settle() applies at most once per id (a retried settlement is never charged twice). */
@@ -32,14 +47,28 @@ export type AdmissionResult =
   | { ok: false; reason: "rate-limit"; retryAfterMs: number }
   | { ok: false; reason: "credits"; balanceMicros: number }
   | { ok: false; reason: "key-limit"; spentMicros: number }
-  | { ok: false; reason: "budget"; guardrailId: string; spentMicros: number };
+  | { ok: false; reason: "budget"; guardrailId: string; entity: string; spentMicros: number };
 
 /** What a request really cost, to replace its reservation. */
 export interface Settlement {
   creditMicros: number;
   keyMicros: number;
-  budgets: { guardrailId: string; window: string; amountMicros: number }[];
+  budgets: { guardrailId: string; entity: string; amountMicros: number }[];
 }
+
+/** Identifies a counter within a workspace (settlements are matched to reservations by it). */
+export function counterId(c: { guardrailId: string; entity: string }): string {
+  return `${c.guardrailId}/${c.entity}`;
+}
+
+/**
+ * Day buckets kept per counter: the longest window is a month, at most 31
+ * days (today and the 30 before), so older days are never read again; one
+ * more day absorbs replicas whose clocks straddle midnight. A counter lives a
+ * day longer than that after its last charge, then expires on its own.
+ */
+export const SPEND_DAYS_KEPT = 32;
+export const SPEND_TTL_SECONDS = (SPEND_DAYS_KEPT + 1) * 24 * 3600;
 
 /** How long a settled admission id is remembered: longer than any settlement is retried. */
 export const SETTLED_MARKER_TTL_SECONDS = 15 * 60;

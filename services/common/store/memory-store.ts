@@ -10,10 +10,13 @@ import { defaultGuardrailId } from "../ids.js";
 import {
   type Admission,
   type AdmissionResult,
+  counterId,
   rateWindowIndex,
   rateWindowRemainingMs,
   SETTLED_MARKER_TTL_SECONDS,
   type Settlement,
+  SPEND_TTL_SECONDS,
+  type SpendWindow,
 } from "./admission.js";
 import {
   decodeFields,
@@ -517,6 +520,18 @@ export class MemoryStore implements Store {
     return c !== undefined && c.expiresAt > Date.now();
   }
 
+  /** One entity's spend under one guardrail on one UTC day (Redis keeps the days in one hash). */
+  private spendKey(scope: string, c: { guardrailId: string; entity: string }, day: number) {
+    return `${scope}/spend/${counterId(c)}/${day}`;
+  }
+
+  private windowSpent(scope: string, w: SpendWindow): number {
+    let spent = 0;
+    for (let day = w.firstDay; day <= w.lastDay; day++)
+      spent += this.counter(this.spendKey(scope, w, day));
+    return spent;
+  }
+
   async admit(a: Admission): Promise<AdmissionResult> {
     const rateKey = a.rate ? `${a.scope}/rate/${a.keyHash}/${rateWindowIndex(a.rate)}` : "";
     if (a.rate && this.counter(rateKey) >= a.rate.limit) {
@@ -532,30 +547,37 @@ export class MemoryStore implements Store {
     if (metered && a.creditMicros > 0 && this.counter(creditKey) < a.creditMicros) {
       return { ok: false, reason: "credits", balanceMicros: this.counter(creditKey) };
     }
-    const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
     // A request that costs a counter nothing (free or BYOK) cannot exceed it.
+    for (const b of a.budgets) {
+      if (b.amountMicros <= 0) continue;
+      const spent = this.windowSpent(a.scope, { ...b, lastDay: b.day });
+      if (spent >= b.limitMicros || spent + b.amountMicros > b.limitMicros) {
+        return {
+          ok: false,
+          reason: "budget",
+          guardrailId: b.guardrailId,
+          entity: b.entity,
+          spentMicros: spent,
+        };
+      }
+    }
+    const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
     if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
       const spent = this.counter(keySpend);
       if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
         return { ok: false, reason: "key-limit", spentMicros: spent };
       }
     }
-    for (const b of a.budgets) {
-      if (b.amountMicros <= 0) continue;
-      const spent = this.counter(`${a.scope}/spend/${b.guardrailId}/${b.window}`);
-      if (spent >= b.limitMicros || spent + b.amountMicros > b.limitMicros) {
-        return { ok: false, reason: "budget", guardrailId: b.guardrailId, spentMicros: spent };
-      }
-    }
     if (a.rate) this.bump(rateKey, 1, rateWindowRemainingMs(a.rate));
     if (metered && a.creditMicros > 0) this.bump(creditKey, -a.creditMicros);
     if (a.keyMicros > 0) this.bump(keySpend, a.keyMicros);
     for (const b of a.budgets) {
-      this.bump(
-        `${a.scope}/spend/${b.guardrailId}/${b.window}`,
-        b.amountMicros,
-        b.ttlSeconds * 1000,
-      );
+      if (b.amountMicros <= 0) continue;
+      const key = this.spendKey(a.scope, b, b.day);
+      this.bump(key, b.amountMicros);
+      // Like EXPIRE on the Redis hash: every charge renews the counter's lifetime.
+      const c = this.counters.get(key);
+      if (c) c.expiresAt = Date.now() + SPEND_TTL_SECONDS * 1000;
     }
     return { ok: true, metered };
   }
@@ -576,12 +598,11 @@ export class MemoryStore implements Store {
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
-    const real = new Map(
-      actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
-    );
+    const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
     for (const b of a.budgets) {
-      const key = `${a.scope}/spend/${b.guardrailId}/${b.window}`;
-      const delta = (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros;
+      // The reservation's own day, even if the stream ended after midnight.
+      const key = this.spendKey(a.scope, b, b.day);
+      const delta = (real.get(counterId(b)) ?? 0) - b.amountMicros;
       if (delta !== 0 && this.has(key)) this.bump(key, delta);
     }
   }
@@ -595,10 +616,7 @@ export class MemoryStore implements Store {
     return this.bump(`${scope}/credits`, micros);
   }
 
-  async getSpend(
-    scope: string,
-    counters: { guardrailId: string; window: string }[],
-  ): Promise<number[]> {
-    return counters.map((c) => this.counter(`${scope}/spend/${c.guardrailId}/${c.window}`));
+  async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {
+    return windows.map((w) => this.windowSpent(scope, w));
   }
 }

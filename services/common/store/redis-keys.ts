@@ -43,8 +43,9 @@ export class RedisKeys {
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
   keySpend = (ws: string, hash: string) => this.tagged(ws, `keyspend:${hash}`);
-  budgetSpend = (ws: string, guardrailId: string, window: string) =>
-    this.tagged(ws, `spend:${guardrailId}:${window}`);
+  /** One entity's spend under one guardrail: a hash of UTC day -> micro-dollars. */
+  budgetSpend = (ws: string, guardrailId: string, entity: string) =>
+    this.tagged(ws, `spend-d:${guardrailId}:${entity}`);
   /** Pub/sub channel announcing which scope changed (cache invalidation). */
   invalidations = () => `${this.prefix}:invalidate`;
   record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);

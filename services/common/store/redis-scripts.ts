@@ -323,12 +323,42 @@ return 1
 `;
 
 /**
+ * A budget counter is a hash of UTC day number -> micro-dollars spent that
+ * day; a window's spend is the sum of its days. Charging refreshes the
+ * counter's lifetime and drops days no window can reach any more.
+ */
+const LUA_SPEND = `
+local function window_spent(key, first, last)
+  local fields = {}
+  for d = tonumber(first), tonumber(last) do fields[#fields + 1] = tostring(d) end
+  if #fields == 0 then return 0 end
+  local spent = 0
+  for _, v in ipairs(redis.call("HMGET", key, unpack(fields))) do
+    if v then spent = spent + tonumber(v) end
+  end
+  return spent
+end
+local function charge(key, day, amount, ttl, kept)
+  redis.call("HINCRBY", key, day, amount)
+  redis.call("EXPIRE", key, ttl)
+  if redis.call("HLEN", key) > kept then
+    local oldest = tonumber(day) - kept
+    for _, f in ipairs(redis.call("HKEYS", key)) do
+      if tonumber(f) <= oldest then redis.call("HDEL", key, f) end
+    end
+  end
+end
+`;
+
+/**
  * Admission: every check first, then every reservation, so a refused request
  * changes nothing. KEYS: rate, credits, key spend, then one spend counter per
  * budget. ARGV: rateLimit (0 = none), ms until the rate window ends, creditMicros,
- * keyLimitMicros (-1 = none), keyMicros, then limit, amount, ttl per budget.
+ * keyLimitMicros (-1 = none), keyMicros, counter ttl, days kept, then limit,
+ * amount, window's first day, today per budget. Budgets are checked before
+ * the key's own limit (OpenRouter's order).
  */
-export const ADMIT = `
+export const ADMIT = `${LUA_SPEND}
 local rl = tonumber(ARGV[1])
 if rl > 0 and tonumber(redis.call("GET", KEYS[1]) or "0") >= rl then
   return { "rate-limit", redis.call("PTTL", KEYS[1]) }
@@ -339,29 +369,30 @@ if metered and credit > 0 then
   local balance = tonumber(redis.call("GET", KEYS[2]))
   if balance < credit then return { "credits", balance } end
 end
-local klim = tonumber(ARGV[4])
-local kamt = tonumber(ARGV[5])
 -- A request that costs a counter nothing (free or BYOK) cannot exceed it.
-if klim >= 0 and kamt > 0 then
-  local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
-  if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
-end
 for i = 4, #KEYS do
-  local base = 6 + (i - 4) * 3
+  local base = 8 + (i - 4) * 4
   local limit = tonumber(ARGV[base])
   local amount = tonumber(ARGV[base + 1])
   if amount > 0 then
-    local spent = tonumber(redis.call("GET", KEYS[i]) or "0")
+    local spent = window_spent(KEYS[i], ARGV[base + 2], ARGV[base + 3])
     if spent >= limit or spent + amount > limit then return { "budget", i - 4, spent } end
   end
+end
+local klim = tonumber(ARGV[4])
+local kamt = tonumber(ARGV[5])
+if klim >= 0 and kamt > 0 then
+  local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
+  if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
 end
 if rl > 0 and redis.call("INCR", KEYS[1]) == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
 if metered and credit > 0 then redis.call("DECRBY", KEYS[2], credit) end
 if kamt > 0 then redis.call("INCRBY", KEYS[3], kamt) end
 for i = 4, #KEYS do
-  local base = 6 + (i - 4) * 3
-  redis.call("INCRBY", KEYS[i], ARGV[base + 1])
-  redis.call("EXPIRE", KEYS[i], ARGV[base + 2])
+  local base = 8 + (i - 4) * 4
+  if tonumber(ARGV[base + 1]) > 0 then
+    charge(KEYS[i], ARGV[base + 3], ARGV[base + 1], ARGV[6], tonumber(ARGV[7]))
+  end
 end
 return { "ok", metered and 1 or 0 }
 `;
@@ -371,7 +402,9 @@ return { "ok", metered and 1 or 0 }
  * the request's record: the one round trip after a stream. KEYS: the id's
  * settled marker, credits, key spend, the record, budget counters. ARGV:
  * marker ttl (0 = no id: always apply), metered (0/1), creditRefund, keyDelta,
- * record ttl (0 = no record), record bytes, then one delta per budget.
+ * record ttl (0 = no record), record bytes, then per budget the day its
+ * reservation was charged to and the delta (applied to that day, even when the
+ * stream ended after midnight, while that day's bucket still exists).
  * Answers 0 when the id was already settled (the record is written anyway:
  * a retry that lost its answer must still leave the record).
  */
@@ -383,8 +416,10 @@ if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) =
 end
 if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
 for i = 5, #KEYS do
-  if tonumber(ARGV[i + 2]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
-    redis.call("INCRBY", KEYS[i], ARGV[i + 2])
+  local base = 7 + (i - 5) * 2
+  local day = ARGV[base]
+  if tonumber(ARGV[base + 1]) ~= 0 and redis.call("HEXISTS", KEYS[i], day) == 1 then
+    redis.call("HINCRBY", KEYS[i], day, ARGV[base + 1])
   end
 end
 return 1

@@ -14,10 +14,14 @@ import { defaultGuardrailId } from "../ids.js";
 import {
   type Admission,
   type AdmissionResult,
+  counterId,
   rateWindowIndex,
   rateWindowRemainingMs,
   SETTLED_MARKER_TTL_SECONDS,
   type Settlement,
+  SPEND_DAYS_KEPT,
+  SPEND_TTL_SECONDS,
+  type SpendWindow,
 } from "./admission.js";
 import {
   decodeFields,
@@ -677,13 +681,15 @@ export class RedisStore implements Store {
       rateKey,
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
-      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
       a.rate?.limit ?? 0,
       a.rate ? rateWindowRemainingMs(a.rate) : 0,
       a.creditMicros,
       a.keyLimitMicros ?? -1,
       a.keyMicros,
-      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.ttlSeconds]),
+      SPEND_TTL_SECONDS,
+      SPEND_DAYS_KEPT,
+      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day]),
     )) as [string, number, number?];
     const [verdict, x, y] = result;
     switch (verdict) {
@@ -700,6 +706,7 @@ export class RedisStore implements Store {
           ok: false,
           reason: "budget",
           guardrailId: a.budgets[x]?.guardrailId ?? "",
+          entity: a.budgets[x]?.entity ?? "",
           spentMicros: y ?? 0,
         };
     }
@@ -711,9 +718,7 @@ export class RedisStore implements Store {
     metered: boolean,
     record?: StoredRecord,
   ): Promise<void> {
-    const real = new Map(
-      actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
-    );
+    const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
     await this.script("rgSettle")(
       4 + a.budgets.length,
       this.k.settled(a.scope, a.id ?? "-"),
@@ -721,14 +726,14 @@ export class RedisStore implements Store {
       this.k.keySpend(a.scope, a.keyHash),
       // Same hash tag as the counters: one script, one slot, one round trip.
       record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
-      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
       a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
       metered ? "1" : "0",
       a.creditMicros - actual.creditMicros,
       actual.keyMicros - a.keyMicros,
       record ? record.ttlSeconds : 0,
       record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
-      ...a.budgets.map((b) => (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros),
+      ...a.budgets.flatMap((b) => [b.day, (real.get(counterId(b)) ?? 0) - b.amountMicros]),
     );
   }
 
@@ -741,14 +746,19 @@ export class RedisStore implements Store {
     return this.client.incrby(this.k.credits(scope), micros);
   }
 
-  async getSpend(
-    scope: string,
-    counters: { guardrailId: string; window: string }[],
-  ): Promise<number[]> {
-    if (counters.length === 0) return [];
-    const values = await Promise.all(
-      counters.map((c) => this.client.get(this.k.budgetSpend(scope, c.guardrailId, c.window))),
+  async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {
+    return Promise.all(
+      windows.map(async (w) => {
+        const days = Array.from({ length: Math.max(0, w.lastDay - w.firstDay + 1) }, (_, i) =>
+          String(w.firstDay + i),
+        );
+        if (days.length === 0) return 0;
+        const values = await this.client.hmget(
+          this.k.budgetSpend(scope, w.guardrailId, w.entity),
+          ...days,
+        );
+        return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+      }),
     );
-    return values.map((v) => Number(v ?? 0));
   }
 }

@@ -1,6 +1,6 @@
 import type { ApiKey, Workspace } from "../../../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import type { Admission, AdmissionResult, Settlement } from "./admission.js";
+import type { Admission, AdmissionResult, Settlement, SpendWindow } from "./admission.js";
 import type { LimitReached } from "./limits.js";
 
 /** A page of items and the total number that match. */
@@ -198,8 +198,8 @@ export interface Store {
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
   addCredits(scope: string, micros: number): Promise<number>;
-  /** Current spend of budget windows, in micro-USD. */
-  getSpend(scope: string, counters: { guardrailId: string; window: string }[]): Promise<number[]>;
+  /** What each counter spent over the days of its window, in micro-USD. */
+  getSpend(scope: string, windows: SpendWindow[]): Promise<number[]>;
 
   /**
    * Calls the listener with the scope (workspace id or "org") whose keys,

@@ -273,6 +273,7 @@ describe("effective policy (the guardrail algebra)", () => {
         {
           guardrailId: a.guardrail.id,
           guardrailName: a.guardrail.name,
+          source: "key",
           limitUsd: 5,
           interval: "daily",
           includeByok: true,
@@ -280,6 +281,7 @@ describe("effective policy (the guardrail algebra)", () => {
         {
           guardrailId: c.guardrail.id,
           guardrailName: c.guardrail.name,
+          source: "workspace_default",
           limitUsd: 0,
           interval: "monthly",
           includeByok: false,
