@@ -44,6 +44,12 @@ function modelToJson(m: Model) {
   };
 }
 
+const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
+  [AudioFormat.PCM]: "pcm",
+  [AudioFormat.MP3]: "mp3",
+  [AudioFormat.WAV]: "wav",
+};
+
 function generationToJson(g: Generation) {
   return {
     id: g.id,
@@ -52,7 +58,7 @@ function generationToJson(g: Generation) {
     status: g.status,
     characters: g.characters,
     cost_usd: g.costUsd,
-    response_format: g.format === AudioFormat.MP3 ? "mp3" : "pcm",
+    response_format: FORMAT_NAMES[g.format] ?? "pcm",
     voice: g.voice,
     speed: g.speed,
     duration_seconds: g.durationSeconds,

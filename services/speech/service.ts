@@ -21,7 +21,7 @@ import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
-import { MAX_CHUNK_BYTES, SAMPLE_RATE } from "./audio/index.js";
+import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
 import { catalogToProto } from "./catalog/catalog-proto.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
@@ -42,6 +42,14 @@ const log = componentLogger("speech");
 const CONTENT_TYPES = {
   pcm: `audio/pcm;rate=${SAMPLE_RATE};channels=1`,
   mp3: "audio/mpeg",
+  // OpenAI's type for its WAV (the rate and channels are in the header).
+  wav: "audio/wav",
+} as const;
+
+const FORMAT_ENUM = {
+  pcm: AudioFormat.PCM,
+  mp3: AudioFormat.MP3,
+  wav: AudioFormat.WAV,
 } as const;
 
 export interface SpeechServiceDeps {
@@ -108,7 +116,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           endpoint,
           segments: plan.segments,
           speed: plan.speed,
-          format: plan.format,
+          format: sourceFormat(plan.format),
           references: plan.references.parts,
           options: plan.providerOptions[endpoint.provider],
           signal: attempt.signal,
@@ -257,7 +265,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       provider: endpoint.provider,
       characters: plan.characters,
       costUsd: (plan.characters * endpoint.price_per_million_chars) / 1_000_000,
-      format: plan.format === "mp3" ? AudioFormat.MP3 : AudioFormat.PCM,
+      format: FORMAT_ENUM[plan.format],
       sessionId: plan.sessionId,
       user: plan.user,
       trace: plan.trace,
