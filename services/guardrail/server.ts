@@ -31,6 +31,8 @@ export interface GuardrailServerOptions {
   /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
   tls?: GrpcTls;
   account?: AccountSettings;
+  /** RATE_LIMIT_PER_MINUTE (default 600): what GET /key reports for keys without their own. */
+  rateLimitPerMinute?: number;
 }
 
 /**
@@ -51,7 +53,9 @@ export async function startGuardrailServer(
   const operatorKey: OperatorKey | undefined = options.managementKey
     ? new OperatorKey(store, options.managementKey, (): Promise<unknown> => accounts.bootstrap())
     : undefined;
-  const accounts = new AccountServiceImpl(store);
+  const accounts = new AccountServiceImpl(store, {
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
+  });
   const defaultWorkspaceId = await accounts.bootstrap();
   if (operatorKey) {
     await operatorKey.ensure();
@@ -87,6 +91,7 @@ export async function startGuardrailServer(
           listenerRegion: options.listenerRegion ?? "global",
           access: {
             [`${AccountService.typeName}/Authenticate`]: "any-key",
+            [`${AccountService.typeName}/GetCurrentKey`]: "any-key",
             [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
             [`${Health.typeName}/*`]: "public",
           },

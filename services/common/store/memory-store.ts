@@ -1,3 +1,9 @@
+import {
+  type KeyUsage,
+  keyUsageAmounts,
+  keyUsageCounters,
+  keyUsageFrom,
+} from "./key-usage.js";
 import { clone } from "@bufbuild/protobuf";
 import {
   type ApiKey,
@@ -574,6 +580,12 @@ export class MemoryStore implements Store {
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
+    keyUsageCounters(a.keyHash, new Date()).forEach((c, i) => {
+      const amount = amounts[i] ?? 0;
+      if (amount > 0)
+        this.bump(`${a.scope}/${c.suffix}`, amount, c.ttlSeconds ? c.ttlSeconds * 1000 : undefined);
+    });
     const real = new Map(
       actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
     );
@@ -590,7 +602,19 @@ export class MemoryStore implements Store {
   }
 
   async addCredits(scope: string, micros: number): Promise<number> {
+    this.bump(`${scope}/credits-added`, micros);
     return this.bump(`${scope}/credits`, micros);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return this.counter(`${scope}/credits-added`);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    return keyUsageFrom(
+      this.counter(`${scope}/keyspend/${keyHash}`),
+      keyUsageCounters(keyHash, now).map((c) => this.counter(`${scope}/${c.suffix}`)),
+    );
   }
 
   async getSpend(

@@ -366,9 +366,10 @@ return { "ok", metered and 1 or 0 }
 /**
  * Replaces reservations with real costs, once per admission id, and stores
  * the request's record: the one round trip after a stream. KEYS: the id's
- * settled marker, credits, key spend, the record, budget counters. ARGV:
- * marker ttl (0 = no id: always apply), metered (0/1), creditRefund, keyDelta,
- * record ttl (0 = no record), record bytes, then one delta per budget.
+ * settled marker, credits, key spend, the record, U key usage counters, budget
+ * counters. ARGV: marker ttl (0 = no id: always apply), metered (0/1),
+ * creditRefund, keyDelta, record ttl (0 = no record), record bytes, U, then
+ * amount and ttl (0 = kept) per usage counter, then one delta per budget.
  * Answers 0 when the id was already settled (the record is written anyway:
  * a retry that lost its answer must still leave the record).
  */
@@ -379,9 +380,20 @@ if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) =
   redis.call("INCRBY", KEYS[2], ARGV[3])
 end
 if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
-for i = 5, #KEYS do
-  if tonumber(ARGV[i + 2]) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
-    redis.call("INCRBY", KEYS[i], ARGV[i + 2])
+local u = tonumber(ARGV[7])
+for j = 1, u do
+  local amount = tonumber(ARGV[6 + 2 * j])
+  local ttl = tonumber(ARGV[7 + 2 * j])
+  if amount > 0 then
+    redis.call("INCRBY", KEYS[4 + j], amount)
+    if ttl > 0 then redis.call("EXPIRE", KEYS[4 + j], ttl) end
+  end
+end
+local delta0 = 7 + 2 * u
+for i = 5 + u, #KEYS do
+  local delta = ARGV[delta0 + i - (4 + u)]
+  if tonumber(delta) ~= 0 and redis.call("EXISTS", KEYS[i]) == 1 then
+    redis.call("INCRBY", KEYS[i], delta)
   end
 end
 return 1

@@ -1,3 +1,9 @@
+import {
+  type KeyUsage,
+  keyUsageAmounts,
+  keyUsageCounters,
+  keyUsageFrom,
+} from "./key-usage.js";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
 import {
@@ -693,13 +699,16 @@ export class RedisStore implements Store {
     const real = new Map(
       actual.budgets.map((b) => [`${b.guardrailId}/${b.window}`, b.amountMicros]),
     );
+    const usage = keyUsageCounters(a.keyHash, new Date());
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
     await this.script("rgSettle")(
-      4 + a.budgets.length,
+      4 + usage.length + a.budgets.length,
       this.k.settled(a.scope, a.id ?? "-"),
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
       // Same hash tag as the counters: one script, one slot, one round trip.
       record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
+      ...usage.map((c) => this.k.keyUsage(a.scope, c.suffix)),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.window)),
       a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
       metered ? "1" : "0",
@@ -707,6 +716,8 @@ export class RedisStore implements Store {
       actual.keyMicros - a.keyMicros,
       record ? record.ttlSeconds : 0,
       record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
+      usage.length,
+      ...usage.flatMap((c, i) => [amounts[i] ?? 0, c.ttlSeconds]),
       ...a.budgets.map((b) => (real.get(`${b.guardrailId}/${b.window}`) ?? 0) - b.amountMicros),
     );
   }
@@ -717,7 +728,29 @@ export class RedisStore implements Store {
   }
 
   async addCredits(scope: string, micros: number): Promise<number> {
-    return this.client.incrby(this.k.credits(scope), micros);
+    // Both in one transaction: the added total and the balance never disagree.
+    const res = await this.client
+      .multi()
+      .incrby(this.k.creditsAdded(scope), micros)
+      .incrby(this.k.credits(scope), micros)
+      .exec();
+    const [err, balance] = res?.[1] ?? [new Error("addCredits: transaction aborted"), 0];
+    if (err) throw err;
+    return Number(balance);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return Number((await this.client.get(this.k.creditsAdded(scope))) ?? 0);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    const counters = keyUsageCounters(keyHash, now);
+    const values = await this.client.mget(
+      this.k.keySpend(scope, keyHash),
+      ...counters.map((c) => this.k.keyUsage(scope, c.suffix)),
+    );
+    const [total, ...rest] = values.map((v) => Number(v ?? 0));
+    return keyUsageFrom(total ?? 0, rest);
   }
 
   async getSpend(
