@@ -1,6 +1,6 @@
+import type { GetCreditsResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import type { GetCreditsResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { badRequest, checkFields, checkQuery } from "../json/fields.js";
 
 function creditsToJson(res: GetCreditsResponse) {

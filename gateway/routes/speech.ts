@@ -1,48 +1,11 @@
 import { once } from "node:events";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import {
-  AudioFormat,
-  type Generation,
-  type Model,
-} from "../../gen/railgate/speech/v1/speech_pb.js";
+import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
 import { speechRequestFromJson } from "../json/speech-json.js";
-
-function modelToJson(m: Model) {
-  const prices = m.endpoints.map((e) => e.pricePerMillionChars);
-  return {
-    id: m.id,
-    name: m.name,
-    description: m.description,
-    architecture: { input_modalities: ["text"], output_modalities: ["speech"] },
-    supported_voices: m.voices.map((v) => v.id),
-    voices: m.voices.map((v) => ({ id: v.id, name: v.name, languages: v.languages })),
-    pricing: { per_million_characters: prices.length ? Math.min(...prices) : 0 },
-    endpoints: m.endpoints.map((e) => ({
-      provider: e.provider,
-      kind: e.kind,
-      price_per_million_chars: e.pricePerMillionChars,
-      byok: e.byok,
-      capabilities: {
-        speed: e.capabilities?.speed ?? false,
-        multi_speaker: e.capabilities?.multiSpeaker ?? false,
-        instructions: e.capabilities?.instructions ?? false,
-        voice_cloning: e.capabilities?.voiceCloning ?? false,
-        max_references: e.capabilities?.maxReferences ?? 0,
-        image_reference: e.capabilities?.imageReference ?? false,
-      },
-      data_policy: {
-        zero_data_retention: e.dataPolicy?.zeroDataRetention ?? false,
-        safety_retention: e.dataPolicy?.safetyRetention ?? false,
-        trains_on_data: e.dataPolicy?.trainsOnData ?? false,
-        publishes_prompts: e.dataPolicy?.publishesPrompts ?? false,
-      },
-    })),
-  };
-}
 
 const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
   [AudioFormat.PCM]: "pcm",
@@ -108,21 +71,6 @@ export const speechRoutes: Route[] = [
           if (!ctx.res.write(msg.event.value)) await once(ctx.res, "drain", { signal: ctx.signal });
         }
         ctx.res.end();
-      },
-    },
-  },
-  {
-    pattern: "/api/v1/models",
-    access: "public",
-    methods: {
-      async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["output_modalities"]);
-        const wanted = ctx.url.searchParams.get("output_modalities");
-        const modalities = wanted?.split(",").map((s) => s.trim()) ?? ["speech"];
-        const res = await ctx.clients.speech.listModels({}, { signal: ctx.signal });
-        const models =
-          modalities.includes("speech") || modalities.includes("all") ? res.models : [];
-        sendJson(ctx.res, 200, { data: models.map(modelToJson) });
       },
     },
   },

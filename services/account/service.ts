@@ -30,8 +30,8 @@ import { isLimitReached, limitError } from "../common/store/limits.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
-import { keyRegions, readKeyUsage } from "./key-usage.js";
 import { invalidationStream } from "./invalidations.js";
+import { keyRegions, readKeyUsage } from "./key-usage.js";
 import { isSlug, slugify } from "./slug.js";
 
 const NAME_MAX = 100;

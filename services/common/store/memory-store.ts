@@ -1,9 +1,3 @@
-import {
-  type KeyUsage,
-  keyUsageAmounts,
-  keyUsageCounters,
-  keyUsageFrom,
-} from "./key-usage.js";
 import { clone } from "@bufbuild/protobuf";
 import {
   type ApiKey,
@@ -27,6 +21,7 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
 import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
 import {
   type AssignmentKind,

@@ -1,9 +1,3 @@
-import {
-  type KeyUsage,
-  keyUsageAmounts,
-  keyUsageCounters,
-  keyUsageFrom,
-} from "./key-usage.js";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
 import {
@@ -31,6 +25,7 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
 import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import * as scripts from "./redis-scripts.js";
