@@ -36,13 +36,13 @@ function inputModalities(endpoints: Endpoint[]): string[] {
   return out;
 }
 
+/** Speech models have no tokenizer: the model shape omits it, the endpoints shape has it null. */
 function architecture(endpoints: Endpoint[]) {
   const input = inputModalities(endpoints);
   return {
     input_modalities: input,
     output_modalities: ["speech"],
     modality: `${input.join("+")}->speech`,
-    tokenizer: null,
     instruct_type: null,
   };
 }
@@ -124,7 +124,7 @@ export function modelEndpointsToJson(m: Model) {
     name: m.name,
     created: createdSeconds(m),
     description: m.description,
-    architecture: architecture(m.endpoints),
+    architecture: { ...architecture(m.endpoints), tokenizer: null },
     endpoints: m.endpoints.map((e) => ({
       name: `${e.provider} | ${m.id}`,
       model_id: m.id,

@@ -13,7 +13,13 @@ const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
   [AudioFormat.WAV]: "wav",
 };
 
+/**
+ * A generation record: Railgate's fields, and OpenRouter's generation shape beside them (the
+ * fields @openrouter/sdk validates). Speech has no tokens, finish reasons of a model, app
+ * attribution or web search: those are null; `usage`/`total_cost` are what it cost.
+ */
 function generationToJson(g: Generation) {
+  const createdAt = g.createdAt ? timestampDate(g.createdAt).toISOString() : null;
   return {
     id: g.id,
     model: g.model,
@@ -36,7 +42,47 @@ function generationToJson(g: Generation) {
       action: f.action,
       count: f.count,
     })),
-    created_at: g.createdAt ? timestampDate(g.createdAt).toISOString() : null,
+    created_at: createdAt,
+    // OpenRouter's names for the same facts.
+    api_type: "tts",
+    provider_name: g.provider,
+    total_cost: g.costUsd,
+    usage: g.costUsd,
+    is_byok: g.byok,
+    cancelled: g.status === "cancelled",
+    finish_reason: g.status,
+    native_finish_reason: g.status,
+    latency: g.timeToFirstByteMs,
+    streamed: true,
+    external_user: g.user || null,
+    workspace_id: g.workspaceId || null,
+    origin: "",
+    // What speech has no counterpart of.
+    app_id: null,
+    cache_discount: null,
+    generation_time: null,
+    http_referer: null,
+    moderation_latency: null,
+    native_tokens_cached: null,
+    native_tokens_completion: null,
+    native_tokens_completion_images: null,
+    native_tokens_prompt: null,
+    native_tokens_reasoning: null,
+    num_fetches: null,
+    num_input_audio_prompt: null,
+    num_media_completion: null,
+    num_media_prompt: null,
+    num_search_results: null,
+    preset_id: null,
+    provider_responses: null,
+    router: null,
+    service_tier: null,
+    tokens_completion: null,
+    tokens_prompt: null,
+    upstream_id: null,
+    upstream_inference_cost: null,
+    user_agent: null,
+    web_search_engine: null,
   };
 }
 

@@ -263,6 +263,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       id: `gen-${newId()}`,
       model: plan.model.id,
       provider: endpoint.provider,
+      byok: endpoint.byok,
       characters: plan.characters,
       costUsd: (plan.characters * endpoint.price_per_million_chars) / 1_000_000,
       format: FORMAT_ENUM[plan.format],

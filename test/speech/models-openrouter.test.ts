@@ -34,7 +34,6 @@ describe("speech: /models in OpenRouter's shapes (list, count, one model, its en
         input_modalities: ["text"],
         output_modalities: ["speech"],
         modality: "text->speech",
-        tokenizer: null,
         instruct_type: null,
       });
       expect(basic.top_provider).to.deep.equal({
