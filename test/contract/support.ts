@@ -59,12 +59,12 @@ export async function valid<T>(call: Promise<T>): Promise<T> {
 }
 
 /**
- * The SDK call fails with an HTTP error of `status` whose body the SDK parsed as its error
+ * The SDK call fails with an HTTP error of `status` (or one of them) whose body the SDK parsed as its error
  * shape (`{ error: { code, message } }`); the message matches `message` when given.
  */
 export async function refused(
   call: Promise<unknown>,
-  status: number,
+  status: number | number[],
   message?: RegExp,
 ): Promise<OpenRouterError> {
   let caught: unknown;
@@ -78,9 +78,9 @@ export async function refused(
   }
   expect(caught, "the call should have failed").to.be.instanceOf(OpenRouterError);
   const err = caught as OpenRouterError;
-  expect(err.statusCode, err.body).to.equal(status);
+  expect(err.statusCode, err.body).to.be.oneOf(Array.isArray(status) ? status : [status]);
   const body = JSON.parse(err.body);
-  expect(body.error.code).to.equal(status);
+  expect(body.error.code).to.equal(err.statusCode);
   if (message) expect(body.error.message).to.match(message);
   return err;
 }
