@@ -96,6 +96,32 @@ function currentKeyToJson(res: GetCurrentKeyResponse) {
   };
 }
 
+/**
+ * OpenRouter's create-key fields: `creator_user_id` names the owning member (Railgate's
+ * `member_user_id`; both may be sent when they agree). Railgate's key limits are all-time
+ * and count credits only, so `limit_reset` may only be null and `include_byok_in_limit`
+ * only false: other values are refused rather than silently not honoured.
+ */
+function checkOpenRouterKeyFields(body: Record<string, unknown>): void {
+  const member = body.member_user_id ?? null;
+  const creator = body.creator_user_id ?? null;
+  if (member !== null && creator !== null && member !== creator) {
+    throw badRequest(
+      "creator_user_id and member_user_id name the key's owner: send one, or the same",
+    );
+  }
+  if (body.limit_reset !== undefined && body.limit_reset !== null) {
+    throw badRequest("limit_reset must be null: key limits are all-time (they do not reset)");
+  }
+  if (body.include_byok_in_limit === true) {
+    throw badRequest("include_byok_in_limit must be false: key limits count credit spend only");
+  }
+}
+
+function ownerOf(body: Record<string, unknown>): string {
+  return ((body.member_user_id ?? body.creator_user_id) as string | null | undefined) ?? "";
+}
+
 function parseKind(v: unknown): KeyKind {
   if (v === undefined || v === "standard") return KeyKind.STANDARD;
   if (v === "management") return KeyKind.MANAGEMENT;
@@ -130,16 +156,20 @@ export const keyRoutes: Route[] = [
           kind: { type: "string" },
           workspace_id: { type: "string" },
           member_user_id: { type: "string", nullable: true },
+          creator_user_id: { type: "string", nullable: true },
           limit: { type: "number", nullable: true },
+          include_byok_in_limit: { type: "boolean" },
+          limit_reset: { type: "string", nullable: true },
           rate_limit_per_minute: { type: "int32", nullable: true },
         });
         if (!has(body, "name")) throw badRequest("name is required");
+        checkOpenRouterKeyFields(body);
         const res = await ctx.clients.accounts.createKey(
           {
             name: body.name as string,
             kind: parseKind(body.kind),
             workspaceId: (body.workspace_id as string | undefined) ?? "",
-            memberUserId: (body.member_user_id as string | null | undefined) ?? "",
+            memberUserId: ownerOf(body),
             limit: (body.limit as number | null | undefined) ?? undefined,
             rateLimitPerMinute:
               (body.rate_limit_per_minute as number | null | undefined) ?? undefined,

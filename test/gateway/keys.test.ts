@@ -80,6 +80,48 @@ describe("gateway: API keys", () => {
     });
   });
 
+  describe("OpenRouter's create-key fields", () => {
+    it("creator_user_id names the owning member", async () => {
+      const res = await h.api.post("/api/v1/keys", { name: "owned", creator_user_id: "user_7" });
+      expectStatus(res, 201);
+      expect(res.body.data).to.include({ member_user_id: "user_7", creator_user_id: "user_7" });
+      const same = await h.api.post("/api/v1/keys", {
+        name: "owned twice",
+        creator_user_id: "user_7",
+        member_user_id: "user_7",
+      });
+      expectStatus(same, 201);
+    });
+
+    it("takes limit_reset null and include_byok_in_limit false, which is what Railgate does", async () => {
+      const res = await h.api.post("/api/v1/keys", {
+        name: "plain",
+        limit: 3,
+        limit_reset: null,
+        include_byok_in_limit: false,
+      });
+      expectStatus(res, 201);
+      expect(res.body.data).to.include({
+        limit: 3,
+        limit_reset: null,
+        include_byok_in_limit: false,
+      });
+    });
+
+    it("refuses what it would not honour, naming the field", async () => {
+      const post = (body: Record<string, unknown>) =>
+        h.api.post("/api/v1/keys", { name: "k", ...body });
+      expectError(await post({ limit_reset: "daily" }), 400, /limit_reset must be null/);
+      expectError(await post({ include_byok_in_limit: true }), 400, /include_byok_in_limit/);
+      expectError(
+        await post({ creator_user_id: "a", member_user_id: "b" }),
+        400,
+        /creator_user_id and member_user_id/,
+      );
+      expectError(await post({ creator_user_id: 7 }), 400, /creator_user_id/);
+    });
+  });
+
   describe("using a key", () => {
     it("authenticates with the secret as a bearer token; GET /key describes the caller", async () => {
       const { data, secret } = await createKey(h.api, { name: "Caller" });
