@@ -72,7 +72,7 @@ async function run(): Promise<void> {
         workspaceId: values.workspace ?? "",
         memberUserId: values.member ?? "",
       });
-      print({ data: res.key && keyToJson(res.key), key: res.secret });
+      print({ data: res.key && keyToJson(res.key, res.usage), key: res.secret });
       return;
     }
     case "keys list": {
@@ -81,7 +81,10 @@ async function run(): Promise<void> {
         limit: 100,
         includeDisabled: true,
       });
-      print({ data: res.keys.map(keyToJson), total_count: res.totalCount });
+      print({
+        data: res.keys.map((k, i) => keyToJson(k, res.usages[i])),
+        total_count: res.totalCount,
+      });
       return;
     }
     case "keys disable":
@@ -91,7 +94,7 @@ async function run(): Promise<void> {
         disabled: verb === "disable",
         updateMask: { paths: ["disabled"] },
       });
-      print({ data: res.key && keyToJson(res.key) });
+      print({ data: res.key && keyToJson(res.key, res.usage) });
       return;
     }
     case "keys delete": {

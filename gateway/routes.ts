@@ -5,6 +5,7 @@ import { explainRoutes } from "./routes/explain.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
+import { modelRoutes } from "./routes/models.js";
 import { speechRoutes } from "./routes/speech.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
@@ -18,4 +19,5 @@ export const routes: Route[] = [
   ...creditRoutes,
   ...workspaceRoutes,
   ...speechRoutes,
+  ...modelRoutes,
 ];

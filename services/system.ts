@@ -45,6 +45,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
       allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
       allowSafetyRetentionOther: config.allowSafetyRetentionOther,
     },
+    rateLimitPerMinute: config.rateLimitPerMinute,
     ...access,
   });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {

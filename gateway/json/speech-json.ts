@@ -20,6 +20,7 @@ const SPEECH_SPEC: Spec = {
   model: { type: "string" },
   voice: { type: "string" },
   response_format: { type: "string" },
+  stream_format: { type: "string", nullable: true },
   speed: { type: "number", nullable: true },
   input_references: { type: "array", nullable: true },
   instructions: { type: "string", nullable: true },
@@ -42,6 +43,27 @@ const PROVIDER_SPEC: Spec = {
 };
 
 type Json = Record<string, unknown>;
+
+const RESPONSE_FORMATS: Record<string, AudioFormat> = {
+  mp3: AudioFormat.MP3,
+  pcm: AudioFormat.PCM,
+  wav: AudioFormat.WAV,
+};
+
+/**
+ * OpenAI's `stream_format`: "audio" (the default) is what every response is, raw audio
+ * streamed as it is made. "sse" (audio in server-sent events) is not served; a client that
+ * asks for it would otherwise get raw bytes it cannot parse, so it is refused by name.
+ */
+function checkStreamFormat(value: unknown): void {
+  if (value === undefined || value === null || value === "audio") return;
+  if (value === "sse") {
+    throw badRequest(
+      'stream_format "sse" is not supported: audio is streamed as raw bytes; send "audio" or omit it',
+    );
+  }
+  throw badRequest(`stream_format must be "audio", got ${quote(value)}`);
+}
 
 function referencePart(raw: Json, i: number) {
   const at = `input_references[${i}]`;
@@ -130,11 +152,13 @@ export function speechRequestFromJson(
   }
   const format = body.response_format;
   if (format !== undefined) {
-    if (format !== "mp3" && format !== "pcm") {
-      throw badRequest(`response_format must be "mp3" or "pcm", got ${quote(format)}`);
+    const value = RESPONSE_FORMATS[format as string];
+    if (value === undefined) {
+      throw badRequest(`response_format must be "mp3", "pcm" or "wav", got ${quote(format)}`);
     }
-    req.responseFormat = format === "mp3" ? AudioFormat.MP3 : AudioFormat.PCM;
+    req.responseFormat = value;
   }
+  checkStreamFormat(body.stream_format);
   const refs = body.input_references as unknown[] | null | undefined;
   if (refs) {
     checkElements("input_references", refs, "object");

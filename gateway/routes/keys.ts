@@ -1,24 +1,125 @@
-import { type ApiKey, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
+import { create } from "@bufbuild/protobuf";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  KeyKind,
+  type KeyUsage,
+  KeyUsageSchema,
+} from "../../gen/railgate/account/v1/account_pb.js";
+import type { GetCurrentKeyResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { badRequest, checkFields, checkQuery, has, queryPage } from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
 
-export function keyToJson(k: ApiKey) {
+/**
+ * A key in OpenRouter's shape (the fields @openrouter/sdk validates) plus Railgate's own.
+ * Key limits are all-time credits (no reset) and never count BYOK spend, hence limit_reset
+ * null and include_byok_in_limit false. Management keys belong to the organization, not a
+ * workspace: their workspace_id is "".
+ */
+export function keyToJson(k: ApiKey, usage: KeyUsage | undefined) {
+  const u = usage ?? create(KeyUsageSchema);
   return {
     hash: k.hash,
     name: k.name,
     label: k.label,
     kind: k.kind === KeyKind.MANAGEMENT ? "management" : "standard",
+    workspace_id: k.workspaceId,
+    member_user_id: k.memberUserId || null,
+    creator_user_id: k.memberUserId || null,
+    external_user: null,
+    disabled: k.disabled,
+    limit: k.limit ?? null,
+    limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - u.usageUsd),
+    limit_reset: null,
+    include_byok_in_limit: false,
+    ...usageToJson(u),
+    rate_limit_per_minute: k.rateLimitPerMinute ?? null,
+    guardrail_id: k.guardrailId || null,
+    created_at: isoOrNull(k.createdAt) ?? "",
+    updated_at: isoOrNull(k.updatedAt),
+  };
+}
+
+function usageToJson(u: KeyUsage) {
+  return {
+    usage: u.usageUsd,
+    usage_daily: u.usageDailyUsd,
+    usage_weekly: u.usageWeeklyUsd,
+    usage_monthly: u.usageMonthlyUsd,
+    byok_usage: u.byokUsageUsd,
+    byok_usage_daily: u.byokUsageDailyUsd,
+    byok_usage_weekly: u.byokUsageWeeklyUsd,
+    byok_usage_monthly: u.byokUsageMonthlyUsd,
+  };
+}
+
+/**
+ * GET /key: the calling key in OpenRouter's shape. Railgate has no free tier and no free
+ * models (every model is priced), so the free-tier fields say so: not free tier, no free
+ * daily requests.
+ */
+function currentKeyToJson(res: GetCurrentKeyResponse) {
+  const k = res.key ?? create(ApiKeySchema);
+  const u = res.usage ?? create(KeyUsageSchema);
+  const management = k.kind === KeyKind.MANAGEMENT;
+  return {
+    hash: k.hash,
+    name: k.name,
+    label: k.label,
+    kind: management ? "management" : "standard",
+    is_management_key: management,
+    // OpenRouter's former name for a management key.
+    is_provisioning_key: management,
+    is_free_tier: false,
+    free_model_daily_requests: { limit: 0, remaining: 0, used: 0 },
     workspace_id: k.workspaceId || null,
+    organization_id: null,
+    creator_user_id: k.memberUserId || null,
     member_user_id: k.memberUserId || null,
     disabled: k.disabled,
     limit: k.limit ?? null,
-    rate_limit_per_minute: k.rateLimitPerMinute ?? null,
+    limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - u.usageUsd),
+    limit_reset: null,
+    include_byok_in_limit: false,
+    ...usageToJson(u),
+    allowed_data_regions: res.allowedDataRegions,
+    rate_limit: {
+      requests: res.rateLimitPerMinute,
+      interval: "1m",
+      note: "Speech requests per minute for this key (0 = unlimited)",
+    },
     guardrail_id: k.guardrailId || null,
     created_at: isoOrNull(k.createdAt),
     updated_at: isoOrNull(k.updatedAt),
   };
+}
+
+/**
+ * OpenRouter's create-key fields: `creator_user_id` names the owning member (Railgate's
+ * `member_user_id`; both may be sent when they agree). Railgate's key limits are all-time
+ * and count credits only, so `limit_reset` may only be null and `include_byok_in_limit`
+ * only false: other values are refused rather than silently not honoured.
+ */
+function checkOpenRouterKeyFields(body: Record<string, unknown>): void {
+  const member = body.member_user_id ?? null;
+  const creator = body.creator_user_id ?? null;
+  if (member !== null && creator !== null && member !== creator) {
+    throw badRequest(
+      "creator_user_id and member_user_id name the key's owner: send one, or the same",
+    );
+  }
+  if (body.limit_reset !== undefined && body.limit_reset !== null) {
+    throw badRequest("limit_reset must be null: key limits are all-time (they do not reset)");
+  }
+  if (body.include_byok_in_limit === true) {
+    throw badRequest("include_byok_in_limit must be false: key limits count credit spend only");
+  }
+}
+
+function ownerOf(body: Record<string, unknown>): string {
+  return ((body.member_user_id ?? body.creator_user_id) as string | null | undefined) ?? "";
 }
 
 function parseKind(v: unknown): KeyKind {
@@ -43,7 +144,10 @@ export const keyRoutes: Route[] = [
           },
           ctx.call,
         );
-        sendJson(ctx.res, 200, { data: res.keys.map(keyToJson), total_count: res.totalCount });
+        sendJson(ctx.res, 200, {
+          data: res.keys.map((k, i) => keyToJson(k, res.usages[i])),
+          total_count: res.totalCount,
+        });
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
@@ -52,23 +156,27 @@ export const keyRoutes: Route[] = [
           kind: { type: "string" },
           workspace_id: { type: "string" },
           member_user_id: { type: "string", nullable: true },
+          creator_user_id: { type: "string", nullable: true },
           limit: { type: "number", nullable: true },
+          include_byok_in_limit: { type: "boolean" },
+          limit_reset: { type: "string", nullable: true },
           rate_limit_per_minute: { type: "int32", nullable: true },
         });
         if (!has(body, "name")) throw badRequest("name is required");
+        checkOpenRouterKeyFields(body);
         const res = await ctx.clients.accounts.createKey(
           {
             name: body.name as string,
             kind: parseKind(body.kind),
             workspaceId: (body.workspace_id as string | undefined) ?? "",
-            memberUserId: (body.member_user_id as string | null | undefined) ?? "",
+            memberUserId: ownerOf(body),
             limit: (body.limit as number | null | undefined) ?? undefined,
             rateLimitPerMinute:
               (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
           },
           ctx.call,
         );
-        sendJson(ctx.res, 201, { data: res.key && keyToJson(res.key), key: res.secret });
+        sendJson(ctx.res, 201, { data: res.key && keyToJson(res.key, res.usage), key: res.secret });
       },
     },
   },
@@ -78,7 +186,7 @@ export const keyRoutes: Route[] = [
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getKey({ hash: ctx.params.hash ?? "" }, ctx.call);
-        sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key) });
+        sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key, res.usage) });
       },
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
@@ -103,7 +211,7 @@ export const keyRoutes: Route[] = [
           },
           ctx.call,
         );
-        sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key) });
+        sendJson(ctx.res, 200, { data: res.key && keyToJson(res.key, res.usage) });
       },
       async DELETE(ctx) {
         const res = await ctx.clients.accounts.deleteKey({ hash: ctx.params.hash ?? "" }, ctx.call);
@@ -117,7 +225,8 @@ export const keyRoutes: Route[] = [
     access: "any-key",
     methods: {
       async GET(ctx) {
-        sendJson(ctx.res, 200, { data: ctx.key && keyToJson(ctx.key) });
+        const res = await ctx.clients.accounts.getCurrentKey({}, ctx.call);
+        sendJson(ctx.res, 200, { data: currentKeyToJson(res) });
       },
     },
   },

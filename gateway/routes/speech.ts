@@ -1,50 +1,25 @@
 import { once } from "node:events";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import {
-  AudioFormat,
-  type Generation,
-  type Model,
-} from "../../gen/railgate/speech/v1/speech_pb.js";
+import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
 import { speechRequestFromJson } from "../json/speech-json.js";
 
-function modelToJson(m: Model) {
-  const prices = m.endpoints.map((e) => e.pricePerMillionChars);
-  return {
-    id: m.id,
-    name: m.name,
-    description: m.description,
-    architecture: { input_modalities: ["text"], output_modalities: ["speech"] },
-    supported_voices: m.voices.map((v) => v.id),
-    voices: m.voices.map((v) => ({ id: v.id, name: v.name, languages: v.languages })),
-    pricing: { per_million_characters: prices.length ? Math.min(...prices) : 0 },
-    endpoints: m.endpoints.map((e) => ({
-      provider: e.provider,
-      kind: e.kind,
-      price_per_million_chars: e.pricePerMillionChars,
-      byok: e.byok,
-      capabilities: {
-        speed: e.capabilities?.speed ?? false,
-        multi_speaker: e.capabilities?.multiSpeaker ?? false,
-        instructions: e.capabilities?.instructions ?? false,
-        voice_cloning: e.capabilities?.voiceCloning ?? false,
-        max_references: e.capabilities?.maxReferences ?? 0,
-        image_reference: e.capabilities?.imageReference ?? false,
-      },
-      data_policy: {
-        zero_data_retention: e.dataPolicy?.zeroDataRetention ?? false,
-        safety_retention: e.dataPolicy?.safetyRetention ?? false,
-        trains_on_data: e.dataPolicy?.trainsOnData ?? false,
-        publishes_prompts: e.dataPolicy?.publishesPrompts ?? false,
-      },
-    })),
-  };
-}
+const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
+  [AudioFormat.PCM]: "pcm",
+  [AudioFormat.MP3]: "mp3",
+  [AudioFormat.WAV]: "wav",
+};
 
+/**
+ * A generation record: Railgate's fields, and OpenRouter's generation shape beside them (the
+ * fields @openrouter/sdk validates). Speech has no tokens, finish reasons of a model, app
+ * attribution or web search: those are null; `usage`/`total_cost` are what it cost.
+ */
 function generationToJson(g: Generation) {
+  const createdAt = g.createdAt ? timestampDate(g.createdAt).toISOString() : null;
   return {
     id: g.id,
     model: g.model,
@@ -52,7 +27,7 @@ function generationToJson(g: Generation) {
     status: g.status,
     characters: g.characters,
     cost_usd: g.costUsd,
-    response_format: g.format === AudioFormat.MP3 ? "mp3" : "pcm",
+    response_format: FORMAT_NAMES[g.format] ?? "pcm",
     voice: g.voice,
     speed: g.speed,
     duration_seconds: g.durationSeconds,
@@ -67,9 +42,49 @@ function generationToJson(g: Generation) {
       action: f.action,
       count: f.count,
     })),
-    created_at: g.createdAt ? timestampDate(g.createdAt).toISOString() : null,
+    created_at: createdAt,
     // Records written before data_region existed have none.
     data_region: g.dataRegion || null,
+    // OpenRouter's names for the same facts.
+    api_type: "tts",
+    provider_name: g.provider,
+    total_cost: g.costUsd,
+    usage: g.costUsd,
+    is_byok: g.byok,
+    cancelled: g.status === "cancelled",
+    finish_reason: g.status,
+    native_finish_reason: g.status,
+    latency: g.timeToFirstByteMs,
+    streamed: true,
+    external_user: g.user || null,
+    workspace_id: g.workspaceId || null,
+    origin: "",
+    // What speech has no counterpart of.
+    app_id: null,
+    cache_discount: null,
+    generation_time: null,
+    http_referer: null,
+    moderation_latency: null,
+    native_tokens_cached: null,
+    native_tokens_completion: null,
+    native_tokens_completion_images: null,
+    native_tokens_prompt: null,
+    native_tokens_reasoning: null,
+    num_fetches: null,
+    num_input_audio_prompt: null,
+    num_media_completion: null,
+    num_media_prompt: null,
+    num_search_results: null,
+    preset_id: null,
+    provider_responses: null,
+    router: null,
+    service_tier: null,
+    tokens_completion: null,
+    tokens_prompt: null,
+    upstream_id: null,
+    upstream_inference_cost: null,
+    user_agent: null,
+    web_search_engine: null,
   };
 }
 
@@ -104,21 +119,6 @@ export const speechRoutes: Route[] = [
           if (!ctx.res.write(msg.event.value)) await once(ctx.res, "drain", { signal: ctx.signal });
         }
         ctx.res.end();
-      },
-    },
-  },
-  {
-    pattern: "/api/v1/models",
-    access: "public",
-    methods: {
-      async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["output_modalities"]);
-        const wanted = ctx.url.searchParams.get("output_modalities");
-        const modalities = wanted?.split(",").map((s) => s.trim()) ?? ["speech"];
-        const res = await ctx.clients.speech.listModels({}, { signal: ctx.signal });
-        const models =
-          modalities.includes("speech") || modalities.includes("all") ? res.models : [];
-        sendJson(ctx.res, 200, { data: models.map(modelToJson) });
       },
     },
   },

@@ -12,8 +12,18 @@ function workspaceToJson(w: Workspace) {
     description: w.description || null,
     default_guardrail_id: w.defaultGuardrailId,
     is_default: w.isDefault,
-    created_at: isoOrNull(w.createdAt),
+    created_at: isoOrNull(w.createdAt) ?? "",
     updated_at: isoOrNull(w.updatedAt),
+    // OpenRouter's workspace settings that Railgate has no feature for: none set, all off.
+    created_by: null,
+    default_text_model: null,
+    default_image_model: null,
+    default_provider_sort: null,
+    io_logging_api_key_ids: null,
+    io_logging_sampling_rate: 0,
+    is_data_discount_logging_enabled: false,
+    is_observability_broadcast_enabled: false,
+    is_observability_io_logging_enabled: false,
   };
 }
 

@@ -31,8 +31,9 @@ import { quote } from "../common/quote.js";
 import { isLimitReached, limitError } from "../common/store/limits.js";
 import { ORG_SCOPE, type Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
-import { addCredits, readCredits } from "./credits.js";
+import { addCredits, creditTotals, organizationCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
+import { keyRegions, readKeyUsage } from "./key-usage.js";
 import { isSlug, slugify } from "./slug.js";
 import { checkUpdateMask } from "./update-mask.js";
 
@@ -63,7 +64,10 @@ function checkLimit(limit: number | undefined): void {
 }
 
 export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly options: { rateLimitPerMinute: number } = { rateLimitPerMinute: 600 },
+  ) {}
 
   /** Resolves an id or a slug to a stored workspace, or 404. */
   private async workspace(idOrSlug: string): Promise<Workspace> {
@@ -238,7 +242,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `${where} already has ${result.count} ${what} (the maximum is ${result.limit}): delete one first`,
       );
     }
-    return { key, secret };
+    return { key, secret, usage: await readKeyUsage(this.store, key) };
   }
 
   private async findKey(hash: string): Promise<{ scope: string; key: ApiKey }> {
@@ -250,7 +254,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async getKey(req: { hash: string }) {
-    return { key: (await this.findKey(req.hash)).key };
+    const { key } = await this.findKey(req.hash);
+    return { key, usage: await readKeyUsage(this.store, key) };
   }
 
   async listKeys(req: {
@@ -264,7 +269,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
     // The store pages the enabled keys from an index of their own.
     const page = await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
-    return { keys: page.items, totalCount: page.total };
+    const now = new Date();
+    const usages = await Promise.all(page.items.map((k) => readKeyUsage(this.store, k, now)));
+    return { keys: page.items, totalCount: page.total, usages };
   }
 
   async updateKey(req: UpdateKeyRequest) {
@@ -296,7 +303,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     }
     key.updatedAt = nowTimestamp();
     if (!(await this.store.putKey(scope, key))) throw notFound(`key ${quote(req.hash)} not found`);
-    return { key };
+    return { key, usage: await readKeyUsage(this.store, key) };
   }
 
   async deleteKey(req: { hash: string }) {
@@ -311,9 +318,25 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { key: callerOf(ctx).principal.key };
   }
 
+  /** The calling key (any kind) and what it spent: OpenRouter's GET /key. */
+  async getCurrentKey(_req: unknown, ctx: HandlerContext) {
+    const { key } = callerOf(ctx).principal;
+    const [usage, allowedDataRegions] = await Promise.all([
+      readKeyUsage(this.store, key),
+      keyRegions(this.store, key.hash),
+    ]);
+    return {
+      key,
+      usage,
+      allowedDataRegions,
+      rateLimitPerMinute: key.rateLimitPerMinute ?? this.options.rateLimitPerMinute,
+    };
+  }
+
   async getCredits(req: { workspaceId: string }) {
+    if (!req.workspaceId) return { workspaceId: "", ...(await organizationCredits(this.store)) };
     const ws = await this.workspace(req.workspaceId);
-    return { workspaceId: ws.id, balanceUsd: await readCredits(this.store, ws.id) };
+    return { workspaceId: ws.id, ...(await creditTotals(this.store, ws.id)) };
   }
 
   async addCredits(req: { workspaceId: string; amountUsd: number }) {

@@ -16,6 +16,7 @@ await runUntilSignal("guardrail", async (config) => {
       allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
       allowSafetyRetentionOther: config.allowSafetyRetentionOther,
     },
+    rateLimitPerMinute: config.rateLimitPerMinute,
   });
   return {
     close: async (options) => {

@@ -39,6 +39,8 @@ export interface GuardrailServerOptions {
    * id of a model named by an alias (see model-ids.ts). Default: process.env.
    */
   env?: NodeJS.ProcessEnv;
+  /** RATE_LIMIT_PER_MINUTE (default 600): what GET /key reports for keys without their own. */
+  rateLimitPerMinute?: number;
 }
 
 /**
@@ -59,7 +61,9 @@ export async function startGuardrailServer(
   const operatorKey: OperatorKey | undefined = options.managementKey
     ? new OperatorKey(store, options.managementKey, (): Promise<unknown> => accounts.bootstrap())
     : undefined;
-  const accounts = new AccountServiceImpl(store);
+  const accounts = new AccountServiceImpl(store, {
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
+  });
   const defaultWorkspaceId = await accounts.bootstrap();
   if (operatorKey) {
     await operatorKey.ensure();
@@ -95,6 +99,7 @@ export async function startGuardrailServer(
           listenerRegion: options.listenerRegion ?? "global",
           access: {
             [`${AccountService.typeName}/Authenticate`]: "any-key",
+            [`${AccountService.typeName}/GetCurrentKey`]: "any-key",
             [`${AccountService.typeName}/WatchInvalidations`]: "gateway",
             [`${Health.typeName}/*`]: "public",
           },

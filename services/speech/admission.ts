@@ -143,6 +143,7 @@ export function settlement(
   return {
     creditMicros: credit,
     keyMicros: credit,
+    byokMicros: cost - credit,
     budgets: admission.budgets.map((b) => {
       const spec = principal.policy.budgets.find((x) => x.guardrailId === b.guardrailId);
       return {

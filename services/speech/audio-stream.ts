@@ -3,7 +3,10 @@ import {
   chunkBytes,
   createAudioEncoder,
   Mp3Duration,
+  type ResponseFormat,
   SAMPLE_RATE,
+  sourceFormat,
+  wavStreamHeader,
 } from "./audio/index.js";
 import type { AdapterOutput } from "./engines/types.js";
 
@@ -24,8 +27,38 @@ export interface AudioTally {
 /**
  * Turns an adapter's output into response bytes in the requested format,
  * encoding PCM incrementally as it arrives, in pieces of at most 64 KiB.
+ * WAV is the adapter's PCM (it was asked for PCM) behind a streaming header.
  */
 export async function* audioBytes(
+  output: AdapterOutput,
+  requested: ResponseFormat,
+  tally: AudioTally,
+): AsyncGenerator<Uint8Array> {
+  const bytes = encodedBytes(output, sourceFormat(requested), tally);
+  if (requested !== "wav") {
+    yield* bytes;
+    return;
+  }
+  // The header rides with the first audio rather than ahead of it: the stream counts as
+  // started (no more fail-over to another endpoint) only once the endpoint delivered audio.
+  let header: Uint8Array | undefined = wavStreamHeader();
+  tally.bytes += header.byteLength;
+  for await (const piece of bytes) {
+    if (header) {
+      const joined = new Uint8Array(header.byteLength + piece.byteLength);
+      joined.set(header);
+      joined.set(piece, header.byteLength);
+      header = undefined;
+      yield joined;
+    } else {
+      yield piece;
+    }
+  }
+  // Speech with no audio at all is still a valid (empty) WAV stream.
+  if (header) yield header;
+}
+
+async function* encodedBytes(
   output: AdapterOutput,
   format: AudioFormat,
   tally: AudioTally,

@@ -5,7 +5,7 @@ import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_serv
 import { invalidArgument, notFound, withHttpStatus } from "../common/errors.js";
 import { checkJsonLimits, checkJsonMembers } from "../common/json-limits.js";
 import { quote } from "../common/quote.js";
-import type { AudioFormat as FormatName } from "./audio/index.js";
+import type { ResponseFormat } from "./audio/index.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogModel } from "./catalog/types.js";
 import type { SynthesisSegment } from "./engines/types.js";
@@ -19,7 +19,7 @@ export interface SpeechPlan {
   multiSpeaker: boolean;
   characters: number;
   speed: number;
-  format: FormatName;
+  format: ResponseFormat;
   references: References;
   instructions?: string;
   zdr: boolean;
@@ -133,9 +133,14 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
     req.responseFormat !== AudioFormat.UNSPECIFIED &&
     AudioFormat[req.responseFormat] === undefined
   ) {
-    throw invalidArgument('response_format must be "mp3" or "pcm"');
+    throw invalidArgument('response_format must be "mp3", "pcm" or "wav"');
   }
-  const format: FormatName = req.responseFormat === AudioFormat.MP3 ? "mp3" : "pcm";
+  const format: ResponseFormat =
+    req.responseFormat === AudioFormat.MP3
+      ? "mp3"
+      : req.responseFormat === AudioFormat.WAV
+        ? "wav"
+        : "pcm";
 
   if (length(req.sessionId) > SPEECH_LIMITS.maxSessionIdChars) {
     throw invalidArgument(

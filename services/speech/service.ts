@@ -22,7 +22,7 @@ import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
 import type { RegionName } from "../policy/types.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
-import { MAX_CHUNK_BYTES, SAMPLE_RATE } from "./audio/index.js";
+import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
 import { catalogToProto } from "./catalog/catalog-proto.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
@@ -43,6 +43,14 @@ const log = componentLogger("speech");
 const CONTENT_TYPES = {
   pcm: `audio/pcm;rate=${SAMPLE_RATE};channels=1`,
   mp3: "audio/mpeg",
+  // OpenAI's type for its WAV (the rate and channels are in the header).
+  wav: "audio/wav",
+} as const;
+
+const FORMAT_ENUM = {
+  pcm: AudioFormat.PCM,
+  mp3: AudioFormat.MP3,
+  wav: AudioFormat.WAV,
 } as const;
 
 export interface SpeechServiceDeps {
@@ -109,7 +117,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           endpoint,
           segments: plan.segments,
           speed: plan.speed,
-          format: plan.format,
+          format: sourceFormat(plan.format),
           references: plan.references.parts,
           options: plan.providerOptions[endpoint.provider],
           signal: attempt.signal,
@@ -258,9 +266,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       id: `gen-${newId()}`,
       model: plan.model.id,
       provider: endpoint.provider,
+      byok: endpoint.byok,
       characters: plan.characters,
       costUsd: (plan.characters * endpoint.price_per_million_chars) / 1_000_000,
-      format: plan.format === "mp3" ? AudioFormat.MP3 : AudioFormat.PCM,
+      format: FORMAT_ENUM[plan.format],
       sessionId: plan.sessionId,
       user: plan.user,
       trace: plan.trace,

@@ -80,12 +80,65 @@ describe("gateway: API keys", () => {
     });
   });
 
+  describe("OpenRouter's create-key fields", () => {
+    it("creator_user_id names the owning member", async () => {
+      const res = await h.api.post("/api/v1/keys", { name: "owned", creator_user_id: "user_7" });
+      expectStatus(res, 201);
+      expect(res.body.data).to.include({ member_user_id: "user_7", creator_user_id: "user_7" });
+      const same = await h.api.post("/api/v1/keys", {
+        name: "owned twice",
+        creator_user_id: "user_7",
+        member_user_id: "user_7",
+      });
+      expectStatus(same, 201);
+    });
+
+    it("takes limit_reset null and include_byok_in_limit false, which is what Railgate does", async () => {
+      const res = await h.api.post("/api/v1/keys", {
+        name: "plain",
+        limit: 3,
+        limit_reset: null,
+        include_byok_in_limit: false,
+      });
+      expectStatus(res, 201);
+      expect(res.body.data).to.include({
+        limit: 3,
+        limit_reset: null,
+        include_byok_in_limit: false,
+      });
+    });
+
+    it("refuses what it would not honour, naming the field", async () => {
+      const post = (body: Record<string, unknown>) =>
+        h.api.post("/api/v1/keys", { name: "k", ...body });
+      expectError(await post({ limit_reset: "daily" }), 400, /limit_reset must be null/);
+      expectError(await post({ include_byok_in_limit: true }), 400, /include_byok_in_limit/);
+      expectError(
+        await post({ creator_user_id: "a", member_user_id: "b" }),
+        400,
+        /creator_user_id and member_user_id/,
+      );
+      expectError(await post({ creator_user_id: 7 }), 400, /creator_user_id/);
+    });
+  });
+
   describe("using a key", () => {
     it("authenticates with the secret as a bearer token; GET /key describes the caller", async () => {
       const { data, secret } = await createKey(h.api, { name: "Caller" });
       const me = await as(secret).get("/api/v1/key");
       expectStatus(me, 200);
-      expect(me.body.data).to.deep.equal(data);
+      // The same key...
+      for (const field of ["hash", "name", "label", "kind", "workspace_id", "limit", "usage"]) {
+        expect(me.body.data[field], field).to.deep.equal(data[field]);
+      }
+      // ...with what OpenRouter's GET /key adds about the caller.
+      expect(me.body.data).to.include({
+        is_management_key: false,
+        is_provisioning_key: false,
+        is_free_tier: false,
+      });
+      expect(me.body.data.allowed_data_regions).to.deep.equal(["global", "europe", "us"]);
+      expect(me.body.data.rate_limit).to.include({ requests: 600, interval: "1m" });
 
       const mgmt = await h.api.get("/api/v1/key");
       expectStatus(mgmt, 200);
@@ -103,7 +156,8 @@ describe("gateway: API keys", () => {
     it("creates a management key (kind: management) that can manage", async () => {
       const { data, secret } = await createKey(h.api, { kind: "management" });
       expect(data.kind).to.equal("management");
-      expect(data.workspace_id).to.equal(null);
+      // The organization's, in no workspace: "" (OpenRouter's key shape has a string here).
+      expect(data.workspace_id).to.equal("");
       const admin = as(secret);
       const g = await admin.post("/api/v1/guardrails", { name: "By a new admin" });
       expectStatus(g, 201);

@@ -12,7 +12,7 @@ import {
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId, hashSecret, newId } from "../../services/common/ids.js";
-import type { Admission } from "../../services/common/store/admission.js";
+import type { Admission, Settlement } from "../../services/common/store/admission.js";
 import {
   COUNT_LIMITS,
   type CountLimits,
@@ -663,6 +663,75 @@ export function contract(
       // A retry of the same settlement (its answer was lost) moves no money.
       await store.settle(admission, actual, true, record);
       expect(await store.getCredits(ws.id)).to.equal(800);
+    });
+
+    it("keeps each key's settled spend per budget window, on credits and BYOK apart", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const keyHash = "u".repeat(64);
+      const other = "v".repeat(64);
+      const admission = (id: string): Admission => ({
+        id,
+        scope: ws.id,
+        keyHash,
+        creditMicros: 300,
+        keyLimitMicros: undefined,
+        keyMicros: 300,
+        budgets: [],
+      });
+      const settlements: [string, Settlement][] = [
+        ["adm-usage-1", { creditMicros: 200, keyMicros: 200, byokMicros: 0, budgets: [] }],
+        ["adm-usage-2", { creditMicros: 0, keyMicros: 0, byokMicros: 70, budgets: [] }],
+      ];
+      for (const [id, actual] of settlements) {
+        expect(await store.admit(admission(id))).to.deep.include({ ok: true });
+        await store.settle(admission(id), actual, false);
+      }
+      // A retried settlement counts once.
+      await store.settle(
+        admission("adm-usage-2"),
+        {
+          creditMicros: 0,
+          keyMicros: 0,
+          byokMicros: 70,
+          budgets: [],
+        },
+        false,
+      );
+      const now = new Date();
+      expect(await store.getKeyUsage(ws.id, keyHash, now)).to.deep.equal({
+        totalMicros: 200,
+        dailyMicros: 200,
+        weeklyMicros: 200,
+        monthlyMicros: 200,
+        byokTotalMicros: 70,
+        byokDailyMicros: 70,
+        byokWeeklyMicros: 70,
+        byokMonthlyMicros: 70,
+      });
+      // Another day's window holds nothing; the all-time totals stay.
+      const later = new Date(now.getTime() + 40 * 86_400_000);
+      expect(await store.getKeyUsage(ws.id, keyHash, later)).to.deep.equal({
+        totalMicros: 200,
+        dailyMicros: 0,
+        weeklyMicros: 0,
+        monthlyMicros: 0,
+        byokTotalMicros: 70,
+        byokDailyMicros: 0,
+        byokWeeklyMicros: 0,
+        byokMonthlyMicros: 0,
+      });
+      expect((await store.getKeyUsage(ws.id, other, now)).totalMicros).to.equal(0);
+    });
+
+    it("remembers every credit added, less what was removed", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      expect(await store.getCreditsAdded(ws.id)).to.equal(0);
+      await store.addCredits(ws.id, 1_000);
+      await store.addCredits(ws.id, -250);
+      expect(await store.getCreditsAdded(ws.id)).to.equal(750);
+      expect(await store.getCredits(ws.id)).to.equal(750);
     });
 
     it("refuses a request over the key's own limit", async () => {

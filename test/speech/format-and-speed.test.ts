@@ -51,7 +51,95 @@ describe("speech: response_format and speed", () => {
       expectAudio(res, PCM_TYPE);
     });
 
-    for (const format of ["wav", "opus", "MP3", "", 3, null]) {
+    describe("wav", () => {
+      /** OpenAI's streamed WAV header: sizes unknown (0xFFFFFFFF), PCM, mono, 24 kHz, 16-bit. */
+      function expectWavHeader(bytes: Buffer): void {
+        expect(bytes.subarray(0, 4).toString("latin1")).to.equal("RIFF");
+        expect(bytes.readUInt32LE(4)).to.equal(0xffffffff);
+        expect(bytes.subarray(8, 16).toString("latin1")).to.equal("WAVEfmt ");
+        expect(bytes.readUInt32LE(16)).to.equal(16);
+        expect(bytes.readUInt16LE(20)).to.equal(1);
+        expect(bytes.readUInt16LE(22)).to.equal(1);
+        expect(bytes.readUInt32LE(24)).to.equal(24000);
+        expect(bytes.readUInt32LE(28)).to.equal(48000);
+        expect(bytes.readUInt16LE(32)).to.equal(2);
+        expect(bytes.readUInt16LE(34)).to.equal(16);
+        expect(bytes.subarray(36, 40).toString("latin1")).to.equal("data");
+        expect(bytes.readUInt32LE(40)).to.equal(0xffffffff);
+      }
+
+      it("answers the engine's speech as audio/wav: one header, then the pcm", async () => {
+        const wav = await h.speak({
+          model: MODELS.espeak,
+          voice: "alloy",
+          input: TEXT,
+          response_format: "wav",
+        });
+        expectAudio(wav, "audio/wav");
+        expectWavHeader(wav.bytes);
+        // Whole 16-bit samples after the header, and no second header inside the stream.
+        expect((wav.bytes.byteLength - 44) % 2).to.equal(0);
+        expect(wav.bytes.indexOf("RIFF", 4, "latin1")).to.equal(-1);
+        const record = await h.waitForGeneration(wav.headers.get("x-generation-id") ?? "");
+        expect(record.response_format).to.equal("wav");
+        // The samples after the header are the speech the record measured.
+        expect(record.duration_seconds).to.be.closeTo((wav.bytes.byteLength - 44) / 48000, 0.001);
+        expect(record.bytes).to.equal(wav.bytes.byteLength);
+      });
+
+      it("asks a provider for pcm and puts the header before its bytes", async () => {
+        const wav = await h.speak({
+          model: MODELS.basic,
+          voice: "alloy",
+          input: TEXT,
+          response_format: "wav",
+        });
+        expectAudio(wav, "audio/wav");
+        expect(h.fakes.acme.requests[0]?.body.response_format).to.equal("pcm");
+        expectWavHeader(wav.bytes);
+        const pcm = await h.speak({ model: MODELS.basic, voice: "alloy", input: TEXT });
+        expect(wav.bytes.subarray(44).equals(pcm.bytes)).to.equal(true);
+      });
+    });
+
+    describe("stream_format", () => {
+      it('takes "audio" (and null): the raw audio stream', async () => {
+        for (const stream_format of ["audio", null]) {
+          const res = await h.speak({
+            model: MODELS.espeak,
+            voice: "alloy",
+            input: TEXT,
+            stream_format,
+          });
+          expectAudio(res, PCM_TYPE);
+        }
+      });
+
+      it('refuses "sse" by name (400), before any provider is asked', async () => {
+        const res = await h.speak({
+          model: MODELS.basic,
+          voice: "alloy",
+          input: TEXT,
+          stream_format: "sse",
+        });
+        expectError(res, 400, /stream_format "sse" is not supported/);
+        expect(h.fakes.acme.requests).to.be.empty;
+      });
+
+      for (const value of ["SSE", "", 1, true]) {
+        it(`is 400 for stream_format ${JSON.stringify(value)}`, async () => {
+          const res = await h.speak({
+            model: MODELS.espeak,
+            voice: "alloy",
+            input: TEXT,
+            stream_format: value,
+          });
+          expectError(res, 400, /stream_format/);
+        });
+      }
+    });
+
+    for (const format of ["opus", "WAV", "MP3", "", 3, null]) {
       it(`is 400 for response_format ${JSON.stringify(format)}`, async () => {
         const res = await h.speak({
           model: MODELS.basic,

@@ -53,6 +53,8 @@ export type AdmissionResult =
 export interface Settlement {
   creditMicros: number;
   keyMicros: number;
+  /** Spent through the caller's own provider key (BYOK): counted in the key's BYOK usage only. */
+  byokMicros?: number;
   budgets: { guardrailId: string; entity: string; amountMicros: number }[];
 }
 

@@ -24,6 +24,7 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
 import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
 import {
   type AssignmentKind,
@@ -598,6 +599,12 @@ export class MemoryStore implements Store {
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
+    keyUsageCounters(a.keyHash, new Date()).forEach((c, i) => {
+      const amount = amounts[i] ?? 0;
+      if (amount > 0)
+        this.bump(`${a.scope}/${c.suffix}`, amount, c.ttlSeconds ? c.ttlSeconds * 1000 : undefined);
+    });
     const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
     for (const b of a.budgets) {
       // The reservation's own day, even if the stream ended after midnight.
@@ -613,7 +620,19 @@ export class MemoryStore implements Store {
   }
 
   async addCredits(scope: string, micros: number): Promise<number> {
+    this.bump(`${scope}/credits-added`, micros);
     return this.bump(`${scope}/credits`, micros);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return this.counter(`${scope}/credits-added`);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    return keyUsageFrom(
+      this.counter(`${scope}/keyspend/${keyHash}`),
+      keyUsageCounters(keyHash, now).map((c) => this.counter(`${scope}/${c.suffix}`)),
+    );
   }
 
   async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {

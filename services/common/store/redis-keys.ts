@@ -42,6 +42,10 @@ export class RedisKeys {
   layout = (ws: string) => this.tagged(ws, "layout");
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
+  /** Every credit ever added: with the balance it tells the workspace's total usage. */
+  creditsAdded = (ws: string) => this.tagged(ws, "credits-added");
+  /** A key's usage counter (see key-usage.ts for the suffixes). */
+  keyUsage = (ws: string, suffix: string) => this.tagged(ws, suffix);
   keySpend = (ws: string, hash: string) => this.tagged(ws, `keyspend:${hash}`);
   /** One entity's spend under one guardrail: a hash of UTC day -> micro-dollars. */
   budgetSpend = (ws: string, guardrailId: string, entity: string) =>

@@ -400,9 +400,10 @@ return { "ok", metered and 1 or 0 }
 /**
  * Replaces reservations with real costs, once per admission id, and stores
  * the request's record: the one round trip after a stream. KEYS: the id's
- * settled marker, credits, key spend, the record, budget counters. ARGV:
- * marker ttl (0 = no id: always apply), metered (0/1), creditRefund, keyDelta,
- * record ttl (0 = no record), record bytes, then per budget the day its
+ * settled marker, credits, key spend, the record, U key usage counters, budget
+ * counters. ARGV: marker ttl (0 = no id: always apply), metered (0/1),
+ * creditRefund, keyDelta, record ttl (0 = no record), record bytes, U, then
+ * amount and ttl (0 = kept) per usage counter, then per budget the day its
  * reservation was charged to and the delta (applied to that day, even when the
  * stream ended after midnight, while that day's bucket still exists).
  * Answers 0 when the id was already settled (the record is written anyway:
@@ -415,8 +416,17 @@ if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) =
   redis.call("INCRBY", KEYS[2], ARGV[3])
 end
 if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
-for i = 5, #KEYS do
-  local base = 7 + (i - 5) * 2
+local u = tonumber(ARGV[7])
+for j = 1, u do
+  local amount = tonumber(ARGV[6 + 2 * j])
+  local ttl = tonumber(ARGV[7 + 2 * j])
+  if amount > 0 then
+    redis.call("INCRBY", KEYS[4 + j], amount)
+    if ttl > 0 then redis.call("EXPIRE", KEYS[4 + j], ttl) end
+  end
+end
+for i = 5 + u, #KEYS do
+  local base = 8 + 2 * u + (i - 5 - u) * 2
   local day = ARGV[base]
   if tonumber(ARGV[base + 1]) ~= 0 and redis.call("HEXISTS", KEYS[i], day) == 1 then
     redis.call("HINCRBY", KEYS[i], day, ARGV[base + 1])

@@ -29,6 +29,7 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
 import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import * as scripts from "./redis-scripts.js";
@@ -719,13 +720,16 @@ export class RedisStore implements Store {
     record?: StoredRecord,
   ): Promise<void> {
     const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
+    const usage = keyUsageCounters(a.keyHash, new Date());
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
     await this.script("rgSettle")(
-      4 + a.budgets.length,
+      4 + usage.length + a.budgets.length,
       this.k.settled(a.scope, a.id ?? "-"),
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
       // Same hash tag as the counters: one script, one slot, one round trip.
       record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
+      ...usage.map((c) => this.k.keyUsage(a.scope, c.suffix)),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
       a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
       metered ? "1" : "0",
@@ -733,6 +737,8 @@ export class RedisStore implements Store {
       actual.keyMicros - a.keyMicros,
       record ? record.ttlSeconds : 0,
       record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
+      usage.length,
+      ...usage.flatMap((c, i) => [amounts[i] ?? 0, c.ttlSeconds]),
       ...a.budgets.flatMap((b) => [b.day, (real.get(counterId(b)) ?? 0) - b.amountMicros]),
     );
   }
@@ -743,7 +749,29 @@ export class RedisStore implements Store {
   }
 
   async addCredits(scope: string, micros: number): Promise<number> {
-    return this.client.incrby(this.k.credits(scope), micros);
+    // Both in one transaction: the added total and the balance never disagree.
+    const res = await this.client
+      .multi()
+      .incrby(this.k.creditsAdded(scope), micros)
+      .incrby(this.k.credits(scope), micros)
+      .exec();
+    const [err, balance] = res?.[1] ?? [new Error("addCredits: transaction aborted"), 0];
+    if (err) throw err;
+    return Number(balance);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return Number((await this.client.get(this.k.creditsAdded(scope))) ?? 0);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    const counters = keyUsageCounters(keyHash, now);
+    const values = await this.client.mget(
+      this.k.keySpend(scope, keyHash),
+      ...counters.map((c) => this.k.keyUsage(scope, c.suffix)),
+    );
+    const [total, ...rest] = values.map((v) => Number(v ?? 0));
+    return keyUsageFrom(total ?? 0, rest);
   }
 
   async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {

@@ -1,6 +1,7 @@
 import type { ApiKey, Workspace } from "../../../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { Admission, AdmissionResult, Settlement, SpendWindow } from "./admission.js";
+import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 
 /** A page of items and the total number that match. */
@@ -198,6 +199,10 @@ export interface Store {
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
   addCredits(scope: string, micros: number): Promise<number>;
+  /** Every credit ever added (less what was removed), in micro-USD: usage = added - balance. */
+  getCreditsAdded(scope: string): Promise<number>;
+  /** A key's settled spend, all-time and per budget window at `now`, on credits and BYOK. */
+  getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage>;
   /** What each counter spent over the days of its window, in micro-USD. */
   getSpend(scope: string, windows: SpendWindow[]): Promise<number[]>;
 

@@ -1,5 +1,12 @@
 export { chunkBytes, MAX_CHUNK_BYTES } from "./chunk-bytes.js";
 export { createAudioEncoder } from "./create-audio-encoder.js";
-export { type AudioEncoder, type AudioFormat, SAMPLE_RATE } from "./format.js";
+export {
+  type AudioEncoder,
+  type AudioFormat,
+  type ResponseFormat,
+  SAMPLE_RATE,
+  sourceFormat,
+} from "./format.js";
 export { Mp3Duration } from "./mp3-duration.js";
 export { float32ToInt16, int16ToFloat32 } from "./sample-conversion.js";
+export { WAV_HEADER_BYTES, wavStreamHeader } from "./wav-header.js";

@@ -1,14 +1,20 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Model, ModelSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
 import type { ModelCatalog } from "./model-catalog.js";
 
-/** The catalog as the ListModels response carries it. */
+/**
+ * The catalog as the ListModels response carries it. The catalog's load time stands in for the
+ * publication date of a model whose entry gives none, so `created` is stable while it runs.
+ */
 export function catalogToProto(catalog: ModelCatalog): Model[] {
   return catalog.models().map((m) =>
     create(ModelSchema, {
       id: m.id,
+      aliases: m.aliases,
       name: m.name,
       description: m.description,
+      createdAt: timestampFromDate(m.created ? new Date(m.created) : catalog.loadedAt),
       voices: catalog.voices(m).map((v) => ({ id: v.id, name: v.name, languages: v.languages })),
       endpoints: m.endpoints.map((e) => ({
         provider: e.provider,

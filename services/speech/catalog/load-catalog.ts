@@ -101,9 +101,19 @@ function parseModel(raw: unknown, at: string, providers: Catalog["providers"]): 
     aliases: Array.isArray(m.aliases) ? m.aliases.map((a, i) => str(a, `${at}.aliases[${i}]`)) : [],
     name: typeof m.name === "string" ? m.name : id,
     description: typeof m.description === "string" ? m.description : "",
+    created: m.created === undefined ? undefined : isoDate(m.created, `${at}.created`),
     voices,
     endpoints: m.endpoints.map((e, i) => parseEndpoint(e, `${at}.endpoints[${i}]`, providers)),
   };
+}
+
+function isoDate(raw: unknown, at: string): string {
+  const s = str(raw, at);
+  // Date.parse accepts far more than ISO 8601 ("March 1"), so the shape is checked first.
+  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(s) || Number.isNaN(Date.parse(s))) {
+    throw new CatalogError(`${at} must be an ISO 8601 date such as "2025-03-20", got "${s}"`);
+  }
+  return s;
 }
 
 function parseProvider(raw: unknown, at: string): ProviderConfig {

@@ -4,6 +4,8 @@ import type { Catalog, CatalogModel, CatalogVoice } from "./types.js";
 export class ModelCatalog {
   private readonly byId = new Map<string, CatalogModel>();
   private readonly voiceSets = new Map<string, Set<string>>();
+  /** When this catalog was loaded: the `created` time of models whose entry gives none. */
+  readonly loadedAt = new Date();
 
   constructor(
     readonly catalog: Catalog,

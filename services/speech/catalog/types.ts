@@ -45,6 +45,11 @@ export interface CatalogModel {
   aliases: string[];
   name: string;
   description: string;
+  /**
+   * When the model was published (ISO 8601 date), shown as `created` in /models. Optional in a
+   * catalog file; a model without it shows the time its catalog was loaded.
+   */
+  created?: string;
   /** Explicit voices, or "engine" to take every voice the embedded engine offers. */
   voices: CatalogVoice[] | "engine";
   endpoints: CatalogEndpoint[];

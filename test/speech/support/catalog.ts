@@ -62,9 +62,17 @@ function endpoint(provider: string, caps: Caps = {}, dataPolicy = ZDR) {
 
 const VOICES = ["alloy", "echo", "nova"];
 
-function model(id: string, endpoints: unknown[], voices: string[] = VOICES) {
-  return { id, name: id, description: `test model ${id}`, voices, endpoints };
+function model(
+  id: string,
+  endpoints: unknown[],
+  voices: string[] = VOICES,
+  extra: { created?: string; aliases?: string[]; description?: string } = {},
+) {
+  return { id, name: id, description: `test model ${id}`, voices, endpoints, ...extra };
 }
+
+/** Publication dates of two test models (the /models `created` field, sorting and age filters). */
+export const CREATED = { basic: "2024-05-01", cloneOne: "2025-01-15" };
 
 /** Model ids of the test catalog, by what they exercise. */
 export const MODELS = {
@@ -118,14 +126,24 @@ export function testCatalog(fakes: Fakes, deadBaseUrl: string) {
     },
     models: [
       espeak,
-      model(MODELS.basic, [endpoint("acme")]),
+      model(MODELS.basic, [endpoint("acme")], VOICES, {
+        created: CREATED.basic,
+        aliases: ["tts-basic", "acme/basic-v1"],
+      }),
       model(MODELS.fixedSpeed, [endpoint("acme", { speed: false })]),
       model(
         MODELS.dialogue,
         [endpoint("acme", { multi_speaker: true, instructions: true })],
         DIALOGUE_VOICES,
       ),
-      model(MODELS.cloneOne, [endpoint("acme", { voice_cloning: true, max_references: 1 })]),
+      model(
+        MODELS.cloneOne,
+        [endpoint("acme", { voice_cloning: true, max_references: 1 })],
+        VOICES,
+        {
+          created: CREATED.cloneOne,
+        },
+      ),
       model(MODELS.cloneThree, [endpoint("acme", { voice_cloning: true, max_references: 3 })]),
       model(MODELS.image, [endpoint("acme", { image_reference: true })]),
       model(MODELS.steerable, [endpoint("acme", { instructions: true })]),

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account.proto.
  */
 export const file_railgate_account_v1_account: GenFile = /*@__PURE__*/
-  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi2gEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLxAgoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSpTCgdLZXlLaW5kEhgKFEtFWV9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTS0VZX0tJTkRfTUFOQUdFTUVOVBABEhUKEUtFWV9LSU5EX1NUQU5EQVJEEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi2gEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLxAgoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSLgAQoIS2V5VXNhZ2USEQoJdXNhZ2VfdXNkGAEgASgBEhcKD3VzYWdlX2RhaWx5X3VzZBgCIAEoARIYChB1c2FnZV93ZWVrbHlfdXNkGAMgASgBEhkKEXVzYWdlX21vbnRobHlfdXNkGAQgASgBEhYKDmJ5b2tfdXNhZ2VfdXNkGAUgASgBEhwKFGJ5b2tfdXNhZ2VfZGFpbHlfdXNkGAYgASgBEh0KFWJ5b2tfdXNhZ2Vfd2Vla2x5X3VzZBgHIAEoARIeChZieW9rX3VzYWdlX21vbnRobHlfdXNkGAggASgBKlMKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIXChNLRVlfS0lORF9NQU5BR0VNRU5UEAESFQoRS0VZX0tJTkRfU1RBTkRBUkQQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message railgate.account.v1.Workspace
@@ -153,6 +153,65 @@ export type ApiKey = Message<"railgate.account.v1.ApiKey"> & {
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
   messageDesc(file_railgate_account_v1_account, 1);
+
+/**
+ * What a key spent, settled requests only, in USD. The windows are the budget windows:
+ * the UTC day, the week from Monday 00:00 UTC, the calendar month (UTC).
+ *
+ * @generated from message railgate.account.v1.KeyUsage
+ */
+export type KeyUsage = Message<"railgate.account.v1.KeyUsage"> & {
+  /**
+   * On service credits, all-time (the counter the key's own limit is checked against).
+   *
+   * @generated from field: double usage_usd = 1;
+   */
+  usageUsd: number;
+
+  /**
+   * @generated from field: double usage_daily_usd = 2;
+   */
+  usageDailyUsd: number;
+
+  /**
+   * @generated from field: double usage_weekly_usd = 3;
+   */
+  usageWeeklyUsd: number;
+
+  /**
+   * @generated from field: double usage_monthly_usd = 4;
+   */
+  usageMonthlyUsd: number;
+
+  /**
+   * Through the caller's own provider keys (BYOK).
+   *
+   * @generated from field: double byok_usage_usd = 5;
+   */
+  byokUsageUsd: number;
+
+  /**
+   * @generated from field: double byok_usage_daily_usd = 6;
+   */
+  byokUsageDailyUsd: number;
+
+  /**
+   * @generated from field: double byok_usage_weekly_usd = 7;
+   */
+  byokUsageWeeklyUsd: number;
+
+  /**
+   * @generated from field: double byok_usage_monthly_usd = 8;
+   */
+  byokUsageMonthlyUsd: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.KeyUsage.
+ * Use `create(KeyUsageSchema)` to create a new message.
+ */
+export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account, 2);
 
 /**
  * @generated from enum railgate.account.v1.KeyKind

@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
-import type { ApiKey, KeyKind, Workspace } from "./account_pb.js";
+import type { ApiKey, KeyKind, KeyUsage, Workspace } from "./account_pb.js";
 import { file_railgate_account_v1_account } from "./account_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account_service.proto.
  */
 export const file_railgate_account_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJJChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUitwEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IHCgVfbmFtZUIHCgVfc2x1Z0IOCgxfZGVzY3JpcHRpb24iTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItYBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSJNChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiHQoNR2V0S2V5UmVxdWVzdBIMCgRoYXNoGAEgASgJIjoKDkdldEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5InYKD0xpc3RLZXlzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAUSGAoQaW5jbHVkZV9kaXNhYmxlZBgEIAEoCEIPCg1fd29ya3NwYWNlX2lkIlIKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFIu0BChBVcGRhdGVLZXlSZXF1ZXN0EgwKBGhhc2gYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCGRpc2FibGVkGAMgASgISAGIAQESEgoFbGltaXQYBCABKAFIAogBARIvCgt1cGRhdGVfbWFzaxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAYgASgFSAOIAQFCBwoFX25hbWVCCwoJX2Rpc2FibGVkQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlIj0KEVVwZGF0ZUtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5IiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIpChFHZXRDcmVkaXRzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkiVAoSR2V0Q3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIYCgtiYWxhbmNlX3VzZBgCIAEoAUgAiAEBQg4KDF9iYWxhbmNlX3VzZCI9ChFBZGRDcmVkaXRzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEgoKYW1vdW50X3VzZBgCIAEoASI/ChJBZGRDcmVkaXRzUmVzcG9uc2USFAoMd29ya3NwYWNlX2lkGAEgASgJEhMKC2JhbGFuY2VfdXNkGAIgASgBIhsKGVdhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QiKwoaV2F0Y2hJbnZhbGlkYXRpb25zUmVzcG9uc2USDQoFc2NvcGUYASABKAkyhgsKDkFjY291bnRTZXJ2aWNlEmwKD0NyZWF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USYwoMR2V0V29ya3NwYWNlEigucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXNwb25zZRJpCg5MaXN0V29ya3NwYWNlcxIqLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEmwKD1VwZGF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USbAoPRGVsZXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXNwb25zZRJaCglDcmVhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlElEKBkdldEtleRIiLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVxdWVzdBojLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVzcG9uc2USVwoITGlzdEtleXMSJC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RLZXlzUmVxdWVzdBolLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXNwb25zZRJaCglVcGRhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlc3BvbnNlEloKCURlbGV0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVzcG9uc2USYwoMQXV0aGVudGljYXRlEigucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXNwb25zZRJdCgpHZXRDcmVkaXRzEiYucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDcmVkaXRzUmVxdWVzdBonLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlEl0KCkFkZENyZWRpdHMSJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFkZENyZWRpdHNSZXF1ZXN0GicucmFpbGdhdGUuYWNjb3VudC52MS5BZGRDcmVkaXRzUmVzcG9uc2USdwoSV2F0Y2hJbnZhbGlkYXRpb25zEi4ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXF1ZXN0Gi8ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_field_mask, file_railgate_account_v1_account]);
+  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJJChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUitwEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IHCgVfbmFtZUIHCgVfc2x1Z0IOCgxfZGVzY3JpcHRpb24iTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItYBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UidgoPTGlzdEtleXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBpbmNsdWRlX2Rpc2FibGVkGAQgASgIQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui7QEKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBAUIHCgVfbmFtZUILCglfZGlzYWJsZWRCCAoGX2xpbWl0QhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGUiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCKsAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRIcChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgDIAMoCRIdChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBCABKAUiKQoRR2V0Q3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIogBChJHZXRDcmVkaXRzUmVzcG9uc2USFAoMd29ya3NwYWNlX2lkGAEgASgJEhgKC2JhbGFuY2VfdXNkGAIgASgBSACIAQESGQoRdG90YWxfY3JlZGl0c191c2QYAyABKAESFwoPdG90YWxfdXNhZ2VfdXNkGAQgASgBQg4KDF9iYWxhbmNlX3VzZCI9ChFBZGRDcmVkaXRzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEgoKYW1vdW50X3VzZBgCIAEoASI/ChJBZGRDcmVkaXRzUmVzcG9uc2USFAoMd29ya3NwYWNlX2lkGAEgASgJEhMKC2JhbGFuY2VfdXNkGAIgASgBIhsKGVdhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QiKwoaV2F0Y2hJbnZhbGlkYXRpb25zUmVzcG9uc2USDQoFc2NvcGUYASABKAky7gsKDkFjY291bnRTZXJ2aWNlEmwKD0NyZWF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USYwoMR2V0V29ya3NwYWNlEigucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXNwb25zZRJpCg5MaXN0V29ya3NwYWNlcxIqLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEmwKD1VwZGF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USbAoPRGVsZXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXNwb25zZRJaCglDcmVhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlElEKBkdldEtleRIiLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVxdWVzdBojLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVzcG9uc2USVwoITGlzdEtleXMSJC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RLZXlzUmVxdWVzdBolLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXNwb25zZRJaCglVcGRhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlc3BvbnNlEloKCURlbGV0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVzcG9uc2USYwoMQXV0aGVudGljYXRlEigucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXNwb25zZRJmCg1HZXRDdXJyZW50S2V5EikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVxdWVzdBoqLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3VycmVudEtleVJlc3BvbnNlEl0KCkdldENyZWRpdHMSJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXF1ZXN0GicucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDcmVkaXRzUmVzcG9uc2USXQoKQWRkQ3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFkZENyZWRpdHNSZXNwb25zZRJ3ChJXYXRjaEludmFsaWRhdGlvbnMSLi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QaLy5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_field_mask, file_railgate_account_v1_account]);
 
 /**
  * @generated from message railgate.account.v1.CreateWorkspaceRequest
@@ -289,6 +289,11 @@ export type CreateKeyResponse = Message<"railgate.account.v1.CreateKeyResponse">
    * @generated from field: string secret = 2;
    */
   secret: string;
+
+  /**
+   * @generated from field: railgate.account.v1.KeyUsage usage = 3;
+   */
+  usage?: KeyUsage | undefined;
 };
 
 /**
@@ -323,6 +328,11 @@ export type GetKeyResponse = Message<"railgate.account.v1.GetKeyResponse"> & {
    * @generated from field: railgate.account.v1.ApiKey key = 1;
    */
   key?: ApiKey | undefined;
+
+  /**
+   * @generated from field: railgate.account.v1.KeyUsage usage = 2;
+   */
+  usage?: KeyUsage | undefined;
 };
 
 /**
@@ -377,6 +387,13 @@ export type ListKeysResponse = Message<"railgate.account.v1.ListKeysResponse"> &
    * @generated from field: int32 total_count = 2;
    */
   totalCount: number;
+
+  /**
+   * One per key, in the order of keys.
+   *
+   * @generated from field: repeated railgate.account.v1.KeyUsage usages = 3;
+   */
+  usages: KeyUsage[];
 };
 
 /**
@@ -439,6 +456,11 @@ export type UpdateKeyResponse = Message<"railgate.account.v1.UpdateKeyResponse">
    * @generated from field: railgate.account.v1.ApiKey key = 1;
    */
   key?: ApiKey | undefined;
+
+  /**
+   * @generated from field: railgate.account.v1.KeyUsage usage = 2;
+   */
+  usage?: KeyUsage | undefined;
 };
 
 /**
@@ -513,10 +535,61 @@ export const AuthenticateResponseSchema: GenMessage<AuthenticateResponse> = /*@_
   messageDesc(file_railgate_account_v1_account_service, 21);
 
 /**
+ * @generated from message railgate.account.v1.GetCurrentKeyRequest
+ */
+export type GetCurrentKeyRequest = Message<"railgate.account.v1.GetCurrentKeyRequest"> & {
+};
+
+/**
+ * Describes the message railgate.account.v1.GetCurrentKeyRequest.
+ * Use `create(GetCurrentKeyRequestSchema)` to create a new message.
+ */
+export const GetCurrentKeyRequestSchema: GenMessage<GetCurrentKeyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 22);
+
+/**
+ * @generated from message railgate.account.v1.GetCurrentKeyResponse
+ */
+export type GetCurrentKeyResponse = Message<"railgate.account.v1.GetCurrentKeyResponse"> & {
+  /**
+   * @generated from field: railgate.account.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+
+  /**
+   * @generated from field: railgate.account.v1.KeyUsage usage = 2;
+   */
+  usage?: KeyUsage | undefined;
+
+  /**
+   * The ingress regions its requests may use: what its guardrails allow together.
+   *
+   * @generated from field: repeated string allowed_data_regions = 3;
+   */
+  allowedDataRegions: string[];
+
+  /**
+   * Speech requests per minute: the key's own limit, else the deployment's.
+   *
+   * @generated from field: int32 rate_limit_per_minute = 4;
+   */
+  rateLimitPerMinute: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.GetCurrentKeyResponse.
+ * Use `create(GetCurrentKeyResponseSchema)` to create a new message.
+ */
+export const GetCurrentKeyResponseSchema: GenMessage<GetCurrentKeyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 23);
+
+/**
  * @generated from message railgate.account.v1.GetCreditsRequest
  */
 export type GetCreditsRequest = Message<"railgate.account.v1.GetCreditsRequest"> & {
   /**
+   * Empty: the whole organization (every workspace).
+   *
    * @generated from field: string workspace_id = 1;
    */
   workspaceId: string;
@@ -527,23 +600,39 @@ export type GetCreditsRequest = Message<"railgate.account.v1.GetCreditsRequest">
  * Use `create(GetCreditsRequestSchema)` to create a new message.
  */
 export const GetCreditsRequestSchema: GenMessage<GetCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 22);
+  messageDesc(file_railgate_account_v1_account_service, 24);
 
 /**
  * @generated from message railgate.account.v1.GetCreditsResponse
  */
 export type GetCreditsResponse = Message<"railgate.account.v1.GetCreditsResponse"> & {
   /**
+   * Empty for the whole organization.
+   *
    * @generated from field: string workspace_id = 1;
    */
   workspaceId: string;
 
   /**
-   * Unset: the workspace is unmetered.
+   * Unset: unmetered (for the organization: no workspace is metered).
    *
    * @generated from field: optional double balance_usd = 2;
    */
   balanceUsd?: number | undefined;
+
+  /**
+   * Every credit ever added, less what was removed.
+   *
+   * @generated from field: double total_credits_usd = 3;
+   */
+  totalCreditsUsd: number;
+
+  /**
+   * What the credits paid for: total_credits_usd - balance_usd (metered workspaces only).
+   *
+   * @generated from field: double total_usage_usd = 4;
+   */
+  totalUsageUsd: number;
 };
 
 /**
@@ -551,7 +640,7 @@ export type GetCreditsResponse = Message<"railgate.account.v1.GetCreditsResponse
  * Use `create(GetCreditsResponseSchema)` to create a new message.
  */
 export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 23);
+  messageDesc(file_railgate_account_v1_account_service, 25);
 
 /**
  * @generated from message railgate.account.v1.AddCreditsRequest
@@ -573,7 +662,7 @@ export type AddCreditsRequest = Message<"railgate.account.v1.AddCreditsRequest">
  * Use `create(AddCreditsRequestSchema)` to create a new message.
  */
 export const AddCreditsRequestSchema: GenMessage<AddCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 24);
+  messageDesc(file_railgate_account_v1_account_service, 26);
 
 /**
  * @generated from message railgate.account.v1.AddCreditsResponse
@@ -595,7 +684,7 @@ export type AddCreditsResponse = Message<"railgate.account.v1.AddCreditsResponse
  * Use `create(AddCreditsResponseSchema)` to create a new message.
  */
 export const AddCreditsResponseSchema: GenMessage<AddCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 25);
+  messageDesc(file_railgate_account_v1_account_service, 27);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsRequest
@@ -608,7 +697,7 @@ export type WatchInvalidationsRequest = Message<"railgate.account.v1.WatchInvali
  * Use `create(WatchInvalidationsRequestSchema)` to create a new message.
  */
 export const WatchInvalidationsRequestSchema: GenMessage<WatchInvalidationsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 26);
+  messageDesc(file_railgate_account_v1_account_service, 28);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsResponse
@@ -625,7 +714,7 @@ export type WatchInvalidationsResponse = Message<"railgate.account.v1.WatchInval
  * Use `create(WatchInvalidationsResponseSchema)` to create a new message.
  */
 export const WatchInvalidationsResponseSchema: GenMessage<WatchInvalidationsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 27);
+  messageDesc(file_railgate_account_v1_account_service, 29);
 
 /**
  * Workspaces, members and API keys, and authentication of a bearer key.
@@ -731,6 +820,16 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof AuthenticateRequestSchema;
     output: typeof AuthenticateResponseSchema;
+  },
+  /**
+   * Any key: the calling key and what it spent.
+   *
+   * @generated from rpc railgate.account.v1.AccountService.GetCurrentKey
+   */
+  getCurrentKey: {
+    methodKind: "unary";
+    input: typeof GetCurrentKeyRequestSchema;
+    output: typeof GetCurrentKeyResponseSchema;
   },
   /**
    * A workspace's credit balance; unset balance = unmetered.

@@ -1,0 +1,81 @@
+import type { Model } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { quote } from "../../services/common/quote.js";
+import type { RequestContext, Route } from "../context.js";
+import { HttpError } from "../http-error.js";
+import { sendJson } from "../http-io.js";
+import { checkQuery } from "../json/fields.js";
+import { findModel, modelEndpointsToJson, modelToJson, selectModels } from "../json/model-json.js";
+import { parseModelQuery } from "../json/model-query.js";
+
+/** The speech catalog (SpeechService.ListModels): public, like OpenRouter's model list. */
+async function catalog(ctx: RequestContext): Promise<Model[]> {
+  return (await ctx.clients.speech.listModels({}, { signal: ctx.signal })).models;
+}
+
+/** `{author}/{slug}` by id or alias; 404 naming it otherwise. */
+async function modelAt(ctx: RequestContext): Promise<Model> {
+  checkQuery(ctx.url.searchParams, []);
+  const id = `${ctx.params.author}/${ctx.params.slug}`;
+  const model = findModel(await catalog(ctx), id);
+  if (!model) throw new HttpError(404, `model ${quote(id)} not found`);
+  return model;
+}
+
+/** The next page's address, the same query with the offset moved on; null on the last page. */
+function nextLink(url: URL, offset: number, shown: number, total: number): string | null {
+  if (offset + shown >= total || shown === 0) return null;
+  const params = new URLSearchParams(url.searchParams);
+  params.set("offset", String(offset + shown));
+  return `${url.pathname}?${params}`;
+}
+
+const one: Route["methods"] = {
+  async GET(ctx) {
+    sendJson(ctx.res, 200, { data: modelToJson(await modelAt(ctx)) });
+  },
+};
+
+export const modelRoutes: Route[] = [
+  {
+    pattern: "/api/v1/models",
+    access: "public",
+    methods: {
+      async GET(ctx) {
+        const query = parseModelQuery(ctx.url.searchParams, true);
+        const selected = selectModels(await catalog(ctx), query, new Date());
+        const page = selected.slice(
+          query.offset,
+          query.limit === undefined ? undefined : query.offset + query.limit,
+        );
+        sendJson(ctx.res, 200, {
+          data: page.map(modelToJson),
+          total_count: selected.length,
+          links: { next: nextLink(ctx.url, query.offset, page.length, selected.length) },
+        });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/models/count",
+    access: "public",
+    methods: {
+      async GET(ctx) {
+        const query = parseModelQuery(ctx.url.searchParams, false);
+        const selected = selectModels(await catalog(ctx), query, new Date());
+        sendJson(ctx.res, 200, { data: { count: selected.length } });
+      },
+    },
+  },
+  // The SDK's models.get() asks /model/{author}/{slug}; /models/{author}/{slug} is the same.
+  { pattern: "/api/v1/model/:author/:slug", access: "public", methods: one },
+  { pattern: "/api/v1/models/:author/:slug", access: "public", methods: one },
+  {
+    pattern: "/api/v1/models/:author/:slug/endpoints",
+    access: "public",
+    methods: {
+      async GET(ctx) {
+        sendJson(ctx.res, 200, { data: modelEndpointsToJson(await modelAt(ctx)) });
+      },
+    },
+  },
+];

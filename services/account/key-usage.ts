@@ -1,0 +1,41 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  type ApiKey,
+  type KeyUsage,
+  KeyUsageSchema,
+} from "../../gen/railgate/account/v1/account_pb.js";
+import { ORG_SCOPE, type Store } from "../common/store/types.js";
+import { REGION_OF } from "../policy/effective-policy.js";
+import { fromMicros } from "../policy/money.js";
+import { REGION_NAMES, type RegionName } from "../policy/types.js";
+
+/** What a key spent (settled requests), read from its counters in the key's own scope. */
+export async function readKeyUsage(store: Store, key: ApiKey, now = new Date()): Promise<KeyUsage> {
+  const u = await store.getKeyUsage(key.workspaceId || ORG_SCOPE, key.hash, now);
+  return create(KeyUsageSchema, {
+    usageUsd: fromMicros(u.totalMicros),
+    usageDailyUsd: fromMicros(u.dailyMicros),
+    usageWeeklyUsd: fromMicros(u.weeklyMicros),
+    usageMonthlyUsd: fromMicros(u.monthlyMicros),
+    byokUsageUsd: fromMicros(u.byokTotalMicros),
+    byokUsageDailyUsd: fromMicros(u.byokDailyMicros),
+    byokUsageWeeklyUsd: fromMicros(u.byokWeeklyMicros),
+    byokUsageMonthlyUsd: fromMicros(u.byokMonthlyMicros),
+  });
+}
+
+/**
+ * The ingress regions a key's requests may arrive through: the intersection of the
+ * allowed_data_regions of every guardrail governing it (key, member, workspace default),
+ * every region when none restricts them.
+ */
+export async function keyRegions(store: Store, keyHash: string): Promise<RegionName[]> {
+  const gov = await store.loadGovernance(keyHash);
+  const guardrails = [gov?.keyGuardrail, gov?.memberGuardrail, gov?.defaultGuardrail];
+  let allowed: RegionName[] = [...REGION_NAMES];
+  for (const g of guardrails) {
+    const listed = g?.allowedDataRegions?.values.flatMap((r) => REGION_OF[r] ?? []);
+    if (listed) allowed = allowed.filter((r) => listed.includes(r));
+  }
+  return allowed;
+}

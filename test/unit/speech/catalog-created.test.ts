@@ -1,0 +1,46 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { expect } from "chai";
+import { catalogToProto } from "../../../services/speech/catalog/catalog-proto.js";
+import { parseCatalog } from "../../../services/speech/catalog/load-catalog.js";
+import { ModelCatalog } from "../../../services/speech/catalog/model-catalog.js";
+
+const ENDPOINT = {
+  provider: "railgate",
+  adapter: "espeak",
+  price_per_million_chars: 1,
+  capabilities: {},
+  data_policy: {},
+};
+
+function catalogWith(extra: Record<string, unknown>) {
+  return parseCatalog({
+    models: [{ id: "acme/one", voices: ["a"], endpoints: [ENDPOINT], ...extra }],
+  });
+}
+
+describe("speech catalog: a model's publication date (`created`)", () => {
+  it("takes an ISO 8601 date or time and carries it to ListModels", () => {
+    const catalog = new ModelCatalog(catalogWith({ created: "2025-03-20" }), []);
+    const [model] = catalogToProto(catalog);
+    expect(model?.createdAt && timestampDate(model.createdAt).toISOString()).to.equal(
+      "2025-03-20T00:00:00.000Z",
+    );
+    expect(catalogWith({ created: "2025-03-20T10:00:00Z" }).models[0]?.created).to.equal(
+      "2025-03-20T10:00:00Z",
+    );
+  });
+
+  it("stands the catalog's load time in for a model without one", () => {
+    const catalog = new ModelCatalog(catalogWith({}), []);
+    const [model] = catalogToProto(catalog);
+    expect(model?.createdAt && timestampDate(model.createdAt).getTime()).to.equal(
+      catalog.loadedAt.getTime(),
+    );
+  });
+
+  for (const bad of ["March 1", "2025-13-45", "", 20250320]) {
+    it(`refuses created ${JSON.stringify(bad)}, naming the path`, () => {
+      expect(() => catalogWith({ created: bad })).to.throw(/models\[0\]\.created/);
+    });
+  }
+});
