@@ -7,25 +7,32 @@
  *
  *   node dist/bench/grpc-hop.js [client ...] [-- server ...]
  *
- * Clients: `connect` (Connect's gRPC transport, what the gateway used) and
- * `grpc-js` (services/common/grpc-js-transport.ts); servers: `connect`
- * (services/common/grpc-server.ts). Every pair is measured.
+ * Clients: `connect` (Connect's gRPC transport, what the gateway used before)
+ * and `grpc-js` (services/common/grpc-js-transport.ts, what it uses now).
+ * Servers: `connect` (Connect's node adapter on node:http2, what the services
+ * used before) and `grpc-js` (services/common/grpc-server.ts now). Every pair
+ * is measured.
  */
 import { fork } from "node:child_process";
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
-import { createClient, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { serviceCredential } from "../gateway/clients.js";
+import { AudioFormat } from "../gen/railgate/speech/v1/speech_pb.js";
 import {
   ListModelsResponseSchema,
   SpeechService,
   SynthesizeResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { AudioFormat } from "../gen/railgate/speech/v1/speech_pb.js";
-import { serviceCredential } from "../gateway/clients.js";
 import { createGrpcJsTransport } from "../services/common/grpc-js-transport.js";
-import { GRPC_MAX_MESSAGE_BYTES, startGrpcServer } from "../services/common/grpc-server.js";
-import { GrpcSessionManager } from "../services/common/grpc-session-manager.js";
+import {
+  errorInterceptor,
+  GRPC_MAX_MESSAGE_BYTES,
+  startGrpcServer,
+} from "../services/common/grpc-server.js";
 import { served } from "../services/common/in-process-transport.js";
 
 const CALLS = Number(process.env.GRPC_HOP_CALLS ?? 3000);
@@ -75,16 +82,33 @@ async function serve(kind: string): Promise<void> {
       });
     },
   };
-  if (kind !== "connect") throw new Error(`unknown server ${kind}`);
   // An interceptor that reads the caller's metadata, as authentication does.
-  const server = await startGrpcServer([served(SpeechService, impl)], 0, "127.0.0.1", {
-    interceptors: [
-      (next) => (req) => {
-        if (req.header.get("railgate-internal-token") !== TOKEN) throw new Error("no token");
-        return next(req);
-      },
-    ],
-  });
+  const interceptors: Interceptor[] = [
+    (next) => (req) => {
+      if (req.header.get("railgate-internal-token") !== TOKEN) throw new Error("no token");
+      return next(req);
+    },
+  ];
+  let server: { port: number; close(): Promise<void> };
+  if (kind === "connect") {
+    const h2 = http2.createServer(
+      connectNodeAdapter({
+        routes: (router) => router.service(SpeechService, impl),
+        interceptors: [errorInterceptor, ...interceptors],
+        acceptCompression: [],
+        readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
+      }),
+    );
+    await new Promise<void>((resolve) => h2.listen(0, "127.0.0.1", resolve));
+    server = {
+      port: (h2.address() as AddressInfo).port,
+      close: () => new Promise((r) => h2.close(() => r())),
+    };
+  } else if (kind === "grpc-js") {
+    server = await startGrpcServer([served(SpeechService, impl)], 0, "127.0.0.1", {
+      interceptors,
+    });
+  } else throw new Error(`unknown server ${kind}`);
   process.send?.({ type: "port", port: server.port } satisfies Msg);
   process.on("message", (m: { type: string }) => {
     if (m.type === "cpu") process.send?.({ type: "cpu", ms: cpuMs() } satisfies Msg);
@@ -100,7 +124,6 @@ function transportOf(kind: string, port: number): Transport {
       baseUrl,
       acceptCompression: [],
       interceptors,
-      sessionManager: new GrpcSessionManager(baseUrl),
       readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
       writeMaxBytes: GRPC_MAX_MESSAGE_BYTES,
     });
