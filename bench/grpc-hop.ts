@@ -9,17 +9,18 @@
  *
  * Clients: `connect` (Connect's gRPC transport, what the gateway used before)
  * and `grpc-js` (services/common/grpc-js-transport.ts, what it uses now).
- * Servers: `connect` (Connect's node adapter on node:http2, what the services
- * used before) and `grpc-js` (services/common/grpc-server.ts now). Every pair
- * is measured.
+ * Servers: `connect` (services/common/grpc-server.ts: Connect's node adapter
+ * on node:http2, what the services use) and `grpc-js` (bench/grpc-js-server.ts:
+ * a grpc-js server calling the same ServiceImpl through Connect's handler
+ * machinery; cheaper per call here, but measured end to end it cost the speech
+ * process more, see README "Peers"). Every pair is measured.
  */
 import { fork } from "node:child_process";
-import * as http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
 import { serviceCredential } from "../gateway/clients.js";
 import { AudioFormat } from "../gen/railgate/speech/v1/speech_pb.js";
 import {
@@ -34,6 +35,7 @@ import {
   startGrpcServer,
 } from "../services/common/grpc-server.js";
 import { served } from "../services/common/in-process-transport.js";
+import { addConnectServices } from "./grpc-js-server.js";
 
 const CALLS = Number(process.env.GRPC_HOP_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.GRPC_HOP_CONCURRENCY ?? 50);
@@ -91,23 +93,21 @@ async function serve(kind: string): Promise<void> {
   ];
   let server: { port: number; close(): Promise<void> };
   if (kind === "connect") {
-    const h2 = http2.createServer(
-      connectNodeAdapter({
-        routes: (router) => router.service(SpeechService, impl),
-        interceptors: [errorInterceptor, ...interceptors],
-        acceptCompression: [],
-        readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
-      }),
-    );
-    await new Promise<void>((resolve) => h2.listen(0, "127.0.0.1", resolve));
-    server = {
-      port: (h2.address() as AddressInfo).port,
-      close: () => new Promise((r) => h2.close(() => r())),
-    };
-  } else if (kind === "grpc-js") {
     server = await startGrpcServer([served(SpeechService, impl)], 0, "127.0.0.1", {
       interceptors,
     });
+  } else if (kind === "grpc-js") {
+    const g = new grpc.Server({
+      "grpc.max_receive_message_length": GRPC_MAX_MESSAGE_BYTES,
+      "grpc.max_send_message_length": GRPC_MAX_MESSAGE_BYTES,
+    });
+    addConnectServices(g, [served(SpeechService, impl)], [errorInterceptor, ...interceptors]);
+    const port = await new Promise<number>((resolve, reject) =>
+      g.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    server = { port, close: async () => g.forceShutdown() };
   } else throw new Error(`unknown server ${kind}`);
   process.send?.({ type: "port", port: server.port } satisfies Msg);
   process.on("message", (m: { type: string }) => {

@@ -1,6 +1,8 @@
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
-import { addConnectServices, CallTracker } from "./grpc-js-server.js";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { peerContextValues } from "./auth/peer-identity.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
 import { componentLogger } from "./logger.js";
@@ -94,27 +96,8 @@ export interface GrpcServerOptions {
 }
 
 /**
- * The certificates of a TLS listener, as grpc-js takes them. They are handed
- * over a microtask later: grpc-js subscribes to a provider before it registers
- * the listener that applies them, so certificates given synchronously would be
- * lost and every TLS connection dropped.
- */
-function staticCertificates(tls: GrpcTls): grpc.experimental.CertificateProvider {
-  return {
-    addCaCertificateListener: (listener) =>
-      queueMicrotask(() => listener({ caCertificate: tls.ca })),
-    removeCaCertificateListener: () => {},
-    addIdentityCertificateListener: (listener) =>
-      queueMicrotask(() => listener({ certificate: tls.cert, privateKey: tls.key })),
-    removeIdentityCertificateListener: () => {},
-  };
-}
-
-/**
- * Serves Connect `ServiceImpl`s over gRPC (HTTP/2, cleartext or TLS) from a
- * @grpc/grpc-js server (see grpc-js-server.ts: the same interceptors, headers,
- * trailers, deadlines and cancellation as Connect's own server, at about two
- * thirds of its CPU per stream and a third per unary call, bench/grpc-hop.ts).
+ * Serves Connect routes over gRPC (HTTP/2, cleartext or TLS) so plain grpc-js
+ * clients can call them.
  */
 export async function startGrpcServer(
   services: ServiceRegistration[],
@@ -123,47 +106,47 @@ export async function startGrpcServer(
   options: GrpcServerOptions = {},
 ): Promise<ServedServices> {
   const interceptors = [errorInterceptor, ...(options.interceptors ?? [])];
-  const server = new grpc.Server({
-    "grpc.max_receive_message_length": GRPC_MAX_MESSAGE_BYTES,
-    "grpc.max_send_message_length": GRPC_MAX_MESSAGE_BYTES,
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      for (const { service, impl } of services) router.service(service, impl);
+    },
+    interceptors,
+    contextValues: peerContextValues,
+    // Loopback traffic, mostly audio that does not compress: gzip would only burn CPU.
+    acceptCompression: [],
+    readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
   });
-  const calls = new CallTracker();
-  addConnectServices(server, services, interceptors, calls);
   const tls = options.tls;
-  // A client certificate is requested but not required: callers with only a
-  // bearer key still connect; one that verifies against tls.ca proves a gateway.
-  // (grpc-js takes the identity provider first here, whatever its parameter names say.)
-  const credentials = tls
-    ? grpc.experimental.createCertificateProviderServerCredentials(
-        staticCertificates(tls),
-        staticCertificates(tls),
-        false,
+  const server = tls
+    ? http2.createSecureServer(
+        { ...tls, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
+        handler,
       )
-    : grpc.ServerCredentials.createInsecure();
-  const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  const actual = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  let closing: Promise<void> | undefined;
+    : http2.createServer(handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
   return {
     port: actual,
     inProcess: (inProcess = {}) =>
       createInProcessTransport({ services, serverInterceptors: interceptors, ...inProcess }),
-    // tryShutdown stops accepting at once and sends GOAWAY (calls in progress go on, new
-    // ones are refused); whatever outlives the grace period is cancelled. The calls are
-    // counted here: grpc-js's own callback can wait forever on a session a client already
-    // tore down.
-    close: ({ graceMs = 0 } = {}) => {
-      closing ??= (async () => {
-        server.tryShutdown(() => {});
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([calls.idle(), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-        clearTimeout(timer);
-        server.forceShutdown();
-        // The cancellations reach the handlers' signals before the caller goes on.
-        await new Promise((r) => setImmediate(r));
-      })();
-      return closing;
+    // http2Server.close() waits for open sessions: close them gracefully (GOAWAY: streams in
+    // progress go on, new ones are refused), and destroy whatever outlives the grace period.
+    close: async ({ graceMs = 0 } = {}) => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sessions) s.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      for (const s of sessions) s.destroy();
+      await closed;
     },
   };
 }
