@@ -66,7 +66,27 @@ function fillHeaders(target: Headers, md: grpc.Metadata): Headers {
 function errorOf(status: grpc.StatusObject, signal: AbortSignal): ConnectError {
   if (signal.aborted) return ConnectError.from(signal.reason, Code.Canceled);
   const code = status.code in Code ? (status.code as number as Code) : Code.Unknown;
-  return new ConnectError(status.details, code, fillHeaders(new Headers(), status.metadata));
+  return new ConnectError(
+    messageOf(status.details),
+    code,
+    fillHeaders(new Headers(), status.metadata),
+  );
+}
+
+/** Percent-escapes of the characters `decodeURI` leaves encoded (";/?:@&=+$,#"). */
+const RESERVED_ESCAPE = /%(?:3B|2F|3F|3A|40|26|3D|2B|24|2C|23)/gi;
+
+/**
+ * Connect's server percent-encodes grpc-message with encodeURIComponent, and
+ * grpc-js decodes it with decodeURI, which leaves ":" "/" "," and the other
+ * reserved characters escaped ("Model acme%2Fnone"): those are decoded here.
+ * (A message that itself contained such an escape literally would lose it;
+ * none of ours does.)
+ */
+function messageOf(details: string): string {
+  return details.includes("%")
+    ? details.replace(RESERVED_ESCAPE, (e) => decodeURIComponent(e))
+    : details;
 }
 
 function chain<T>(final: T, interceptors: Interceptor[]): T {

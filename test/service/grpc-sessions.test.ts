@@ -230,4 +230,14 @@ describe("gRPC error interceptor", () => {
       expect(ce.rawMessage).to.match(/^name n+…$/);
     }
   });
+
+  it("hands the gateway the message exactly as the service wrote it (reserved characters and all)", async () => {
+    const client = createClient(AccountService, transport);
+    const name = "acme/tts-1: a, b; c?d@e&f=g+h$i#j %41 …";
+    const err = await client.createWorkspace({ name }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as ConnectError).rawMessage).to.equal(`name ${name} is not allowed`);
+  });
 });
