@@ -1,12 +1,11 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
+import { createGrpcJsTransport } from "../services/common/grpc-js-transport.js";
 import { GRPC_MAX_MESSAGE_BYTES } from "../services/common/grpc-server.js";
-import { GrpcSessionManager } from "../services/common/grpc-session-manager.js";
 import type { GrpcTls } from "../services/common/grpc-tls.js";
 
 export interface ServiceClients {
@@ -52,26 +51,38 @@ export function createServiceClients(transports: {
   };
 }
 
-/** Real gRPC (HTTP/2) transports to services in other processes (a split deployment). */
+/**
+ * Deadline of a unary call to a service in another process when the caller set
+ * none (RAILGATE_GRPC_UNARY_TIMEOUT_MS): a service that hangs costs the client
+ * a 524 after this long instead of a request that never ends. Speech streams
+ * have none: they last as long as the audio.
+ */
+export const DEFAULT_GRPC_UNARY_TIMEOUT_MS = 10_000;
+
+/**
+ * Real gRPC (HTTP/2) transports to services in other processes (a split
+ * deployment), over @grpc/grpc-js: measured in bench/grpc-hop.ts, it costs the
+ * gateway about 40% less CPU per speech stream and half per unary call than
+ * Connect's own gRPC transport, with the same typed clients and interceptors.
+ */
 export function grpcTransports(
   urls: { guardrail: string; speech: string },
   credential: ServiceCredential,
+  unaryTimeoutMs = DEFAULT_GRPC_UNARY_TIMEOUT_MS,
 ): { guardrail: Transport; speech: Transport } {
   const interceptors = credential.internalToken
     ? [serviceCredential(credential.internalToken)]
     : [];
-  // No compression: the services are near, and audio does not compress.
-  // Message limits as the servers': an oversized message is refused here (413)
-  // before it reaches the shared session. A failed session is replaced at once
-  // and can never crash the process (see GrpcSessionManager).
+  // No compression (grpc-js sends none unless asked): the services are near,
+  // and audio does not compress. Message limits as the servers': an oversized
+  // message is refused here (413) before it reaches the shared connection.
   const transport = (baseUrl: string) =>
-    createGrpcTransport({
+    createGrpcJsTransport({
       baseUrl,
-      acceptCompression: [],
+      tls: credential.tls,
       interceptors,
-      sessionManager: new GrpcSessionManager(baseUrl, { sessionOptions: credential.tls }),
-      readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
-      writeMaxBytes: GRPC_MAX_MESSAGE_BYTES,
+      maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
+      defaultUnaryTimeoutMs: unaryTimeoutMs,
     });
   return { guardrail: transport(urls.guardrail), speech: transport(urls.speech) };
 }

@@ -21,6 +21,7 @@ await runUntilSignal("gateway", async (config) => {
         speech: config.speechGrpcUrl ?? `${scheme}://127.0.0.1:${config.speechGrpcPort}`,
       },
       { internalToken: config.internalToken, tls },
+      config.grpcUnaryTimeoutMs,
     ),
   );
   return startGateway(config.gatewayPorts, config.host, {

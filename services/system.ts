@@ -74,6 +74,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
             speech: `${scheme}://127.0.0.1:${speechGrpcPort}`,
           },
           { internalToken, tls },
+          config.grpcUnaryTimeoutMs,
         )
       : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );

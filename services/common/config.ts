@@ -36,6 +36,8 @@ export interface RailgateConfig {
    * "in-process" (direct calls) or "grpc" (the loopback listeners).
    */
   internalTransport: "in-process" | "grpc";
+  /** Deadline of the gateway's unary gRPC calls to services in other processes. */
+  grpcUnaryTimeoutMs: number;
   /** Development check, never from the environment: freeze messages crossing in process (tests). */
   freezeInProcessMessages?: boolean;
   /** PEM files for TLS on the internal gRPC hop (mTLS: a gateway's client certificate proves it). */
@@ -203,6 +205,7 @@ export const configSchema = z
     RAILGATE_INTERNAL_TOKEN: secret(32),
     RAILGATE_GRPC_REGION: oneOf(REGIONS, "global"),
     RAILGATE_INTERNAL_TRANSPORT: oneOf(["in-process", "grpc"] as const, "in-process"),
+    RAILGATE_GRPC_UNARY_TIMEOUT_MS: millis(10_000),
     RAILGATE_GRPC_TLS_CERT: text(undefined),
     RAILGATE_GRPC_TLS_KEY: text(undefined),
     RAILGATE_GRPC_TLS_CA: text(undefined),
@@ -277,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     internalToken: e.RAILGATE_INTERNAL_TOKEN,
     grpcRegion: e.RAILGATE_GRPC_REGION,
     internalTransport: e.RAILGATE_INTERNAL_TRANSPORT,
+    grpcUnaryTimeoutMs: e.RAILGATE_GRPC_UNARY_TIMEOUT_MS,
     grpcTls:
       e.RAILGATE_GRPC_TLS_CERT && e.RAILGATE_GRPC_TLS_KEY && e.RAILGATE_GRPC_TLS_CA
         ? {

@@ -1,17 +1,17 @@
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { errorReply } from "../../gateway/http-error.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { createGrpcJsTransport } from "../../services/common/grpc-js-transport.js";
 import {
   GRPC_MAX_MESSAGE_BYTES,
   MAX_ERROR_MESSAGE_CHARS,
   type RunningServer,
   startGrpcServer,
 } from "../../services/common/grpc-server.js";
-import { GrpcSessionManager } from "../../services/common/grpc-session-manager.js";
 import { served } from "../../services/common/in-process-transport.js";
 
 /**
@@ -19,14 +19,25 @@ import { served } from "../../services/common/in-process-transport.js";
  * "creates" echoes the first characters of the name, or fails with a message
  * of `fail` characters. `readMaxBytes` is small so a test can exceed it cheaply.
  */
+/** Why each "hang" handler's signal aborted (the server side of a cancelled call). */
+const handlerAborts: unknown[] = [];
+const handlerStarts = { count: 0 };
+
 async function startEchoServer(readMaxBytes = 1024 * 1024) {
   const server = http2.createServer(
     connectNodeAdapter({
       readMaxBytes,
       routes: (router) =>
         router.service(AccountService, {
-          async createWorkspace(req) {
+          async createWorkspace(req, ctx) {
             if (req.slug === "fail") throw new ConnectError("x".repeat(70_000));
+            if (req.slug === "hang") {
+              // Answers only once the call is cancelled or its deadline passes.
+              handlerStarts.count++;
+              await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+              handlerAborts.push(ctx.signal.reason);
+              throw new ConnectError("gave up", Code.Internal);
+            }
             return { workspace: { id: "w", name: req.name.slice(0, 16) } };
           },
         }),
@@ -52,99 +63,125 @@ async function startEchoServer(readMaxBytes = 1024 * 1024) {
   };
 }
 
-type Echo = Awaited<ReturnType<typeof startEchoServer>>;
-
-function clientOf(manager: GrpcSessionManager, baseUrl: string): Client<typeof AccountService> {
-  return createClient(AccountService, createGrpcTransport({ baseUrl, sessionManager: manager }));
+async function waitFor(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 10));
 }
 
-describe("internal gRPC sessions", () => {
+type Echo = Awaited<ReturnType<typeof startEchoServer>>;
+
+/** The gateway's transport to a service in another process (gateway/clients.ts). */
+function transportTo(baseUrl: string, maxMessageBytes = GRPC_MAX_MESSAGE_BYTES) {
+  return createGrpcJsTransport({ baseUrl, maxMessageBytes });
+}
+
+describe("internal gRPC connections (the gateway's grpc-js transport)", () => {
   let server: Echo;
-  let manager: GrpcSessionManager;
+  let transport: ReturnType<typeof transportTo>;
+  let client: Client<typeof AccountService>;
   beforeEach(async () => {
     server = await startEchoServer();
-    manager = new GrpcSessionManager(server.url);
+    transport = transportTo(server.url);
+    client = createClient(AccountService, transport);
   });
   afterEach(async () => {
-    manager.close();
+    transport.close();
     await server.close();
   });
 
-  it("survives a GOAWAY on an idle session followed at once by a request (no unhandled 'error')", async () => {
-    // connect-node's Http2SessionManager crashes the process here
-    // (connectrpc/connect-es#1768): the request replaces the session and drops
-    // its error listener before Node emits the deferred GOAWAY error.
-    const client = clientOf(manager, server.url);
+  it("survives a GOAWAY on an idle connection followed at once by a request (no unhandled 'error')", async () => {
+    // connect-node's Http2SessionManager crashed the process here
+    // (connectrpc/connect-es#1768).
     await client.createWorkspace({ name: "first" });
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown) => uncaught.push(err);
     process.prependListener("uncaughtException", onUncaught);
     try {
-      // The client's side of the session, through the manager's public request().
-      const probe = await manager.request("GET", "/probe", {}, {});
-      const clientSession = probe.session;
-      await new Promise<void>((resolve) => probe.close(http2.constants.NGHTTP2_CANCEL, resolve));
-      const next = new Promise<string>((resolve, reject) => {
-        const [serverSession] = server.sessions;
-        // The request is made in the very tick the client sees the GOAWAY.
-        clientSession?.once("goaway", () => {
-          client
-            .createWorkspace({ name: "second" })
-            .then((r) => resolve(r.workspace?.name ?? ""), reject);
-        });
-        serverSession?.close();
-      });
-      expect(await next).to.equal("second");
+      for (const s of server.sessions) s.close();
+      expect((await client.createWorkspace({ name: "second" })).workspace?.name).to.equal("second");
       // Let any deferred error surface before looking.
       await new Promise((r) => setTimeout(r, 50));
       expect(uncaught).to.deep.equal([]);
+      expect(server.opened(), "the request went to a fresh connection").to.equal(2);
     } finally {
       process.off("uncaughtException", onUncaught);
     }
   });
 
-  it("replaces a session the peer poisoned: the next requests succeed on a fresh one", async () => {
-    const client = clientOf(manager, server.url);
-    const other = clientOf(manager, server.url);
+  it("keeps serving other tenants after a message the peer refuses as too large", async () => {
+    const other = createClient(AccountService, transport);
     await client.createWorkspace({ name: "before" });
-    expect(server.opened()).to.equal(1);
-    // 12 MB past a 1 MiB readMaxBytes: the server stops reading, and its session
-    // then refuses every new stream (ENHANCE_YOUR_CALM) for as long as it lives.
+    // 12 MB past the peer's 1 MiB limit.
     const poison = await client.createWorkspace({ name: "p".repeat(12_000_000) }).then(
       () => undefined,
       (err: unknown) => err,
     );
     expect(poison).to.be.instanceOf(ConnectError);
-    // Another tenant's requests right after: all served.
     for (let i = 0; i < 5; i++) {
       const res = await other.createWorkspace({ name: `after ${i}` });
       expect(res.workspace?.name).to.equal(`after ${i}`);
     }
-    expect(server.opened(), "a fresh session was opened").to.equal(2);
   });
 
-  it("refuses a message over writeMaxBytes locally, before it reaches the session (413 at the gateway)", async () => {
-    const client = createClient(
-      AccountService,
-      createGrpcTransport({
-        baseUrl: server.url,
-        sessionManager: manager,
-        writeMaxBytes: 64 * 1024,
-      }),
-    );
-    const err = await client.createWorkspace({ name: "p".repeat(100_000) }).then(
+  it("refuses a message over its limit locally, before it reaches the connection (413 at the gateway)", async () => {
+    const small = transportTo(server.url, 64 * 1024);
+    try {
+      const c = createClient(AccountService, small);
+      const err = await c.createWorkspace({ name: "p".repeat(100_000) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(ConnectError);
+      expect(errorReply(err).status).to.equal(413);
+      expect((await c.createWorkspace({ name: "fine" })).workspace?.name).to.equal("fine");
+      expect(server.opened()).to.equal(1);
+      expect(GRPC_MAX_MESSAGE_BYTES).to.equal(32 * 1024 * 1024);
+    } finally {
+      small.close();
+    }
+  });
+
+  it("gives a unary call without a deadline the transport's default: 524 at the gateway, the handler cancelled", async () => {
+    handlerAborts.length = 0;
+    const bounded = createGrpcJsTransport({
+      baseUrl: server.url,
+      maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
+      defaultUnaryTimeoutMs: 200,
+    });
+    try {
+      const err = await createClient(AccountService, bounded)
+        .createWorkspace({ name: "x", slug: "hang" })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).to.be.instanceOf(ConnectError);
+      expect((err as ConnectError).code).to.equal(Code.DeadlineExceeded);
+      expect(errorReply(err).status).to.equal(524);
+      await waitFor(() => handlerAborts.length === 1);
+      expect(ConnectError.from(handlerAborts[0]).code).to.equal(Code.DeadlineExceeded);
+    } finally {
+      bounded.close();
+    }
+  });
+
+  it("cancels the call on the server when the caller's signal aborts", async () => {
+    handlerAborts.length = 0;
+    handlerStarts.count = 0;
+    const ac = new AbortController();
+    const pending = client.createWorkspace({ name: "x", slug: "hang" }, { signal: ac.signal }).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).to.be.instanceOf(ConnectError);
-    expect(errorReply(err).status).to.equal(413);
-    expect((await client.createWorkspace({ name: "fine" })).workspace?.name).to.equal("fine");
-    expect(server.opened()).to.equal(1);
-    expect(GRPC_MAX_MESSAGE_BYTES).to.equal(32 * 1024 * 1024);
+    // Aborted only once the handler is running.
+    await waitFor(() => handlerStarts.count === 1);
+    ac.abort();
+    const err = await pending;
+    expect((err as ConnectError).code).to.equal(Code.Canceled);
+    await waitFor(() => handlerAborts.length === 1);
+    expect(ConnectError.from(handlerAborts[0]).code).to.equal(Code.Canceled);
   });
 
-  it("replaces a session after a reply header too large for HTTP/2, and keeps serving", async () => {
-    const client = clientOf(manager, server.url);
+  it("keeps serving after a reply header too large for HTTP/2", async () => {
     const err = await client.createWorkspace({ name: "x", slug: "fail" }).then(
       () => undefined,
       (e: unknown) => e,
@@ -160,7 +197,7 @@ describe("internal gRPC sessions", () => {
 
 describe("gRPC error interceptor", () => {
   let server: RunningServer;
-  let manager: GrpcSessionManager;
+  let transport: ReturnType<typeof transportTo>;
   before(async () => {
     server = await startGrpcServer(
       [
@@ -172,15 +209,15 @@ describe("gRPC error interceptor", () => {
       ],
       0,
     );
-    manager = new GrpcSessionManager(`http://127.0.0.1:${server.port}`);
+    transport = transportTo(`http://127.0.0.1:${server.port}`);
   });
   after(async () => {
-    manager.close();
+    transport.close();
     await server.close();
   });
 
   it(`cuts any error message to ${MAX_ERROR_MESSAGE_CHARS} characters, keeping its code`, async () => {
-    const client = clientOf(manager, `http://127.0.0.1:${server.port}`);
+    const client = createClient(AccountService, transport);
     for (let i = 0; i < 3; i++) {
       const err = await client.createWorkspace({ name: "n".repeat(70_000) }).then(
         () => undefined,
@@ -192,6 +229,15 @@ describe("gRPC error interceptor", () => {
       expect(ce.rawMessage.length).to.equal(MAX_ERROR_MESSAGE_CHARS);
       expect(ce.rawMessage).to.match(/^name n+…$/);
     }
-    expect(manager.openSessions).to.equal(1);
+  });
+
+  it("hands the gateway the message exactly as the service wrote it (reserved characters and all)", async () => {
+    const client = createClient(AccountService, transport);
+    const name = "acme/tts-1: a, b; c?d@e&f=g+h$i#j %41 …";
+    const err = await client.createWorkspace({ name }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as ConnectError).rawMessage).to.equal(`name ${name} is not allowed`);
   });
 });
