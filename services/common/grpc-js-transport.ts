@@ -17,6 +17,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 import type { GrpcTls } from "./grpc-tls.js";
 
@@ -65,13 +66,19 @@ function fillHeaders(target: Headers, md: grpc.Metadata): Headers {
  */
 function errorOf(status: grpc.StatusObject, signal: AbortSignal): ConnectError {
   if (signal.aborted) return ConnectError.from(signal.reason, Code.Canceled);
+  const metadata = fillHeaders(new Headers(), status.metadata);
+  // Typed details (e.g. a content filter's error metadata) travel in
+  // grpc-status-details-bin, whose google.rpc.Status also carries the message
+  // unencoded: Connect's own parser reads both.
+  if (metadata.has(STATUS_DETAILS_HEADER)) {
+    const detailed = findTrailerError(metadata);
+    if (detailed) return detailed;
+  }
   const code = status.code in Code ? (status.code as number as Code) : Code.Unknown;
-  return new ConnectError(
-    messageOf(status.details),
-    code,
-    fillHeaders(new Headers(), status.metadata),
-  );
+  return new ConnectError(messageOf(status.details), code, metadata);
 }
+
+const STATUS_DETAILS_HEADER = "grpc-status-details-bin";
 
 /** Percent-escapes of the characters `decodeURI` leaves encoded (";/?:@&=+$,#"). */
 const RESERVED_ESCAPE = /%(?:3B|2F|3F|3A|40|26|3D|2B|24|2C|23)/gi;
