@@ -99,20 +99,22 @@ describe("gRPC server reflection (plain @grpc/grpc-js, no credentials)", functio
     ]);
   });
 
-  it("answers file_containing_symbol for a service, a method and a message, with imports", async () => {
+  it("answers file_containing_symbol for a service, a method, a message and a field, with imports", async () => {
     const answers = await ask(client("v1", system.speechGrpcPort), [
       { file_containing_symbol: "railgate.speech.v1.SpeechService" },
       { file_containing_symbol: "railgate.speech.v1.SpeechService.Synthesize" },
       { file_containing_symbol: "railgate.speech.v1.Generation" },
+      { file_containing_symbol: "railgate.speech.v1.Generation.model" },
     ]);
-    expect(answers).to.have.length(3);
-    const [service, method, message] = answers.map(fileNames);
+    expect(answers).to.have.length(4);
+    const [service, method, message, field] = answers.map(fileNames);
     expect(service?.[0]).to.equal("railgate/speech/v1/speech_service.proto");
     // The imports come along, so a client can decode every message of the service.
     expect(service).to.include("railgate/speech/v1/speech.proto");
     expect(service).to.include("google/protobuf/struct.proto");
     expect(method?.[0]).to.equal("railgate/speech/v1/speech_service.proto");
     expect(message?.[0]).to.equal("railgate/speech/v1/speech.proto");
+    expect(field?.[0]).to.equal("railgate/speech/v1/speech.proto");
   });
 
   it("answers file_by_filename, and NOT_FOUND for what the server does not serve", async () => {
