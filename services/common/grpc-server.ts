@@ -6,6 +6,7 @@ import { peerContextValues } from "./auth/peer-identity.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
 import { componentLogger } from "./logger.js";
+import { reflectionServices } from "./reflection.js";
 
 const log = componentLogger("grpc");
 
@@ -116,13 +117,25 @@ export async function startGrpcServer(
     acceptCompression: [],
     readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
   });
+  // Server reflection is public, like health: it describes the open-source .proto files and
+  // no data, so it sits outside the caller interceptors (whose default is "management key").
+  const reflection = connectNodeAdapter({
+    routes: (router) => {
+      for (const { service, impl } of reflectionServices(services.map((s) => s.service)))
+        router.service(service, impl);
+    },
+    interceptors: [errorInterceptor],
+    acceptCompression: [],
+  });
+  const route: typeof handler = (req, res) =>
+    (req.url?.startsWith("/grpc.reflection.") ? reflection : handler)(req, res);
   const tls = options.tls;
   const server = tls
     ? http2.createSecureServer(
         { ...tls, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
-        handler,
+        route,
       )
-    : http2.createServer(handler);
+    : http2.createServer(route);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s) => {
     sessions.add(s);
