@@ -51,6 +51,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
+    embeddedEngine: config.embeddedEngine,
     ...access,
     rateLimitPerMinute: config.rateLimitPerMinute,
     allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,

@@ -46,6 +46,8 @@ export interface RailgateConfig {
   maxSpeechBodyBytes: number;
   /** Worker threads of the embedded speech engine; unset = one per core. */
   enginePoolSize?: number;
+  /** "auto": the embedded engine when its package is installed; "off": never. */
+  embeddedEngine: "auto" | "off";
   /** Requests per minute per key unless the key sets its own; 0 = unlimited. */
   rateLimitPerMinute: number;
   /** The account's safety-retention settings (ACCOUNT_ALLOW_SAFETY_RETENTION_*). */
@@ -213,6 +215,7 @@ export const configSchema = z
     SPEECH_MAX_BODY_BYTES: bytes(16 * 1_048_576),
     SPEECH_ENGINE_WORKERS: integer("an integer from 1 to 256", 1, 256)(undefined),
     SPEECH_CATALOG_FILE: text(undefined),
+    RAILGATE_EMBEDDED_ENGINE: oneOf(["auto", "off"] as const, "auto"),
     OPENAI_API_KEY: text(undefined),
     OPENAI_BASE_URL: url(["http:", "https:"], "an http(s):// URL"),
     RATE_LIMIT_PER_MINUTE: zeroOrMore(600),
@@ -292,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxSpeechBodyBytes: e.SPEECH_MAX_BODY_BYTES,
     enginePoolSize: e.SPEECH_ENGINE_WORKERS,
+    embeddedEngine: e.RAILGATE_EMBEDDED_ENGINE,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     allowSafetyRetentionGoogle: e.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE,
     allowSafetyRetentionOther: e.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER,

@@ -9,6 +9,7 @@ await runUntilSignal("speech", async (config) => {
   const server = await startSpeechServer(store, config.speechGrpcPort, config.grpcHost, {
     env: config.env,
     enginePoolSize: config.enginePoolSize,
+    embeddedEngine: config.embeddedEngine,
     internalToken: config.internalToken,
     listenerRegion: config.grpcRegion,
     tls: loadGrpcTls(config.grpcTls),

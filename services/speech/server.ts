@@ -11,6 +11,12 @@ import type { Store } from "../common/store/types.js";
 import type { RegionName } from "../policy/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
+import type { Catalog } from "./catalog/types.js";
+import { withoutEmbeddedEngine } from "./catalog/without-embedded-engine.js";
+import {
+  type EmbeddedEngineSetting,
+  embeddedEngineUnavailable,
+} from "./engines/espeak/availability.js";
 import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
@@ -36,6 +42,8 @@ export interface SpeechServerOptions {
   allowSafetyRetentionOther?: boolean;
   /** STORE_RETRY_QUEUE_MAX: settlements and records kept while the store is down. */
   retryQueueMax?: number;
+  /** RAILGATE_EMBEDDED_ENGINE (default "auto": eSpeak NG when its package is installed). */
+  embeddedEngine?: EmbeddedEngineSetting;
 }
 
 /** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
@@ -49,12 +57,11 @@ export async function startSpeechServer(
   options: SpeechServerOptions = {},
 ): Promise<ServedServices> {
   const env = options.env ?? process.env;
-  const catalog = loadCatalog(env);
-  const engine = await EspeakEngine.start({ poolSize: options.enginePoolSize });
+  const { catalog, engine } = await startEngine(loadCatalog(env), options);
   try {
     const models = new ModelCatalog(
       catalog,
-      publicVoices(engine.voices()).map((v) => ({
+      publicVoices(engine?.voices() ?? []).map((v) => ({
         id: v.id,
         name: v.name,
         languages: v.languages,
@@ -79,7 +86,8 @@ export async function startSpeechServer(
     const health = new HealthServiceImpl({
       [SpeechService.typeName]: {
         store: () => store.ping(),
-        engine: () => engine.checkHealth(),
+        // Without the embedded engine there is nothing of it to probe: upstream models serve.
+        ...(engine ? { engine: () => engine.checkHealth() } : {}),
       },
     });
     // Synthesize and GetGeneration need a standard key, ListModels and health nothing,
@@ -106,7 +114,7 @@ export async function startSpeechServer(
       },
     );
     log.info(
-      { models: catalog.models.map((m) => m.id), voices: engine.voices().length },
+      { models: catalog.models.map((m) => m.id), voices: engine?.voices().length ?? 0 },
       "speech catalog loaded",
     );
     return {
@@ -122,11 +130,38 @@ export async function startSpeechServer(
         await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
         unsubscribe();
         governance.close();
-        await Promise.all([engine.close(), adapters.close()]);
+        await Promise.all([engine?.close(), adapters.close()]);
       },
     };
   } catch (err) {
-    await engine.close();
+    await engine?.close();
     throw err;
   }
+}
+
+/**
+ * The embedded engine's worker pool, or none when it is switched off or its (GPL-3.0) package
+ * is not installed: then its catalog entries are skipped, loudly, and the rest is served.
+ */
+async function startEngine(
+  catalog: Catalog,
+  options: SpeechServerOptions,
+): Promise<{ catalog: Catalog; engine?: EspeakEngine }> {
+  const unavailable = embeddedEngineUnavailable(options.embeddedEngine ?? "auto");
+  if (unavailable === undefined) {
+    return { catalog, engine: await EspeakEngine.start({ poolSize: options.enginePoolSize }) };
+  }
+  const trimmed = withoutEmbeddedEngine(catalog);
+  log.warn(
+    {
+      reason: unavailable,
+      skippedModels: trimmed.skippedModels,
+      trimmedModels: trimmed.trimmedModels,
+    },
+    "embedded speech engine (eSpeak NG) not available: its catalog entries are skipped",
+  );
+  if (trimmed.catalog.models.length === 0) {
+    log.warn("the speech catalog has no model left: every speech request will be refused");
+  }
+  return { catalog: trimmed.catalog };
 }

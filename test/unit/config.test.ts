@@ -55,6 +55,8 @@ describe("configuration schema", () => {
     expect(c.redisClusterNodes).to.deep.equal(["a:7000", "b:7001"]);
     expect(c.http.maxConnections).to.equal(50);
     expect(c.enginePoolSize).to.equal(3);
+    expect(loadConfig({ RAILGATE_EMBEDDED_ENGINE: "off" }).embeddedEngine).to.equal("off");
+    expect(loadConfig({}).embeddedEngine).to.equal("auto");
   });
 
   const refusals: [Record<string, string>, string][] = [
@@ -67,6 +69,10 @@ describe("configuration schema", () => {
       "SPEECH_MAX_BODY_BYTES must be a positive integer number of bytes",
     ],
     [{ GATEWAY_PORT: "70000" }, 'GATEWAY_PORT must be a port number 0..65535, got "70000"'],
+    [
+      { RAILGATE_EMBEDDED_ENGINE: "false" },
+      'RAILGATE_EMBEDDED_ENGINE must be one of auto, off, got "false"',
+    ],
     [{ SPEECH_GRPC_PORT: "-1" }, "SPEECH_GRPC_PORT must be a port number"],
     [{ RATE_LIMIT_PER_MINUTE: "lots" }, "RATE_LIMIT_PER_MINUTE must be an integer >= 0"],
     [{ ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "no" }, 'must be "true" or "false", got "no"'],

@@ -6,7 +6,8 @@ import type { SpeechAdapter } from "./types.js";
 
 export interface AdapterDeps {
   catalog: Catalog;
-  engine: EspeakEngine;
+  /** Absent when the embedded engine is not available (its endpoints are then not in the catalog). */
+  engine?: EspeakEngine;
   env: NodeJS.ProcessEnv;
 }
 
@@ -15,7 +16,10 @@ export interface AdapterDeps {
  * Adding a provider: one folder under engines/ and one line here.
  */
 const FACTORIES: Record<string, (provider: string, deps: AdapterDeps) => SpeechAdapter> = {
-  espeak: (_provider, deps) => new EspeakAdapter(deps.engine),
+  espeak: (_provider, deps) => {
+    if (!deps.engine) throw new Error("the embedded engine (eSpeak NG) is not available");
+    return new EspeakAdapter(deps.engine);
+  },
   "openai-compatible": (provider, deps) => {
     const config = deps.catalog.providers[provider];
     if (!config) throw new Error(`provider ${provider} has no configuration`);

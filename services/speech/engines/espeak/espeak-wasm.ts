@@ -1,7 +1,12 @@
 import { open } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import createEspeakModule from "@echogarden/espeak-ng-emscripten";
 import { JobInputError } from "./serve-jobs.js";
+
+/**
+ * The package is GPL-3.0 and optional (an image built with WITH_ESPEAK=false leaves it out): it is
+ * loaded only when an engine starts, so every module here stays importable without it.
+ */
+export const ESPEAK_PACKAGE = "@echogarden/espeak-ng-emscripten";
 
 /** The rate eSpeak NG synthesizes at; the wasm build cannot change it. */
 export const ESPEAK_SAMPLE_RATE = 22050;
@@ -37,9 +42,7 @@ const GENDERS: Record<number, string> = { 1: "male", 2: "female" };
  * process: every worker's eSpeak serves its files from these same bytes instead of holding a copy.
  */
 export async function readEspeakData(): Promise<SharedArrayBuffer> {
-  const path = fileURLToPath(
-    new URL("espeak-ng.data", import.meta.resolve("@echogarden/espeak-ng-emscripten")),
-  );
+  const path = fileURLToPath(new URL("espeak-ng.data", import.meta.resolve(ESPEAK_PACKAGE)));
   const file = await open(path);
   try {
     const { size } = await file.stat();
@@ -61,6 +64,7 @@ export async function loadEspeak(
   print: (line: string) => void,
   data?: SharedArrayBuffer,
 ): Promise<Espeak> {
+  const { default: createEspeakModule } = await import("@echogarden/espeak-ng-emscripten");
   const module = await createEspeakModule({
     print,
     printErr: print,
