@@ -52,6 +52,8 @@ export interface RailgateConfig {
   allowSafetyRetentionGoogle: boolean;
   allowSafetyRetentionOther: boolean;
   logLevel: string;
+  /** json (default) or pretty (pino-pretty, for a human at a terminal). */
+  logFormat: "json" | "pretty";
   /** On SIGTERM, how long in-flight requests (speech streams) may take to finish. */
   shutdownGraceMs: number;
   /** Settlements and generation records kept for retry while the store is down. */
@@ -219,6 +221,8 @@ export const configSchema = z
     ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: boolean(true),
     ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: boolean(true),
     LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
+    // Read by services/common/logger.ts at import; validated here so a typo is refused.
+    LOG_FORMAT: oneOf(["json", "pretty"] as const, "json"),
     SHUTDOWN_GRACE_MS: integer("an integer number of milliseconds >= 0", 0, 3600 * 1000)(25_000),
     STORE_RETRY_QUEUE_MAX: count(10_000),
     HTTP_HEADERS_TIMEOUT_MS: millis(10_000),
@@ -296,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     allowSafetyRetentionGoogle: e.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE,
     allowSafetyRetentionOther: e.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     retryQueueMax: e.STORE_RETRY_QUEUE_MAX,
     http: {

@@ -16,6 +16,12 @@ import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../
 import { isKeyHash, newId } from "../common/ids.js";
 import { InFlight } from "../common/in-flight.js";
 import { componentLogger } from "../common/logger.js";
+import {
+  admissionRefusals,
+  speechDuration,
+  speechTimeToFirstByte,
+  upstreamErrors,
+} from "../common/metrics.js";
 import { quote } from "../common/quote.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
@@ -143,6 +149,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           { provider: endpoint.provider, err: String(err) },
           "endpoint failed before first byte",
         );
+        upstreamErrors.labels(endpoint.provider).inc();
         lastError = err;
       }
     }
@@ -181,7 +188,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const { principal, region } = callerOf(ctx);
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
-    if (refusal) throw permissionDenied(refusal);
+    if (refusal) {
+      admissionRefusals.labels("model").inc();
+      throw permissionDenied(refusal);
+    }
     const filtered = await filterText(
       principal.filters,
       validated.segments,
@@ -301,6 +311,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       if (!opened.first.done) {
         generation.timeToFirstByteMs = performance.now() - started;
+        speechTimeToFirstByte
+          .labels(endpoint.provider)
+          .observe(generation.timeToFirstByteMs / 1000);
         yield create(SynthesizeResponseSchema, {
           event: { case: "audio", value: opened.first.value },
         });
@@ -315,6 +328,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       if (status !== "completed" && signal.aborted) status = "cancelled";
       await stream.return(undefined);
       generation.status = status;
+      speechDuration
+        .labels(endpoint.provider, status)
+        .observe((performance.now() - started) / 1000);
       generation.bytes = BigInt(tally.bytes);
       generation.durationSeconds = tally.seconds;
       outcome.billed = billedCharacters(plan.characters, status, opened.spoken);
