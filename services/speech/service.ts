@@ -23,6 +23,7 @@ import {
   upstreamErrors,
 } from "../common/metrics.js";
 import { quote } from "../common/quote.js";
+import { REQUEST_ID_HEADER } from "../common/request-id.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
@@ -110,6 +111,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     endpoints: CatalogEndpoint[],
     signal: AbortSignal,
     tally: AudioTally,
+    requestId: string | null,
   ) {
     let lastError: unknown;
     for (const endpoint of endpoints) {
@@ -146,7 +148,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         attempt.abort();
         if (signal.aborted) throw new ConnectError("client cancelled the request", Code.Canceled);
         log.warn(
-          { provider: endpoint.provider, err: String(err) },
+          { provider: endpoint.provider, err: String(err), requestId: requestId ?? undefined },
           "endpoint failed before first byte",
         );
         upstreamErrors.labels(endpoint.provider).inc();
@@ -215,7 +217,14 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const tally: AudioTally = { bytes: 0, seconds: 0 };
     const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {
-      const opened = await this.open(plan, endpoints, ctx.signal, tally);
+      const opened = await this.open(
+        plan,
+        endpoints,
+        ctx.signal,
+        tally,
+        // The gateway's request id, so this service's log lines join its access log.
+        ctx.requestHeader.get(REQUEST_ID_HEADER),
+      );
       outcome.served = opened.endpoint;
       yield* this.stream(
         principal,

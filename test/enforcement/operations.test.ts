@@ -115,6 +115,19 @@ describe("operations: /metrics, request ids and access logs", () => {
     );
   });
 
+  it("counts an endpoint that fails before its first byte as an upstream error of its provider", async () => {
+    const key = await w.gw.key(await w.gw.workspace());
+    const before = await metrics();
+    // Reset before each test (useWorld).
+    w.fakes.fast.behaviour = { kind: "status", status: 500 };
+    const res = await w.gw.speak(key, { model: MODELS.fast, input: "This one fails." });
+    expect(res.status).to.equal(502);
+    const after = await metrics();
+    expect(sample(after, "railgate_upstream_errors_total", { provider: "fast" })).to.equal(
+      sample(before, "railgate_upstream_errors_total", { provider: "fast" }) + 1,
+    );
+  });
+
   it("echoes a valid X-Request-Id, mints one otherwise, on successes and errors alike", async () => {
     const anon = new Api(w.gw.url());
     const given = "client-req_42.a";
