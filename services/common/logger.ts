@@ -14,7 +14,8 @@ const level = requested in pino.levels.values || requested === "silent" ? reques
  */
 function defaultTarget(): DestinationStream {
   if (process.env.LOG_FORMAT === "pretty") return pretty({ colorize: true, sync: true });
-  return pino.destination({ dest: 1, sync: false });
+  // Synchronous, as pino's own default: a fatal line before exit is never lost.
+  return pino.destination({ dest: 1, sync: true });
 }
 
 let target = defaultTarget();
