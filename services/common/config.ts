@@ -14,6 +14,11 @@ export interface RailgateConfig {
   /** Where the gRPC services listen: loopback in one process, 0.0.0.0 in containers. */
   grpcHost: string;
   speechGrpcPort: number;
+  /**
+   * When set, the process also serves GET /metrics without a key on this port, at grpcHost
+   * (an internal network, like the gRPC ports): how split guardrail/speech processes are scraped.
+   */
+  metricsPort?: number;
   /** Where a stand-alone gateway (or the CLI) finds the services; unset = loopback ports. */
   guardrailGrpcUrl?: string;
   speechGrpcUrl?: string;
@@ -196,6 +201,7 @@ export const configSchema = z
     GUARDRAIL_GRPC_PORT: port(50051),
     SPEECH_GRPC_PORT: port(50052),
     RAILGATE_GRPC_HOST: text("127.0.0.1"),
+    METRICS_PORT: port(undefined),
     GUARDRAIL_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
     SPEECH_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
     REDIS_URL: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
@@ -272,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     gatewayPorts: { global: e.GATEWAY_PORT, europe: e.GATEWAY_EU_PORT, us: e.GATEWAY_US_PORT },
     guardrailGrpcPort: e.GUARDRAIL_GRPC_PORT,
     grpcHost: e.RAILGATE_GRPC_HOST,
+    metricsPort: e.METRICS_PORT,
     speechGrpcPort: e.SPEECH_GRPC_PORT,
     guardrailGrpcUrl: e.GUARDRAIL_GRPC_URL,
     speechGrpcUrl: e.SPEECH_GRPC_URL,
