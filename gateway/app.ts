@@ -12,6 +12,7 @@ import type { RegionName, RequestContext, Route } from "./context.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
 import { KeyCache } from "./key-cache.js";
+import { requestIdOf } from "./request-id.js";
 import { parseRequestTarget } from "./request-target.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
@@ -129,6 +130,7 @@ export async function startGateway(
       (req, res) => {
         if (draining) {
           res.setHeader("connection", "close");
+          res.setHeader("x-request-id", requestIdOf(req));
           sendError(res, 503, "Service unavailable: this instance is shutting down", {
             "retry-after": "1",
           });
