@@ -4,12 +4,15 @@ import type { RailgateConfig } from "../services/common/config.js";
 import { InFlight } from "../services/common/in-flight.js";
 import { componentLogger } from "../services/common/logger.js";
 import { quote } from "../services/common/quote.js";
+import { REQUEST_ID_HEADER } from "../services/common/request-id.js";
+import { trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
 import type { RegionName, RequestContext, Route } from "./context.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
 import { KeyCache } from "./key-cache.js";
+import { requestIdOf } from "./request-id.js";
 import { parseRequestTarget } from "./request-target.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
@@ -28,6 +31,7 @@ export interface GatewayOptions {
 export function buildGateway(region: RegionName, options: GatewayOptions) {
   const router = new Router(options.routes ?? defaultRoutes);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const exchange = trackExchange(req, res, region);
     const abort = new AbortController();
     // Only a response that did not finish means the client went away: aborting
     // every finished one too cost a DOMException and an abort event per request.
@@ -58,16 +62,19 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
         keyCache: options.keyCache,
         signal: abort.signal,
-        call: { signal: abort.signal },
+        call: { signal: abort.signal, headers: { [REQUEST_ID_HEADER]: exchange.id } },
       };
+      exchange.route = match.route.pattern;
       await authenticate(ctx, match.route.access);
+      exchange.keyHash = ctx.key?.hash;
       await match.handler(ctx);
       // A management change made here is visible to the next request here at once, without
       // waiting for its invalidation to come back over the stream.
       if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();
     } catch (err) {
       const reply = errorReply(err);
-      if (reply.status >= 500) log.error({ err, url: req.url?.slice(0, 200) }, "request failed");
+      if (reply.status >= 500)
+        log.error({ err, url: req.url?.slice(0, 200), requestId: exchange.id }, "request failed");
       sendError(res, reply.status, reply.message, reply.headers, reply.metadata);
     }
   };
@@ -123,6 +130,7 @@ export async function startGateway(
       (req, res) => {
         if (draining) {
           res.setHeader("connection", "close");
+          res.setHeader("x-request-id", requestIdOf(req));
           sendError(res, 503, "Service unavailable: this instance is shutting down", {
             "retry-after": "1",
           });

@@ -21,6 +21,7 @@ export async function authenticate(ctx: RequestContext, access: Access): Promise
   const secret = BEARER.exec(header)?.[1];
   if (!secret) throw new HttpError(401, "Malformed Authorization header: expected Bearer <key>");
   ctx.call.headers = {
+    ...ctx.call.headers,
     authorization: `Bearer ${secret}`,
     [CALLER_HEADERS.ingressRegion]: ctx.region,
   };

@@ -1,4 +1,5 @@
 import type { Route } from "./context.js";
+import { metricsRoutes } from "./metrics.js";
 import { assignmentRoutes } from "./routes/assignments.js";
 import { creditRoutes } from "./routes/credits.js";
 import { explainRoutes } from "./routes/explain.js";
@@ -12,6 +13,7 @@ import { workspaceRoutes } from "./routes/workspaces.js";
 /** Order matters: static paths before parameterised ones that could also match. */
 export const routes: Route[] = [
   ...healthRoutes,
+  ...metricsRoutes,
   ...assignmentRoutes,
   ...guardrailRoutes,
   ...explainRoutes,

@@ -14,6 +14,11 @@ export interface RailgateConfig {
   /** Where the gRPC services listen: loopback in one process, 0.0.0.0 in containers. */
   grpcHost: string;
   speechGrpcPort: number;
+  /**
+   * When set, the process also serves GET /metrics without a key on this port, at grpcHost
+   * (an internal network, like the gRPC ports): how split guardrail/speech processes are scraped.
+   */
+  metricsPort?: number;
   /** Where a stand-alone gateway (or the CLI) finds the services; unset = loopback ports. */
   guardrailGrpcUrl?: string;
   speechGrpcUrl?: string;
@@ -54,6 +59,8 @@ export interface RailgateConfig {
   allowSafetyRetentionGoogle: boolean;
   allowSafetyRetentionOther: boolean;
   logLevel: string;
+  /** json (default) or pretty (pino-pretty, for a human at a terminal). */
+  logFormat: "json" | "pretty";
   /** On SIGTERM, how long in-flight requests (speech streams) may take to finish. */
   shutdownGraceMs: number;
   /** Settlements and generation records kept for retry while the store is down. */
@@ -196,6 +203,7 @@ export const configSchema = z
     GUARDRAIL_GRPC_PORT: port(50051),
     SPEECH_GRPC_PORT: port(50052),
     RAILGATE_GRPC_HOST: text("127.0.0.1"),
+    METRICS_PORT: port(undefined),
     GUARDRAIL_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
     SPEECH_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
     REDIS_URL: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
@@ -222,6 +230,8 @@ export const configSchema = z
     ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: boolean(true),
     ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: boolean(true),
     LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
+    // Read by services/common/logger.ts at import; validated here so a typo is refused.
+    LOG_FORMAT: oneOf(["json", "pretty"] as const, "json"),
     SHUTDOWN_GRACE_MS: integer("an integer number of milliseconds >= 0", 0, 3600 * 1000)(25_000),
     STORE_RETRY_QUEUE_MAX: count(10_000),
     HTTP_HEADERS_TIMEOUT_MS: millis(10_000),
@@ -271,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     gatewayPorts: { global: e.GATEWAY_PORT, europe: e.GATEWAY_EU_PORT, us: e.GATEWAY_US_PORT },
     guardrailGrpcPort: e.GUARDRAIL_GRPC_PORT,
     grpcHost: e.RAILGATE_GRPC_HOST,
+    metricsPort: e.METRICS_PORT,
     speechGrpcPort: e.SPEECH_GRPC_PORT,
     guardrailGrpcUrl: e.GUARDRAIL_GRPC_URL,
     speechGrpcUrl: e.SPEECH_GRPC_URL,
@@ -300,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     allowSafetyRetentionGoogle: e.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE,
     allowSafetyRetentionOther: e.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     retryQueueMax: e.STORE_RETRY_QUEUE_MAX,
     http: {

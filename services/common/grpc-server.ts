@@ -3,10 +3,12 @@ import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { peerContextValues } from "./auth/peer-identity.js";
+import { grpcMetricsInterceptor } from "./grpc-metrics.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
 import { componentLogger } from "./logger.js";
 import { reflectionServices } from "./reflection.js";
+import { REQUEST_ID_HEADER } from "./request-id.js";
 
 const log = componentLogger("grpc");
 
@@ -32,9 +34,9 @@ export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
  * or internal detail ever leaves the process. A deliberate one keeps its code,
  * metadata and details, with its message cut to MAX_ERROR_MESSAGE_CHARS.
  */
-function hideUnexpected(err: unknown, procedure: string): ConnectError {
+function hideUnexpected(err: unknown, procedure: string, requestId: string | null): ConnectError {
   if (!(err instanceof ConnectError)) {
-    log.error({ err, procedure }, "unexpected error");
+    log.error({ err, procedure, requestId: requestId ?? undefined }, "unexpected error");
     return new ConnectError("Internal server error", Code.Internal);
   }
   if (err.rawMessage.length <= MAX_ERROR_MESSAGE_CHARS) return err;
@@ -51,6 +53,8 @@ function hideUnexpected(err: unknown, procedure: string): ConnectError {
 
 export const errorInterceptor: Interceptor = (next) => async (req) => {
   const procedure = req.url;
+  // The gateway's request id (gateway/request-id.ts), so a service log line joins its access log.
+  const requestId = req.header.get(REQUEST_ID_HEADER);
   try {
     const res = await next(req);
     if (!res.stream) return res;
@@ -59,12 +63,12 @@ export const errorInterceptor: Interceptor = (next) => async (req) => {
       try {
         yield* upstream;
       } catch (err) {
-        throw hideUnexpected(err, procedure);
+        throw hideUnexpected(err, procedure, requestId);
       }
     }
     return { ...res, message: guarded() };
   } catch (err) {
-    throw hideUnexpected(err, procedure);
+    throw hideUnexpected(err, procedure, requestId);
   }
 };
 
@@ -106,7 +110,8 @@ export async function startGrpcServer(
   host = "127.0.0.1",
   options: GrpcServerOptions = {},
 ): Promise<ServedServices> {
-  const interceptors = [errorInterceptor, ...(options.interceptors ?? [])];
+  // Outermost, so the calls are counted with the code the caller sees.
+  const interceptors = [grpcMetricsInterceptor, errorInterceptor, ...(options.interceptors ?? [])];
   const handler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, impl } of services) router.service(service, impl);

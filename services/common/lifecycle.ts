@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type RailgateConfig } from "./config.js";
 import { logger } from "./logger.js";
+import { startMetricsServer } from "./metrics-server.js";
 
 /** A component that can stop: `graceMs` is how long in-flight work may take to finish. */
 export interface Stoppable {
@@ -22,7 +23,18 @@ export async function runUntilSignal(
 ) {
   try {
     const config = loadConfig();
-    const running = await start(config);
+    const component = await start(config);
+    // Split processes have no gateway /metrics of their own: METRICS_PORT serves each its registry.
+    const metrics =
+      config.metricsPort === undefined
+        ? undefined
+        : await startMetricsServer(config.metricsPort, config.grpcHost);
+    const running: Stoppable = {
+      close: async (options) => {
+        await component.close(options);
+        await metrics?.close();
+      },
+    };
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) {

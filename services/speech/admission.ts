@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { permissionDenied, withHttpStatus } from "../common/errors.js";
 import { newId } from "../common/ids.js";
+import { admissionRefusals } from "../common/metrics.js";
 import type { Admission, Settlement } from "../common/store/admission.js";
 import type { Store } from "../common/store/types.js";
 import { type BudgetScope, budgetCounters } from "../policy/budget-counters.js";
@@ -95,6 +96,7 @@ export async function admitRequest(
   };
   const result = await store.admit(admission);
   if (result.ok) return { admission, metered: result.metered };
+  admissionRefusals.labels(result.reason).inc();
   switch (result.reason) {
     case "rate-limit": {
       const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { type FilterOutcome, FilterOutcomeSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { permissionDenied, withErrorMetadata } from "../common/errors.js";
+import { admissionRefusals, guardrailFilterActions } from "../common/metrics.js";
 import type { ReferenceInput, SynthesisSegment } from "./engines/types.js";
 import {
   applyFilters,
@@ -56,7 +57,13 @@ export async function filterText(
   // A transcript is the caller's own text, like the input.
   for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
   const result = await applyFilters(filters, parts, signal);
-  if (result.blockedBy) throw blockedError(result.blockedBy);
+  // One increment per rule that matched (not per match): what an operator alerts on is how
+  // often a guardrail acted, the counts per request stay in the generation record.
+  for (const o of result.outcomes) guardrailFilterActions.labels(o.slug, o.action).inc();
+  if (result.blockedBy) {
+    admissionRefusals.labels("filter-block").inc();
+    throw blockedError(result.blockedBy);
+  }
   let i = 0;
   const next = () => result.parts[i++]?.text;
   const filteredSegments = segments.map((s) => {

@@ -16,7 +16,14 @@ import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../
 import { isKeyHash, newId } from "../common/ids.js";
 import { InFlight } from "../common/in-flight.js";
 import { componentLogger } from "../common/logger.js";
+import {
+  admissionRefusals,
+  speechDuration,
+  speechTimeToFirstByte,
+  upstreamErrors,
+} from "../common/metrics.js";
 import { quote } from "../common/quote.js";
+import { REQUEST_ID_HEADER } from "../common/request-id.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
@@ -104,6 +111,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     endpoints: CatalogEndpoint[],
     signal: AbortSignal,
     tally: AudioTally,
+    requestId: string | null,
   ) {
     let lastError: unknown;
     for (const endpoint of endpoints) {
@@ -140,9 +148,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         attempt.abort();
         if (signal.aborted) throw new ConnectError("client cancelled the request", Code.Canceled);
         log.warn(
-          { provider: endpoint.provider, err: String(err) },
+          { provider: endpoint.provider, err: String(err), requestId: requestId ?? undefined },
           "endpoint failed before first byte",
         );
+        upstreamErrors.labels(endpoint.provider).inc();
         lastError = err;
       }
     }
@@ -181,7 +190,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const { principal, region } = callerOf(ctx);
     const validated = planSpeech(req, this.deps.catalog);
     const refusal = modelRefusal(principal.policy, validated.model);
-    if (refusal) throw permissionDenied(refusal);
+    if (refusal) {
+      admissionRefusals.labels("model").inc();
+      throw permissionDenied(refusal);
+    }
     const filtered = await filterText(
       principal.filters,
       validated.segments,
@@ -205,7 +217,14 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const tally: AudioTally = { bytes: 0, seconds: 0 };
     const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {
-      const opened = await this.open(plan, endpoints, ctx.signal, tally);
+      const opened = await this.open(
+        plan,
+        endpoints,
+        ctx.signal,
+        tally,
+        // The gateway's request id, so this service's log lines join its access log.
+        ctx.requestHeader.get(REQUEST_ID_HEADER),
+      );
       outcome.served = opened.endpoint;
       yield* this.stream(
         principal,
@@ -301,6 +320,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       if (!opened.first.done) {
         generation.timeToFirstByteMs = performance.now() - started;
+        speechTimeToFirstByte
+          .labels(endpoint.provider)
+          .observe(generation.timeToFirstByteMs / 1000);
         yield create(SynthesizeResponseSchema, {
           event: { case: "audio", value: opened.first.value },
         });
@@ -315,6 +337,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       if (status !== "completed" && signal.aborted) status = "cancelled";
       await stream.return(undefined);
       generation.status = status;
+      speechDuration
+        .labels(endpoint.provider, status)
+        .observe((performance.now() - started) / 1000);
       generation.bytes = BigInt(tally.bytes);
       generation.durationSeconds = tally.seconds;
       outcome.billed = billedCharacters(plan.characters, status, opened.spoken);

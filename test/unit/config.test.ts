@@ -27,6 +27,18 @@ describe("configuration schema", () => {
     expect(c.managementKey).to.equal(undefined);
   });
 
+  it("reads METRICS_PORT (unset: no metrics listener) and LOG_FORMAT (json or pretty)", () => {
+    expect(loadConfig({}).metricsPort).to.equal(undefined);
+    expect(loadConfig({}).logFormat).to.equal("json");
+    const c = loadConfig({ METRICS_PORT: "9464", LOG_FORMAT: "pretty" });
+    expect(c.metricsPort).to.equal(9464);
+    expect(c.logFormat).to.equal("pretty");
+    expect(problems({ METRICS_PORT: "http" })).to.deep.equal([
+      'METRICS_PORT must be a port number 0..65535, got "http"',
+    ]);
+    expect(problems({ LOG_FORMAT: "xml" })[0]).to.match(/^LOG_FORMAT /);
+  });
+
   it("treats empty values as unset (docker-compose passes an unset variable as empty)", () => {
     const c = loadConfig({ RAILGATE_MANAGEMENT_KEY: "", REDIS_URL: "", MAX_BODY_BYTES: " " });
     expect(c.managementKey).to.equal(undefined);

@@ -5,6 +5,7 @@ import { isRegionName, type RegionName } from "../../policy/types.js";
 import type { Principal } from "../../speech/governance-cache.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../errors.js";
 import { hashSecret } from "../ids.js";
+import { admissionRefusals } from "../metrics.js";
 import { CALLER_HEADERS } from "./caller-headers.js";
 import { peerVerifiedKey } from "./peer-identity.js";
 
@@ -143,7 +144,10 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
       throw permissionDenied("Management keys cannot call this endpoint: use a standard API key");
     }
     const refusal = regionRefusal(principal, region);
-    if (refusal) throw permissionDenied(refusal);
+    if (refusal) {
+      admissionRefusals.labels("region").inc();
+      throw permissionDenied(refusal);
+    }
     caller.principal = principal;
     return next(req);
   };

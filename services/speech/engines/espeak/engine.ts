@@ -1,5 +1,6 @@
 import { availableParallelism, totalmem } from "node:os";
 import { componentLogger } from "../../../common/logger.js";
+import { trackEngineQueue } from "../../../common/metrics.js";
 import type { AudioFormat } from "../../audio/format.js";
 import { UnknownVoiceError } from "./errors.js";
 import { type EspeakVoice, readEspeakData } from "./espeak-wasm.js";
@@ -144,6 +145,8 @@ class PieceAudio implements AsyncIterable<EncodedAudio> {
 export class EspeakEngine {
   readonly #pool: WorkerPool<EspeakJob, EspeakJobResult, EncodedAudio>;
   readonly #voices: ReadonlyMap<string, EspeakVoice>;
+  /** Stops counting this pool in the engine queue gauge (tests start and close many). */
+  readonly #untrack: () => void;
   #nextStream = 1;
 
   private constructor(
@@ -152,6 +155,7 @@ export class EspeakEngine {
   ) {
     this.#pool = pool;
     this.#voices = voices;
+    this.#untrack = trackEngineQueue(() => pool.queued);
   }
 
   static async start(options: EspeakEngineOptions = {}): Promise<EspeakEngine> {
@@ -224,6 +228,7 @@ export class EspeakEngine {
   }
 
   close(): Promise<void> {
+    this.#untrack();
     return this.#pool.close();
   }
 

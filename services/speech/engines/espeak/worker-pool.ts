@@ -233,6 +233,13 @@ export class WorkerPool<Request, Result, Chunk = never> {
     });
   }
 
+  /** Jobs waiting for a worker (shared and pinned queues): the engine queue depth metric. */
+  get queued(): number {
+    let n = this.#queues.high.length + this.#queues.low.length;
+    for (const slot of this.#slots) n += slot.pinned.high.length + slot.pinned.low.length;
+    return n;
+  }
+
   /** Rejects every queued and running job and terminates the workers. */
   async close(): Promise<void> {
     this.#closed = true;

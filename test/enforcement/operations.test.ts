@@ -1,0 +1,203 @@
+import { expect } from "chai";
+import { accessLogger } from "../../gateway/access-log.js";
+import { setLogDestination } from "../../services/common/logger.js";
+import { Api } from "../support/http.js";
+import { MANAGEMENT_KEY } from "../support/system.js";
+import { MODELS } from "./support/catalog.js";
+import { expectAudio, expectError, pollUntil } from "./support/gateway.js";
+import { useWorld } from "./support/world.js";
+
+/** The value of one series in Prometheus text exposition (0 when absent), labels in any order. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const got = Object.fromEntries(
+      [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) total += Number(match[3]);
+  }
+  return total;
+}
+
+describe("operations: /metrics, request ids and access logs", () => {
+  const w = useWorld();
+  const metrics = async () => {
+    const res = await fetch(`${w.gw.url()}/metrics`, {
+      headers: { authorization: `Bearer ${MANAGEMENT_KEY}` },
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get("content-type")).to.match(/^text\/plain; version=0\.0\.4/);
+    return res.text();
+  };
+
+  it("/metrics: 401 without a key, 403 with a standard key, 200 with the management key", async () => {
+    expectError(await new Api(w.gw.url()).get("/metrics"), 401, /^Missing API key/);
+    const key = await w.gw.key(await w.gw.workspace());
+    expectError(
+      await new Api(w.gw.url(), key.secret).get("/metrics"),
+      403,
+      /^This operation requires a management key$/,
+    );
+    expect(await metrics()).to.include("# TYPE railgate_http_requests_total counter");
+  });
+
+  it("counts requests by route pattern, status and region, and speech latency by provider", async () => {
+    const ws = await w.gw.workspace();
+    const before = await metrics();
+    const route = {
+      route: "/api/v1/workspaces/:id",
+      method: "GET",
+      status: "200",
+      region: "europe",
+    };
+    const res = await new Api(w.gw.url("europe"), MANAGEMENT_KEY).get(
+      `/api/v1/workspaces/${ws.id}`,
+    );
+    expect(res.status).to.equal(200);
+    const key = await w.gw.key(ws);
+    expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: "Count me." }), "fast");
+    const speech = {
+      route: "/api/v1/audio/speech",
+      method: "POST",
+      status: "200",
+      region: "global",
+    };
+    // The counters move when each response closes, a moment after the client has it.
+    const after = await pollUntil(
+      metrics,
+      (t) =>
+        sample(t, "railgate_speech_duration_seconds_count", {
+          provider: "fast",
+          status: "completed",
+        }) >
+        sample(before, "railgate_speech_duration_seconds_count", {
+          provider: "fast",
+          status: "completed",
+        }),
+    );
+    expect(sample(after, "railgate_http_requests_total", route)).to.equal(
+      sample(before, "railgate_http_requests_total", route) + 1,
+    );
+    expect(sample(after, "railgate_http_requests_total", speech)).to.equal(
+      sample(before, "railgate_http_requests_total", speech) + 1,
+    );
+    const ttfb = "railgate_speech_time_to_first_byte_seconds_count";
+    expect(sample(after, ttfb, { provider: "fast" })).to.equal(
+      sample(before, ttfb, { provider: "fast" }) + 1,
+    );
+    const grpc = { service: "railgate.speech.v1.SpeechService", method: "Synthesize", code: "OK" };
+    expect(sample(after, "railgate_grpc_server_calls_total", grpc)).to.be.greaterThan(
+      sample(before, "railgate_grpc_server_calls_total", grpc),
+    );
+    expect(after).to.include("railgate_engine_queue_depth ");
+    // Never the raw path: ids stay out of the label values.
+    expect(after).to.not.include(ws.id);
+  });
+
+  it("counts content filter actions by slug/action and refusals by reason", async () => {
+    const { key } = await w.gw.governedKey({
+      content_filter_builtins: [{ slug: "email", action: "block" }],
+    });
+    const before = await metrics();
+    const res = await w.gw.speak(key, { model: MODELS.fast, input: "Mail jane@example.com now." });
+    expectError(res, 403, /^Request blocked by content filter: Email address$/);
+    const after = await metrics();
+    const block = { slug: "email", action: "block" };
+    expect(sample(after, "railgate_guardrail_filter_actions_total", block)).to.equal(
+      sample(before, "railgate_guardrail_filter_actions_total", block) + 1,
+    );
+    const refused = { reason: "filter-block" };
+    expect(sample(after, "railgate_admission_refusals_total", refused)).to.equal(
+      sample(before, "railgate_admission_refusals_total", refused) + 1,
+    );
+  });
+
+  it("counts an endpoint that fails before its first byte as an upstream error of its provider", async () => {
+    const key = await w.gw.key(await w.gw.workspace());
+    const before = await metrics();
+    // Reset before each test (useWorld).
+    w.fakes.fast.behaviour = { kind: "status", status: 500 };
+    const res = await w.gw.speak(key, { model: MODELS.fast, input: "This one fails." });
+    expect(res.status).to.equal(502);
+    const after = await metrics();
+    expect(sample(after, "railgate_upstream_errors_total", { provider: "fast" })).to.equal(
+      sample(before, "railgate_upstream_errors_total", { provider: "fast" }) + 1,
+    );
+  });
+
+  it("echoes a valid X-Request-Id, mints one otherwise, on successes and errors alike", async () => {
+    const anon = new Api(w.gw.url());
+    const given = "client-req_42.a";
+    const kept = await anon.request("GET", "/metrics", undefined, {
+      headers: { "x-request-id": given },
+    });
+    expect(kept.status).to.equal(401);
+    expect(kept.headers.get("x-request-id")).to.equal(given);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const minted = await anon.get("/no/such/route");
+    expect(minted.status).to.equal(404);
+    expect(minted.headers.get("x-request-id")).to.match(uuid);
+    for (const bad of ["x".repeat(129), "has space", "semi;colon", 'quote"d']) {
+      const res = await anon.request("GET", "/healthz", undefined, {
+        headers: { "x-request-id": bad },
+      });
+      expect(res.headers.get("x-request-id"), bad).to.match(uuid);
+    }
+    const longest = "a".repeat(128);
+    const ok = await anon.request("GET", "/healthz", undefined, {
+      headers: { "x-request-id": longest },
+    });
+    expect(ok.headers.get("x-request-id")).to.equal(longest);
+  });
+
+  it("writes one access-log line per request, without the query or the key", async () => {
+    const lines: string[] = [];
+    const restore = setLogDestination({ write: (line: string) => void lines.push(line) });
+    const level = accessLogger.level;
+    accessLogger.level = "info";
+    try {
+      const ws = await w.gw.workspace();
+      const key = await w.gw.key(ws);
+      const id = `access-${Date.now()}`;
+      const res = await new Api(w.gw.url("us"), key.secret).request(
+        "GET",
+        "/api/v1/generation?id=gen-secret-query",
+        undefined,
+        { headers: { "x-request-id": id } },
+      );
+      expect(res.status).to.equal(404);
+      const mine = () =>
+        lines
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.component === "access" && l.requestId === id);
+      const found = await pollUntil(
+        async () => mine(),
+        (m) => m.length > 0,
+      );
+      expect(found).to.have.length(1);
+      const line = found[0];
+      expect(line).to.include({
+        msg: "request",
+        method: "GET",
+        route: "/api/v1/generation",
+        path: "/api/v1/generation",
+        status: 404,
+        region: "us",
+        key: key.hash.slice(0, 8),
+        completed: true,
+      });
+      expect(line.durationMs).to.be.a("number").and.at.least(0);
+      expect(line.bytesOut).to.be.greaterThan(0);
+      const text = JSON.stringify(line);
+      expect(text).to.not.include("gen-secret-query");
+      expect(text).to.not.include(key.secret);
+      expect(text).to.not.include(key.hash);
+    } finally {
+      accessLogger.level = level;
+      restore();
+    }
+  });
+});
