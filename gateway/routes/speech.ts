@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { pickRateLimitHeaders } from "../../services/common/rate-limit-headers.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
@@ -97,7 +98,15 @@ export const speechRoutes: Route[] = [
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
         const header = ctx.req.headers["x-session-id"];
         const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
-        const stream = ctx.clients.speech.synthesize(req, ctx.call)[Symbol.asyncIterator]();
+        let responseHeader: Headers | undefined;
+        const stream = ctx.clients.speech
+          .synthesize(req, {
+            ...ctx.call,
+            onHeader: (header) => {
+              responseHeader = header;
+            },
+          })
+          [Symbol.asyncIterator]();
         // Errors before the first message still become JSON errors with their status.
         const first = await stream.next();
         if (first.done || first.value.event.case !== "start") {
@@ -110,6 +119,9 @@ export const speechRoutes: Route[] = [
           "x-railgate-model": start.model,
           "x-railgate-provider": start.provider,
           "cache-control": "no-store",
+          // The key's rate window, as admission left it (read once the first message is in:
+          // the service sets it before that message, on every transport).
+          ...(responseHeader ? pickRateLimitHeaders(responseHeader) : {}),
         });
         // No flushHeaders(): the first audio is already in hand (the service sends "start"
         // only once it is), so the head leaves with it in one write instead of two.

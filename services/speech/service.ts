@@ -17,6 +17,7 @@ import { isKeyHash, newId } from "../common/ids.js";
 import { InFlight } from "../common/in-flight.js";
 import { componentLogger } from "../common/logger.js";
 import { quote } from "../common/quote.js";
+import { rateLimitHeaderValues } from "../common/rate-limit-headers.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
@@ -195,13 +196,16 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
     };
     const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model, plan.zdr));
-    const { admission, metered } = await admitRequest(
+    const { admission, metered, rate } = await admitRequest(
       this.deps.store,
       principal,
       plan.characters,
       endpoints,
       this.deps.metering,
     );
+    // Response metadata leaves with the first message, so the gateway has it before any audio.
+    if (rate)
+      for (const [name, value] of rateLimitHeaderValues(rate)) ctx.responseHeader.set(name, value);
     const tally: AudioTally = { bytes: 0, seconds: 0 };
     const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {
