@@ -1,6 +1,7 @@
 import type { Route } from "./context.js";
 import { assignmentRoutes } from "./routes/assignments.js";
 import { creditRoutes } from "./routes/credits.js";
+import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
@@ -20,4 +21,5 @@ export const routes: Route[] = [
   ...workspaceRoutes,
   ...speechRoutes,
   ...modelRoutes,
+  ...docRoutes(() => routes),
 ];

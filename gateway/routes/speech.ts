@@ -6,7 +6,7 @@ import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
-import { speechRequestFromJson } from "../json/speech-json.js";
+import { SPEECH_BODY_SCHEMA, speechRequestFromJson } from "../json/speech-json.js";
 
 const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
   [AudioFormat.PCM]: "pcm",
@@ -89,10 +89,22 @@ function generationToJson(g: Generation) {
   };
 }
 
+const GENERATION_QUERY = ["id"] as const;
+
 export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/audio/speech",
     access: "standard",
+    docs: {
+      POST: {
+        summary: "Speak text: the audio streams back as it is made",
+        body: SPEECH_BODY_SCHEMA,
+        status: 200,
+        produces: "audio",
+        description:
+          "Audio in response_format, streamed; RateLimit-* headers when the key is rate limited",
+      },
+    },
     methods: {
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
@@ -137,9 +149,16 @@ export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/generation",
     access: "standard",
+    docs: {
+      GET: {
+        summary: "A generation's record (cost, timing, guardrail outcomes)",
+        query: GENERATION_QUERY,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["id"]);
+        checkQuery(ctx.url.searchParams, GENERATION_QUERY);
         const id = ctx.url.searchParams.get("id");
         if (!id)
           throw new HttpError(400, "id is required (GET /api/v1/generation?id=<generation id>)");
