@@ -9,6 +9,7 @@ import { trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
 import type { RegionName, RequestContext, Route } from "./context.js";
+import { Cors } from "./cors.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
 import { KeyCache } from "./key-cache.js";
@@ -25,11 +26,14 @@ export interface GatewayOptions {
   maxSpeechBodyBytes: number;
   routes?: Route[];
   keyCache?: KeyCache;
+  /** CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
+  corsOrigins?: readonly string[];
 }
 
 /** The request handler of one regional listener (build() vs listen(): tests use both). */
 export function buildGateway(region: RegionName, options: GatewayOptions) {
   const router = new Router(options.routes ?? defaultRoutes);
+  const cors = new Cors(options.corsOrigins ?? [], router);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const exchange = trackExchange(req, res, region);
     const abort = new AbortController();
@@ -40,6 +44,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
     });
     try {
       const { path, url } = parseRequestTarget(req.url ?? "/");
+      if (cors.handle(req, res, path)) return;
       const match = router.match(req.method ?? "GET", path);
       if (match.kind === "not-found") {
         sendError(res, 404, `No route for ${quote(path)}`);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import type { ServiceClients } from "./clients.js";
 import type { KeyCache } from "./key-cache.js";
+import type { JsonSchema } from "./openapi/spec-schema.js";
 
 export type RegionName = "global" | "europe" | "us";
 
@@ -37,8 +38,28 @@ export interface RequestContext {
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
 
+/**
+ * The OpenAPI description of one method of a route (gateway/openapi/document.ts renders it).
+ * `query` and `body` are built from the very lists and checkFields tables the handler
+ * validates with, so the document cannot list a parameter or field the handler refuses.
+ */
+export interface OperationDoc {
+  summary: string;
+  /** The query parameters the handler accepts (the list it passes to checkQuery). */
+  query?: readonly string[];
+  /** The JSON body's schema (specSchema of the handler's checkFields table). */
+  body?: JsonSchema;
+  /** The success status and what it carries. */
+  status: number;
+  description?: string;
+  /** "audio": the success body is an audio stream (speech), not JSON; "prometheus": metrics text. */
+  produces?: "json" | "audio" | "html" | "prometheus";
+}
+
 export interface Route {
   pattern: string;
   access: Access;
   methods: Partial<Record<string, Handler>>;
+  /** Per method: its OpenAPI description; a method without one fails the document's build. */
+  docs?: Partial<Record<string, OperationDoc>>;
 }

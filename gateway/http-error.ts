@@ -7,6 +7,7 @@ import {
   httpStatusOf,
   RETRY_AFTER_HEADER,
 } from "../services/common/errors.js";
+import { pickRateLimitHeaders } from "../services/common/rate-limit-headers.js";
 
 /** The longest message a client reads; longer ones (never expected) are cut. */
 export const MAX_REPLY_MESSAGE_CHARS = 1000;
@@ -72,6 +73,7 @@ export function errorReply(err: unknown): ErrorReply {
     const headers: Record<string, string> = {};
     const retryAfter = err.metadata.get(RETRY_AFTER_HEADER);
     if (retryAfter) headers["retry-after"] = retryAfter;
+    Object.assign(headers, pickRateLimitHeaders(err.metadata));
     // Internal and unknown codes carry no detail worth leaking.
     const message =
       status >= 500 && status !== 502 && status !== 503 && status !== 524 && status !== 529

@@ -29,5 +29,6 @@ await runUntilSignal("gateway", async (config) => {
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
     http: config.http,
+    corsOrigins: config.corsOrigins,
   });
 });

@@ -27,6 +27,13 @@ export const metricsRoutes: Route[] = [
   {
     pattern: "/metrics",
     access: "management",
+    docs: {
+      GET: {
+        summary: "Prometheus metrics of this process (management key)",
+        status: 200,
+        produces: "prometheus",
+      },
+    },
     methods: {
       async GET(ctx) {
         const body = await registry.metrics();

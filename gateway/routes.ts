@@ -2,6 +2,7 @@ import type { Route } from "./context.js";
 import { metricsRoutes } from "./metrics.js";
 import { assignmentRoutes } from "./routes/assignments.js";
 import { creditRoutes } from "./routes/credits.js";
+import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
@@ -22,4 +23,5 @@ export const routes: Route[] = [
   ...workspaceRoutes,
   ...speechRoutes,
   ...modelRoutes,
+  ...docRoutes(() => routes),
 ];

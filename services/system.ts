@@ -84,6 +84,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
     http: config.http,
+    corsOrigins: config.corsOrigins,
   });
   log.info(
     {

@@ -116,7 +116,7 @@ export function queryPage(params: URLSearchParams): { offset: number; limit: num
 }
 
 /** Only the named query parameters are accepted. */
-export function checkQuery(params: URLSearchParams, allowed: string[]): void {
+export function checkQuery(params: URLSearchParams, allowed: readonly string[]): void {
   for (const name of params.keys()) {
     if (!allowed.includes(name)) throw badRequest(`Unknown query parameter ${quote(name)}`);
   }

@@ -10,6 +10,7 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
 import { checkElements, checkFields, type Spec } from "./fields.js";
 
@@ -203,4 +204,25 @@ export function guardrailToJson(g: Guardrail): Json {
     created_at: isoOrNull(g.createdAt),
     updated_at: isoOrNull(g.updatedAt),
   };
+}
+
+const STRING_LIST = { type: "array", items: { type: "string" } };
+
+/**
+ * The guardrail body's OpenAPI schema, from the same tables guardrailInputFromJson checks:
+ * `required` for a create (name), none for an update.
+ */
+export function guardrailBodySchema(required: readonly string[]): JsonSchema {
+  return specSchema(GUARDRAIL_SPEC, {
+    required,
+    refine: {
+      allowed_data_regions: STRING_LIST,
+      allowed_models: STRING_LIST,
+      allowed_providers: STRING_LIST,
+      ignored_models: STRING_LIST,
+      ignored_providers: STRING_LIST,
+      content_filter_builtins: { type: "array", items: specSchema(BUILTIN_SPEC) },
+      content_filters: { type: "array", items: specSchema(CUSTOM_SPEC) },
+    },
+  });
 }

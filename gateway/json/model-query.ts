@@ -158,7 +158,7 @@ function list(params: URLSearchParams, name: string, allowed?: string[]): string
 }
 
 /** A parameter given twice is ambiguous (which one filters?): refused by name. */
-function checkNames(params: URLSearchParams, allowed: string[]): void {
+function checkNames(params: URLSearchParams, allowed: readonly string[]): void {
   const seen = new Set<string>();
   for (const name of params.keys()) {
     if (!allowed.includes(name)) throw badRequest(`Unknown query parameter ${quote(name)}`);
@@ -167,9 +167,13 @@ function checkNames(params: URLSearchParams, allowed: string[]): void {
   }
 }
 
+/** The query parameters of GET /models/count and of the list (paged). */
+export const MODEL_FILTER_PARAMS: readonly string[] = FILTER_PARAMS;
+export const MODEL_LIST_PARAMS: readonly string[] = ["limit", "offset", ...FILTER_PARAMS];
+
 /** Parses the query of the list (paged) or of the count (`paged` false: no limit/offset). */
 export function parseModelQuery(params: URLSearchParams, paged: boolean): ModelQuery {
-  checkNames(params, paged ? ["limit", "offset", ...FILTER_PARAMS] : FILTER_PARAMS);
+  checkNames(params, paged ? MODEL_LIST_PARAMS : MODEL_FILTER_PARAMS);
   for (const name of IGNORED_NUMBERS) num(params, name);
   int(params, "context", 0, 2 ** 31 - 1);
   oneOf(params, "category", CATEGORIES);

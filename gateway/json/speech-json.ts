@@ -13,6 +13,7 @@ import {
 import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../services/common/json-limits.js";
 import { quote } from "../../services/common/quote.js";
 import { SPEECH_LIMITS } from "../../services/speech/limits.js";
+import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 
 const SPEECH_SPEC: Spec = {
@@ -193,3 +194,22 @@ export function speechRequestFromJson(
   }
   return req;
 }
+
+/**
+ * The speech body's OpenAPI schema, from the tables speechRequestFromJson checks: `input` is
+ * text or a list of turns; `provider` its own table. Reference audio entries are checked per
+ * type deeper down and stay plain objects here.
+ */
+export const SPEECH_BODY_SCHEMA: JsonSchema = specSchema(SPEECH_SPEC, {
+  required: ["model", "input"],
+  refine: {
+    input: {
+      oneOf: [
+        { type: "string" },
+        { type: "array", items: specSchema(TURN_SPEC, { required: ["text"] }) },
+      ],
+    },
+    input_references: { type: "array", items: { type: "object" } },
+    provider: specSchema(PROVIDER_SPEC),
+  },
+});

@@ -5,7 +5,8 @@ import type {
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { checkElements, checkFields, checkQuery, queryPage } from "../json/fields.js";
+import { checkElements, checkFields, checkQuery, queryPage, type Spec } from "../json/fields.js";
+import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 
 function keyAssignmentJson(a: KeyAssignment) {
   return {
@@ -31,20 +32,36 @@ function memberAssignmentJson(a: MemberAssignment) {
   };
 }
 
+const PAGE_QUERY = ["offset", "limit"] as const;
+
+type SubjectField = "key_hashes" | "member_user_ids";
+
+function subjectSpec(field: SubjectField): Spec {
+  return { [field]: { type: "array" } };
+}
+
+/** The body schema of an assign/unassign: the same table, its elements strings. */
+function subjectSchema(field: SubjectField): JsonSchema {
+  return specSchema(subjectSpec(field), {
+    required: [field],
+    refine: { [field]: { type: "array", items: { type: "string" }, minItems: 1 } },
+  });
+}
+
 /**
  * Reads `{ <field>: [string, ...] }` (and nothing else). Omitted is no
  * subjects, which the service refuses (at least 1) like an empty array.
  */
-async function readSubjects(ctx: RequestContext, field: string): Promise<string[]> {
+async function readSubjects(ctx: RequestContext, field: SubjectField): Promise<string[]> {
   const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-  checkFields(body, { [field]: { type: "array" } });
+  checkFields(body, subjectSpec(field));
   const values = (body[field] ?? []) as unknown[];
   checkElements(field, values, "string");
   return values as string[];
 }
 
 function paging(ctx: RequestContext) {
-  checkQuery(ctx.url.searchParams, ["offset", "limit"]);
+  checkQuery(ctx.url.searchParams, PAGE_QUERY);
   return queryPage(ctx.url.searchParams);
 }
 
@@ -74,16 +91,34 @@ export const assignmentRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/assignments/keys",
     access: "management",
+    docs: {
+      GET: { summary: "List key assignments of every guardrail", query: PAGE_QUERY, status: 200 },
+    },
     methods: { GET: (ctx) => listKeys(ctx) },
   },
   {
     pattern: "/api/v1/guardrails/assignments/members",
     access: "management",
+    docs: {
+      GET: {
+        summary: "List member assignments of every guardrail",
+        query: PAGE_QUERY,
+        status: 200,
+      },
+    },
     methods: { GET: (ctx) => listMembers(ctx) },
   },
   {
     pattern: "/api/v1/guardrails/:id/assignments/keys",
     access: "management",
+    docs: {
+      GET: { summary: "List a guardrail's key assignments", query: PAGE_QUERY, status: 200 },
+      POST: {
+        summary: "Assign keys to a guardrail",
+        body: subjectSchema("key_hashes"),
+        status: 200,
+      },
+    },
     methods: {
       GET: (ctx) => listKeys(ctx, ctx.params.id),
       async POST(ctx) {
@@ -102,6 +137,13 @@ export const assignmentRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/:id/assignments/keys/remove",
     access: "management",
+    docs: {
+      POST: {
+        summary: "Unassign keys from a guardrail",
+        body: subjectSchema("key_hashes"),
+        status: 200,
+      },
+    },
     methods: {
       async POST(ctx) {
         const keyHashes = await readSubjects(ctx, "key_hashes");
@@ -119,6 +161,14 @@ export const assignmentRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/:id/assignments/members",
     access: "management",
+    docs: {
+      GET: { summary: "List a guardrail's member assignments", query: PAGE_QUERY, status: 200 },
+      POST: {
+        summary: "Assign members to a guardrail",
+        body: subjectSchema("member_user_ids"),
+        status: 200,
+      },
+    },
     methods: {
       GET: (ctx) => listMembers(ctx, ctx.params.id),
       async POST(ctx) {
@@ -137,6 +187,13 @@ export const assignmentRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/:id/assignments/members/remove",
     access: "management",
+    docs: {
+      POST: {
+        summary: "Unassign members from a guardrail",
+        body: subjectSchema("member_user_ids"),
+        status: 200,
+      },
+    },
     methods: {
       async POST(ctx) {
         const memberUserIds = await readSubjects(ctx, "member_user_ids");

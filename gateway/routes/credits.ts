@@ -1,7 +1,8 @@
 import type { GetCreditsResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery } from "../json/fields.js";
+import { badRequest, checkFields, checkQuery, type Spec } from "../json/fields.js";
+import { specSchema } from "../openapi/spec-schema.js";
 
 function creditsToJson(res: GetCreditsResponse) {
   return {
@@ -12,15 +13,25 @@ function creditsToJson(res: GetCreditsResponse) {
   };
 }
 
+const CREDITS_QUERY = ["workspace_id"] as const;
+const ADD_CREDITS_SPEC: Spec = { amount_usd: { type: "number" } };
+
 export const creditRoutes: Route[] = [
   {
     // OpenRouter's GET /credits: the organization's credits, every workspace together
     // (or one workspace with ?workspace_id=). Unmetered workspaces add nothing to either total.
     pattern: "/api/v1/credits",
     access: "management",
+    docs: {
+      GET: {
+        summary: "Credits and usage of the organization (or one workspace)",
+        query: CREDITS_QUERY,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["workspace_id"]);
+        checkQuery(ctx.url.searchParams, CREDITS_QUERY);
         const workspaceId = ctx.url.searchParams.get("workspace_id");
         if (workspaceId === "") throw badRequest("workspace_id must not be empty");
         const res = await ctx.clients.accounts.getCredits(
@@ -36,6 +47,14 @@ export const creditRoutes: Route[] = [
   {
     pattern: "/api/v1/workspaces/:id/credits",
     access: "management",
+    docs: {
+      GET: { summary: "Credits and usage of a workspace", status: 200 },
+      POST: {
+        summary: "Add credits to a workspace (it becomes metered)",
+        body: specSchema(ADD_CREDITS_SPEC, { required: ["amount_usd"] }),
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getCredits(
@@ -46,7 +65,7 @@ export const creditRoutes: Route[] = [
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        checkFields(body, { amount_usd: { type: "number" } });
+        checkFields(body, ADD_CREDITS_SPEC);
         if (body.amount_usd === undefined) throw badRequest("amount_usd is required");
         const res = await ctx.clients.accounts.addCredits(
           {

@@ -43,14 +43,24 @@ function explainToJson(e: ExplainResponse) {
   };
 }
 
+const EXPLAIN_QUERY = ["model", "region"] as const;
+
 export const explainRoutes: Route[] = [
   {
     // Why a key's requests are allowed or refused (management).
     pattern: "/api/v1/keys/:hash/explain",
     access: "management",
+    docs: {
+      GET: {
+        summary:
+          "Why a key's requests are allowed or refused: its guardrails, effective policy, budgets, eligible endpoints",
+        query: EXPLAIN_QUERY,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["model", "region"]);
+        checkQuery(ctx.url.searchParams, EXPLAIN_QUERY);
         const res = await ctx.clients.speech.explain(
           {
             keyHash: ctx.params.hash ?? "",

@@ -1,15 +1,25 @@
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";
-import { guardrailInputFromJson, guardrailToJson } from "../json/guardrail-json.js";
+import {
+  guardrailBodySchema,
+  guardrailInputFromJson,
+  guardrailToJson,
+} from "../json/guardrail-json.js";
+
+const LIST_QUERY = ["offset", "limit", "workspace_id"] as const;
 
 export const guardrailRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails",
     access: "management",
+    docs: {
+      GET: { summary: "List guardrails", query: LIST_QUERY, status: 200 },
+      POST: { summary: "Create a guardrail", body: guardrailBodySchema(["name"]), status: 201 },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["offset", "limit", "workspace_id"]);
+        checkQuery(ctx.url.searchParams, LIST_QUERY);
         const res = await ctx.clients.guardrails.listGuardrails(
           {
             ...queryPage(ctx.url.searchParams),
@@ -33,6 +43,15 @@ export const guardrailRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/:id",
     access: "management",
+    docs: {
+      GET: { summary: "Get a guardrail", status: 200 },
+      PATCH: {
+        summary: "Update a guardrail (the fields sent are the update mask)",
+        body: guardrailBodySchema([]),
+        status: 200,
+      },
+      DELETE: { summary: "Delete a guardrail", status: 200 },
+    },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.guardrails.getGuardrail(

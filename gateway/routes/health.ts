@@ -32,6 +32,12 @@ export const healthRoutes: Route[] = [
   {
     pattern: "/healthz",
     access: "public",
+    docs: {
+      GET: {
+        summary: "Health of the gateway and of the services it calls (503 when one is down)",
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
         const [guardrail, speech] = await Promise.all([

@@ -9,8 +9,9 @@ import {
 import type { GetCurrentKeyResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryPage } from "../json/fields.js";
+import { badRequest, checkFields, checkQuery, has, queryPage, type Spec } from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
+import { specSchema } from "../openapi/spec-schema.js";
 
 /**
  * A key in OpenRouter's shape (the fields @openrouter/sdk validates) plus Railgate's own.
@@ -128,14 +129,43 @@ function parseKind(v: unknown): KeyKind {
   throw badRequest(`kind must be "standard" or "management", got "${String(v).slice(0, 32)}"`);
 }
 
+const LIST_QUERY = ["offset", "limit", "workspace_id", "include_disabled"] as const;
+
+const CREATE_SPEC: Spec = {
+  name: { type: "string" },
+  kind: { type: "string" },
+  workspace_id: { type: "string" },
+  member_user_id: { type: "string", nullable: true },
+  creator_user_id: { type: "string", nullable: true },
+  limit: { type: "number", nullable: true },
+  include_byok_in_limit: { type: "boolean" },
+  limit_reset: { type: "string", nullable: true },
+  rate_limit_per_minute: { type: "int32", nullable: true },
+};
+
+const UPDATE_SPEC: Spec = {
+  name: { type: "string" },
+  disabled: { type: "boolean" },
+  limit: { type: "number", nullable: true },
+  rate_limit_per_minute: { type: "int32", nullable: true },
+};
+
 export const keyRoutes: Route[] = [
   {
     pattern: "/api/v1/keys",
     access: "management",
+    docs: {
+      GET: { summary: "List API keys", query: LIST_QUERY, status: 200 },
+      POST: {
+        summary: "Create an API key (the secret is in the answer, once)",
+        body: specSchema(CREATE_SPEC, { required: ["name"] }),
+        status: 201,
+      },
+    },
     methods: {
       async GET(ctx) {
         const q = ctx.url.searchParams;
-        checkQuery(q, ["offset", "limit", "workspace_id", "include_disabled"]);
+        checkQuery(q, LIST_QUERY);
         const res = await ctx.clients.accounts.listKeys(
           {
             ...queryPage(q),
@@ -151,17 +181,7 @@ export const keyRoutes: Route[] = [
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        checkFields(body, {
-          name: { type: "string" },
-          kind: { type: "string" },
-          workspace_id: { type: "string" },
-          member_user_id: { type: "string", nullable: true },
-          creator_user_id: { type: "string", nullable: true },
-          limit: { type: "number", nullable: true },
-          include_byok_in_limit: { type: "boolean" },
-          limit_reset: { type: "string", nullable: true },
-          rate_limit_per_minute: { type: "int32", nullable: true },
-        });
+        checkFields(body, CREATE_SPEC);
         if (!has(body, "name")) throw badRequest("name is required");
         checkOpenRouterKeyFields(body);
         const res = await ctx.clients.accounts.createKey(
@@ -183,6 +203,11 @@ export const keyRoutes: Route[] = [
   {
     pattern: "/api/v1/keys/:hash",
     access: "management",
+    docs: {
+      GET: { summary: "Get an API key by its hash", status: 200 },
+      PATCH: { summary: "Update an API key", body: specSchema(UPDATE_SPEC), status: 200 },
+      DELETE: { summary: "Delete an API key", status: 200 },
+    },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getKey({ hash: ctx.params.hash ?? "" }, ctx.call);
@@ -190,12 +215,7 @@ export const keyRoutes: Route[] = [
       },
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        checkFields(body, {
-          name: { type: "string" },
-          disabled: { type: "boolean" },
-          limit: { type: "number", nullable: true },
-          rate_limit_per_minute: { type: "int32", nullable: true },
-        });
+        checkFields(body, UPDATE_SPEC);
         const paths = Object.keys(body);
         if (paths.length === 0)
           throw badRequest("Update body is empty: send name, disabled or limit");
@@ -223,6 +243,7 @@ export const keyRoutes: Route[] = [
     // Any valid key may ask about itself.
     pattern: "/api/v1/key",
     access: "any-key",
+    docs: { GET: { summary: "The calling key: its limits and usage", status: 200 } },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getCurrentKey({}, ctx.call);

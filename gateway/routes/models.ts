@@ -5,7 +5,7 @@ import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
 import { findModel, modelEndpointsToJson, modelToJson, selectModels } from "../json/model-json.js";
-import { parseModelQuery } from "../json/model-query.js";
+import { MODEL_FILTER_PARAMS, MODEL_LIST_PARAMS, parseModelQuery } from "../json/model-query.js";
 
 /** The speech catalog (SpeechService.ListModels): public, like OpenRouter's model list. */
 async function catalog(ctx: RequestContext): Promise<Model[]> {
@@ -35,10 +35,21 @@ const one: Route["methods"] = {
   },
 };
 
+const oneDocs: Route["docs"] = {
+  GET: { summary: "A speech model by id or alias", status: 200 },
+};
+
 export const modelRoutes: Route[] = [
   {
     pattern: "/api/v1/models",
     access: "public",
+    docs: {
+      GET: {
+        summary: "List speech models (OpenRouter's filters)",
+        query: MODEL_LIST_PARAMS,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
         const query = parseModelQuery(ctx.url.searchParams, true);
@@ -58,6 +69,13 @@ export const modelRoutes: Route[] = [
   {
     pattern: "/api/v1/models/count",
     access: "public",
+    docs: {
+      GET: {
+        summary: "Count the models matching the filters",
+        query: MODEL_FILTER_PARAMS,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
         const query = parseModelQuery(ctx.url.searchParams, false);
@@ -67,11 +85,12 @@ export const modelRoutes: Route[] = [
     },
   },
   // The SDK's models.get() asks /model/{author}/{slug}; /models/{author}/{slug} is the same.
-  { pattern: "/api/v1/model/:author/:slug", access: "public", methods: one },
-  { pattern: "/api/v1/models/:author/:slug", access: "public", methods: one },
+  { pattern: "/api/v1/model/:author/:slug", access: "public", methods: one, docs: oneDocs },
+  { pattern: "/api/v1/models/:author/:slug", access: "public", methods: one, docs: oneDocs },
   {
     pattern: "/api/v1/models/:author/:slug/endpoints",
     access: "public",
+    docs: { GET: { summary: "A model's endpoints (providers, prices, regions)", status: 200 } },
     methods: {
       async GET(ctx) {
         sendJson(ctx.res, 200, { data: modelEndpointsToJson(await modelAt(ctx)) });

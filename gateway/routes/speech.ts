@@ -1,11 +1,12 @@
 import { once } from "node:events";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { pickRateLimitHeaders } from "../../services/common/rate-limit-headers.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
-import { speechRequestFromJson } from "../json/speech-json.js";
+import { SPEECH_BODY_SCHEMA, speechRequestFromJson } from "../json/speech-json.js";
 
 const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
   [AudioFormat.PCM]: "pcm",
@@ -88,16 +89,36 @@ function generationToJson(g: Generation) {
   };
 }
 
+const GENERATION_QUERY = ["id"] as const;
+
 export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/audio/speech",
     access: "standard",
+    docs: {
+      POST: {
+        summary: "Speak text: the audio streams back as it is made",
+        body: SPEECH_BODY_SCHEMA,
+        status: 200,
+        produces: "audio",
+        description:
+          "Audio in response_format, streamed; RateLimit-* headers when the key is rate limited",
+      },
+    },
     methods: {
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
         const header = ctx.req.headers["x-session-id"];
         const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
-        const stream = ctx.clients.speech.synthesize(req, ctx.call)[Symbol.asyncIterator]();
+        let responseHeader: Headers | undefined;
+        const stream = ctx.clients.speech
+          .synthesize(req, {
+            ...ctx.call,
+            onHeader: (header) => {
+              responseHeader = header;
+            },
+          })
+          [Symbol.asyncIterator]();
         // Errors before the first message still become JSON errors with their status.
         const first = await stream.next();
         if (first.done || first.value.event.case !== "start") {
@@ -110,6 +131,9 @@ export const speechRoutes: Route[] = [
           "x-railgate-model": start.model,
           "x-railgate-provider": start.provider,
           "cache-control": "no-store",
+          // The key's rate window, as admission left it (read once the first message is in:
+          // the service sets it before that message, on every transport).
+          ...(responseHeader ? pickRateLimitHeaders(responseHeader) : {}),
         });
         // No flushHeaders(): the first audio is already in hand (the service sends "start"
         // only once it is), so the head leaves with it in one write instead of two.
@@ -125,9 +149,16 @@ export const speechRoutes: Route[] = [
   {
     pattern: "/api/v1/generation",
     access: "standard",
+    docs: {
+      GET: {
+        summary: "A generation's record (cost, timing, guardrail outcomes)",
+        query: GENERATION_QUERY,
+        status: 200,
+      },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["id"]);
+        checkQuery(ctx.url.searchParams, GENERATION_QUERY);
         const id = ctx.url.searchParams.get("id");
         if (!id)
           throw new HttpError(400, "id is required (GET /api/v1/generation?id=<generation id>)");

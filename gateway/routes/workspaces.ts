@@ -1,8 +1,9 @@
 import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryPage } from "../json/fields.js";
+import { badRequest, checkFields, checkQuery, has, queryPage, type Spec } from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
+import { specSchema } from "../openapi/spec-schema.js";
 
 function workspaceToJson(w: Workspace) {
   return {
@@ -27,19 +28,29 @@ function workspaceToJson(w: Workspace) {
   };
 }
 
-const WORKSPACE_SPEC = {
+const WORKSPACE_SPEC: Spec = {
   name: { type: "string" },
   slug: { type: "string" },
   description: { type: "string", nullable: true },
-} as const;
+};
+
+const LIST_QUERY = ["offset", "limit"] as const;
 
 export const workspaceRoutes: Route[] = [
   {
     pattern: "/api/v1/workspaces",
     access: "management",
+    docs: {
+      GET: { summary: "List workspaces", query: LIST_QUERY, status: 200 },
+      POST: {
+        summary: "Create a workspace",
+        body: specSchema(WORKSPACE_SPEC, { required: ["name"] }),
+        status: 201,
+      },
+    },
     methods: {
       async GET(ctx) {
-        checkQuery(ctx.url.searchParams, ["offset", "limit"]);
+        checkQuery(ctx.url.searchParams, LIST_QUERY);
         const res = await ctx.clients.accounts.listWorkspaces(
           queryPage(ctx.url.searchParams),
           ctx.call,
@@ -68,6 +79,11 @@ export const workspaceRoutes: Route[] = [
   {
     pattern: "/api/v1/workspaces/:id",
     access: "management",
+    docs: {
+      GET: { summary: "Get a workspace", status: 200 },
+      PATCH: { summary: "Update a workspace", body: specSchema(WORKSPACE_SPEC), status: 200 },
+      DELETE: { summary: "Delete a workspace", status: 200 },
+    },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getWorkspace({ id: ctx.params.id ?? "" }, ctx.call);

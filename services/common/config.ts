@@ -72,6 +72,8 @@ export interface RailgateConfig {
     keepAliveTimeoutMs: number;
     maxConnections: number;
   };
+  /** Browser origins allowed to call the API (CORS_ORIGINS); "*" = any; empty = no CORS at all. */
+  corsOrigins: string[];
   /** The environment the services read provider keys and the catalog path from. */
   env: NodeJS.ProcessEnv;
 }
@@ -190,6 +192,45 @@ const clusterNodes = raw.transform((v, ctx) => {
   return nodes;
 });
 
+/**
+ * Comma-separated browser origins (scheme://host[:port], no path), or "*" spelled out. Kept in
+ * the serialized form browsers send in Origin (lower case, default port dropped), so matching is
+ * plain string equality.
+ */
+const corsOrigins = raw.transform((v, ctx): string[] => {
+  if (v === undefined) return [];
+  const origins: string[] = [];
+  for (const item of v.split(",").map((s) => s.trim())) {
+    if (item === "*") {
+      origins.push(item);
+      continue;
+    }
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(item);
+    } catch {
+      parsed = undefined;
+    }
+    const bare =
+      parsed &&
+      ["http:", "https:"].includes(parsed.protocol) &&
+      !item.endsWith("/") &&
+      parsed.pathname === "/" &&
+      !parsed.search &&
+      !parsed.hash &&
+      !parsed.username;
+    if (!parsed || !bare) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a comma-separated list of origins (http(s)://host[:port], no path) or *, got ${quote(item)}`,
+      });
+      return z.NEVER;
+    }
+    origins.push(parsed.origin);
+  }
+  return origins;
+});
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 const REGIONS = ["global", "europe", "us"] as const;
 
@@ -240,6 +281,7 @@ export const configSchema = z
     // Outlives the 60 s idle time-out of common load balancers, so they never reuse a closed socket.
     HTTP_KEEP_ALIVE_TIMEOUT_MS: millis(65_000),
     HTTP_MAX_CONNECTIONS: count(1_000),
+    CORS_ORIGINS: corsOrigins,
   })
   .superRefine((e, ctx) => {
     if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) {
@@ -320,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },
+    corsOrigins: e.CORS_ORIGINS,
     env,
   };
 }

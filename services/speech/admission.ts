@@ -2,7 +2,12 @@ import { Code } from "@connectrpc/connect";
 import { permissionDenied, withHttpStatus } from "../common/errors.js";
 import { newId } from "../common/ids.js";
 import { admissionRefusals } from "../common/metrics.js";
-import type { Admission, Settlement } from "../common/store/admission.js";
+import { type RateWindowState, rateLimitHeaderValues } from "../common/rate-limit-headers.js";
+import {
+  type Admission,
+  rateWindowRemainingMs,
+  type Settlement,
+} from "../common/store/admission.js";
 import type { Store } from "../common/store/types.js";
 import { type BudgetScope, budgetCounters } from "../policy/budget-counters.js";
 import { fromMicros, toMicros } from "../policy/money.js";
@@ -51,7 +56,7 @@ export async function admitRequest(
   endpoints: CatalogEndpoint[],
   config: MeteringConfig,
   now = new Date(),
-): Promise<{ admission: Admission; metered: boolean }> {
+): Promise<{ admission: Admission; metered: boolean; rate?: RateWindowState }> {
   const worst = (byok: boolean) =>
     Math.max(
       0,
@@ -95,17 +100,37 @@ export async function admitRequest(
     }),
   };
   const result = await store.admit(admission);
-  if (result.ok) return { admission, metered: result.metered };
+  if (result.ok) {
+    const rate =
+      admission.rate && result.rateUsed !== undefined
+        ? {
+            limit: rateLimit,
+            remaining: rateLimit - result.rateUsed,
+            resetSeconds: Math.ceil(rateWindowRemainingMs(admission.rate) / 1000),
+          }
+        : undefined;
+    return rate
+      ? { admission, metered: result.metered, rate }
+      : { admission, metered: result.metered };
+  }
   admissionRefusals.labels(result.reason).inc();
   switch (result.reason) {
     case "rate-limit": {
       const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-      throw withHttpStatus(
+      const err = withHttpStatus(
         Code.ResourceExhausted,
         429,
         `Rate limit exceeded: ${rateLimit} requests per minute for this key; retry in ${seconds} s`,
         seconds,
       );
+      // The refusal carries the window too, so a client reads one set of fields either way.
+      for (const [name, value] of rateLimitHeaderValues({
+        limit: rateLimit,
+        remaining: 0,
+        resetSeconds: seconds,
+      }))
+        err.metadata.set(name, value);
+      throw err;
     }
     case "credits":
       throw withHttpStatus(

@@ -23,6 +23,7 @@ import {
   upstreamErrors,
 } from "../common/metrics.js";
 import { quote } from "../common/quote.js";
+import { rateLimitHeaderValues } from "../common/rate-limit-headers.js";
 import { REQUEST_ID_HEADER } from "../common/request-id.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
@@ -207,13 +208,16 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
     };
     const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model, plan.zdr));
-    const { admission, metered } = await admitRequest(
+    const { admission, metered, rate } = await admitRequest(
       this.deps.store,
       principal,
       plan.characters,
       endpoints,
       this.deps.metering,
     );
+    // Response metadata leaves with the first message, so the gateway has it before any audio.
+    if (rate)
+      for (const [name, value] of rateLimitHeaderValues(rate)) ctx.responseHeader.set(name, value);
     const tally: AudioTally = { bytes: 0, seconds: 0 };
     const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
     try {

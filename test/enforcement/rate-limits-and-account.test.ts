@@ -57,6 +57,79 @@ describe("enforcement: rate limits and account settings", () => {
     });
   });
 
+  describe("RateLimit headers (IETF draft) on speech responses", () => {
+    /** The three fields as numbers; each must be present and a whole number. */
+    function window(res: SpeechResponse): { limit: number; remaining: number; reset: number } {
+      const read = (name: string) => {
+        const v = res.headers.get(name) ?? "";
+        expect(v, name).to.match(/^\d+$/);
+        return Number(v);
+      };
+      return {
+        limit: read("ratelimit-limit"),
+        remaining: read("ratelimit-remaining"),
+        reset: read("ratelimit-reset"),
+      };
+    }
+
+    it("count down the key's window, and the 429 carries Retry-After and Remaining 0", async function () {
+      this.timeout(120_000);
+      await insideAMinute(5_000);
+      const ws = await w.gw.workspace();
+      const key = await w.gw.key(ws, { rate_limit_per_minute: 3 });
+      const seen = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await w.gw.speak(key, { model: MODELS.fast, input: TEXT });
+        expect(res.status).to.equal(200);
+        const leftInWindow = Math.ceil((60_000 - (Date.now() % 60_000)) / 1000);
+        const state = window(res);
+        expect(state.reset).to.be.within(1, leftInWindow + 1);
+        seen.push([state.limit, state.remaining]);
+      }
+      expect(seen).to.deep.equal([
+        [3, 2],
+        [3, 1],
+        [3, 0],
+      ]);
+      const refused = await w.gw.speak(key, { model: MODELS.fast, input: TEXT });
+      expect429(refused);
+      const state = window(refused);
+      expect([state.limit, state.remaining]).to.deep.equal([3, 0]);
+      expect(String(state.reset)).to.equal(refused.headers.get("retry-after"));
+      // Another key counts in its own window.
+      const other = await w.gw.key(ws, { rate_limit_per_minute: 3 });
+      expect(
+        window(await w.gw.speak(other, { model: MODELS.fast, input: TEXT })).remaining,
+      ).to.equal(2);
+    });
+  });
+
+  describe("a system with RATE_LIMIT_PER_MINUTE=0 (unlimited)", () => {
+    let redis: ThrowawayRedis;
+    let system: RunningSystem;
+    let gw: Gateway;
+
+    before(async function () {
+      this.timeout(180_000);
+      redis = await startRedis();
+      system = await w.startSystem(redis.url, { RATE_LIMIT_PER_MINUTE: "0" });
+      gw = new Gateway(system);
+    });
+
+    after(async () => {
+      await system?.close();
+      await redis?.stop();
+    });
+
+    it("sends no RateLimit headers for a key without a limit", async () => {
+      const key = await gw.key(await gw.workspace());
+      const res = await gw.speak(key, { model: MODELS.fast, input: TEXT });
+      expect(res.status).to.equal(200);
+      for (const name of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"])
+        expect(res.headers.get(name), name).to.equal(null);
+    });
+  });
+
   describe("a system with RATE_LIMIT_PER_MINUTE=3 and an account refusing google safety retention", () => {
     let redis: ThrowawayRedis;
     let system: RunningSystem;

@@ -456,10 +456,11 @@ export function contract(
       };
       const today = [{ guardrailId: "g1", entity: "key:k", firstDay: 20_000, lastDay: 20_000 }];
       // Unmetered workspace: credits do not apply until a balance is set.
-      expect(await store.admit(base)).to.deep.equal({ ok: true, metered: false });
+      // rateUsed counts the key's admitted requests in the window (the RateLimit-Remaining source).
+      expect(await store.admit(base)).to.deep.equal({ ok: true, metered: false, rateUsed: 1 });
       expect(await store.getCredits(ws.id)).to.equal(undefined);
       expect(await store.addCredits(ws.id, 500)).to.equal(500);
-      expect(await store.admit(base)).to.deep.equal({ ok: true, metered: true });
+      expect(await store.admit(base)).to.deep.equal({ ok: true, metered: true, rateUsed: 2 });
       expect(await store.getCredits(ws.id)).to.equal(100);
       // Credits now short: 402 territory, and nothing else moved.
       const refused = await store.admit(base);
@@ -491,7 +492,7 @@ export function contract(
       });
       // Refused requests did not count: the third admitted request of the minute is the last one.
       const free = { ...base, creditMicros: 0, keyMicros: 0, budgets: [] };
-      expect(await store.admit(free)).to.deep.include({ ok: true });
+      expect(await store.admit(free)).to.deep.include({ ok: true, rateUsed: 3 });
       const limited = await store.admit(free);
       expect(limited).to.deep.include({ ok: false, reason: "rate-limit" });
       expect((limited as { retryAfterMs: number }).retryAfterMs).to.be.within(1, 60_000);

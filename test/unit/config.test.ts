@@ -71,6 +71,14 @@ describe("configuration schema", () => {
     expect(loadConfig({}).embeddedEngine).to.equal("auto");
   });
 
+  it("parses CORS_ORIGINS into the origins browsers send (unset = none)", () => {
+    expect(loadConfig({}).corsOrigins).to.deep.equal([]);
+    expect(
+      loadConfig({ CORS_ORIGINS: " HTTPS://App.Example.com:443 , http://localhost:5173,* " })
+        .corsOrigins,
+    ).to.deep.equal(["https://app.example.com", "http://localhost:5173", "*"]);
+  });
+
   const refusals: [Record<string, string>, string][] = [
     [
       { MAX_BODY_BYTES: "1MB" },
@@ -111,6 +119,14 @@ describe("configuration schema", () => {
     ],
     [{ GUARDRAIL_GRPC_URL: "guardrail:50051" }, "GUARDRAIL_GRPC_URL must be an http(s):// URL"],
     [{ OPENAI_BASE_URL: "ftp://x" }, "OPENAI_BASE_URL must be an http(s):// URL"],
+    [
+      { CORS_ORIGINS: "https://a.example,https://b.example/app" },
+      'CORS_ORIGINS must be a comma-separated list of origins (http(s)://host[:port], no path) or *, got "https://b.example/app"',
+    ],
+    [{ CORS_ORIGINS: "a.example" }, 'or *, got "a.example"'],
+    [{ CORS_ORIGINS: "ftp://a.example" }, 'or *, got "ftp://a.example"'],
+    [{ CORS_ORIGINS: "https://a.example/" }, 'or *, got "https://a.example/"'],
+    [{ CORS_ORIGINS: "https://a.example," }, 'or *, got ""'],
   ];
   for (const [env, message] of refusals) {
     it(`refuses ${JSON.stringify(env)}`, () => {

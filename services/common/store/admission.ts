@@ -43,7 +43,8 @@ export interface Admission {
 }
 
 export type AdmissionResult =
-  | { ok: true; metered: boolean }
+  /** `rateUsed`: requests counted in the key's rate window, this one included (when rate-limited). */
+  | { ok: true; metered: boolean; rateUsed?: number }
   | { ok: false; reason: "rate-limit"; retryAfterMs: number }
   | { ok: false; reason: "credits"; balanceMicros: number }
   | { ok: false; reason: "key-limit"; spentMicros: number }

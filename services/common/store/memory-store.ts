@@ -580,7 +580,7 @@ export class MemoryStore implements Store {
       const c = this.counters.get(key);
       if (c) c.expiresAt = Date.now() + SPEND_TTL_SECONDS * 1000;
     }
-    return { ok: true, metered };
+    return a.rate ? { ok: true, metered, rateUsed: this.counter(rateKey) } : { ok: true, metered };
   }
 
   async settle(

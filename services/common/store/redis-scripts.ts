@@ -385,7 +385,11 @@ if klim >= 0 and kamt > 0 then
   local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
   if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
 end
-if rl > 0 and redis.call("INCR", KEYS[1]) == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+local used = 0
+if rl > 0 then
+  used = redis.call("INCR", KEYS[1])
+  if used == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
+end
 if metered and credit > 0 then redis.call("DECRBY", KEYS[2], credit) end
 if kamt > 0 then redis.call("INCRBY", KEYS[3], kamt) end
 for i = 4, #KEYS do
@@ -394,7 +398,7 @@ for i = 4, #KEYS do
     charge(KEYS[i], ARGV[base + 3], ARGV[base + 1], ARGV[6], tonumber(ARGV[7]))
   end
 end
-return { "ok", metered and 1 or 0 }
+return { "ok", metered and 1 or 0, used }
 `;
 
 /**

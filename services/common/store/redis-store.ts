@@ -695,7 +695,9 @@ export class RedisStore implements Store {
     const [verdict, x, y] = result;
     switch (verdict) {
       case "ok":
-        return { ok: true, metered: x === 1 };
+        return a.rate
+          ? { ok: true, metered: x === 1, rateUsed: y ?? 0 }
+          : { ok: true, metered: x === 1 };
       case "rate-limit":
         return { ok: false, reason: "rate-limit", retryAfterMs: Math.max(0, x) };
       case "credits":

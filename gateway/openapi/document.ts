@@ -1,0 +1,171 @@
+import type { Access, OperationDoc, Route } from "../context.js";
+import { CORS_ALLOWED_HEADERS } from "../cors.js";
+import type { JsonSchema } from "./spec-schema.js";
+
+/** "/api/v1/keys/:hash" -> "/api/v1/keys/{hash}" and its parameter names. */
+export function openApiPath(pattern: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const path = pattern
+    .split("/")
+    .map((seg) => {
+      if (!seg.startsWith(":")) return seg;
+      params.push(seg.slice(1));
+      return `{${seg.slice(1)}}`;
+    })
+    .join("/");
+  return { path, params };
+}
+
+const ERROR_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: {
+        code: { type: "integer", description: "The HTTP status" },
+        message: { type: "string", description: "Names the field or rule at fault" },
+        metadata: {
+          type: "object",
+          description: "Facts for the client, when the service gave some",
+        },
+      },
+    },
+  },
+};
+
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Limit": {
+    description: "Requests per minute the key may make",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Remaining": {
+    description: "Requests left in the current window, this one counted",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Reset": {
+    description: "Seconds until the window ends",
+    schema: { type: "integer" },
+  },
+};
+
+/** Who may call: public routes need nothing; the others a key of the route's kind. */
+const ACCESS_NOTE: Record<Access, string> = {
+  public: "Public: no key.",
+  management: "Needs a management key.",
+  standard: "Needs a standard (inference) key.",
+  "any-key": "Any valid key.",
+};
+
+function errorResponse(description: string): JsonSchema {
+  return {
+    description,
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  };
+}
+
+function successResponse(doc: OperationDoc): JsonSchema {
+  const description = doc.description ?? "Success";
+  switch (doc.produces) {
+    case "audio":
+      return {
+        description,
+        headers: {
+          "X-Generation-Id": { schema: { type: "string" } },
+          "X-Railgate-Model": { schema: { type: "string" } },
+          "X-Railgate-Provider": { schema: { type: "string" } },
+          ...RATE_LIMIT_HEADERS,
+        },
+        content: {
+          "audio/mpeg": { schema: { type: "string", format: "binary" } },
+          "audio/wav": { schema: { type: "string", format: "binary" } },
+          "audio/pcm": { schema: { type: "string", format: "binary" } },
+        },
+      };
+    case "html":
+      return { description, content: { "text/html": { schema: { type: "string" } } } };
+    case "prometheus":
+      return {
+        description,
+        content: { "text/plain; version=0.0.4": { schema: { type: "string" } } },
+      };
+    default:
+      return { description, content: { "application/json": { schema: { type: "object" } } } };
+  }
+}
+
+function operation(route: Route, method: string, doc: OperationDoc, params: string[]): JsonSchema {
+  const parameters = [
+    ...params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+    ...(doc.query ?? []).map((name) => ({ name, in: "query", schema: { type: "string" } })),
+  ];
+  const responses: Record<string, JsonSchema> = {
+    [String(doc.status)]: successResponse(doc),
+    "400": errorResponse("Bad input: the message names the field or parameter and the rule"),
+  };
+  if (route.access !== "public") {
+    responses["401"] = errorResponse("No key, or not a valid one");
+    responses["403"] = errorResponse("The key may not do this");
+  }
+  if (doc.produces === "audio") {
+    responses["429"] = {
+      ...errorResponse("Rate limit exceeded"),
+      headers: { "Retry-After": { schema: { type: "integer" } }, ...RATE_LIMIT_HEADERS },
+    };
+  }
+  const op: JsonSchema = {
+    operationId: `${method.toLowerCase()}${openApiPath(route.pattern)
+      .path.split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map((w) => w[0]?.toUpperCase() + w.slice(1))
+      .join("")}`,
+    summary: doc.summary,
+    description: ACCESS_NOTE[route.access],
+    parameters,
+    responses,
+  };
+  if (route.access === "public") op.security = [];
+  if (doc.body) {
+    op.requestBody = { required: true, content: { "application/json": { schema: doc.body } } };
+  }
+  return op;
+}
+
+/**
+ * The OpenAPI 3.1 document of `routes`: every route, every method, each from the doc the
+ * route carries next to its handler. A method without a doc (or a doc without a method)
+ * throws, so a route added without its description fails the tests, not a reader.
+ */
+export function buildOpenApi(routes: readonly Route[]): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const { path, params } = openApiPath(route.pattern);
+    const item: Record<string, JsonSchema> = {};
+    for (const method of Object.keys(route.methods)) {
+      const doc = route.docs?.[method];
+      if (!doc) throw new Error(`OpenAPI: ${method} ${route.pattern} has no doc`);
+      item[method.toLowerCase()] = operation(route, method, doc, params);
+    }
+    for (const method of Object.keys(route.docs ?? {})) {
+      if (!route.methods[method])
+        throw new Error(`OpenAPI: ${route.pattern} documents ${method}, which it does not serve`);
+    }
+    paths[path] = item;
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Railgate API",
+      version: "1.0.0",
+      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}).`,
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { Error: ERROR_SCHEMA },
+    },
+    paths,
+  };
+}
