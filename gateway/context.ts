@@ -52,8 +52,11 @@ export interface OperationDoc {
   /** The success status and what it carries. */
   status: number;
   description?: string;
-  /** "audio": the success body is an audio stream (speech), not JSON; "prometheus": metrics text. */
-  produces?: "json" | "audio" | "html" | "prometheus";
+  /**
+   * "audio": the success body is an audio stream (speech), not JSON; "prometheus": metrics text;
+   * "asset": a static script or style sheet (the console's).
+   */
+  produces?: "json" | "audio" | "html" | "prometheus" | "asset";
 }
 
 export interface Route {

@@ -1,6 +1,7 @@
 import type { Route } from "./context.js";
 import { metricsRoutes } from "./metrics.js";
 import { assignmentRoutes } from "./routes/assignments.js";
+import { consoleRoutes } from "./routes/console.js";
 import { creditRoutes } from "./routes/credits.js";
 import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
@@ -24,4 +25,5 @@ export const routes: Route[] = [
   ...speechRoutes,
   ...modelRoutes,
   ...docRoutes(() => routes),
+  ...consoleRoutes,
 ];

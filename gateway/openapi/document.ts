@@ -85,6 +85,14 @@ function successResponse(doc: OperationDoc): JsonSchema {
       };
     case "html":
       return { description, content: { "text/html": { schema: { type: "string" } } } };
+    case "asset":
+      return {
+        description,
+        content: {
+          "text/javascript": { schema: { type: "string" } },
+          "text/css": { schema: { type: "string" } },
+        },
+      };
     case "prometheus":
       return {
         description,
