@@ -40,6 +40,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && if [ "$WITH_ESPEAK" = "false" ]; then rm -rf node_modules/@echogarden/espeak-ng-emscripten; fi \
   && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The console's static files (HTML, one JS module, CSS): tsc does not copy them; the gateway reads
+# them from ./console next to dist/.
+COPY console ./console
 COPY LICENSE README.md ./
 # The image's files stay root-owned and read-only to the process: it writes nothing but logs (stdout).
 USER node

@@ -295,11 +295,13 @@ async function loadModels() {
 }
 
 let received = 0;
+/** How this answer is played, said in the result so a listener knows what to expect. */
+let mode = "";
 
 function progress(done) {
   $("speak-result").textContent = done
-    ? `Done: received ${received} bytes of audio.`
-    : `Receiving: ${received} bytes of audio.`;
+    ? `Done: received ${received} bytes of audio (${mode}).`
+    : `Receiving: ${received} bytes of audio (${mode}).`;
 }
 
 /** mp3 through MediaSource: playback starts with the first chunk, not at the end. */
@@ -383,6 +385,7 @@ async function speak(event) {
     const reader = res.body.getReader();
     const streaming =
       format === "mp3" && "MediaSource" in window && MediaSource.isTypeSupported("audio/mpeg");
+    mode = streaming ? "played as it arrived" : "played when complete";
     if (streaming) await playStreaming(audio, reader);
     else await playCollected(audio, reader, res.headers.get("content-type") ?? "audio/wav");
     progress(true);
