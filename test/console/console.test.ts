@@ -57,7 +57,7 @@ describe("console (headless Chromium)", () => {
     expectError(await h.anon.get("/console/secrets.js"), 404, /./);
   });
 
-  it("signs in, creates and assigns a guardrail, speaks, and shows the filter's refusal", async () => {
+  it("signs in, creates, edits and assigns a guardrail, speaks, and shows the filter's refusal", async () => {
     const created = await h.api.post("/api/v1/keys", { name: "console app" });
     expect(created.status).to.equal(201);
     const key: string = created.body.key;
@@ -72,8 +72,9 @@ describe("console (headless Chromium)", () => {
       .waitFor();
     expect(await page.locator("#admin").isHidden()).to.equal(true);
 
+    // By keyboard this time: Enter in the labelled field submits.
     await page.getByLabel("Management key").fill(MANAGEMENT_KEY);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByLabel("Management key").press("Enter");
     await page.locator("#admin").waitFor({ state: "visible" });
     expect(await page.evaluate('sessionStorage.getItem("railgate.managementKey")')).to.equal(
       MANAGEMENT_KEY,
@@ -113,7 +114,7 @@ describe("console (headless Chromium)", () => {
     ]);
 
     const assignForm = page.locator("#assign-form");
-    await page.getByRole("button", { name: "Refresh" }).nth(1).click();
+    await page.locator("#keys").getByRole("button", { name: "Refresh" }).click();
     await page.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
     await assignForm.getByLabel("Guardrail").selectOption({ label: "Console filter" });
     await assignForm.getByLabel("Key").selectOption(hash);
@@ -121,6 +122,34 @@ describe("console (headless Chromium)", () => {
     await page.locator("#assign-result").filter({ hasText: "Assigned: 1 key(s)." }).waitFor();
     const assigned = await h.api.get(`/api/v1/guardrails/${guardrail.id}/assignments/keys`);
     expect(assigned.body.data.map((a: { key_hash: string }) => a.key_hash)).to.include(hash);
+
+    // Edit: the form fills from the row and saves with PATCH.
+    await page.getByRole("button", { name: "Edit Console filter" }).click();
+    expect(await form.getByLabel("Pattern (regular expression)").inputValue()).to.equal(
+      "(?i)forbidden",
+    );
+    await form.getByLabel("Description").fill("blocks one word");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: /^Guardrail Console filter saved/ })
+      .waitFor();
+    const edited = await h.api.get(`/api/v1/guardrails/${guardrail.id}`);
+    expect(edited.body.data.description).to.equal("blocks one word");
+    expect(edited.body.data.content_filters).to.deep.equal(guardrail.content_filters);
+
+    // The other views answer from the API: explain for the key, workspaces, credits.
+    await page.getByRole("button", { name: "Explain console app" }).click();
+    await page.locator("#explain-out").filter({ hasText: guardrail.id }).waitFor();
+    const workspaces = await h.api.get("/api/v1/workspaces");
+    await page
+      .locator("#workspaces-list")
+      .getByRole("cell", { name: workspaces.body.data[0].id, exact: true })
+      .waitFor();
+    const credits = await h.api.get("/api/v1/credits");
+    expect(JSON.parse((await page.locator("#credits-out").textContent()) ?? "")).to.deep.equal(
+      credits.body,
+    );
 
     const play = page.locator("#speak-form");
     await play.getByLabel("Standard API key").fill(key);
@@ -139,7 +168,15 @@ describe("console (headless Chromium)", () => {
     expect(bytes).to.be.greaterThan(1000);
     expect(await page.locator("#p-audio").getAttribute("src")).to.match(/^blob:/);
     expect(await page.locator("#speak-error").textContent()).to.equal("");
-    expect(await page.getByLabel(/Generation id/).inputValue()).to.not.equal("");
+    const generationId = await page.getByLabel(/Generation id/).inputValue();
+    expect(generationId).to.not.equal("");
+    await page.getByRole("button", { name: "Look up" }).click();
+    const record = await h.api.withKey(key).get(`/api/v1/generation?id=${generationId}`);
+    expect(record.status).to.equal(200);
+    await page.locator("#generation-out").filter({ hasText: generationId }).waitFor();
+    expect(JSON.parse((await page.locator("#generation-out").textContent()) ?? "")).to.deep.equal(
+      record.body,
+    );
 
     await play.getByLabel("Text").fill("This is forbidden talk.");
     await play.getByRole("button", { name: "Speak" }).click();
