@@ -19,6 +19,8 @@ export const CONSOLE_CSP = [
   "img-src 'self'",
   "media-src 'self' blob:",
   "base-uri 'none'",
+  // The forms are handled by the script; should it not run, a plain GET submit would put the
+  // management key in a URL (history, logs): no form may submit anywhere.
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join("; ");
