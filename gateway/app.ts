@@ -5,7 +5,8 @@ import { InFlight } from "../services/common/in-flight.js";
 import { componentLogger } from "../services/common/logger.js";
 import { quote } from "../services/common/quote.js";
 import { REQUEST_ID_HEADER } from "../services/common/request-id.js";
-import { trackExchange } from "./access-log.js";
+import { injectTraceHeaders } from "../services/common/tracing.js";
+import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
 import type { RegionName, RequestContext, Route } from "./context.js";
@@ -17,6 +18,7 @@ import { requestIdOf } from "./request-id.js";
 import { parseRequestTarget } from "./request-target.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
+import { withRequestSpan } from "./tracing.js";
 
 const log = componentLogger("gateway");
 
@@ -34,8 +36,12 @@ export interface GatewayOptions {
 export function buildGateway(region: RegionName, options: GatewayOptions) {
   const router = new Router(options.routes ?? defaultRoutes);
   const cors = new Cors(options.corsOrigins ?? [], router);
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const exchange = trackExchange(req, res, region);
+    return withRequestSpan(req, res, region, exchange, () => serve(req, res, exchange));
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse, exchange: Exchange) {
     const abort = new AbortController();
     // Only a response that did not finish means the client went away: aborting
     // every finished one too cost a DOMException and an abort event per request.
@@ -56,6 +62,9 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         });
         return;
       }
+      const callHeaders: Record<string, string> = { [REQUEST_ID_HEADER]: exchange.id };
+      // The request's trace goes on into the gRPC hop (traceparent metadata).
+      injectTraceHeaders(callHeaders);
       const ctx: RequestContext = {
         req,
         res,
@@ -67,7 +76,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
         keyCache: options.keyCache,
         signal: abort.signal,
-        call: { signal: abort.signal, headers: { [REQUEST_ID_HEADER]: exchange.id } },
+        call: { signal: abort.signal, headers: callHeaders },
       };
       exchange.route = match.route.pattern;
       await authenticate(ctx, match.route.access);
@@ -82,7 +91,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         log.error({ err, url: req.url?.slice(0, 200), requestId: exchange.id }, "request failed");
       sendError(res, reply.status, reply.message, reply.headers, reply.metadata);
     }
-  };
+  }
 }
 
 export interface RunningGateway {

@@ -74,6 +74,8 @@ export interface RailgateConfig {
   };
   /** Browser origins allowed to call the API (CORS_ORIGINS); "*" = any; empty = no CORS at all. */
   corsOrigins: string[];
+  /** OpenTelemetry traces (OTEL_*): exported over OTLP/HTTP only when configured. */
+  tracing: { exporter: "otlp" | "none"; endpoint?: string; serviceName: string };
   /** The environment the services read provider keys and the catalog path from. */
   env: NodeJS.ProcessEnv;
 }
@@ -130,8 +132,11 @@ function boolean(fallback: boolean) {
   });
 }
 
-function oneOf<const T extends readonly string[]>(values: T, fallback: T[number]) {
-  return raw.transform((v, ctx): T[number] => {
+function oneOf<const T extends readonly string[], F extends T[number] | undefined = T[number]>(
+  values: T,
+  fallback: F,
+) {
+  return raw.transform((v, ctx): T[number] | F => {
     if (v === undefined) return fallback;
     if ((values as readonly string[]).includes(v)) return v as T[number];
     ctx.addIssue({
@@ -282,6 +287,10 @@ export const configSchema = z
     HTTP_KEEP_ALIVE_TIMEOUT_MS: millis(65_000),
     HTTP_MAX_CONNECTIONS: count(1_000),
     CORS_ORIGINS: corsOrigins,
+    // The OpenTelemetry SDK's standard names. Unset exporter: "otlp" when an endpoint is set.
+    OTEL_TRACES_EXPORTER: oneOf(["otlp", "none"] as const, undefined),
+    OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"], "an http(s):// URL"),
+    OTEL_SERVICE_NAME: text("railgate"),
   })
   .superRefine((e, ctx) => {
     if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) {
@@ -363,6 +372,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },
     corsOrigins: e.CORS_ORIGINS,
+    tracing: {
+      exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? "otlp" : "none"),
+      endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     env,
   };
 }

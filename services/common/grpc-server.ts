@@ -5,6 +5,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { peerContextValues } from "./auth/peer-identity.js";
 import { grpcMetricsInterceptor } from "./grpc-metrics.js";
 import type { GrpcTls } from "./grpc-tls.js";
+import { tracingInterceptor } from "./grpc-tracing.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
 import { componentLogger } from "./logger.js";
 import { reflectionServices } from "./reflection.js";
@@ -110,8 +111,13 @@ export async function startGrpcServer(
   host = "127.0.0.1",
   options: GrpcServerOptions = {},
 ): Promise<ServedServices> {
-  // Outermost, so the calls are counted with the code the caller sees.
-  const interceptors = [grpcMetricsInterceptor, errorInterceptor, ...(options.interceptors ?? [])];
+  // Outermost, so the calls are counted (and their spans fail) with the code the caller sees.
+  const interceptors = [
+    grpcMetricsInterceptor,
+    tracingInterceptor,
+    errorInterceptor,
+    ...(options.interceptors ?? []),
+  ];
   const handler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, impl } of services) router.service(service, impl);

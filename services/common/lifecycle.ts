@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type RailgateConfig } from "./config.js";
 import { logger } from "./logger.js";
 import { startMetricsServer } from "./metrics-server.js";
+import { configureTracing, shutdownTracing } from "./tracing.js";
 
 /** A component that can stop: `graceMs` is how long in-flight work may take to finish. */
 export interface Stoppable {
@@ -23,6 +24,8 @@ export async function runUntilSignal(
 ) {
   try {
     const config = loadConfig();
+    // Before anything serves, so the first request is traced too (a no-op unless configured).
+    configureTracing(config.tracing);
     const component = await start(config);
     // Split processes have no gateway /metrics of their own: METRICS_PORT serves each its registry.
     const metrics =
@@ -33,6 +36,7 @@ export async function runUntilSignal(
       close: async (options) => {
         await component.close(options);
         await metrics?.close();
+        await shutdownTracing();
       },
     };
     let stopping = false;

@@ -28,6 +28,7 @@ import { REQUEST_ID_HEADER } from "../common/request-id.js";
 import { RetryQueue } from "../common/retry-queue.js";
 import type { Store } from "../common/store/types.js";
 import { nowTimestamp } from "../common/time.js";
+import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../common/tracing.js";
 import type { RegionName } from "../policy/types.js";
 import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
@@ -208,12 +209,16 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
     };
     const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model, plan.zdr));
-    const { admission, metered, rate } = await admitRequest(
-      this.deps.store,
-      principal,
-      plan.characters,
-      endpoints,
-      this.deps.metering,
+    annotateActiveSpan({
+      "gen_ai.operation.name": "text_to_speech",
+      "gen_ai.request.model": plan.model.id,
+      ...traceBodyAttributes(plan.trace),
+    });
+    const { admission, metered, rate } = await inSpan(
+      "railgate.admission",
+      { "db.system.name": "redis", "railgate.characters": plan.characters },
+      () =>
+        admitRequest(this.deps.store, principal, plan.characters, endpoints, this.deps.metering),
     );
     // Response metadata leaves with the first message, so the gateway has it before any audio.
     if (rate)
@@ -258,11 +263,13 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           record: record?.id,
         },
         () =>
-          this.deps.store.settle(
-            admission,
-            actual,
-            metered,
-            record && this.generations.stored(record),
+          inSpan("railgate.settlement", { "db.system.name": "redis" }, () =>
+            this.deps.store.settle(
+              admission,
+              actual,
+              metered,
+              record && this.generations.stored(record),
+            ),
           ),
       );
     }

@@ -158,7 +158,11 @@ describe("internal gRPC connections (the gateway's grpc-js transport)", () => {
       expect((err as ConnectError).code).to.equal(Code.DeadlineExceeded);
       expect(errorReply(err).status).to.equal(524);
       await waitFor(() => handlerAborts.length === 1);
-      expect(ConnectError.from(handlerAborts[0]).code).to.equal(Code.DeadlineExceeded);
+      // The server's own timer (from grpc-timeout) and the client's reset of the stream race:
+      // whichever lands first names the reason; either way the handler was stopped.
+      expect([Code.DeadlineExceeded, Code.Canceled]).to.include(
+        ConnectError.from(handlerAborts[0]).code,
+      );
     } finally {
       bounded.close();
     }

@@ -1,5 +1,11 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { Dispatcher } from "undici";
+import {
+  annotateActiveSpan,
+  injectTraceHeaders,
+  inSpan,
+  SpanKind,
+} from "../../../common/tracing.js";
 import type { ProviderConfig } from "../../catalog/types.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";
@@ -64,25 +70,51 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     const headers: Record<string, string> = { "content-type": "application/json" };
     const key = this.config.api_key_env ? this.env[this.config.api_key_env] : undefined;
     if (key) headers.authorization = `Bearer ${key}`;
-    let res: Dispatcher.ResponseData;
+    const body = this.body(request, segment);
+    // A client span up to the response head (the audio streams on under the service's span);
+    // its traceparent goes upstream, so a provider that traces joins the caller's trace.
+    return inSpan(
+      `text_to_speech ${String(body.model)}`,
+      {
+        "gen_ai.operation.name": "text_to_speech",
+        "gen_ai.provider.name": this.providerId,
+        "gen_ai.request.model": String(body.model),
+        "server.address": this.upstream.host,
+        "server.port": this.upstream.port,
+        "http.request.method": "POST",
+      },
+      async () => {
+        injectTraceHeaders(headers);
+        const res = await this.request(request, headers, body);
+        annotateActiveSpan({ "http.response.status_code": res.statusCode });
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          const detail = await readDetail(res.body);
+          throw upstreamHttpError(this.providerId, res.statusCode, errorMessageOf(detail));
+        }
+        return res.body;
+      },
+      SpanKind.CLIENT,
+    );
+  }
+
+  private async request(
+    request: AdapterRequest,
+    headers: Record<string, string>,
+    body: Record<string, unknown>,
+  ): Promise<Dispatcher.ResponseData> {
     try {
       // The caller's signal goes straight to undici: a client that goes away
       // aborts the request and closes its connection (mid-body it cannot be reused).
-      res = await this.upstream.pool.request({
+      return await this.upstream.pool.request({
         method: "POST",
         path: this.upstream.speechPath,
         headers,
-        body: JSON.stringify(this.body(request, segment)),
+        body: JSON.stringify(body),
         signal: request.signal,
       });
     } catch (err) {
       throw this.failure(err, request.signal);
     }
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const detail = await readDetail(res.body);
-      throw upstreamHttpError(this.providerId, res.statusCode, errorMessageOf(detail));
-    }
-    return res.body;
   }
 
   private failure(err: unknown, outer: AbortSignal): unknown {

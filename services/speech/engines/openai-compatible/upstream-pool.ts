@@ -16,6 +16,9 @@ export interface UpstreamPool {
   pool: Pool;
   /** Path of `POST /audio/speech` under the provider's base URL (which may carry a prefix like /v1). */
   speechPath: string;
+  /** The provider's host and port, for the upstream span's server.address / server.port. */
+  host: string;
+  port: number;
 }
 
 /**
@@ -43,5 +46,7 @@ export function upstreamPool(config: ProviderConfig): UpstreamPool {
       bodyTimeout: config.timeout_ms,
     }),
     speechPath: `${base.pathname.replace(/\/+$/, "")}/audio/speech`,
+    host: base.hostname,
+    port: base.port ? Number(base.port) : base.protocol === "https:" ? 443 : 80,
   };
 }
