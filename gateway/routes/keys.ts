@@ -14,10 +14,23 @@ import { isoOrNull } from "../json/guardrail-json.js";
 import { specSchema } from "../openapi/spec-schema.js";
 
 /**
+ * The limit and usage fields both key shapes (/keys and /key) carry. Key limits are all-time
+ * credits (no reset) and never count BYOK spend, hence limit_reset null and
+ * include_byok_in_limit false.
+ */
+function limitAndUsageToJson(k: ApiKey, u: KeyUsage) {
+  return {
+    limit: k.limit ?? null,
+    limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - u.usageUsd),
+    limit_reset: null,
+    include_byok_in_limit: false,
+    ...usageToJson(u),
+  };
+}
+
+/**
  * A key in OpenRouter's shape (the fields @openrouter/sdk validates) plus Railgate's own.
- * Key limits are all-time credits (no reset) and never count BYOK spend, hence limit_reset
- * null and include_byok_in_limit false. Management keys belong to the organization, not a
- * workspace: their workspace_id is "".
+ * Management keys belong to the organization, not a workspace: their workspace_id is "".
  */
 export function keyToJson(k: ApiKey, usage: KeyUsage | undefined) {
   const u = usage ?? create(KeyUsageSchema);
@@ -31,11 +44,7 @@ export function keyToJson(k: ApiKey, usage: KeyUsage | undefined) {
     creator_user_id: k.memberUserId || null,
     external_user: null,
     disabled: k.disabled,
-    limit: k.limit ?? null,
-    limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - u.usageUsd),
-    limit_reset: null,
-    include_byok_in_limit: false,
-    ...usageToJson(u),
+    ...limitAndUsageToJson(k, u),
     rate_limit_per_minute: k.rateLimitPerMinute ?? null,
     guardrail_id: k.guardrailId || null,
     created_at: isoOrNull(k.createdAt) ?? "",
@@ -80,11 +89,7 @@ function currentKeyToJson(res: GetCurrentKeyResponse) {
     creator_user_id: k.memberUserId || null,
     member_user_id: k.memberUserId || null,
     disabled: k.disabled,
-    limit: k.limit ?? null,
-    limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - u.usageUsd),
-    limit_reset: null,
-    include_byok_in_limit: false,
-    ...usageToJson(u),
+    ...limitAndUsageToJson(k, u),
     allowed_data_regions: res.allowedDataRegions,
     rate_limit: {
       requests: res.rateLimitPerMinute,

@@ -20,6 +20,7 @@ import {
 import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import * as grpc from "@grpc/grpc-js";
 import type { GrpcTls } from "./grpc-tls.js";
+import { chainInterceptors } from "./interceptor-chain.js";
 
 /** Response messages read before the caller asks for them (audio: up to 8 coalesced pieces). */
 const READ_AHEAD_MESSAGES = 8;
@@ -94,13 +95,6 @@ function messageOf(details: string): string {
   return details.includes("%")
     ? details.replace(RESERVED_ESCAPE, (e) => decodeURIComponent(e))
     : details;
-}
-
-function chain<T>(final: T, interceptors: Interceptor[]): T {
-  return interceptors.reduceRight(
-    (next, interceptor) => interceptor(next as never) as T,
-    final,
-  ) as T;
 }
 
 function bytes(u8: Uint8Array): Buffer {
@@ -239,7 +233,7 @@ export function createGrpcJsTransport(options: GrpcJsTransportOptions): Transpor
         });
         call.startRead();
       });
-    return chain(
+    return chainInterceptors(
       final,
       interceptors,
     )({
@@ -354,7 +348,7 @@ export function createGrpcJsTransport(options: GrpcJsTransportOptions): Transpor
     async function* inputs() {
       for await (const m of input) yield create(method.input, m as never);
     }
-    return chain(
+    return chainInterceptors(
       final,
       interceptors,
     )({

@@ -20,6 +20,7 @@ import {
   transformInvokeImplementation,
 } from "@connectrpc/connect/protocol";
 import { deepFreeze } from "./deep-freeze.js";
+import { chainInterceptors } from "./interceptor-chain.js";
 
 type ImplSpec = ReturnType<typeof createServiceImplSpec>;
 type MethodSpec = ImplSpec["methods"][string];
@@ -50,13 +51,6 @@ export interface InProcessTransportOptions {
    * other's state; frozen messages make such a write throw (tests turn it on).
    */
   freezeMessages?: boolean;
-}
-
-function chain<T>(final: T, interceptors: Interceptor[]): T {
-  return interceptors.reduceRight(
-    (next, interceptor) => interceptor(next as never) as T,
-    final,
-  ) as T;
 }
 
 const noDeadline = (): undefined => undefined;
@@ -219,7 +213,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
         method: method as never,
         message: create(method.input, input as never) as never,
       };
-      return chain(final, clientInterceptors)(request);
+      return chainInterceptors(final, clientInterceptors)(request);
     },
 
     async stream<I extends DescMessage, O extends DescMessage>(
@@ -275,7 +269,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): Tr
         method: method as never,
         message: inputs() as never,
       };
-      return chain(final, clientInterceptors)(request);
+      return chainInterceptors(final, clientInterceptors)(request);
     },
   } as Transport;
 }

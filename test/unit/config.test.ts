@@ -1,16 +1,6 @@
 import { expect } from "chai";
-import { ConfigError, loadConfig, redactUrl } from "../../services/common/config.js";
-
-/** The problems loadConfig reports for an environment (none: it loaded). */
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-}
+import { loadConfig, redactUrl } from "../../services/common/config.js";
+import { configProblems } from "../support/config-problems.js";
 
 describe("configuration schema", () => {
   it("loads the defaults from an empty environment", () => {
@@ -33,10 +23,10 @@ describe("configuration schema", () => {
     const c = loadConfig({ METRICS_PORT: "9464", LOG_FORMAT: "pretty" });
     expect(c.metricsPort).to.equal(9464);
     expect(c.logFormat).to.equal("pretty");
-    expect(problems({ METRICS_PORT: "http" })).to.deep.equal([
+    expect(configProblems({ METRICS_PORT: "http" })).to.deep.equal([
       'METRICS_PORT must be a port number 0..65535, got "http"',
     ]);
-    expect(problems({ LOG_FORMAT: "xml" })[0]).to.match(/^LOG_FORMAT /);
+    expect(configProblems({ LOG_FORMAT: "xml" })[0]).to.match(/^LOG_FORMAT /);
   });
 
   it("treats empty values as unset (docker-compose passes an unset variable as empty)", () => {
@@ -130,14 +120,17 @@ describe("configuration schema", () => {
   ];
   for (const [env, message] of refusals) {
     it(`refuses ${JSON.stringify(env)}`, () => {
-      const found = problems(env);
+      const found = configProblems(env);
       expect(found.join("\n")).to.include(message);
     });
   }
 
   it("wants RAILGATE_MANAGEMENT_KEY and RAILGATE_INTERNAL_TOKEN of 32+ characters, and never echoes them", () => {
     const secret = "short-secret-0123456789";
-    const found = problems({ RAILGATE_MANAGEMENT_KEY: secret, RAILGATE_INTERNAL_TOKEN: secret });
+    const found = configProblems({
+      RAILGATE_MANAGEMENT_KEY: secret,
+      RAILGATE_INTERNAL_TOKEN: secret,
+    });
     expect(found).to.have.length(2);
     expect(found.join("\n")).to.include(
       "RAILGATE_MANAGEMENT_KEY must be at least 32 characters, got 23",
@@ -150,13 +143,13 @@ describe("configuration schema", () => {
   });
 
   it("reports every bad variable at once, and truncates huge values", () => {
-    const found = problems({ MAX_BODY_BYTES: "x".repeat(10_000), GATEWAY_PORT: "http" });
+    const found = configProblems({ MAX_BODY_BYTES: "x".repeat(10_000), GATEWAY_PORT: "http" });
     expect(found).to.have.length(2);
     expect(found[0]?.length ?? 0).to.be.lessThan(200);
   });
 
   it("never echoes a Redis URL it refuses, nor logs one with its password", () => {
-    const found = problems({ REDIS_URL: "redis//:hunter2@host" });
+    const found = configProblems({ REDIS_URL: "redis//:hunter2@host" });
     expect(found.join("\n")).to.not.include("hunter2");
     expect(redactUrl("redis://user:hunter2@host:6379/0")).to.equal("redis://***:***@host:6379/0");
     expect(redactUrl("redis://:hunter2@host:6379")).to.equal("redis://:***@host:6379");

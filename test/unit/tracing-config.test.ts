@@ -1,16 +1,7 @@
 import { expect } from "chai";
-import { ConfigError, loadConfig } from "../../services/common/config.js";
+import { loadConfig } from "../../services/common/config.js";
 import { traceBodyAttributes } from "../../services/common/tracing.js";
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-}
+import { configProblems } from "../support/config-problems.js";
 
 describe("tracing: configuration", () => {
   it("is off unless an endpoint or OTEL_TRACES_EXPORTER=otlp says otherwise", () => {
@@ -33,10 +24,10 @@ describe("tracing: configuration", () => {
   });
 
   it("refuses an unknown exporter and an endpoint that is not an http(s) URL", () => {
-    expect(problems({ OTEL_TRACES_EXPORTER: "zipkin" })).to.deep.equal([
+    expect(configProblems({ OTEL_TRACES_EXPORTER: "zipkin" })).to.deep.equal([
       'OTEL_TRACES_EXPORTER must be one of otlp, none, got "zipkin"',
     ]);
-    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: "jaeger:4318" })).to.deep.equal([
+    expect(configProblems({ OTEL_EXPORTER_OTLP_ENDPOINT: "jaeger:4318" })).to.deep.equal([
       "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s):// URL",
     ]);
   });
