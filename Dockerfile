@@ -21,9 +21,12 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY gen ./gen
+COPY apps ./apps
+COPY platform ./platform
+COPY store ./store
+COPY governance ./governance
 COPY services ./services
 COPY gateway ./gateway
-COPY cli ./cli
 # tsconfig also includes test/ and bench/; they are not copied, so they are neither built nor shipped.
 RUN npx tsc -p tsconfig.json
 
@@ -53,4 +56,4 @@ EXPOSE 8080 8081 8082 50051 50052
 # docker-compose overrides this per container (gRPC health for the service containers).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.GATEWAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/services/main.js"]
+CMD ["node", "dist/apps/all-in-one/main.js"]

@@ -8,8 +8,8 @@
  * (many short texts) and on 10,000 characters of the benchmarks' prose.
  * `DETECTOR_QUALITY_MISSES=1` prints the tuning sentences a detector got wrong.
  */
-import { BUILTIN_FILTERS } from "../services/speech/filters/detectors/builtins.js";
-import type { Detector } from "../services/speech/filters/detectors/detector.js";
+import { BUILTIN_FILTERS } from "../governance/filters/detectors/builtins.js";
+import type { Detector } from "../governance/filters/detectors/detector.js";
 import { type Kind, loadCorpus, type Sentence, score } from "../test/unit/filters/corpus.js";
 import { prose } from "./texts.js";
 

@@ -7,7 +7,7 @@
  * `BENCH_FILTERS_BEFORE=0` skips the old loop (seconds per row).
  */
 import { RE2JS } from "re2js";
-import { CompiledFilters, type FilterRule } from "../services/speech/filters/index.js";
+import { CompiledFilters, type FilterRule } from "../governance/filters/index.js";
 import { prose } from "./texts.js";
 
 /** The find-all loop the filters used before: re2js find() restarted after each match. */

@@ -8,8 +8,8 @@
  *   node dist/bench/grpc-hop.js [client ...] [-- server ...]
  *
  * Clients: `connect` (Connect's gRPC transport, what the gateway used before)
- * and `grpc-js` (services/common/grpc-js-transport.ts, what it uses now).
- * Servers: `connect` (services/common/grpc-server.ts: Connect's node adapter
+ * and `grpc-js` (platform/grpc-js-transport.ts, what it uses now).
+ * Servers: `connect` (platform/grpc-server.ts: Connect's node adapter
  * on node:http2, what the services use) and `grpc-js` (bench/grpc-js-server.ts:
  * a grpc-js server calling the same ServiceImpl through Connect's handler
  * machinery; cheaper per call here, but measured end to end it cost the speech
@@ -28,13 +28,13 @@ import {
   SpeechService,
   SynthesizeResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { createGrpcJsTransport } from "../services/common/grpc-js-transport.js";
+import { createGrpcJsTransport } from "../platform/grpc-js-transport.js";
 import {
   errorInterceptor,
   GRPC_MAX_MESSAGE_BYTES,
   startGrpcServer,
-} from "../services/common/grpc-server.js";
-import { served } from "../services/common/in-process-transport.js";
+} from "../platform/grpc-server.js";
+import { served } from "../platform/in-process-transport.js";
 import { addConnectServices } from "./grpc-js-server.js";
 
 const CALLS = Number(process.env.GRPC_HOP_CALLS ?? 3000);

@@ -12,8 +12,8 @@ import {
   transformInvokeImplementation,
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
-import { peerVerifiedKey } from "../services/common/auth/peer-identity.js";
-import type { ServiceRegistration } from "../services/common/in-process-transport.js";
+import { peerVerifiedKey } from "../platform/auth/peer-identity.js";
+import type { ServiceRegistration } from "../platform/in-process-transport.js";
 
 type ImplSpec = ReturnType<typeof createServiceImplSpec>;
 type MethodSpec = ImplSpec["methods"][string];

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: starts a throwaway Redis, the bench's loopback upstream and
- * the system (node dist/services/main.js) as child processes, runs the
+ * the system (node dist/apps/all-in-one/main.js) as child processes, runs the
  * scenarios with autocannon, prints ONE table on stdout (progress goes to
  * stderr) and writes the same data to bench/results/latest.json.
  *

@@ -112,7 +112,7 @@ function spawnRailgate(config: BenchConfig, entry: string, env: NodeJS.ProcessEn
 }
 
 /**
- * `node dist/services/main.js` as a child process with its own ports, the
+ * `node dist/apps/all-in-one/main.js` as a child process with its own ports, the
  * throwaway Redis and the bench catalog. A separate process so its VmHWM is
  * the system's own peak memory, and so --cpu-prof profiles only the system.
  */
@@ -121,7 +121,7 @@ export async function startSystem(
   options: { redisUrl: string; catalogFile: string; env?: NodeJS.ProcessEnv },
 ): Promise<SystemProcess> {
   const { env, ports } = await railgateEnv(config, options);
-  const child = spawnRailgate(config, join("services", "main.js"), env);
+  const child = spawnRailgate(config, join("apps", "all-in-one", "main.js"), env);
   const baseUrl = `http://127.0.0.1:${ports.global}`;
   try {
     // "railgate is up" is an info line: it is printed only when the level lets it through.
@@ -165,9 +165,9 @@ export async function startSplitSystem(
   });
   env.GUARDRAIL_GRPC_URL = `http://127.0.0.1:${env.GUARDRAIL_GRPC_PORT}`;
   env.SPEECH_GRPC_URL = `http://127.0.0.1:${env.SPEECH_GRPC_PORT}`;
-  const guardrail = spawnRailgate(config, join("services", "guardrail", "main.js"), env);
-  const speech = spawnRailgate(config, join("services", "speech", "main.js"), env);
-  const gateway = spawnRailgate(config, join("gateway", "main.js"), env);
+  const guardrail = spawnRailgate(config, join("apps", "guardrail", "main.js"), env);
+  const speech = spawnRailgate(config, join("apps", "speech", "main.js"), env);
+  const gateway = spawnRailgate(config, join("apps", "gateway", "main.js"), env);
   const all = [gateway, guardrail, speech];
   const baseUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
   try {

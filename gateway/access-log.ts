@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { componentLogger } from "../services/common/logger.js";
+import { componentLogger } from "../platform/logger.js";
 import type { RegionName } from "./context.js";
 import { countRequest } from "./metrics.js";
 import { requestIdOf } from "./request-id.js";

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { RailgateConfig } from "../services/common/config.js";
-import { InFlight } from "../services/common/in-flight.js";
-import { componentLogger } from "../services/common/logger.js";
-import { quote } from "../services/common/quote.js";
-import { REQUEST_ID_HEADER } from "../services/common/request-id.js";
-import { injectTraceHeaders } from "../services/common/tracing.js";
+import type { RailgateConfig } from "../platform/config.js";
+import { InFlight } from "../platform/in-flight.js";
+import { componentLogger } from "../platform/logger.js";
+import { quote } from "../platform/quote.js";
+import { REQUEST_ID_HEADER } from "../platform/request-id.js";
+import { injectTraceHeaders } from "../platform/tracing.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";

@@ -1,6 +1,6 @@
 import { KeyKind } from "../gen/railgate/account/v1/account_pb.js";
-import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
-import { hashSecret } from "../services/common/ids.js";
+import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
+import { hashSecret } from "../platform/ids.js";
 import type { Access, RequestContext } from "./context.js";
 import { HttpError } from "./http-error.js";
 

@@ -3,10 +3,10 @@ import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { CALLER_HEADERS } from "../services/common/auth/caller-headers.js";
-import { createGrpcJsTransport } from "../services/common/grpc-js-transport.js";
-import { GRPC_MAX_MESSAGE_BYTES } from "../services/common/grpc-server.js";
-import type { GrpcTls } from "../services/common/grpc-tls.js";
+import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
+import { createGrpcJsTransport } from "../platform/grpc-js-transport.js";
+import { GRPC_MAX_MESSAGE_BYTES } from "../platform/grpc-server.js";
+import type { GrpcTls } from "../platform/grpc-tls.js";
 
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { quote } from "../services/common/quote.js";
+import { quote } from "../platform/quote.js";
 import { sendError } from "./http-io.js";
 import type { Router } from "./router.js";
 

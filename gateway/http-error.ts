@@ -6,8 +6,8 @@ import {
   HTTP_STATUS_HEADER,
   httpStatusOf,
   RETRY_AFTER_HEADER,
-} from "../services/common/errors.js";
-import { pickRateLimitHeaders } from "../services/common/rate-limit-headers.js";
+} from "../platform/errors.js";
+import { pickRateLimitHeaders } from "../platform/rate-limit-headers.js";
 
 /** The longest message a client reads; longer ones (never expected) are cut. */
 export const MAX_REPLY_MESSAGE_CHARS = 1000;

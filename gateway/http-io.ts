@@ -1,6 +1,6 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { quote } from "../services/common/quote.js";
+import { quote } from "../platform/quote.js";
 import { HttpError } from "./http-error.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import type { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
-import { componentLogger } from "../services/common/logger.js";
+import { componentLogger } from "../platform/logger.js";
 
 const log = componentLogger("key-cache");
 const RETRY_MS = 1000;

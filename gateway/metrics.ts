@@ -1,5 +1,5 @@
 import type { Counter } from "prom-client";
-import { httpRequests, registry } from "../services/common/metrics.js";
+import { httpRequests, registry } from "../platform/metrics.js";
 import type { RegionName, Route } from "./context.js";
 
 type Child = ReturnType<Counter<"route" | "method" | "status" | "region">["labels"]>;

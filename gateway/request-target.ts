@@ -1,4 +1,4 @@
-import { quote } from "../services/common/quote.js";
+import { quote } from "../platform/quote.js";
 import { HttpError } from "./http-error.js";
 
 /** The longest request target (path and query) the gateway reads; 414 beyond. */

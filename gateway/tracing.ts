@@ -7,14 +7,14 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { startSpan, tracingEnabled } from "../services/common/tracing.js";
+import { startSpan, tracingEnabled } from "../platform/tracing.js";
 import type { Exchange } from "./access-log.js";
 import type { RegionName } from "./context.js";
 
 /**
  * Runs one request's handling inside its server span: the trace continues the caller's W3C
  * `traceparent` (or starts one), and every gRPC call made meanwhile carries it on
- * (services/common/tracing.ts injectTraceHeaders). The span ends when the response closes,
+ * (platform/tracing.ts injectTraceHeaders). The span ends when the response closes,
  * named by the route that matched. Off: `handle` runs as it is.
  */
 export function withRequestSpan(

@@ -4,7 +4,7 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { quote } from "../../services/common/quote.js";
+import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
 /** A two-way map between the API's lowercase strings and a protobuf enum. */

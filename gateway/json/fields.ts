@@ -1,5 +1,5 @@
-import { PAGE_LIMIT_MAX } from "../../services/common/paging.js";
-import { quote } from "../../services/common/quote.js";
+import { PAGE_LIMIT_MAX } from "../../platform/paging.js";
+import { quote } from "../../platform/quote.js";
 import { HttpError } from "../http-error.js";
 
 /**

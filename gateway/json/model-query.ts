@@ -1,4 +1,4 @@
-import { quote } from "../../services/common/quote.js";
+import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { Model } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { quote } from "../../services/common/quote.js";
+import { quote } from "../../platform/quote.js";
 import type { RequestContext, Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { pickRateLimitHeaders } from "../../services/common/rate-limit-headers.js";
+import { pickRateLimitHeaders } from "../../platform/rate-limit-headers.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";

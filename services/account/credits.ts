@@ -1,6 +1,6 @@
-import { invalidArgument } from "../common/errors.js";
-import type { Store } from "../common/store/types.js";
-import { fromMicros, toMicros } from "../policy/money.js";
+import { fromMicros, toMicros } from "../../governance/policy/money.js";
+import { invalidArgument } from "../../platform/errors.js";
+import type { Store } from "../../store/types.js";
 
 /** At most this much in one top-up, so a typo cannot make a workspace effectively unmetered. */
 const MAX_TOP_UP_USD = 1_000_000;

@@ -1,4 +1,4 @@
-import type { Store } from "../common/store/types.js";
+import type { Store } from "../../store/types.js";
 
 /**
  * The store's invalidations as an async stream for one subscriber: "*" first

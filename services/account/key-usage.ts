@@ -4,10 +4,10 @@ import {
   type KeyUsage,
   KeyUsageSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import { ORG_SCOPE, type Store } from "../common/store/types.js";
-import { REGION_OF } from "../policy/effective-policy.js";
-import { fromMicros } from "../policy/money.js";
-import { REGION_NAMES, type RegionName } from "../policy/types.js";
+import { REGION_OF } from "../../governance/policy/effective-policy.js";
+import { fromMicros } from "../../governance/policy/money.js";
+import { REGION_NAMES, type RegionName } from "../../governance/policy/types.js";
+import { ORG_SCOPE, type Store } from "../../store/types.js";
 
 /** What a key spent (settled requests), read from its counters in the key's own scope. */
 export async function readKeyUsage(store: Store, key: ApiKey, now = new Date()): Promise<KeyUsage> {

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { type ApiKey, ApiKeySchema, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
-import { hashSecret, secretLabel } from "../common/ids.js";
-import { componentLogger } from "../common/logger.js";
-import { isLimitReached } from "../common/store/limits.js";
-import { ORG_SCOPE, type Store } from "../common/store/types.js";
-import { nowTimestamp } from "../common/time.js";
+import { hashSecret, secretLabel } from "../../platform/ids.js";
+import { componentLogger } from "../../platform/logger.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { isLimitReached } from "../../store/limits.js";
+import { ORG_SCOPE, type Store } from "../../store/types.js";
 
 const log = componentLogger("operator-key");
 const NAME = "Operator management key (RAILGATE_MANAGEMENT_KEY)";

@@ -15,8 +15,8 @@ import {
   type UpdateWorkspaceRequest,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { callerOf } from "../common/auth/caller-auth.js";
-import { alreadyExists, invalidArgument, notFound, withHttpStatus } from "../common/errors.js";
+import { callerOf } from "../../platform/auth/caller-auth.js";
+import { alreadyExists, invalidArgument, notFound, withHttpStatus } from "../../platform/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -25,12 +25,12 @@ import {
   newId,
   newSecret,
   secretLabel,
-} from "../common/ids.js";
-import { pageParams } from "../common/paging.js";
-import { quote } from "../common/quote.js";
-import { isLimitReached, limitError } from "../common/store/limits.js";
-import { ORG_SCOPE, type Store } from "../common/store/types.js";
-import { nowTimestamp } from "../common/time.js";
+} from "../../platform/ids.js";
+import { pageParams } from "../../platform/paging.js";
+import { quote } from "../../platform/quote.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { isLimitReached, limitError } from "../../store/limits.js";
+import { ORG_SCOPE, type Store } from "../../store/types.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";

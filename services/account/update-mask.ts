@@ -1,5 +1,5 @@
 import { type DescMessage, isFieldSet, type MessageShape } from "@bufbuild/protobuf";
-import { invalidArgument } from "../common/errors.js";
+import { invalidArgument } from "../../platform/errors.js";
 
 /**
  * The mask rules of AccountService updates (workspaces, keys), the ones

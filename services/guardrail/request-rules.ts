@@ -5,11 +5,11 @@ import {
   GuardrailInputSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { invalidArgument } from "../common/errors.js";
-import { isKeyHash, isUuid } from "../common/ids.js";
-import { pageParams } from "../common/paging.js";
-import { quote } from "../common/quote.js";
-import { nowTimestamp } from "../common/time.js";
+import { invalidArgument } from "../../platform/errors.js";
+import { isKeyHash, isUuid } from "../../platform/ids.js";
+import { pageParams } from "../../platform/paging.js";
+import { quote } from "../../platform/quote.js";
+import { nowTimestamp } from "../../platform/time.js";
 import { guardrailFromInput, UPDATABLE_PATHS } from "./update-mask.js";
 import { validateGuardrail } from "./validation.js";
 

@@ -12,19 +12,19 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { callerOf } from "../common/auth/caller-auth.js";
-import { conflict, invalidArgument, notFound } from "../common/errors.js";
-import { defaultGuardrailId, newId } from "../common/ids.js";
-import { pageParams } from "../common/paging.js";
-import { quote } from "../common/quote.js";
-import { isLimitReached, limitError } from "../common/store/limits.js";
+import { callerOf } from "../../platform/auth/caller-auth.js";
+import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
+import { defaultGuardrailId, newId } from "../../platform/ids.js";
+import { pageParams } from "../../platform/paging.js";
+import { quote } from "../../platform/quote.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { isLimitReached, limitError } from "../../store/limits.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
   ORG_SCOPE,
   type Store,
-} from "../common/store/types.js";
-import { nowTimestamp } from "../common/time.js";
+} from "../../store/types.js";
 import type { ModelIds } from "./model-ids.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";

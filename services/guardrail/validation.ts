@@ -5,11 +5,11 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { invalidArgument } from "../common/errors.js";
-import { quote } from "../common/quote.js";
+import { patternProblem } from "../../governance/filters/pattern.js";
+import { invalidArgument } from "../../platform/errors.js";
+import { quote } from "../../platform/quote.js";
 import { isBuiltinSlug, SCOPED_BUILTIN } from "./builtins.js";
 import { LIMITS } from "./limits.js";
-import { patternProblem } from "./pattern.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);

@@ -1,6 +1,6 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Generation, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
-import type { Store, StoredRecord } from "../common/store/types.js";
+import type { Store, StoredRecord } from "../../store/types.js";
 import { SPEECH_LIMITS } from "./limits.js";
 
 const KIND = "generation";

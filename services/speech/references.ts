@@ -1,5 +1,5 @@
 import type { ReferencePart } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { invalidArgument } from "../common/errors.js";
+import { invalidArgument } from "../../platform/errors.js";
 import type { ReferenceInput } from "./engines/types.js";
 import { SPEECH_LIMITS } from "./limits.js";
 

@@ -1,4 +1,4 @@
-import { notFound } from "../common/errors.js";
+import { notFound } from "../../platform/errors.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
 import type { SpeechPlan } from "./request.js";
 

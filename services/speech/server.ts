@@ -1,14 +1,15 @@
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { callerAuthInterceptor } from "../common/auth/caller-auth.js";
-import { type ServedServices, startGrpcServer } from "../common/grpc-server.js";
-import type { GrpcTls } from "../common/grpc-tls.js";
-import { HealthServiceImpl } from "../common/health.js";
-import { served } from "../common/in-process-transport.js";
-import { componentLogger } from "../common/logger.js";
-import { RetryQueue } from "../common/retry-queue.js";
-import type { Store } from "../common/store/types.js";
-import type { RegionName } from "../policy/types.js";
+import { GovernanceCache } from "../../governance/governance-cache.js";
+import type { RegionName } from "../../governance/policy/types.js";
+import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
+import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
+import type { GrpcTls } from "../../platform/grpc-tls.js";
+import { HealthServiceImpl } from "../../platform/health.js";
+import { served } from "../../platform/in-process-transport.js";
+import { componentLogger } from "../../platform/logger.js";
+import { RetryQueue } from "../../platform/retry-queue.js";
+import type { Store } from "../../store/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
 import type { Catalog } from "./catalog/types.js";
@@ -20,7 +21,6 @@ import {
 import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
-import { GovernanceCache } from "./governance-cache.js";
 import { SpeechServiceImpl } from "./service.js";
 
 const log = componentLogger("speech");

@@ -11,38 +11,43 @@ import {
   type SynthesizeResponse,
   SynthesizeResponseSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { callerOf } from "../common/auth/caller-auth.js";
-import { invalidArgument, notFound, permissionDenied, withHttpStatus } from "../common/errors.js";
-import { isKeyHash, newId } from "../common/ids.js";
-import { InFlight } from "../common/in-flight.js";
-import { componentLogger } from "../common/logger.js";
+import { admitRequest, type MeteringConfig, settlement } from "../../governance/admission.js";
+import { type FilteredText, filterText } from "../../governance/content-filtering.js";
+import { explain } from "../../governance/explain.js";
+import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
+import type { RegionName } from "../../governance/policy/types.js";
+import { modelRefusal, policyRules } from "../../governance/policy-rules.js";
+import { callerOf } from "../../platform/auth/caller-auth.js";
+import {
+  invalidArgument,
+  notFound,
+  permissionDenied,
+  withHttpStatus,
+} from "../../platform/errors.js";
+import { isKeyHash, newId } from "../../platform/ids.js";
+import { InFlight } from "../../platform/in-flight.js";
+import { componentLogger } from "../../platform/logger.js";
 import {
   admissionRefusals,
   speechDuration,
   speechTimeToFirstByte,
   upstreamErrors,
-} from "../common/metrics.js";
-import { quote } from "../common/quote.js";
-import { rateLimitHeaderValues } from "../common/rate-limit-headers.js";
-import { REQUEST_ID_HEADER } from "../common/request-id.js";
-import { RetryQueue } from "../common/retry-queue.js";
-import type { Store } from "../common/store/types.js";
-import { nowTimestamp } from "../common/time.js";
-import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../common/tracing.js";
-import type { RegionName } from "../policy/types.js";
-import { admitRequest, type MeteringConfig, settlement } from "./admission.js";
+} from "../../platform/metrics.js";
+import { quote } from "../../platform/quote.js";
+import { rateLimitHeaderValues } from "../../platform/rate-limit-headers.js";
+import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
+import { RetryQueue } from "../../platform/retry-queue.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
+import type { Store } from "../../store/types.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
 import { catalogToProto } from "./catalog/catalog-proto.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
 import { coalesce } from "./coalesce.js";
-import { type FilteredText, filterText } from "./content-filtering.js";
 import type { AdapterRegistry } from "./engines/registry.js";
-import { explain } from "./explain.js";
 import { GenerationLog } from "./generations.js";
-import type { GovernanceCache, Principal } from "./governance-cache.js";
-import { modelRefusal, policyRules } from "./policy-rules.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
 import { returnOnAbort } from "./return-on-abort.js";
 import { routeEndpoints } from "./routing.js";

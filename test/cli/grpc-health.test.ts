@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { freePort, startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { startTestSystem } from "../support/system.js";
 
-const PROBE = fileURLToPath(new URL("../../cli/grpc-health.js", import.meta.url));
+const PROBE = fileURLToPath(new URL("../../apps/cli/grpc-health.js", import.meta.url));
 
 function probe(which: string, port: number): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -19,7 +19,7 @@ function probe(which: string, port: number): Promise<{ code: number; stderr: str
   });
 }
 
-/** The docker-compose health check (cli/grpc-health.ts): grpc.health.v1 Check of each service. */
+/** The docker-compose health check (apps/cli/grpc-health.ts): grpc.health.v1 Check of each service. */
 describe("container health probe (grpc.health.v1 over real gRPC)", function () {
   this.timeout(60_000);
   let redis: ThrowawayRedis;

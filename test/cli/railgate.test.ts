@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
 
@@ -89,7 +89,7 @@ describe("railgate CLI (the built bin against a running system)", function () {
   });
 
   it("is the package's bin, built (no build per call), and prints its usage", async () => {
-    expect(pkg.bin.railgate).to.equal("dist/cli/railgate.js");
+    expect(pkg.bin.railgate).to.equal("dist/apps/cli/railgate.js");
     expect(readFileSync(BIN, "utf8").startsWith("#!/usr/bin/env node\n")).to.equal(true);
     const run = await railgate(["--help"]);
     expect(run.code).to.equal(0);

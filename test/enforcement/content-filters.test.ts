@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { filterRuns } from "../../services/speech/filters/index.js";
+import { filterRuns } from "../../governance/filters/index.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, expectError } from "./support/gateway.js";
 import { useWorld } from "./support/world.js";

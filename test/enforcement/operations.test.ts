@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { accessLogger } from "../../gateway/access-log.js";
-import { setLogDestination } from "../../services/common/logger.js";
+import { setLogDestination } from "../../platform/logger.js";
 import { Api } from "../support/http.js";
 import { MANAGEMENT_KEY } from "../support/system.js";
 import { MODELS } from "./support/catalog.js";

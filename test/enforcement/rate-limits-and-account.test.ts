@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MODELS } from "./support/catalog.js";
 import {

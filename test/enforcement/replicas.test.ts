@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { costMicros, MODELS } from "./support/catalog.js";
 import { expectAudio, expectError, Gateway, type Key, pollUntil } from "./support/gateway.js";
 import { useWorld } from "./support/world.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { hashSecret } from "../../services/common/ids.js";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import { hashSecret } from "../../platform/ids.js";
 import { expectError, expectStatus } from "../gateway/harness.js";
 import { Api, type JsonResponse } from "../support/http.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";

@@ -3,8 +3,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
-import type { RunningSystem } from "../../services/system.js";
 import { expectStatus } from "../gateway/harness.js";
 import { FakeOpenAi } from "../speech/support/fake-openai.js";
 import { Api } from "../support/http.js";
@@ -28,7 +28,7 @@ function refused(port: number): Promise<boolean> {
 }
 
 /**
- * SIGTERM to the running system (`node dist/services/main.js`, a child
+ * SIGTERM to the running system (`node dist/apps/all-in-one/main.js`, a child
  * process): it stops accepting at once, lets the speech streams in flight
  * finish within SHUTDOWN_GRACE_MS, cuts the rest, and every stream is charged
  * exactly what its generation record says it delivered.

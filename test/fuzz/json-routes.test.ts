@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { createGuardrail, createKey, createWorkspace } from "../gateway/harness.js";
 import { Api } from "../support/http.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { Api } from "../support/http.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";

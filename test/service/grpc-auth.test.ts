@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
-import { RedisStore } from "../../services/common/store/redis-store.js";
-import type { Store } from "../../services/common/store/types.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { type GuardrailServer, startGuardrailServer } from "../../services/guardrail/server.js";
-import type { RunningSystem } from "../../services/system.js";
+import { RedisStore } from "../../store/redis-store.js";
+import type { Store } from "../../store/types.js";
 import {
   metadata,
   type PlainClient,

@@ -4,7 +4,7 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { startTestSystem } from "../support/system.js";
 

@@ -5,14 +5,14 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { errorReply } from "../../gateway/http-error.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { createGrpcJsTransport } from "../../services/common/grpc-js-transport.js";
+import { createGrpcJsTransport } from "../../platform/grpc-js-transport.js";
 import {
   GRPC_MAX_MESSAGE_BYTES,
   MAX_ERROR_MESSAGE_CHARS,
   type RunningServer,
   startGrpcServer,
-} from "../../services/common/grpc-server.js";
-import { served } from "../../services/common/in-process-transport.js";
+} from "../../platform/grpc-server.js";
+import { served } from "../../platform/in-process-transport.js";
 
 /**
  * A bare HTTP/2 server with one AccountService method: the workspace it

@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
-import { MemoryStore } from "../../services/common/store/memory-store.js";
-import { RedisStore } from "../../services/common/store/redis-store.js";
-import type { Store } from "../../services/common/store/types.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import { RedisStore } from "../../store/redis-store.js";
+import type { Store } from "../../store/types.js";
 import { metadata, type PlainClient, plainClient, statusOf, unary } from "../support/grpc-plain.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MANAGEMENT_KEY } from "../support/system.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { grpcServerCalls } from "../../services/common/metrics.js";
-import { type MetricsServer, startMetricsServer } from "../../services/common/metrics-server.js";
+import { grpcServerCalls } from "../../platform/metrics.js";
+import { type MetricsServer, startMetricsServer } from "../../platform/metrics-server.js";
 
 describe("METRICS_PORT: a process's own /metrics listener", () => {
   let server: MetricsServer;

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { loadConfig } from "../../services/common/config.js";
-import { openStore } from "../../services/common/store/open-store.js";
+import { loadConfig } from "../../platform/config.js";
+import { openStore } from "../../store/open-store.js";
 import { freePort, startRedis } from "../support/redis-server.js";
 
 describe("openStore", () => {

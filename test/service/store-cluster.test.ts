@@ -1,4 +1,4 @@
-import { RedisStore } from "../../services/common/store/redis-store.js";
+import { RedisStore } from "../../store/redis-store.js";
 import { startRedisCluster, type ThrowawayCluster } from "../support/redis-cluster.js";
 import { contract } from "./store-contract.js";
 

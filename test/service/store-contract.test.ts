@@ -1,5 +1,5 @@
-import { MemoryStore } from "../../services/common/store/memory-store.js";
-import { RedisStore } from "../../services/common/store/redis-store.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { contract } from "./store-contract.js";
 

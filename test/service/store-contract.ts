@@ -11,15 +11,11 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, hashSecret, newId } from "../../services/common/ids.js";
-import type { Admission, Settlement } from "../../services/common/store/admission.js";
-import {
-  COUNT_LIMITS,
-  type CountLimits,
-  isLimitReached,
-} from "../../services/common/store/limits.js";
-import { type GuardrailPatch, ORG_SCOPE, type Store } from "../../services/common/store/types.js";
-import { nowTimestamp } from "../../services/common/time.js";
+import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
+import { nowTimestamp } from "../../platform/time.js";
+import type { Admission, Settlement } from "../../store/admission.js";
+import { COUNT_LIMITS, type CountLimits, isLimitReached } from "../../store/limits.js";
+import { type GuardrailPatch, ORG_SCOPE, type Store } from "../../store/types.js";
 
 function workspace(slug: string) {
   const id = newId();

@@ -7,10 +7,10 @@ import {
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
 import { GuardrailSchema, StringListSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, hashSecret, newId } from "../../services/common/ids.js";
-import { RedisKeys } from "../../services/common/store/redis-keys.js";
-import { RedisStore } from "../../services/common/store/redis-store.js";
-import { nowTimestamp } from "../../services/common/time.js";
+import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { RedisKeys } from "../../store/redis-keys.js";
+import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 
 /**

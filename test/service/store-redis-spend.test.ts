@@ -2,10 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
 import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId, newId } from "../../services/common/ids.js";
-import { RedisKeys } from "../../services/common/store/redis-keys.js";
-import { RedisStore } from "../../services/common/store/redis-store.js";
-import { nowTimestamp } from "../../services/common/time.js";
+import { defaultGuardrailId, newId } from "../../platform/ids.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { RedisKeys } from "../../store/redis-keys.js";
+import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 
 /** How budget spend lies in Redis: one hash per guardrail and entity, one field per UTC day. */

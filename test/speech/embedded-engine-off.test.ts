@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import type { RunningSystem } from "../../services/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { Api } from "../support/http.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";

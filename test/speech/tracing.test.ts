@@ -1,11 +1,7 @@
 import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { expect } from "chai";
-import {
-  installTestTracing,
-  shutdownTracing,
-  tracingEnabled,
-} from "../../services/common/tracing.js";
+import { installTestTracing, shutdownTracing, tracingEnabled } from "../../platform/tracing.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, useSpeechSystem } from "./support/speech-system.js";
 

@@ -1,5 +1,5 @@
-import { loadConfig, type RailgateConfig } from "../../services/common/config.js";
-import { type RunningSystem, startSystem } from "../../services/system.js";
+import { type RunningSystem, startSystem } from "../../apps/all-in-one/system.js";
+import { loadConfig, type RailgateConfig } from "../../platform/config.js";
 
 /** 32+ characters, as RAILGATE_MANAGEMENT_KEY must be. */
 export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";

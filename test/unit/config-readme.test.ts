@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { configSchema } from "../../services/common/config.js";
+import { configSchema } from "../../platform/config.js";
 
 const README = new URL("../../../README.md", import.meta.url);
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { loadConfig, redactUrl } from "../../services/common/config.js";
+import { loadConfig, redactUrl } from "../../platform/config.js";
 import { configProblems } from "../support/config-problems.js";
 
 describe("configuration schema", () => {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { loadConfig } from "../../services/common/config.js";
-import { traceBodyAttributes } from "../../services/common/tracing.js";
+import { loadConfig } from "../../platform/config.js";
+import { traceBodyAttributes } from "../../platform/tracing.js";
 import { configProblems } from "../support/config-problems.js";
 
 describe("tracing: configuration", () => {

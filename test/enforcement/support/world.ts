@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RunningSystem } from "../../../apps/all-in-one/system.js";
 import type { RegionName } from "../../../gateway/context.js";
-import type { RailgateConfig } from "../../../services/common/config.js";
-import type { RunningSystem } from "../../../services/system.js";
+import type { RailgateConfig } from "../../../platform/config.js";
 import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
 import { startTestSystem } from "../../support/system.js";
 import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./catalog.js";

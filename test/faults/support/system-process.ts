@@ -10,10 +10,10 @@ export interface SystemProcess {
   exited: Promise<number | null>;
 }
 
-const MAIN = fileURLToPath(new URL("../../../services/main.js", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../../apps/all-in-one/main.js", import.meta.url));
 
 /**
- * `node dist/services/main.js` (what `npm start` runs) as a child process on
+ * `node dist/apps/all-in-one/main.js` (what `npm start` runs) as a child process on
  * free ports against the given Redis, as a deployment runs it: so a test can
  * send it SIGTERM. Resolves once its /healthz answers 200.
  */

@@ -1,10 +1,6 @@
 import { expect } from "chai";
-import {
-  checkJsonLimits,
-  checkJsonMembers,
-  fieldPath,
-} from "../../../services/common/json-limits.js";
-import { QUOTE_MAX_CHARS, quote } from "../../../services/common/quote.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../../platform/json-limits.js";
+import { QUOTE_MAX_CHARS, quote } from "../../../platform/quote.js";
 
 const LIMITS = { maxBytes: 1024, maxDepth: 4, maxItems: 50 };
 const fail = (message: string) => new Error(message);

@@ -3,7 +3,7 @@ import {
   CompiledFilters,
   type FilterRule,
   type TextPart,
-} from "../../../services/speech/filters/index.js";
+} from "../../../governance/filters/index.js";
 
 const user = (text: string): TextPart => ({ text, role: "user" });
 const custom = (pattern: string, action: FilterRule["action"], label = ""): FilterRule => ({

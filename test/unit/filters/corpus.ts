@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Detector, Span } from "../../../services/speech/filters/detectors/detector.js";
+import type { Detector, Span } from "../../../governance/filters/detectors/detector.js";
 
 /** The hand-labelled corpus of test/fixtures/README.md; read from the source tree, not dist/. */
 export const CORPUS_FILE = fileURLToPath(

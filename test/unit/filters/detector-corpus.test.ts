@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { BUILTIN_FILTERS } from "../../../services/speech/filters/detectors/builtins.js";
-import type { Detector } from "../../../services/speech/filters/detectors/detector.js";
+import { BUILTIN_FILTERS } from "../../../governance/filters/detectors/builtins.js";
+import type { Detector } from "../../../governance/filters/detectors/detector.js";
 import { count, type Kind, loadCorpus, score } from "./corpus.js";
 
 /**

@@ -1,4 +1,4 @@
-import { BUILTIN_FILTERS } from "../../../services/speech/filters/detectors/builtins.js";
+import { BUILTIN_FILTERS } from "../../../governance/filters/detectors/builtins.js";
 
 /** The stretches of `text` the builtin `slug` detects, in order. */
 export function found(slug: string, text: string): string[] {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { compilePattern } from "../../../services/speech/filters/detectors/custom-pattern.js";
-import { withJsWhitespace } from "../../../services/speech/filters/detectors/js-whitespace.js";
+import { compilePattern } from "../../../governance/filters/detectors/custom-pattern.js";
+import { withJsWhitespace } from "../../../governance/filters/detectors/js-whitespace.js";
 
 /** Every code point JavaScript's \s matches, found by asking JavaScript. */
 const JS_SPACES: string[] = [];

@@ -1,12 +1,12 @@
 import { expect } from "chai";
 import { RE2JS } from "re2js";
-import type { Span } from "../../../services/speech/filters/detectors/detector.js";
+import type { Span } from "../../../governance/filters/detectors/detector.js";
 import {
   canMatchEmpty,
   findMatches,
   type ScanStats,
-} from "../../../services/speech/filters/detectors/linear-scan.js";
-import { CompiledFilters, type FilterRule } from "../../../services/speech/filters/index.js";
+} from "../../../governance/filters/detectors/linear-scan.js";
+import { CompiledFilters, type FilterRule } from "../../../governance/filters/index.js";
 
 /**
  * What re2js itself reports: find() from the end of each match (one past an

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { tokensOf } from "../../../services/speech/filters/detectors/tokens.js";
+import { tokensOf } from "../../../governance/filters/detectors/tokens.js";
 import { found } from "./found.js";
 
 describe("person-name filter", () => {

@@ -7,7 +7,7 @@ import {
   filterRuns,
   INLINE_MAX_MICROS,
   type TextPart,
-} from "../../../services/speech/filters/index.js";
+} from "../../../governance/filters/index.js";
 
 const rules: FilterRule[] = [
   { slug: "email", action: "redact", label: "" },

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { FilterAction, GuardrailSchema } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { patternProblem } from "../../../services/guardrail/pattern.js";
+import { patternProblem } from "../../../governance/filters/pattern.js";
 import { validateGuardrail } from "../../../services/guardrail/validation.js";
 
 const withPatterns = (...patterns: string[]) =>

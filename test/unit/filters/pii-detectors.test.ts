@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { passesLuhn } from "../../../services/speech/filters/detectors/credit-card.js";
+import { passesLuhn } from "../../../governance/filters/detectors/credit-card.js";
 import { found } from "./found.js";
 
 describe("email filter", () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { BUILTIN_FILTERS } from "../../../services/speech/filters/detectors/builtins.js";
-import { DOCUMENTED_PATTERNS } from "../../../services/speech/filters/detectors/injection-patterns.js";
+import { BUILTIN_FILTERS } from "../../../governance/filters/detectors/builtins.js";
+import { DOCUMENTED_PATTERNS } from "../../../governance/filters/detectors/injection-patterns.js";
 import { found } from "./found.js";
 
 /** test/fixtures/prompt-injection.jsonl: { text, patterns: [expected name] } or { text, patterns: [] }. */

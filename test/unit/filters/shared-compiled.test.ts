@@ -5,9 +5,9 @@ import {
   type Guardrail,
   GuardrailSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { effectivePolicy } from "../../../services/policy/effective-policy.js";
-import type { AccountSettings, GoverningGuardrail } from "../../../services/policy/types.js";
-import { SharedCompiledFilters } from "../../../services/speech/filters/index.js";
+import { SharedCompiledFilters } from "../../../governance/filters/index.js";
+import { effectivePolicy } from "../../../governance/policy/effective-policy.js";
+import type { AccountSettings, GoverningGuardrail } from "../../../governance/policy/types.js";
 
 const OPEN: AccountSettings = { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true };
 

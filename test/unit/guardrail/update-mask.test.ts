@@ -7,8 +7,7 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { encodeField, VERSION_FIELD } from "../../../services/common/store/guardrail-fields.js";
-import { nowTimestamp } from "../../../services/common/time.js";
+import { nowTimestamp } from "../../../platform/time.js";
 import {
   applyUpdateMask,
   fieldsWritten,
@@ -16,6 +15,7 @@ import {
   UPDATABLE_PATHS,
 } from "../../../services/guardrail/update-mask.js";
 import { fieldsReadTogether } from "../../../services/guardrail/validation.js";
+import { encodeField, VERSION_FIELD } from "../../../store/guardrail-fields.js";
 
 const now = nowTimestamp();
 const base = () =>

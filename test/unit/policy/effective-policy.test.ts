@@ -8,12 +8,12 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { effectivePolicy } from "../../../services/policy/effective-policy.js";
+import { effectivePolicy } from "../../../governance/policy/effective-policy.js";
 import type {
   AccountSettings,
   GoverningGuardrail,
   GuardrailSource,
-} from "../../../services/policy/types.js";
+} from "../../../governance/policy/types.js";
 
 const OPEN: AccountSettings = { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true };
 

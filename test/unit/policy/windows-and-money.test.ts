@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { fromMicros, toMicros } from "../../../services/policy/money.js";
-import { budgetWindow } from "../../../services/policy/windows.js";
+import { fromMicros, toMicros } from "../../../governance/policy/money.js";
+import { budgetWindow } from "../../../governance/policy/windows.js";
 
 const at = (iso: string) => new Date(iso);
 

@@ -5,7 +5,7 @@ import {
   injectTraceHeaders,
   inSpan,
   SpanKind,
-} from "../../../common/tracing.js";
+} from "../../../../platform/tracing.js";
 import type { ProviderConfig } from "../../catalog/types.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";

@@ -1,5 +1,5 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { withHttpStatus } from "../../../common/errors.js";
+import { withHttpStatus } from "../../../../platform/errors.js";
 
 /**
  * Upstream failures in the spec's terms: overload 529, unavailable 503, other

@@ -1,0 +1,43 @@
+/**
+ * Container health check for the gRPC services: exits 0 when the service at
+ * the given URL answers grpc.health.v1.Health/Check with SERVING (it and its
+ * store, and for speech its engine, can work). No credentials needed.
+ * Usage: node dist/apps/cli/grpc-health.js guardrail|speech URL
+ */
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as Status,
+} from "../../gen/grpc/health/v1/health_pb.js";
+import { loadGrpcTls } from "../../platform/grpc-tls.js";
+
+const [which, url] = process.argv.slice(2);
+// With mTLS configured (RAILGATE_GRPC_TLS_*), the probe speaks TLS like the gateway does.
+const tls = loadGrpcTls(
+  process.env.RAILGATE_GRPC_TLS_CA &&
+    process.env.RAILGATE_GRPC_TLS_CERT &&
+    process.env.RAILGATE_GRPC_TLS_KEY
+    ? {
+        certFile: process.env.RAILGATE_GRPC_TLS_CERT,
+        keyFile: process.env.RAILGATE_GRPC_TLS_KEY,
+        caFile: process.env.RAILGATE_GRPC_TLS_CA,
+      }
+    : undefined,
+);
+const transport = createGrpcTransport({
+  baseUrl: url ?? "http://127.0.0.1:50051",
+  nodeOptions: tls,
+});
+
+try {
+  const { status } = await createClient(Health, transport).check(
+    { service: "" },
+    { timeoutMs: 3000 },
+  );
+  if (status !== Status.SERVING) throw new Error(`${which ?? "service"} is ${Status[status]}`);
+  process.exit(0);
+} catch (err) {
+  process.stderr.write(`unhealthy: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}

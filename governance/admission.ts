@@ -1,0 +1,179 @@
+import { Code } from "@connectrpc/connect";
+import { permissionDenied, withHttpStatus } from "../platform/errors.js";
+import { newId } from "../platform/ids.js";
+import { admissionRefusals } from "../platform/metrics.js";
+import { type RateWindowState, rateLimitHeaderValues } from "../platform/rate-limit-headers.js";
+import type { CatalogEndpoint } from "../services/speech/catalog/types.js";
+import { type Admission, rateWindowRemainingMs, type Settlement } from "../store/admission.js";
+import type { Store } from "../store/types.js";
+import type { Principal } from "./governance-cache.js";
+import { type BudgetScope, budgetCounters } from "./policy/budget-counters.js";
+import { fromMicros, toMicros } from "./policy/money.js";
+import { budgetWindow } from "./policy/windows.js";
+
+const RATE_WINDOW_MS = 60_000;
+const PERIOD = { daily: "day", weekly: "week", monthly: "month" } as const;
+
+/** Whose budget refused, in the words of the refusal. */
+function budgetOwner(scope: BudgetScope | undefined, memberUserId: string): string {
+  return scope === "member" || scope === "workspace_default_member"
+    ? `member "${memberUserId}" (all of the member's keys)`
+    : "this API key";
+}
+
+export interface MeteringConfig {
+  /** Requests per minute per key; 0 = unlimited. */
+  rateLimitPerMinute: number;
+}
+
+function costMicros(characters: number, pricePerMillion: number): number {
+  return toMicros((characters * pricePerMillion) / 1_000_000);
+}
+
+function usd(micros: number): string {
+  return `$${fromMicros(micros)
+    .toFixed(6)
+    .replace(/0{1,4}$/, "")}`;
+}
+
+/**
+ * Reserves the request's worst case (the most expensive eligible endpoint)
+ * against the key's rate limit, the workspace credits, every budget counter
+ * of the key and of its member, and the key's own limit, atomically in the
+ * store: concurrent requests on any number of replicas can never overshoot a
+ * limit. BYOK spend counts toward
+ * a budget only when its guardrail says include_byok_in_budgets, and never
+ * toward credits.
+ */
+export async function admitRequest(
+  store: Store,
+  principal: Principal,
+  characters: number,
+  endpoints: CatalogEndpoint[],
+  config: MeteringConfig,
+  now = new Date(),
+): Promise<{ admission: Admission; metered: boolean; rate?: RateWindowState }> {
+  const worst = (byok: boolean) =>
+    Math.max(
+      0,
+      ...endpoints
+        .filter((e) => byok || !e.byok)
+        .map((e) => costMicros(characters, e.price_per_million_chars)),
+    );
+  const worstAll = worst(true);
+  const worstCredit = worst(false);
+  const key = principal.key;
+  // Per entity: the key's own counters, and its member's (budget-counters.ts).
+  const counters = budgetCounters(principal.policy.budgets, key.hash, key.memberUserId).filter(
+    (c) => c.budget.includeByok || endpoints.some((e) => !e.byok),
+  );
+  // A key's own rate_limit_per_minute replaces the system-wide default.
+  const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
+  const admission: Admission = {
+    // Settling twice (a retried settlement that had in fact been applied) is a no-op by id.
+    id: newId(),
+    scope: principal.scope,
+    keyHash: key.hash,
+    rate:
+      rateLimit > 0
+        ? { limit: rateLimit, windowMs: RATE_WINDOW_MS, nowMs: now.getTime() }
+        : undefined,
+    creditMicros: worstCredit,
+    keyLimitMicros: key.limit === undefined ? undefined : toMicros(key.limit),
+    keyMicros: worstCredit,
+    // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
+    // serve (not even a limit_usd of 0, which otherwise refuses everything).
+    budgets: counters.map(({ budget: b, entity }) => {
+      const window = budgetWindow(b.interval, now);
+      return {
+        guardrailId: b.guardrailId,
+        entity,
+        firstDay: window.firstDay,
+        day: window.today,
+        limitMicros: toMicros(b.limitUsd),
+        amountMicros: b.includeByok ? worstAll : worstCredit,
+      };
+    }),
+  };
+  const result = await store.admit(admission);
+  if (result.ok) {
+    const rate =
+      admission.rate && result.rateUsed !== undefined
+        ? {
+            limit: rateLimit,
+            remaining: rateLimit - result.rateUsed,
+            resetSeconds: Math.ceil(rateWindowRemainingMs(admission.rate) / 1000),
+          }
+        : undefined;
+    return rate
+      ? { admission, metered: result.metered, rate }
+      : { admission, metered: result.metered };
+  }
+  admissionRefusals.labels(result.reason).inc();
+  switch (result.reason) {
+    case "rate-limit": {
+      const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+      const err = withHttpStatus(
+        Code.ResourceExhausted,
+        429,
+        `Rate limit exceeded: ${rateLimit} requests per minute for this key; retry in ${seconds} s`,
+        seconds,
+      );
+      // The refusal carries the window too, so a client reads one set of fields either way.
+      for (const [name, value] of rateLimitHeaderValues({
+        limit: rateLimit,
+        remaining: 0,
+        resetSeconds: seconds,
+      }))
+        err.metadata.set(name, value);
+      throw err;
+    }
+    case "credits":
+      throw withHttpStatus(
+        Code.FailedPrecondition,
+        402,
+        `Insufficient credits: this request may cost up to ${usd(worstCredit)} and the workspace has ${usd(result.balanceMicros)} left`,
+      );
+    case "key-limit":
+      // OpenRouter answers a key over its own limit with 403 "Key limit exceeded".
+      throw permissionDenied(
+        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)} used`,
+      );
+    case "budget": {
+      const c = counters.find(
+        (x) => x.budget.guardrailId === result.guardrailId && x.entity === result.entity,
+      );
+      const b = c?.budget;
+      throw permissionDenied(
+        `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+      );
+    }
+  }
+}
+
+/**
+ * What the request really cost on the endpoint that served it (nothing if none produced audio),
+ * for the characters it is billed for (see `billedCharacters`).
+ */
+export function settlement(
+  admission: Admission,
+  principal: Principal,
+  characters: number,
+  served: CatalogEndpoint | undefined,
+): Settlement {
+  const cost = served ? costMicros(characters, served.price_per_million_chars) : 0;
+  const credit = served && !served.byok ? cost : 0;
+  return {
+    creditMicros: credit,
+    keyMicros: credit,
+    byokMicros: cost - credit,
+    budgets: admission.budgets.map((b) => {
+      const spec = principal.policy.budgets.find((x) => x.guardrailId === b.guardrailId);
+      return {
+        guardrailId: b.guardrailId,
+        entity: b.entity,
+        amountMicros: spec?.includeByok ? cost : credit,
+      };
+    }),
+  };
+}

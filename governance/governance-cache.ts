@@ -1,0 +1,94 @@
+import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import { componentLogger } from "../platform/logger.js";
+import type { Store } from "../store/types.js";
+import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
+import { effectivePolicy } from "./policy/effective-policy.js";
+import type { AccountSettings, EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
+
+const log = componentLogger("governance-cache");
+
+/** A key with everything enforcement needs, resolved once and reused until something changes. */
+export interface Principal {
+  key: ApiKey;
+  /** The key's workspace (or "org" for management keys). */
+  scope: string;
+  policy: EffectivePolicy;
+  filters: CompiledFilters;
+}
+
+/** Entries are dropped by invalidation; the TTL only bounds staleness if pub/sub were ever lost. */
+const MAX_AGE_MS = 60_000;
+const MAX_ENTRIES = 50_000;
+
+/**
+ * The hot path's cache: key -> principal -> effective policy -> compiled
+ * filters. A change to any key, guardrail or assignment of a workspace
+ * (announced by the store over Redis pub/sub, so on every replica) drops that
+ * workspace's entries, so the next request reloads them. An unchanged policy
+ * costs no Redis round trip.
+ */
+export class GovernanceCache {
+  private readonly entries = new Map<string, { principal: Principal; at: number }>();
+  /** Bumped per scope on invalidation, so a load that raced a change is not cached. */
+  private readonly epochs = new Map<string, number>();
+  private globalEpoch = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly account: AccountSettings,
+  ) {
+    this.unsubscribe = store.onInvalidate((scope) => this.invalidate(scope));
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  invalidate(scope: string): void {
+    if (scope === "*") {
+      this.globalEpoch++;
+      this.entries.clear();
+      return;
+    }
+    this.epochs.set(scope, (this.epochs.get(scope) ?? 0) + 1);
+    for (const [hash, e] of this.entries)
+      if (e.principal.scope === scope) this.entries.delete(hash);
+  }
+
+  async get(keyHash: string): Promise<Principal | undefined> {
+    const hit = this.entries.get(keyHash);
+    if (hit && Date.now() - hit.at < MAX_AGE_MS) return hit.principal;
+    const global = this.globalEpoch;
+    // The scope is unknown before loading; snapshot every epoch we might compare against.
+    const epochsBefore = new Map(this.epochs);
+    const gov = await this.store.loadGovernance(keyHash);
+    if (!gov) return undefined;
+    const scope = gov.key.workspaceId || "org";
+    const governing: GoverningGuardrail[] = [];
+    if (gov.keyGuardrail) governing.push({ source: "key", guardrail: gov.keyGuardrail });
+    if (gov.memberGuardrail) governing.push({ source: "member", guardrail: gov.memberGuardrail });
+    if (gov.defaultGuardrail)
+      governing.push({ source: "workspace_default", guardrail: gov.defaultGuardrail });
+    const policy = effectivePolicy(governing, this.account);
+    let filters: CompiledFilters;
+    try {
+      // Shared by every key whose guardrails carry the same filters: compiled once per version.
+      filters = sharedCompiledFilters.get(policy.filters);
+    } catch (err) {
+      // Patterns are validated on write; a stored pattern that no longer compiles must not open the gate.
+      log.error({ err, keyHash }, "stored content filters do not compile");
+      throw err;
+    }
+    const principal: Principal = { key: gov.key, scope, policy, filters };
+    // Only cache what no invalidation overtook while it was loading.
+    if (
+      global === this.globalEpoch &&
+      (epochsBefore.get(scope) ?? 0) === (this.epochs.get(scope) ?? 0)
+    ) {
+      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+      this.entries.set(keyHash, { principal, at: Date.now() });
+    }
+    return principal;
+  }
+}

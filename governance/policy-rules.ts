@@ -1,0 +1,112 @@
+import type { CatalogEndpoint, CatalogModel } from "../services/speech/catalog/types.js";
+import type { EffectivePolicy, GoverningGuardrail, ZdrVendor } from "./policy/types.js";
+
+/** A reason an endpoint is excluded by the policy, or undefined when it may serve. */
+export type EndpointRule = (e: CatalogEndpoint) => string | undefined;
+
+/** A model's ZDR vendor, by its id prefix (gaps-filled.md). */
+export function zdrVendorOf(modelId: string): ZdrVendor {
+  const prefix = modelId.slice(0, modelId.indexOf("/") + 1);
+  switch (prefix) {
+    case "anthropic/":
+      return "anthropic";
+    case "openai/":
+      return "openai";
+    case "google/":
+      return "google";
+    case "x-ai/":
+      return "xai";
+    default:
+      return "other";
+  }
+}
+
+function names(gs: GoverningGuardrail[], pick: (g: GoverningGuardrail) => boolean): string {
+  const hit = gs.filter(pick).map((g) => `"${g.guardrail.name}"`);
+  return hit.length > 0 ? hit.join(", ") : "your guardrails";
+}
+
+/**
+ * The guardrails whose allowed_models leave the model out. Each list is checked
+ * on its own rather than through the intersected strings: two guardrails may
+ * name one model by different slugs (id and alias), and both allow it.
+ */
+export function allowListRefusers(
+  policy: EffectivePolicy,
+  model: CatalogModel,
+): GoverningGuardrail[] {
+  const ids = [model.id, ...model.aliases];
+  return policy.guardrails.filter((g) => {
+    const allowed = g.guardrail.allowedModels?.values;
+    return allowed !== undefined && !ids.some((id) => allowed.includes(id));
+  });
+}
+
+/** Why the policy refuses a model outright (403), or undefined when it may be used. */
+export function modelRefusal(policy: EffectivePolicy, model: CatalogModel): string | undefined {
+  const ids = [model.id, ...model.aliases];
+  const refusers = allowListRefusers(policy, model);
+  if (refusers.length > 0) {
+    const by = names(refusers, () => true);
+    return `Model ${model.id} is not allowed by guardrail ${by} (allowed_models)`;
+  }
+  if (ids.some((id) => policy.ignoredModels.has(id))) {
+    const by = names(policy.guardrails, (g) =>
+      ids.some((id) => g.guardrail.ignoredModels?.values.includes(id)),
+    );
+    return `Model ${model.id} is excluded by guardrail ${by} (ignored_models)`;
+  }
+  return undefined;
+}
+
+/**
+ * The guardrail side of endpoint routing: provider lists, zero data retention
+ * per vendor, safety retention, and training/publication permissions.
+ * `requestZdr` (the request's provider.zdr) can only add: a request that asks
+ * for ZDR is ZDR-only too, so the policy's safety-retention settings govern it
+ * (its non-ZDR endpoints are excluded by the request's own data-policy rule).
+ */
+export function policyRules(
+  policy: EffectivePolicy,
+  model: CatalogModel,
+  requestZdr = false,
+): EndpointRule[] {
+  const vendor = zdrVendorOf(model.id);
+  const enforced = policy.zdr[vendor];
+  return [
+    (e) =>
+      policy.allowedProviders && !policy.allowedProviders.has(e.provider)
+        ? "provider not in allowed_providers"
+        : undefined,
+    (e) => (policy.ignoredProviders.has(e.provider) ? "provider in ignored_providers" : undefined),
+    (e) => {
+      if (!enforced && !requestZdr) return undefined;
+      if (!e.data_policy.zero_data_retention)
+        return enforced ? `not zero-data-retention (enforce_zdr_${vendor})` : undefined;
+      const allowSafety =
+        vendor === "google"
+          ? policy.allowSafetyRetentionGoogle
+          : vendor === "other"
+            ? policy.allowSafetyRetentionOther
+            : true;
+      return e.data_policy.safety_retention && !allowSafety
+        ? `retains prompts for safety monitoring (allow_safety_retention_${vendor === "google" ? "google" : "other"})`
+        : undefined;
+    },
+    (e) => {
+      if (!e.data_policy.trains_on_data) return undefined;
+      const free = e.price_per_million_chars === 0;
+      if (free && !policy.enableFreeModelTraining)
+        return "free endpoint trains on data (enable_free_model_training)";
+      if (!free && !policy.enablePaidModelTraining)
+        return "paid endpoint trains on data (enable_paid_model_training)";
+      return undefined;
+    },
+    (e) =>
+      e.data_policy.publishes_prompts &&
+      e.price_per_million_chars === 0 &&
+      !policy.enableFreeModelPublication
+        ? "free endpoint publishes prompts (enable_free_model_publication)"
+        : undefined,
+  ];
+}

@@ -1,0 +1,641 @@
+import { clone } from "@bufbuild/protobuf";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  type Workspace,
+  WorkspaceSchema,
+} from "../gen/railgate/account/v1/account_pb.js";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { defaultGuardrailId } from "../platform/ids.js";
+import {
+  type Admission,
+  type AdmissionResult,
+  counterId,
+  rateWindowIndex,
+  rateWindowRemainingMs,
+  SETTLED_MARKER_TTL_SECONDS,
+  type Settlement,
+  SPEND_TTL_SECONDS,
+  type SpendWindow,
+} from "./admission.js";
+import {
+  decodeFields,
+  encodeField,
+  encodeFields,
+  guardrailFieldNumber,
+} from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
+import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
+import {
+  type AssignmentKind,
+  type AssignmentRecord,
+  type Governance,
+  type GuardrailPatch,
+  ORG_SCOPE,
+  type Page,
+  type Store,
+  type StoredRecord,
+  type Versioned,
+} from "./types.js";
+
+/** Records (generation logs) the embedded store keeps at most. */
+const MAX_RECORDS = 100_000;
+
+/**
+ * A page of what `all` yields that `keep` accepts, and their count: only the
+ * page's items are copied out (the rest is counted, not cloned).
+ */
+function page<S, T>(
+  all: Iterable<S>,
+  offset: number,
+  limit: number,
+  out: (s: S) => T,
+  keep: (s: S) => boolean = () => true,
+): Page<T> {
+  const items: T[] = [];
+  let total = 0;
+  for (const s of all) {
+    if (!keep(s)) continue;
+    if (total >= offset && items.length < limit) items.push(out(s));
+    total++;
+  }
+  return { items, total };
+}
+
+/** A guardrail as the Redis store keeps it: one encoding per field (see guardrail-fields.ts). */
+interface StoredGuardrail {
+  fields: Map<number, Uint8Array>;
+  version: number;
+}
+
+function storedGuardrail(g: Guardrail, version: number): StoredGuardrail {
+  return { fields: new Map(encodeFields(g)), version };
+}
+
+function decodeGuardrail(s: StoredGuardrail): Versioned<Guardrail> {
+  return { value: decodeFields(s.fields.values(), s.version), version: s.version };
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return (a ?? new Uint8Array()).length === b.length && (a ?? b).every((x, i) => x === b[i]);
+}
+
+interface Scope {
+  workspace?: Workspace;
+  guardrails: Map<string, StoredGuardrail>;
+  keys: Map<string, ApiKey>;
+  assignments: Record<AssignmentKind, Map<string, AssignmentRecord>>;
+}
+
+/**
+ * The embedded store: used only when no Redis is reachable. Single process,
+ * so every method is atomic by construction (no await between read and write).
+ * Everything is cloned in and out so callers can never mutate stored state.
+ */
+export class MemoryStore implements Store {
+  readonly kind = "memory" as const;
+  private scopes = new Map<string, Scope>([[ORG_SCOPE, this.emptyScope()]]);
+  private slugs = new Map<string, string>();
+  private guardrailScopes = new Map<string, string>();
+  private keyScopes = new Map<string, string>();
+  private defaultWs: string | undefined;
+  private bootstrapped = false;
+
+  constructor(private readonly limits: CountLimits = COUNT_LIMITS) {}
+
+  private emptyScope(workspace?: Workspace): Scope {
+    return {
+      workspace,
+      guardrails: new Map(),
+      keys: new Map(),
+      assignments: { key: new Map(), member: new Map() },
+    };
+  }
+
+  async close(): Promise<void> {}
+
+  async ping(): Promise<void> {}
+
+  private readonly listeners = new Set<(scope: string) => void>();
+
+  /** Delivered asynchronously, like a Redis message, so callers never rely on ordering. */
+  private changed(scope: string): void {
+    queueMicrotask(() => {
+      for (const l of this.listeners) l(scope);
+    });
+  }
+
+  onInvalidate(listener: (scope: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    if (!this.bootstrapped) {
+      this.bootstrapped = true;
+      await this.createWorkspace(candidate);
+      this.defaultWs = candidate.id;
+    }
+    return this.defaultWs;
+  }
+
+  async defaultWorkspaceId(): Promise<string | undefined> {
+    return this.defaultWs;
+  }
+
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+    // Every scope but the organization's is a workspace.
+    const count = this.scopes.size - 1;
+    if (count >= this.limits.workspaces) return { limit: this.limits.workspaces, count, adding: 1 };
+    if (this.slugs.has(ws.slug)) return "slug-taken";
+    this.slugs.set(ws.slug, ws.id);
+    this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
+    this.guardrailScopes.set(defaultGuardrailId(ws.id), ws.id);
+    this.changed(ws.id);
+    return "ok";
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    const ws = this.scopes.get(id)?.workspace;
+    return ws && clone(WorkspaceSchema, ws);
+  }
+
+  async workspaceIdBySlug(slug: string): Promise<string | undefined> {
+    return this.slugs.get(slug);
+  }
+
+  async listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>> {
+    return page(
+      this.scopes.values(),
+      offset,
+      limit,
+      (s) => clone(WorkspaceSchema, s.workspace as Workspace),
+      (s) => s.workspace !== undefined,
+    );
+  }
+
+  async updateWorkspace(
+    ws: Workspace,
+    previousSlug: string,
+  ): Promise<"ok" | "slug-taken" | "missing"> {
+    const scope = this.scopes.get(ws.id);
+    if (!scope?.workspace) return "missing";
+    if (ws.slug !== previousSlug) {
+      if (this.slugs.has(ws.slug)) return "slug-taken";
+      this.slugs.delete(previousSlug);
+      this.slugs.set(ws.slug, ws.id);
+    }
+    scope.workspace = clone(WorkspaceSchema, ws);
+    this.changed(ws.id);
+    return "ok";
+  }
+
+  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
+    const scope = this.scopes.get(id);
+    if (!scope?.workspace) return "missing";
+    const activeKeys = [...scope.keys.values()].filter((k) => !k.disabled).length;
+    if (activeKeys > 0) return { activeKeys };
+    this.slugs.delete(scope.workspace.slug);
+    for (const g of scope.guardrails.keys()) this.guardrailScopes.delete(g);
+    this.guardrailScopes.delete(defaultGuardrailId(id));
+    for (const k of scope.keys.keys()) this.keyScopes.delete(k);
+    this.scopes.delete(id);
+    if (this.defaultWs === id) this.defaultWs = undefined;
+    this.changed(id);
+    return "ok";
+  }
+
+  async guardrailWorkspace(id: string): Promise<string | undefined> {
+    return this.guardrailScopes.get(id);
+  }
+
+  async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
+    const stored = this.scopes.get(workspaceId)?.guardrails.get(id);
+    return stored && decodeGuardrail(stored);
+  }
+
+  async createGuardrail(
+    g: Guardrail,
+  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    const scope = this.scopes.get(g.workspaceId);
+    if (!scope?.workspace) return "missing-workspace";
+    if (scope.guardrails.has(g.id)) return "exists";
+    const defaultId = defaultGuardrailId(g.workspaceId);
+    if (g.id !== defaultId) {
+      const count = scope.guardrails.size - (scope.guardrails.has(defaultId) ? 1 : 0);
+      const limit = this.limits.guardrailsPerWorkspace;
+      if (count >= limit) return { limit, count, adding: 1 };
+    }
+    scope.guardrails.set(g.id, storedGuardrail(g, 1));
+    this.guardrailScopes.set(g.id, g.workspaceId);
+    this.changed(g.workspaceId);
+    return "ok";
+  }
+
+  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+    const scope = this.scopes.get(p.workspaceId);
+    let stored = scope?.guardrails.get(p.id);
+    if (!stored) {
+      // Deleted since it was read: the caller re-reads (404, or a fresh default).
+      if (p.readVersion > 0) return "conflict";
+      if (!p.materialize || !scope?.workspace) return "missing";
+      stored = storedGuardrail(p.next, 1);
+      scope.guardrails.set(p.id, stored);
+      this.changed(p.workspaceId);
+      return decodeGuardrail(stored);
+    }
+    for (const name of p.unchanged) {
+      const n = guardrailFieldNumber(name);
+      if (!sameBytes(stored.fields.get(n), encodeField(p.read, n))) return "conflict";
+    }
+    for (const name of p.fields) {
+      const n = guardrailFieldNumber(name);
+      const bytes = encodeField(p.next, n);
+      if (bytes.length === 0) stored.fields.delete(n);
+      else stored.fields.set(n, bytes);
+    }
+    stored.version++;
+    this.changed(p.workspaceId);
+    return decodeGuardrail(stored);
+  }
+
+  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+    const scope = this.scopes.get(workspaceId);
+    if (!scope?.guardrails.delete(id)) return false;
+    // A workspace default reverts to unconfigured; its id stays resolvable.
+    if (id !== defaultGuardrailId(workspaceId)) this.guardrailScopes.delete(id);
+    for (const map of Object.values(scope.assignments)) {
+      for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
+    }
+    this.changed(workspaceId);
+    return true;
+  }
+
+  async listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>> {
+    const scopes =
+      workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    return page(
+      scopes.flatMap((s) => (s ? [...s.guardrails.values()] : [])),
+      offset,
+      limit,
+      (g) => decodeGuardrail(g).value,
+    );
+  }
+
+  async createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
+    const s = this.scopes.get(scope);
+    if (!s) return "missing-workspace";
+    if (this.keyScopes.has(key.hash)) return "exists";
+    const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
+    if (s.keys.size >= limit) return { limit, count: s.keys.size, adding: 1 };
+    s.keys.set(key.hash, clone(ApiKeySchema, key));
+    this.keyScopes.set(key.hash, scope);
+    this.changed(scope);
+    return "ok";
+  }
+
+  async keyScope(hash: string): Promise<string | undefined> {
+    return this.keyScopes.get(hash);
+  }
+
+  async getKey(scope: string, hash: string): Promise<ApiKey | undefined> {
+    const k = this.scopes.get(scope)?.keys.get(hash);
+    if (!k) return undefined;
+    const out = clone(ApiKeySchema, k);
+    out.guardrailId = this.scopes.get(scope)?.assignments.key.get(hash)?.guardrailId ?? "";
+    return out;
+  }
+
+  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+    const s = this.scopes.get(scope);
+    if (!s?.keys.has(key.hash)) return false;
+    const stored = clone(ApiKeySchema, key);
+    stored.guardrailId = "";
+    s.keys.set(key.hash, stored);
+    this.changed(scope);
+    return true;
+  }
+
+  async deleteKey(scope: string, hash: string): Promise<boolean> {
+    const s = this.scopes.get(scope);
+    if (!s?.keys.delete(hash)) return false;
+    s.assignments.key.delete(hash);
+    this.keyScopes.delete(hash);
+    this.changed(scope);
+    return true;
+  }
+
+  async listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly = false,
+  ): Promise<Page<ApiKey>> {
+    const names = scope === undefined ? [...this.scopes.keys()] : [scope];
+    const all = names.flatMap((name) =>
+      [...(this.scopes.get(name)?.keys.values() ?? [])].map((key) => ({ name, key })),
+    );
+    return page(
+      all,
+      offset,
+      limit,
+      ({ name, key }) => {
+        const out = clone(ApiKeySchema, key);
+        out.guardrailId = this.scopes.get(name)?.assignments.key.get(key.hash)?.guardrailId ?? "";
+        return out;
+      },
+      ({ key }) => !enabledOnly || !key.disabled,
+    );
+  }
+
+  async assign(
+    kind: AssignmentKind,
+    records: AssignmentRecord[],
+  ): Promise<{ assigned: number } | "missing" | LimitReached> {
+    const first = records[0];
+    if (!first) return { assigned: 0 };
+    const scope = this.scopes.get(first.workspaceId);
+    if (!scope?.guardrails.has(first.guardrailId)) return "missing";
+    const map = scope.assignments[kind];
+    const todo = [...new Map(records.map((r) => [r.subject, r])).values()].filter(
+      // Like the Redis script: a key deleted meanwhile is skipped, not resurrected.
+      (r) =>
+        (kind !== "key" || scope.keys.has(r.subject)) &&
+        map.get(r.subject)?.guardrailId !== r.guardrailId,
+    );
+    const adding = todo.filter((r) => !map.has(r.subject)).length;
+    const limit =
+      kind === "key"
+        ? this.limits.keyAssignmentsPerWorkspace
+        : this.limits.memberAssignmentsPerWorkspace;
+    if (adding > 0 && map.size + adding > limit) return { limit, count: map.size, adding };
+    for (const r of todo) {
+      // Re-inserted, so the map's order stays the order of assignment, as in the Redis index.
+      map.delete(r.subject);
+      map.set(r.subject, { ...r });
+    }
+    if (todo.length > 0) this.changed(first.workspaceId);
+    return { assigned: todo.length };
+  }
+
+  async unassign(
+    kind: AssignmentKind,
+    workspaceId: string,
+    guardrailId: string,
+    subjects: string[],
+  ): Promise<number> {
+    const map = this.scopes.get(workspaceId)?.assignments[kind];
+    let n = 0;
+    for (const s of new Set(subjects)) {
+      if (map?.get(s)?.guardrailId === guardrailId) {
+        map.delete(s);
+        n++;
+      }
+    }
+    if (n > 0) this.changed(workspaceId);
+    return n;
+  }
+
+  async getAssignment(
+    kind: AssignmentKind,
+    workspaceId: string,
+    subject: string,
+  ): Promise<AssignmentRecord | undefined> {
+    const a = this.scopes.get(workspaceId)?.assignments[kind].get(subject);
+    return a && { ...a };
+  }
+
+  async listAssignments(
+    kind: AssignmentKind,
+    workspaceId: string | undefined,
+    guardrailId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<AssignmentRecord>> {
+    const scopes =
+      workspaceId === undefined ? [...this.scopes.values()] : [this.scopes.get(workspaceId)];
+    // Per workspace, by time then subject: the order of the Redis indexes.
+    const all = scopes.flatMap((s) =>
+      s
+        ? [...s.assignments[kind].values()].sort(
+            (a, b) =>
+              a.createdAtMs - b.createdAtMs ||
+              (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0),
+          )
+        : [],
+    );
+    return page(
+      all,
+      offset,
+      limit,
+      (a) => ({ ...a }),
+      (a) => guardrailId === undefined || a.guardrailId === guardrailId,
+    );
+  }
+
+  async loadGovernance(hash: string): Promise<Governance | undefined> {
+    const scopeName = this.keyScopes.get(hash);
+    if (scopeName === undefined) return undefined;
+    const scope = this.scopes.get(scopeName);
+    const key = await this.getKey(scopeName, hash);
+    if (!scope || !key) return undefined;
+    const get = (id: string | undefined) => {
+      const v = id === undefined ? undefined : scope.guardrails.get(id);
+      return v && decodeGuardrail(v).value;
+    };
+    return {
+      key,
+      keyGuardrail: get(scope.assignments.key.get(hash)?.guardrailId),
+      memberGuardrail: key.memberUserId
+        ? get(scope.assignments.member.get(key.memberUserId)?.guardrailId)
+        : undefined,
+      defaultGuardrail: scopeName === ORG_SCOPE ? undefined : get(defaultGuardrailId(scopeName)),
+    };
+  }
+
+  private records = new Map<string, { data: Uint8Array; expiresAt: number }>();
+
+  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
+    // The embedded store lives in the heap: past a bound, forget the oldest records first
+    // (Maps iterate in insertion order) rather than grow without limit.
+    if (this.records.size >= MAX_RECORDS) {
+      const now = Date.now();
+      for (const [key, r] of this.records) if (r.expiresAt <= now) this.records.delete(key);
+      for (const key of this.records.keys()) {
+        if (this.records.size < MAX_RECORDS * 0.9) break;
+        this.records.delete(key);
+      }
+    }
+    this.records.set(`${scope}/${kind}/${id}`, {
+      data: data.slice(),
+      expiresAt: Date.now() + ttlSeconds * 1000,
+    });
+  }
+
+  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
+    const key = `${scope}/${kind}/${id}`;
+    const r = this.records.get(key);
+    if (r && r.expiresAt <= Date.now()) this.records.delete(key);
+    return r && r.expiresAt > Date.now() ? r.data.slice() : undefined;
+  }
+
+  /** Counters with optional expiry, mirroring the Redis keys the Lua scripts use. */
+  private counters = new Map<string, { value: number; expiresAt: number }>();
+
+  private counter(key: string): number {
+    const c = this.counters.get(key);
+    if (c && c.expiresAt <= Date.now()) {
+      this.counters.delete(key);
+      return 0;
+    }
+    return c?.value ?? 0;
+  }
+
+  private bump(key: string, by: number, ttlMs?: number): number {
+    const now = Date.now();
+    // Rate windows leave one expired counter per key and minute behind: sweep them now and then.
+    if (this.counters.size > 10_000 && this.counters.size % 1_000 === 0) {
+      for (const [k, c] of this.counters) if (c.expiresAt <= now) this.counters.delete(k);
+    }
+    const c = this.counters.get(key);
+    const live = c && c.expiresAt > now ? c : undefined;
+    const next = {
+      value: (live?.value ?? 0) + by,
+      expiresAt: live?.expiresAt ?? Number.POSITIVE_INFINITY,
+    };
+    if (ttlMs !== undefined && (!live || live.expiresAt === Number.POSITIVE_INFINITY))
+      next.expiresAt = now + ttlMs;
+    this.counters.set(key, next);
+    return next.value;
+  }
+
+  private has(key: string): boolean {
+    const c = this.counters.get(key);
+    return c !== undefined && c.expiresAt > Date.now();
+  }
+
+  /** One entity's spend under one guardrail on one UTC day (Redis keeps the days in one hash). */
+  private spendKey(scope: string, c: { guardrailId: string; entity: string }, day: number) {
+    return `${scope}/spend/${counterId(c)}/${day}`;
+  }
+
+  private windowSpent(scope: string, w: SpendWindow): number {
+    let spent = 0;
+    for (let day = w.firstDay; day <= w.lastDay; day++)
+      spent += this.counter(this.spendKey(scope, w, day));
+    return spent;
+  }
+
+  async admit(a: Admission): Promise<AdmissionResult> {
+    const rateKey = a.rate ? `${a.scope}/rate/${a.keyHash}/${rateWindowIndex(a.rate)}` : "";
+    if (a.rate && this.counter(rateKey) >= a.rate.limit) {
+      const c = this.counters.get(rateKey);
+      return {
+        ok: false,
+        reason: "rate-limit",
+        retryAfterMs: Math.max(0, (c?.expiresAt ?? 0) - Date.now()),
+      };
+    }
+    const creditKey = `${a.scope}/credits`;
+    const metered = this.has(creditKey);
+    if (metered && a.creditMicros > 0 && this.counter(creditKey) < a.creditMicros) {
+      return { ok: false, reason: "credits", balanceMicros: this.counter(creditKey) };
+    }
+    // A request that costs a counter nothing (free or BYOK) cannot exceed it.
+    for (const b of a.budgets) {
+      if (b.amountMicros <= 0) continue;
+      const spent = this.windowSpent(a.scope, { ...b, lastDay: b.day });
+      if (spent >= b.limitMicros || spent + b.amountMicros > b.limitMicros) {
+        return {
+          ok: false,
+          reason: "budget",
+          guardrailId: b.guardrailId,
+          entity: b.entity,
+          spentMicros: spent,
+        };
+      }
+    }
+    const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
+    if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
+      const spent = this.counter(keySpend);
+      if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
+        return { ok: false, reason: "key-limit", spentMicros: spent };
+      }
+    }
+    if (a.rate) this.bump(rateKey, 1, rateWindowRemainingMs(a.rate));
+    if (metered && a.creditMicros > 0) this.bump(creditKey, -a.creditMicros);
+    if (a.keyMicros > 0) this.bump(keySpend, a.keyMicros);
+    for (const b of a.budgets) {
+      if (b.amountMicros <= 0) continue;
+      const key = this.spendKey(a.scope, b, b.day);
+      this.bump(key, b.amountMicros);
+      // Like EXPIRE on the Redis hash: every charge renews the counter's lifetime.
+      const c = this.counters.get(key);
+      if (c) c.expiresAt = Date.now() + SPEND_TTL_SECONDS * 1000;
+    }
+    return a.rate ? { ok: true, metered, rateUsed: this.counter(rateKey) } : { ok: true, metered };
+  }
+
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void> {
+    if (record)
+      await this.putRecord(a.scope, record.kind, record.id, record.data, record.ttlSeconds);
+    if (a.id) {
+      const marker = `${a.scope}/settled/${a.id}`;
+      if (this.has(marker)) return;
+      this.bump(marker, 1, SETTLED_MARKER_TTL_SECONDS * 1000);
+    }
+    const creditKey = `${a.scope}/credits`;
+    if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
+    this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
+    keyUsageCounters(a.keyHash, new Date()).forEach((c, i) => {
+      const amount = amounts[i] ?? 0;
+      if (amount > 0)
+        this.bump(`${a.scope}/${c.suffix}`, amount, c.ttlSeconds ? c.ttlSeconds * 1000 : undefined);
+    });
+    const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
+    for (const b of a.budgets) {
+      // The reservation's own day, even if the stream ended after midnight.
+      const key = this.spendKey(a.scope, b, b.day);
+      const delta = (real.get(counterId(b)) ?? 0) - b.amountMicros;
+      if (delta !== 0 && this.has(key)) this.bump(key, delta);
+    }
+  }
+
+  async getCredits(scope: string): Promise<number | undefined> {
+    const key = `${scope}/credits`;
+    return this.has(key) ? this.counter(key) : undefined;
+  }
+
+  async addCredits(scope: string, micros: number): Promise<number> {
+    this.bump(`${scope}/credits-added`, micros);
+    return this.bump(`${scope}/credits`, micros);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return this.counter(`${scope}/credits-added`);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    return keyUsageFrom(
+      this.counter(`${scope}/keyspend/${keyHash}`),
+      keyUsageCounters(keyHash, now).map((c) => this.counter(`${scope}/${c.suffix}`)),
+    );
+  }
+
+  async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {
+    return windows.map((w) => this.windowSpent(scope, w));
+  }
+}

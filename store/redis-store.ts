@@ -1,0 +1,791 @@
+import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import type { Cluster, Redis } from "ioredis";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  type Workspace,
+  WorkspaceSchema,
+} from "../gen/railgate/account/v1/account_pb.js";
+import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { defaultGuardrailId } from "../platform/ids.js";
+import {
+  type Admission,
+  type AdmissionResult,
+  counterId,
+  rateWindowIndex,
+  rateWindowRemainingMs,
+  SETTLED_MARKER_TTL_SECONDS,
+  type Settlement,
+  SPEND_DAYS_KEPT,
+  SPEND_TTL_SECONDS,
+  type SpendWindow,
+} from "./admission.js";
+import {
+  decodeFields,
+  encodeField,
+  encodeFields,
+  guardrailFieldNumber,
+} from "./guardrail-fields.js";
+import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
+import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
+import { assignmentTag, RedisKeys } from "./redis-keys.js";
+import * as scripts from "./redis-scripts.js";
+import {
+  type AssignmentKind,
+  type AssignmentRecord,
+  type Governance,
+  type GuardrailPatch,
+  ORG_SCOPE,
+  type Page,
+  type Store,
+  type StoredRecord,
+  type Versioned,
+} from "./types.js";
+
+type Client = Redis | Cluster;
+type Script = (...args: (string | Buffer | number)[]) => Promise<unknown>;
+
+function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer {
+  // Only the fields the schema knows are stored: nothing unbounded rides along.
+  const bytes = toBinary(schema, msg, { writeUnknownFields: false });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function decode<D extends DescMessage>(schema: D, data: Buffer | null | undefined) {
+  return data && data.length > 0 ? fromBinary(schema, data) : undefined;
+}
+
+function buf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Script arguments: (field number, encoding) pairs. */
+function fieldArgs(pairs: [number, Uint8Array][]): (number | Buffer)[] {
+  return pairs.flatMap(([n, bytes]) => [n, buf(bytes)]);
+}
+
+/** (field number, encoding) of the named fields of `g`; an unset field encodes as empty. */
+function namedFields(g: Guardrail, names: string[]): [number, Uint8Array][] {
+  return names.map((name) => {
+    const n = guardrailFieldNumber(name);
+    return [n, encodeField(g, n)];
+  });
+}
+
+/** A guardrail hash as stored: one entry per field (or, before that layout, whole in "d"). */
+function decodeStored(raw: Record<string, Buffer>): Versioned<Guardrail> | undefined {
+  const version = Number(raw.v?.toString() ?? "0");
+  const parts = raw.d
+    ? [raw.d]
+    : Object.entries(raw).flatMap(([f, b]) => (f.startsWith("f:") ? [b] : []));
+  if (parts.length === 0) return undefined;
+  return { value: decodeFields(parts, version), version };
+}
+
+function limitReached(limit: number, reply: unknown[], adding = 1): LimitReached {
+  return { limit, count: Number(reply[1] ?? 0), adding };
+}
+
+function ms(ts: { seconds: bigint; nanos: number } | undefined): number {
+  return ts ? Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6) : Date.now();
+}
+
+/** Pages through several sorted-set indexes as if they were one list. */
+async function pageAcross(
+  client: Client,
+  indexes: string[],
+  offset: number,
+  limit: number,
+): Promise<{ picks: { index: number; members: string[] }[]; total: number }> {
+  const counts = await Promise.all(indexes.map((k) => client.zcard(k)));
+  const total = counts.reduce((a, b) => a + b, 0);
+  const picks: { index: number; members: string[] }[] = [];
+  let skip = offset;
+  let want = limit;
+  for (let i = 0; i < indexes.length && want > 0; i++) {
+    const n = counts[i] ?? 0;
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    const members = await client.zrange(indexes[i] as string, skip, skip + want - 1);
+    picks.push({ index: i, members });
+    want -= members.length;
+    skip = 0;
+  }
+  return { picks, total };
+}
+
+/** The Redis (or Redis Cluster) store: the deployment's only shared state. */
+/** Bounds the guardrail -> workspace memo (about 100 bytes an entry). */
+const MAX_REMEMBERED_POINTERS = 100_000;
+
+export class RedisStore implements Store {
+  readonly kind = "redis" as const;
+  private readonly k: RedisKeys;
+  private readonly pointers = new Map<string, string>();
+
+  constructor(
+    private readonly client: Client,
+    prefix: string,
+    private readonly limits: CountLimits = COUNT_LIMITS,
+  ) {
+    this.k = new RedisKeys(prefix);
+    for (const [name, lua] of Object.entries({
+      rgClaimWorkspace: scripts.CLAIM_WORKSPACE,
+      rgCreateGuardrail: scripts.CREATE_GUARDRAIL,
+      rgPatchGuardrail: scripts.PATCH_GUARDRAIL,
+      rgDeleteGuardrail: scripts.DELETE_GUARDRAIL,
+      rgCreateKey: scripts.CREATE_KEY,
+      rgPutKey: scripts.PUT_KEY,
+      rgDeleteKey: scripts.DELETE_KEY,
+      rgIndexScope: scripts.INDEX_SCOPE,
+      rgAssign: scripts.ASSIGN,
+      rgUnassign: scripts.UNASSIGN,
+      rgLoadGovernance: scripts.LOAD_GOVERNANCE,
+      rgDeleteWorkspace: scripts.DELETE_WORKSPACE,
+      rgAdmit: scripts.ADMIT,
+      rgSettle: scripts.SETTLE,
+    })) {
+      client.defineCommand(name, { lua });
+    }
+  }
+
+  /** Scripts are called with numKeys first, then keys, then args. */
+  private script(name: string): Script {
+    const fn = (this.client as unknown as Record<string, Script>)[name];
+    if (!fn) throw new Error(`script ${name} not defined`);
+    return fn.bind(this.client);
+  }
+
+  /** Scopes whose indexes this process knows to be complete (see INDEX_SCOPE). */
+  private readonly indexed = new Set<string>();
+
+  /** Builds a scope's enabled-key and assignment indexes if older data lacks them. */
+  private async ensureIndexed(scope: string): Promise<void> {
+    if (this.indexed.has(scope)) return;
+    await this.script("rgIndexScope")(
+      7,
+      this.k.layout(scope),
+      this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
+      this.k.assignments(scope, "key"),
+      this.k.assignments(scope, "member"),
+      this.k.assignmentIndex(scope, "key"),
+      this.k.assignmentIndex(scope, "member"),
+      this.k.scopePrefix(scope),
+    );
+    // Ids of workspaces deleted by other replicas would pile up: start over now and then.
+    if (this.indexed.size >= 10_000) this.indexed.clear();
+    this.indexed.add(scope);
+  }
+
+  async close(): Promise<void> {
+    this.subscriber?.disconnect();
+    await this.client.quit();
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
+  private subscriber?: Client;
+  private readonly listeners = new Set<(scope: string) => void>();
+
+  private emit(scope: string): void {
+    for (const l of this.listeners) l(scope);
+  }
+
+  /**
+   * Tells every replica that a scope changed. This process hears it at once,
+   * not only when its own subscription echoes it: a change it acknowledges
+   * must govern the very next request it serves.
+   */
+  private async changed(scope: string): Promise<void> {
+    this.emit(scope);
+    await this.client.publish(this.k.invalidations(), scope);
+  }
+
+  onInvalidate(listener: (scope: string) => void): () => void {
+    if (!this.subscriber) {
+      // Subscribing needs a connection of its own.
+      const sub = this.client.duplicate();
+      sub.on("error", () => {});
+      sub.on("message", (_channel: string, scope: string) => this.emit(scope));
+      // Messages published while the subscriber was disconnected are lost: forget everything.
+      sub.on("ready", () => this.emit("*"));
+      void sub.subscribe(this.k.invalidations());
+      this.subscriber = sub;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    // HSETNX makes exactly one replica the creator, even when several start at once.
+    const won = await this.client.hsetnx(this.k.org(), "default_ws", candidate.id);
+    if (won === 1) {
+      const result = await this.createWorkspace(candidate);
+      if (result !== "ok") throw new Error(`default workspace slug "${candidate.slug}" is taken`);
+      return candidate.id;
+    }
+    return this.defaultWorkspaceId();
+  }
+
+  async defaultWorkspaceId(): Promise<string | undefined> {
+    // "" records that the default workspace was deleted: never recreate it.
+    return (await this.client.hget(this.k.org(), "default_ws")) || undefined;
+  }
+
+  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+    // The place in the index is taken first: the index is what the limit counts, atomically.
+    const claim = (await this.script("rgClaimWorkspace")(
+      1,
+      this.k.workspaces(),
+      ms(ws.createdAt),
+      ws.id,
+      this.limits.workspaces,
+    )) as [string, number?];
+    if (claim[0] === "limit") return limitReached(this.limits.workspaces, claim);
+    if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) {
+      await this.client.zrem(this.k.workspaces(), ws.id);
+      return "slug-taken";
+    }
+    // A new workspace's indexes are complete from the start.
+    await this.client.set(this.k.layout(ws.id), "2");
+    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
+    // The default guardrail's id resolves before it is materialized.
+    await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
+    await this.changed(ws.id);
+    return "ok";
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    return decode(WorkspaceSchema, await this.client.getBuffer(this.k.workspace(id)));
+  }
+
+  async workspaceIdBySlug(slug: string): Promise<string | undefined> {
+    return (await this.client.hget(this.k.slugs(), slug)) ?? undefined;
+  }
+
+  async listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>> {
+    const { picks, total } = await pageAcross(this.client, [this.k.workspaces()], offset, limit);
+    const ids = picks.flatMap((p) => p.members);
+    const items = await Promise.all(ids.map((id) => this.getWorkspace(id)));
+    return { items: items.filter((w): w is Workspace => w !== undefined), total };
+  }
+
+  async updateWorkspace(
+    ws: Workspace,
+    previousSlug: string,
+  ): Promise<"ok" | "slug-taken" | "missing"> {
+    if (!(await this.client.exists(this.k.workspace(ws.id)))) return "missing";
+    if (ws.slug !== previousSlug) {
+      if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
+      await this.client.hdel(this.k.slugs(), previousSlug);
+    }
+    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws), "XX");
+    await this.changed(ws.id);
+    return "ok";
+  }
+
+  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
+    const ws = await this.getWorkspace(id);
+    if (!ws) return "missing";
+    // The script counts the enabled keys from their index: it must be complete.
+    await this.ensureIndexed(id);
+    const reply = (await this.script("rgDeleteWorkspace")(
+      9,
+      this.k.workspace(id),
+      this.k.guardrailIndex(id),
+      this.k.keyIndex(id),
+      this.k.assignments(id, "key"),
+      this.k.assignments(id, "member"),
+      this.k.enabledKeyIndex(id),
+      this.k.assignmentIndex(id, "key"),
+      this.k.assignmentIndex(id, "member"),
+      this.k.layout(id),
+      this.k.scopePrefix(id),
+    )) as ["ok", string[], string[]] | ["active-keys", number] | null;
+    if (!reply) return "missing";
+    if (reply[0] === "active-keys") return { activeKeys: reply[1] };
+    this.indexed.delete(id);
+    const [, guardrails, keys] = reply;
+    const pointers = [
+      this.k.guardrailPointer(defaultGuardrailId(id)),
+      ...guardrails.map((g) => this.k.guardrailPointer(g)),
+      ...keys.map((h) => this.k.keyPointer(h)),
+    ];
+    // Pointers live on other slots: delete them one by one (cluster-safe).
+    await Promise.all(pointers.map((p) => this.client.del(p)));
+    await this.client.zrem(this.k.workspaces(), id);
+    await this.client.hdel(this.k.slugs(), ws.slug);
+    if ((await this.defaultWorkspaceId()) === id)
+      await this.client.hset(this.k.org(), "default_ws", "");
+    await this.changed(id);
+    return "ok";
+  }
+
+  /**
+   * A guardrail's workspace never changes (ids are random UUIDs, and a
+   * workspace default's id is derived from its workspace), so a pointer once
+   * read is remembered: a read of a guardrail is then one round trip, not two.
+   * A remembered pointer can only outlive its guardrail, and then the read that
+   * follows finds nothing (404), as it would have without the memo.
+   */
+  async guardrailWorkspace(id: string): Promise<string | undefined> {
+    const known = this.pointers.get(id);
+    if (known !== undefined) return known;
+    const ws = (await this.client.get(this.k.guardrailPointer(id))) ?? undefined;
+    if (ws !== undefined) {
+      if (this.pointers.size >= MAX_REMEMBERED_POINTERS) this.pointers.clear();
+      this.pointers.set(id, ws);
+    }
+    return ws;
+  }
+
+  async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
+    return decodeStored(await this.client.hgetallBuffer(this.k.guardrail(workspaceId, id)));
+  }
+
+  async createGuardrail(
+    g: Guardrail,
+  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    const reply = (await this.script("rgCreateGuardrail")(
+      3,
+      this.k.workspace(g.workspaceId),
+      this.k.guardrail(g.workspaceId, g.id),
+      this.k.guardrailIndex(g.workspaceId),
+      ms(g.createdAt),
+      g.id,
+      defaultGuardrailId(g.workspaceId),
+      this.limits.guardrailsPerWorkspace,
+      ...fieldArgs(encodeFields(g)),
+    )) as [string, number?];
+    const [result] = reply;
+    if (result === "limit") return limitReached(this.limits.guardrailsPerWorkspace, reply);
+    if (result !== "ok") return result as "exists" | "missing-workspace";
+    await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
+    await this.changed(g.workspaceId);
+    return "ok";
+  }
+
+  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+    const reply = (await this.script("rgPatchGuardrailBuffer")(
+      3,
+      this.k.workspace(p.workspaceId),
+      this.k.guardrail(p.workspaceId, p.id),
+      this.k.guardrailIndex(p.workspaceId),
+      p.readVersion,
+      p.materialize ? "1" : "0",
+      ms(p.next.createdAt),
+      p.id,
+      p.fields.length,
+      p.unchanged.length,
+      ...fieldArgs(namedFields(p.next, p.fields)),
+      ...fieldArgs(namedFields(p.read, p.unchanged)),
+      ...(p.materialize ? fieldArgs(encodeFields(p.next)) : []),
+    )) as [Buffer, number | Buffer, Buffer];
+    const status = reply[0].toString();
+    if (status !== "ok") return status as "conflict" | "missing";
+    await this.changed(p.workspaceId);
+    const version = Number(String(reply[1]));
+    return { value: decodeFields([reply[2]], version), version };
+  }
+
+  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+    // Its assignments are found through the per-guardrail indexes.
+    await this.ensureIndexed(workspaceId);
+    const n = (await this.script("rgDeleteGuardrail")(
+      8,
+      this.k.guardrail(workspaceId, id),
+      this.k.guardrailIndex(workspaceId),
+      this.k.assignments(workspaceId, "key"),
+      this.k.assignments(workspaceId, "member"),
+      this.k.assignmentIndex(workspaceId, "key"),
+      this.k.assignmentIndex(workspaceId, "member"),
+      this.k.guardrailAssignments(workspaceId, "key", id),
+      this.k.guardrailAssignments(workspaceId, "member", id),
+      id,
+    )) as number;
+    // A workspace default reverts to unconfigured; its id stays resolvable.
+    if (n === 1 && id !== defaultGuardrailId(workspaceId)) {
+      await this.client.del(this.k.guardrailPointer(id));
+    }
+    if (n === 1) await this.changed(workspaceId);
+    return n === 1;
+  }
+
+  async listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>> {
+    const scopes =
+      workspaceId === undefined
+        ? await this.client.zrange(this.k.workspaces(), 0, -1)
+        : [workspaceId];
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) => this.k.guardrailIndex(s)),
+      offset,
+      limit,
+    );
+    const loaded = await Promise.all(
+      picks.flatMap((p) => p.members.map((id) => this.getGuardrail(scopes[p.index] as string, id))),
+    );
+    return { items: loaded.flatMap((v) => (v ? [v.value] : [])), total };
+  }
+
+  async createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
+    // The pointer doubles as the uniqueness check across all workspaces.
+    if ((await this.client.set(this.k.keyPointer(key.hash), scope, "NX")) !== "OK") return "exists";
+    const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
+    const reply = (await this.script("rgCreateKey")(
+      4,
+      this.k.workspace(scope),
+      this.k.key(scope, key.hash),
+      this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
+      encode(ApiKeySchema, { ...key, guardrailId: "" }),
+      ms(key.createdAt),
+      key.hash,
+      scope === ORG_SCOPE ? "0" : "1",
+      key.disabled ? "0" : "1",
+      limit,
+    )) as [string, number?];
+    const [result] = reply;
+    if (result !== "ok") await this.client.del(this.k.keyPointer(key.hash));
+    else await this.changed(scope);
+    if (result === "limit") return limitReached(limit, reply);
+    return result as "ok" | "missing-workspace" | "exists";
+  }
+
+  async keyScope(hash: string): Promise<string | undefined> {
+    return (await this.client.get(this.k.keyPointer(hash))) ?? undefined;
+  }
+
+  async getKey(scope: string, hash: string): Promise<ApiKey | undefined> {
+    const [data, assignment] = await Promise.all([
+      this.client.getBuffer(this.k.key(scope, hash)),
+      this.client.hget(this.k.assignments(scope, "key"), hash),
+    ]);
+    const key = decode(ApiKeySchema, data);
+    if (key && assignment)
+      key.guardrailId = (JSON.parse(assignment) as AssignmentRecord).guardrailId;
+    return key;
+  }
+
+  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+    const ok =
+      (await this.script("rgPutKey")(
+        3,
+        this.k.key(scope, key.hash),
+        this.k.keyIndex(scope),
+        this.k.enabledKeyIndex(scope),
+        encode(ApiKeySchema, { ...key, guardrailId: "" }),
+        key.hash,
+        key.disabled ? "0" : "1",
+      )) === 1;
+    if (ok) await this.changed(scope);
+    return ok;
+  }
+
+  async deleteKey(scope: string, hash: string): Promise<boolean> {
+    const n = (await this.script("rgDeleteKey")(
+      5,
+      this.k.key(scope, hash),
+      this.k.keyIndex(scope),
+      this.k.enabledKeyIndex(scope),
+      this.k.assignments(scope, "key"),
+      this.k.assignmentIndex(scope, "key"),
+      hash,
+      this.k.scopePrefix(scope),
+    )) as number;
+    if (n === 1) {
+      await this.client.del(this.k.keyPointer(hash));
+      await this.changed(scope);
+    }
+    return n === 1;
+  }
+
+  async listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly = false,
+  ): Promise<Page<ApiKey>> {
+    const scopes =
+      scope === undefined
+        ? [ORG_SCOPE, ...(await this.client.zrange(this.k.workspaces(), 0, -1))]
+        : [scope];
+    if (enabledOnly) await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) => (enabledOnly ? this.k.enabledKeyIndex(s) : this.k.keyIndex(s))),
+      offset,
+      limit,
+    );
+    const loaded = await Promise.all(
+      picks.flatMap((p) => p.members.map((h) => this.getKey(scopes[p.index] as string, h))),
+    );
+    return { items: loaded.filter((k): k is ApiKey => k !== undefined), total };
+  }
+
+  async assign(
+    kind: AssignmentKind,
+    records: AssignmentRecord[],
+  ): Promise<{ assigned: number } | "missing" | LimitReached> {
+    const first = records[0];
+    if (!first) return { assigned: 0 };
+    const ws = first.workspaceId;
+    // One record per subject: the script counts each new subject once.
+    const unique = [...new Map(records.map((r) => [r.subject, r])).values()];
+    const guardrailKey = this.k.guardrail(ws, first.guardrailId);
+    const checks = unique.map((r) => (kind === "key" ? this.k.key(ws, r.subject) : guardrailKey));
+    const limit =
+      kind === "key"
+        ? this.limits.keyAssignmentsPerWorkspace
+        : this.limits.memberAssignmentsPerWorkspace;
+    const reply = (await this.script("rgAssign")(
+      3 + checks.length,
+      guardrailKey,
+      this.k.assignments(ws, kind),
+      this.k.assignmentIndex(ws, kind),
+      ...checks,
+      first.guardrailId,
+      this.k.scopePrefix(ws) + assignmentTag(kind),
+      limit,
+      ...unique.map((r) => JSON.stringify(r)),
+    )) as number | [number, number, number];
+    if (Array.isArray(reply)) return limitReached(limit, reply, reply[2]);
+    if (reply > 0) await this.changed(ws);
+    return reply < 0 ? "missing" : { assigned: reply };
+  }
+
+  async unassign(
+    kind: AssignmentKind,
+    workspaceId: string,
+    guardrailId: string,
+    subjects: string[],
+  ): Promise<number> {
+    if (subjects.length === 0) return 0;
+    const n = (await this.script("rgUnassign")(
+      3,
+      this.k.assignments(workspaceId, kind),
+      this.k.assignmentIndex(workspaceId, kind),
+      this.k.guardrailAssignments(workspaceId, kind, guardrailId),
+      guardrailId,
+      ...new Set(subjects),
+    )) as number;
+    if (n > 0) await this.changed(workspaceId);
+    return n;
+  }
+
+  async getAssignment(
+    kind: AssignmentKind,
+    workspaceId: string,
+    subject: string,
+  ): Promise<AssignmentRecord | undefined> {
+    const raw = await this.client.hget(this.k.assignments(workspaceId, kind), subject);
+    return raw ? (JSON.parse(raw) as AssignmentRecord) : undefined;
+  }
+
+  async listAssignments(
+    kind: AssignmentKind,
+    workspaceId: string | undefined,
+    guardrailId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<AssignmentRecord>> {
+    const scopes =
+      workspaceId === undefined
+        ? await this.client.zrange(this.k.workspaces(), 0, -1)
+        : [workspaceId];
+    await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
+    const { picks, total } = await pageAcross(
+      this.client,
+      scopes.map((s) =>
+        guardrailId === undefined
+          ? this.k.assignmentIndex(s, kind)
+          : this.k.guardrailAssignments(s, kind, guardrailId),
+      ),
+      offset,
+      limit,
+    );
+    const pages = await Promise.all(
+      picks.map((p) =>
+        p.members.length === 0
+          ? []
+          : this.client.hmget(this.k.assignments(scopes[p.index] as string, kind), ...p.members),
+      ),
+    );
+    // An assignment removed or moved between the two reads is left out of this page.
+    const items = pages
+      .flat()
+      .flatMap((raw) => (raw ? [JSON.parse(raw) as AssignmentRecord] : []))
+      .filter((a) => guardrailId === undefined || a.guardrailId === guardrailId);
+    return { items, total };
+  }
+
+  async loadGovernance(hash: string): Promise<Governance | undefined> {
+    const scope = await this.keyScope(hash);
+    if (scope === undefined) return undefined;
+    // The member id is inside the key record; read the key first, then the rest at once.
+    const keyData = await this.client.getBuffer(this.k.key(scope, hash));
+    const key = decode(ApiKeySchema, keyData);
+    if (!key) return undefined;
+    const parts = (await this.script("rgLoadGovernanceBuffer")(
+      3,
+      this.k.key(scope, hash),
+      this.k.assignments(scope, "key"),
+      this.k.assignments(scope, "member"),
+      hash,
+      key.memberUserId,
+      this.k.scopePrefix(scope),
+      scope === ORG_SCOPE ? "" : defaultGuardrailId(scope),
+    )) as Buffer[];
+    if (parts.length === 0) return undefined;
+    const [keyBuf, keyG, memberG, defaultG] = parts;
+    const current = decode(ApiKeySchema, keyBuf) ?? key;
+    const keyGuardrail = decode(GuardrailSchema, keyG);
+    current.guardrailId = keyGuardrail?.id ?? "";
+    return {
+      key: current,
+      keyGuardrail,
+      memberGuardrail: decode(GuardrailSchema, memberG),
+      defaultGuardrail: decode(GuardrailSchema, defaultG),
+    };
+  }
+
+  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    await this.client.set(this.k.record(scope, kind, id), buf, "EX", ttlSeconds);
+  }
+
+  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
+    return (await this.client.getBuffer(this.k.record(scope, kind, id))) ?? undefined;
+  }
+
+  async admit(a: Admission): Promise<AdmissionResult> {
+    const rateKey = a.rate
+      ? this.k.rate(a.scope, a.keyHash, rateWindowIndex(a.rate))
+      : this.k.rate(a.scope, a.keyHash, 0);
+    const result = (await this.script("rgAdmit")(
+      3 + a.budgets.length,
+      rateKey,
+      this.k.credits(a.scope),
+      this.k.keySpend(a.scope, a.keyHash),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
+      a.rate?.limit ?? 0,
+      a.rate ? rateWindowRemainingMs(a.rate) : 0,
+      a.creditMicros,
+      a.keyLimitMicros ?? -1,
+      a.keyMicros,
+      SPEND_TTL_SECONDS,
+      SPEND_DAYS_KEPT,
+      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day]),
+    )) as [string, number, number?];
+    const [verdict, x, y] = result;
+    switch (verdict) {
+      case "ok":
+        return a.rate
+          ? { ok: true, metered: x === 1, rateUsed: y ?? 0 }
+          : { ok: true, metered: x === 1 };
+      case "rate-limit":
+        return { ok: false, reason: "rate-limit", retryAfterMs: Math.max(0, x) };
+      case "credits":
+        return { ok: false, reason: "credits", balanceMicros: x };
+      case "key-limit":
+        return { ok: false, reason: "key-limit", spentMicros: x };
+      default:
+        return {
+          ok: false,
+          reason: "budget",
+          guardrailId: a.budgets[x]?.guardrailId ?? "",
+          entity: a.budgets[x]?.entity ?? "",
+          spentMicros: y ?? 0,
+        };
+    }
+  }
+
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void> {
+    const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
+    const usage = keyUsageCounters(a.keyHash, new Date());
+    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
+    await this.script("rgSettle")(
+      4 + usage.length + a.budgets.length,
+      this.k.settled(a.scope, a.id ?? "-"),
+      this.k.credits(a.scope),
+      this.k.keySpend(a.scope, a.keyHash),
+      // Same hash tag as the counters: one script, one slot, one round trip.
+      record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
+      ...usage.map((c) => this.k.keyUsage(a.scope, c.suffix)),
+      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
+      a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
+      metered ? "1" : "0",
+      a.creditMicros - actual.creditMicros,
+      actual.keyMicros - a.keyMicros,
+      record ? record.ttlSeconds : 0,
+      record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
+      usage.length,
+      ...usage.flatMap((c, i) => [amounts[i] ?? 0, c.ttlSeconds]),
+      ...a.budgets.flatMap((b) => [b.day, (real.get(counterId(b)) ?? 0) - b.amountMicros]),
+    );
+  }
+
+  async getCredits(scope: string): Promise<number | undefined> {
+    const v = await this.client.get(this.k.credits(scope));
+    return v === null ? undefined : Number(v);
+  }
+
+  async addCredits(scope: string, micros: number): Promise<number> {
+    // Both in one transaction: the added total and the balance never disagree.
+    const res = await this.client
+      .multi()
+      .incrby(this.k.creditsAdded(scope), micros)
+      .incrby(this.k.credits(scope), micros)
+      .exec();
+    const [err, balance] = res?.[1] ?? [new Error("addCredits: transaction aborted"), 0];
+    if (err) throw err;
+    return Number(balance);
+  }
+
+  async getCreditsAdded(scope: string): Promise<number> {
+    return Number((await this.client.get(this.k.creditsAdded(scope))) ?? 0);
+  }
+
+  async getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage> {
+    const counters = keyUsageCounters(keyHash, now);
+    const values = await this.client.mget(
+      this.k.keySpend(scope, keyHash),
+      ...counters.map((c) => this.k.keyUsage(scope, c.suffix)),
+    );
+    const [total, ...rest] = values.map((v) => Number(v ?? 0));
+    return keyUsageFrom(total ?? 0, rest);
+  }
+
+  async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {
+    return Promise.all(
+      windows.map(async (w) => {
+        const days = Array.from({ length: Math.max(0, w.lastDay - w.firstDay + 1) }, (_, i) =>
+          String(w.firstDay + i),
+        );
+        if (days.length === 0) return 0;
+        const values = await this.client.hmget(
+          this.k.budgetSpend(scope, w.guardrailId, w.entity),
+          ...days,
+        );
+        return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+      }),
+    );
+  }
+}

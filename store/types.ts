@@ -1,0 +1,215 @@
+import type { ApiKey, Workspace } from "../gen/railgate/account/v1/account_pb.js";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { Admission, AdmissionResult, Settlement, SpendWindow } from "./admission.js";
+import type { KeyUsage } from "./key-usage.js";
+import type { LimitReached } from "./limits.js";
+
+/** A page of items and the total number that match. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface Versioned<T> {
+  value: T;
+  version: number;
+}
+
+/** An assignment of a guardrail to a key or to a member (plain data, not a message). */
+export interface AssignmentRecord {
+  id: string;
+  /** The key hash or the member's user id. */
+  subject: string;
+  guardrailId: string;
+  workspaceId: string;
+  assignedBy: string;
+  createdAtMs: number;
+}
+
+export type AssignmentKind = "key" | "member";
+
+/** What governs a key, read in one round trip on the hot path. */
+export interface Governance {
+  key: ApiKey;
+  keyGuardrail?: Guardrail;
+  memberGuardrail?: Guardrail;
+  defaultGuardrail?: Guardrail;
+}
+
+/**
+ * A PATCH of one guardrail, applied inside the store in one atomic step:
+ * only the named fields are written, so writers of other fields never
+ * conflict. The caller validated `next` (the record it read with the patch
+ * applied); the rules that span fields hold on the stored result as long as
+ * the `unchanged` fields still hold what was read, which the store checks.
+ */
+export interface GuardrailPatch {
+  workspaceId: string;
+  id: string;
+  /** The version the patch was computed from; 0 = the guardrail was missing. */
+  readVersion: number;
+  /** Proto names of the fields to write, taken from `next`. */
+  fields: string[];
+  next: Guardrail;
+  /** Proto names of fields `next` was validated against but does not write. */
+  unchanged: string[];
+  read: Guardrail;
+  /** A workspace default: when missing (and readVersion is 0), create it from `next` whole. */
+  materialize: boolean;
+}
+
+/** An opaque per-workspace record with a lifetime (a generation record), by kind and id. */
+export interface StoredRecord {
+  kind: string;
+  id: string;
+  data: Uint8Array;
+  ttlSeconds: number;
+}
+
+/** Where management keys live: a pseudo workspace of the organization. */
+export const ORG_SCOPE = "org";
+
+/**
+ * All persistent state. Two implementations with one contract: Redis (the
+ * real deployment, every multi-key operation atomic and on one hash tag) and
+ * an in-process memory store used only when no Redis is reachable.
+ */
+export interface Store {
+  readonly kind: "redis" | "memory";
+  close(): Promise<void>;
+  /** Resolves when the store answers (health checks); throws when it does not. */
+  ping(): Promise<void>;
+
+  // Organization.
+  /** Creates the default workspace unless one was ever created; returns the current default id. */
+  bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined>;
+  defaultWorkspaceId(): Promise<string | undefined>;
+
+  // Workspaces.
+  /** Refused with LimitReached beyond COUNT_LIMITS.workspaces. */
+  createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached>;
+  getWorkspace(id: string): Promise<Workspace | undefined>;
+  workspaceIdBySlug(slug: string): Promise<string | undefined>;
+  listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>>;
+  updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing">;
+  /**
+   * Removes the workspace with its guardrails, (disabled) keys and
+   * assignments, atomically refused while it holds enabled keys: their
+   * count comes back and nothing is deleted.
+   */
+  deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }>;
+
+  // Guardrails. A guardrail's workspace never changes, so the pointer is cacheable.
+  guardrailWorkspace(id: string): Promise<string | undefined>;
+  getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined>;
+  /**
+   * Creates a guardrail at version 1. Refused with LimitReached beyond
+   * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count).
+   */
+  createGuardrail(g: Guardrail): Promise<"ok" | "exists" | "missing-workspace" | LimitReached>;
+  /**
+   * Applies a patch and bumps the version: the stored result, "conflict" when
+   * an `unchanged` field changed (or the guardrail vanished) since it was
+   * read, "missing" when there is nothing to patch.
+   */
+  patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing">;
+  deleteGuardrail(workspaceId: string, id: string): Promise<boolean>;
+  listGuardrails(
+    workspaceId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<Guardrail>>;
+
+  // Keys. ORG_SCOPE holds management keys.
+  /** Refused with LimitReached beyond COUNT_LIMITS.keysPerWorkspace (managementKeys in ORG_SCOPE). */
+  createKey(
+    scope: string,
+    key: ApiKey,
+  ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached>;
+  keyScope(hash: string): Promise<string | undefined>;
+  getKey(scope: string, hash: string): Promise<ApiKey | undefined>;
+  putKey(scope: string, key: ApiKey): Promise<boolean>;
+  deleteKey(scope: string, hash: string): Promise<boolean>;
+  /** Pages in creation order; enabledOnly pages (and counts) the enabled keys alone. */
+  listKeys(
+    scope: string | undefined,
+    offset: number,
+    limit: number,
+    enabledOnly?: boolean,
+  ): Promise<Page<ApiKey>>;
+
+  // Assignments (key or member -> at most one guardrail), within one workspace.
+  /**
+   * Assigns subjects; "missing" when the guardrail no longer exists. Refused
+   * as a whole (LimitReached) when the new subjects would take the
+   * workspace's assignments of this kind past their limit.
+   */
+  assign(
+    kind: AssignmentKind,
+    records: AssignmentRecord[],
+  ): Promise<{ assigned: number } | "missing" | LimitReached>;
+  unassign(
+    kind: AssignmentKind,
+    workspaceId: string,
+    guardrailId: string,
+    subjects: string[],
+  ): Promise<number>;
+  getAssignment(
+    kind: AssignmentKind,
+    workspaceId: string,
+    subject: string,
+  ): Promise<AssignmentRecord | undefined>;
+  /** Pages by workspace, then by time of assignment (then subject). */
+  listAssignments(
+    kind: AssignmentKind,
+    workspaceId: string | undefined,
+    guardrailId: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<Page<AssignmentRecord>>;
+
+  /** The key and every guardrail that governs it, read atomically. */
+  loadGovernance(hash: string): Promise<Governance | undefined>;
+
+  // Opaque per-workspace records with a lifetime (generation records).
+  putRecord(
+    scope: string,
+    kind: string,
+    id: string,
+    data: Uint8Array,
+    ttlSeconds: number,
+  ): Promise<void>;
+  getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined>;
+
+  // Metering: every counter changes atomically (Lua on Redis).
+  /** Checks and reserves a request's rate, credits, key limit and budgets at once. */
+  admit(admission: Admission): Promise<AdmissionResult>;
+  /**
+   * Replaces an admitted request's reservations by what it really cost and,
+   * in the same round trip (one script on Redis), stores the request's record.
+   * Idempotent by the admission's id: a repeat changes no counter.
+   */
+  settle(
+    admission: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: StoredRecord,
+  ): Promise<void>;
+  /** Workspace credit balance in micro-USD; undefined = unmetered. */
+  getCredits(scope: string): Promise<number | undefined>;
+  /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
+  addCredits(scope: string, micros: number): Promise<number>;
+  /** Every credit ever added (less what was removed), in micro-USD: usage = added - balance. */
+  getCreditsAdded(scope: string): Promise<number>;
+  /** A key's settled spend, all-time and per budget window at `now`, on credits and BYOK. */
+  getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage>;
+  /** What each counter spent over the days of its window, in micro-USD. */
+  getSpend(scope: string, windows: SpendWindow[]): Promise<number[]>;
+
+  /**
+   * Calls the listener with the scope (workspace id or "org") whose keys,
+   * guardrails or assignments changed, in this process or, on Redis, any
+   * replica. Returns an unsubscribe function.
+   */
+  onInvalidate(listener: (scope: string) => void): () => void;
+}
