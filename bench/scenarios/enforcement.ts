@@ -1,3 +1,4 @@
+import { BUILTIN_SLUGS } from "../../governance/filters/builtin-table.js";
 import { describe, fmt, signed } from "../table.js";
 import { progress, type ScenarioContext } from "./context.js";
 import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";
@@ -5,16 +6,7 @@ import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";
 const CONNECTIONS = 50;
 const TARGET_ADDED_P50_MS = 1;
 
-const BUILTINS = [
-  "email",
-  "phone",
-  "ssn",
-  "credit-card",
-  "ip-address",
-  "person-name",
-  "address",
-  "regex-prompt-injection",
-];
+const BUILTINS = BUILTIN_SLUGS;
 
 /** Twenty plausible operator patterns (RE2 syntax), none matching the bench prose. */
 const CUSTOM_PATTERNS = [

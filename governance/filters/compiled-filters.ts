@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { BUILTIN_FILTERS, SCOPED_BUILTIN } from "./detectors/builtins.js";
+import { DEFAULT_BLOCK_LABEL, DEFAULT_REDACT_LABEL, SCOPED_BUILTIN } from "./builtin-table.js";
+import { BUILTIN_FILTERS } from "./detectors/builtins.js";
 import { compilePattern, customPatternDetector } from "./detectors/custom-pattern.js";
 import type { Detector, Span } from "./detectors/detector.js";
 import { appliedHits, type Hit, redact, STRENGTH } from "./resolve-hits.js";
@@ -12,24 +13,15 @@ import type {
   TextPart,
 } from "./types.js";
 
-const DEFAULT_REDACT_LABEL = "[REDACTED]";
 /**
- * Cost of scanning one character, in microseconds, measured with
- * bench/filters.ts: a regex builtin about a third. The person-name and
- * address gazetteers are priced at their cost on text dense with names and
- * addresses (bench/detector-quality.ts: about 1.3 and 0.25), most text costs
- * a tenth of that.
- * A custom pattern is priced at its worst case, one visit per instruction of
- * its program per character (see linear-scan.ts), about 40 ns each: most
- * patterns cost far less, but the estimate decides whether work may stay on
- * the event loop, so it must not be exceeded.
+ * Cost of scanning one character with a custom pattern, in microseconds
+ * (builtins carry their own, see detectors/builtins.ts): priced at its worst
+ * case, one visit per instruction of its program per character (see
+ * linear-scan.ts), about 40 ns each. Most patterns cost far less, but the
+ * estimate decides whether work may stay on the event loop, so it must not be
+ * exceeded.
  */
-const MICROS_PER_CHAR = { builtin: 0.35, customPerInstruction: 0.04 };
-const GAZETTEER_MICROS_PER_CHAR = new Map([
-  ["person-name", 1.5],
-  ["address", 0.3],
-]);
-const DEFAULT_BLOCK_LABEL = "[BLOCKED]";
+const CUSTOM_MICROS_PER_INSTRUCTION = 0.04;
 
 interface CompiledRule {
   slug: string;
@@ -39,8 +31,8 @@ interface CompiledRule {
   name: string;
   detector: Detector;
   userOnly: boolean;
-  /** Instructions of a custom pattern's compiled program. */
-  programSize?: number;
+  /** Estimated microseconds to scan one character (see CompiledFilters.microsPerChar). */
+  microsPerChar: number;
   /** Rules with the same slug, label and action report as one outcome. */
   outcome: number;
 }
@@ -68,7 +60,10 @@ export class CompiledFilters {
   readonly empty: boolean;
   /** Identifies the rules by content: equal rules, equal key (see filterSetKey). */
   readonly key: string;
-  /** Estimated microseconds per scanned character (see MICROS_PER_CHAR). */
+  /**
+   * Estimated microseconds per scanned character, each detector counted once
+   * (see CUSTOM_MICROS_PER_INSTRUCTION and detectors/builtins.ts).
+   */
   readonly microsPerChar: number;
   private readonly outcomeKeys: { slug: string; label: string; action: FilterActionName }[];
 
@@ -83,11 +78,7 @@ export class CompiledFilters {
     this.outcomeKeys = outcomeKeys;
     let micros = 0;
     for (const detector of new Set(rules.map((r) => r.detector))) {
-      const rule = rules.find((r) => r.detector === detector) as CompiledRule;
-      const gazetteer = GAZETTEER_MICROS_PER_CHAR.get(rule.slug);
-      if (gazetteer !== undefined) micros += gazetteer;
-      else if (rule.slug !== "custom") micros += MICROS_PER_CHAR.builtin;
-      else micros += MICROS_PER_CHAR.customPerInstruction * (rule.programSize ?? 0);
+      micros += (rules.find((r) => r.detector === detector) as CompiledRule).microsPerChar;
     }
     this.microsPerChar = micros;
   }
@@ -99,27 +90,30 @@ export class CompiledFilters {
     const outcomeIndex = new Map<string, number>();
     const seen = new Set<string>();
     // Guardrails often repeat a pattern: compile each distinct one once.
-    const patterns = new Map<string, { detector: Detector; programSize: number }>();
+    const patterns = new Map<string, { detector: Detector; microsPerChar: number }>();
     for (const rule of rules) {
       if (!Object.hasOwn(STRENGTH, rule.action))
         throw new Error(`Unknown content filter action ${JSON.stringify(rule.action)}`);
       const label = labelOf(rule);
       const userOnly = rule.slug === SCOPED_BUILTIN && rule.scanScope === "user_only";
       let detector: Detector;
-      let programSize: number | undefined;
+      let microsPerChar: number;
       if (rule.slug === "custom") {
         const pattern = rule.pattern ?? "";
         let known = patterns.get(pattern);
         if (!known) {
           const re = compilePattern(pattern);
-          known = { detector: customPatternDetector(re), programSize: re.programSize() };
+          known = {
+            detector: customPatternDetector(re),
+            microsPerChar: CUSTOM_MICROS_PER_INSTRUCTION * re.programSize(),
+          };
           patterns.set(pattern, known);
         }
-        ({ detector, programSize } = known);
+        ({ detector, microsPerChar } = known);
       } else {
         const builtin = BUILTIN_FILTERS.get(rule.slug);
         if (!builtin) throw new Error(`Unknown content filter ${JSON.stringify(rule.slug)}`);
-        detector = builtin.detector;
+        ({ detector, microsPerChar } = builtin);
       }
       // The same rule from two guardrails would only count every match twice.
       const signature = JSON.stringify([
@@ -145,7 +139,7 @@ export class CompiledFilters {
         name: BUILTIN_FILTERS.get(rule.slug)?.name ?? label,
         detector,
         userOnly,
-        programSize,
+        microsPerChar,
         outcome,
       });
     }

@@ -7,7 +7,7 @@ import {
   GuardrailSchema,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "./builtins.js";
+import { builtinEntry, SCOPED_BUILTIN } from "../../governance/filters/builtin-table.js";
 
 /** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
 const ZDR_FIELDS = [
@@ -71,7 +71,7 @@ function withFilterDefaults(g: Guardrail): Guardrail {
     g.contentFilterBuiltins = create(BuiltinFilterListSchema, {
       values: g.contentFilterBuiltins.values.map((b) => ({
         ...b,
-        label: BUILTIN_FILTER_LABELS[b.slug] ?? "",
+        label: builtinEntry(b.slug)?.label ?? "",
         scanScope:
           b.slug === SCOPED_BUILTIN && b.scanScope === ScanScope.UNSPECIFIED
             ? ScanScope.ALL_MESSAGES

@@ -5,10 +5,14 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  BUILTIN_SLUGS,
+  isBuiltinSlug,
+  SCOPED_BUILTIN,
+} from "../../governance/filters/builtin-table.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { quote } from "../../platform/quote.js";
-import { isBuiltinSlug, SCOPED_BUILTIN } from "./builtins.js";
 import { LIMITS } from "./limits.js";
 
 function fail(message: string): never {
@@ -82,7 +86,7 @@ export function validateGuardrail(g: Guardrail): void {
       if (b.slug.length === 0) fail(`${at}.slug is required`);
       if (!isBuiltinSlug(b.slug)) {
         fail(
-          `${at}.slug ${quote(b.slug)} is not a builtin filter (one of email, phone, ssn, credit-card, ip-address, person-name, address, regex-prompt-injection)`,
+          `${at}.slug ${quote(b.slug)} is not a builtin filter (one of ${BUILTIN_SLUGS.join(", ")})`,
         );
       }
       if (seen.has(b.slug)) fail(`${at}.slug ${quote(b.slug)} appears more than once`);

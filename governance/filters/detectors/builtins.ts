@@ -1,3 +1,9 @@
+import {
+  BUILTIN_SLUGS,
+  BUILTIN_TABLE,
+  type BuiltinEntry,
+  type BuiltinSlug,
+} from "../builtin-table.js";
 import { creditCardDetector } from "./credit-card.js";
 import type { Detector } from "./detector.js";
 import { emailDetector } from "./email.js";
@@ -8,46 +14,37 @@ import { promptInjectionDetector } from "./prompt-injection.js";
 import { ssnDetector } from "./ssn.js";
 import { streetAddressDetector } from "./street-address.js";
 
-export interface BuiltinFilter {
-  /** The fixed label the filter redacts with and reports; labels sent with a rule are ignored. */
-  label: string;
-  /**
-   * What a block message names ("Request blocked by content filter: Email
-   * address"): OpenRouter's preset names for the regex presets, and the
-   * entity type for the two it detects with NLP ("Blocked PII detected:
-   * PERSON"), as its sensitive-info guide documents.
-   */
-  name: string;
+export interface BuiltinFilter extends BuiltinEntry {
   detector: Detector;
+  /** Estimated microseconds to scan one character (see CompiledFilters.microsPerChar). */
+  microsPerChar: number;
 }
 
-/** One entry per builtin slug; adding a builtin touches its own file and this map. */
-export const BUILTIN_FILTERS: ReadonlyMap<string, BuiltinFilter> = new Map([
-  ["email", { label: "[EMAIL]", name: "Email address", detector: emailDetector }],
-  ["phone", { label: "[PHONE]", name: "Phone number", detector: phoneDetector }],
-  ["ssn", { label: "[SSN]", name: "Social Security number", detector: ssnDetector }],
-  [
-    "credit-card",
-    { label: "[CREDIT_CARD]", name: "Credit card number", detector: creditCardDetector },
-  ],
-  ["ip-address", { label: "[IP_ADDRESS]", name: "IP address", detector: ipAddressDetector }],
-  [
-    "person-name",
-    {
-      label: "[PERSON_NAME]",
-      name: "Blocked PII detected: PERSON",
-      detector: personNameDetector,
-    },
-  ],
-  [
-    "address",
-    { label: "[ADDRESS]", name: "Blocked PII detected: LOCATION", detector: streetAddressDetector },
-  ],
-  [
-    "regex-prompt-injection",
-    { label: "[PROMPT_INJECTION]", name: "Prompt injection", detector: promptInjectionDetector },
-  ],
-]);
+/**
+ * Cost of scanning one character, in microseconds, measured with
+ * bench/filters.ts: a regex builtin about a third. The person-name and
+ * address gazetteers are priced at their cost on text dense with names and
+ * addresses (bench/detector-quality.ts: about 1.3 and 0.25), most text costs
+ * a tenth of that.
+ */
+const REGEX_MICROS_PER_CHAR = 0.35;
 
-/** The only builtin whose rules may scan user text alone. */
-export const SCOPED_BUILTIN = "regex-prompt-injection";
+/** Keyed by the slug table: a builtin added there without a detector here does not compile. */
+const DETECTORS: Record<BuiltinSlug, Omit<BuiltinFilter, keyof BuiltinEntry>> = {
+  email: { detector: emailDetector, microsPerChar: REGEX_MICROS_PER_CHAR },
+  phone: { detector: phoneDetector, microsPerChar: REGEX_MICROS_PER_CHAR },
+  ssn: { detector: ssnDetector, microsPerChar: REGEX_MICROS_PER_CHAR },
+  "credit-card": { detector: creditCardDetector, microsPerChar: REGEX_MICROS_PER_CHAR },
+  "ip-address": { detector: ipAddressDetector, microsPerChar: REGEX_MICROS_PER_CHAR },
+  "person-name": { detector: personNameDetector, microsPerChar: 1.5 },
+  address: { detector: streetAddressDetector, microsPerChar: 0.3 },
+  "regex-prompt-injection": {
+    detector: promptInjectionDetector,
+    microsPerChar: REGEX_MICROS_PER_CHAR,
+  },
+};
+
+/** Each builtin's entry in the slug table with the detector that runs it. */
+export const BUILTIN_FILTERS: ReadonlyMap<string, BuiltinFilter> = new Map(
+  BUILTIN_SLUGS.map((slug) => [slug, { ...BUILTIN_TABLE[slug], ...DETECTORS[slug] }]),
+);
