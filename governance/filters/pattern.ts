@@ -1,5 +1,4 @@
-import { RE2JS } from "re2js";
-import { withJsWhitespace } from "./detectors/js-whitespace.js";
+import { compileCustomPattern } from "./detectors/custom-pattern.js";
 import { canMatchEmpty } from "./detectors/linear-scan.js";
 import { nestedQuantifierProblem } from "./nested-quantifiers.js";
 
@@ -11,20 +10,17 @@ import { nestedQuantifierProblem } from "./nested-quantifiers.js";
  * which OpenRouter refuses as unsafe for backtracking engines, and patterns
  * that can match the empty string ("a*", "(x)?", "\\b"): they would match
  * between every two characters, and are always a mistake for "a+", "(x)"
- * and the like. `\s` is checked as it runs, with JavaScript's meaning.
+ * and the like. The program checked is the one the filter engine compiles
+ * (compileCustomPattern), so `\s` is checked as it runs, with JavaScript's
+ * meaning, and a pattern accepted here is one CompiledFilters can run.
  * Returns the reason the pattern is unusable, or undefined when it is usable.
  */
 export function patternProblem(pattern: string): string | undefined {
-  try {
-    RE2JS.compile(pattern);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    return `${detail} (patterns run on a linear-time RE2 engine: backreferences and lookaround are not supported)`;
-  }
+  const compiled = compileCustomPattern(pattern);
+  if ("problem" in compiled) return compiled.problem;
   const nested = nestedQuantifierProblem(pattern);
   if (nested) return nested;
-  // The program that will run: \s rewritten (see withJsWhitespace).
-  if (canMatchEmpty(RE2JS.compile(withJsWhitespace(pattern))))
+  if (canMatchEmpty(compiled.re))
     return "it can match the empty string (use + instead of *, or make at least one character required)";
   return undefined;
 }

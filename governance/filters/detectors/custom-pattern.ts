@@ -12,24 +12,36 @@ function unsupportedConstruct(pattern: string): string | undefined {
 }
 
 /**
- * RE2 syntax (as validated when the guardrail was saved), no flags: a pattern
- * opts into (?i) itself. `\s` and `\S` take JavaScript's meaning (see
- * withJsWhitespace); the pattern is checked as written first, so an error
- * names what the user wrote, not the rewrite.
+ * The one way a custom pattern becomes a program: RE2 syntax (as validated
+ * when the guardrail was saved, see pattern.ts), no flags: a pattern opts
+ * into (?i) itself. `\s` and `\S` take JavaScript's meaning (see
+ * withJsWhitespace); the pattern is checked as written first, so a problem
+ * names what the user wrote, not the rewrite. Returns the program that runs,
+ * or why RE2 refused the pattern.
  */
-export function compilePattern(pattern: string): RE2JS {
-  if (pattern.length === 0) throw new Error("Invalid custom filter pattern: the pattern is empty");
+export function compileCustomPattern(pattern: string): { re: RE2JS } | { problem: string } {
   try {
     RE2JS.compile(pattern);
-    return RE2JS.compile(withJsWhitespace(pattern));
+    return { re: RE2JS.compile(withJsWhitespace(pattern)) };
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
     const construct = unsupportedConstruct(pattern);
-    throw new Error(
-      `Invalid custom filter pattern ${JSON.stringify(pattern)}: ${construct ?? detail}` +
-        " (patterns run on a linear-time RE2 engine)",
-    );
+    if (construct) return { problem: `${construct} (patterns run on a linear-time RE2 engine)` };
+    const detail = err instanceof Error ? err.message : String(err);
+    return {
+      problem: `${detail} (patterns run on a linear-time RE2 engine: backreferences and lookaround are not supported)`,
+    };
   }
+}
+
+/** compileCustomPattern for a stored rule: a pattern RE2 refuses throws, naming the pattern. */
+export function compilePattern(pattern: string): RE2JS {
+  if (pattern.length === 0) throw new Error("Invalid custom filter pattern: the pattern is empty");
+  const compiled = compileCustomPattern(pattern);
+  if ("problem" in compiled)
+    throw new Error(
+      `Invalid custom filter pattern ${JSON.stringify(pattern)}: ${compiled.problem}`,
+    );
+  return compiled.re;
 }
 
 /**
