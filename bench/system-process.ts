@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import type { RegionName } from "../platform/regions.js";
 import { defaultCatalog } from "../services/speech/catalog/default-catalog.js";
 import { type BenchConfig, ROOT } from "./config.js";
 import { ESPEAK_MODEL, MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
@@ -12,7 +13,7 @@ export interface SystemProcess {
   pid: number;
   /** http://127.0.0.1:<global port> */
   baseUrl: string;
-  ports: { global: number; europe: number; us: number };
+  ports: Record<RegionName, number>;
   peakRssMb(): number | undefined;
   stop(): Promise<void>;
 }

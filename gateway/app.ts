@@ -4,12 +4,13 @@ import type { RailgateConfig } from "../platform/config.js";
 import { InFlight } from "../platform/in-flight.js";
 import { componentLogger } from "../platform/logger.js";
 import { quote } from "../platform/quote.js";
+import { REGION_NAMES, type RegionName } from "../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../platform/request-id.js";
 import { injectTraceHeaders } from "../platform/tracing.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
-import type { RegionName, RequestContext, Route } from "./context.js";
+import type { RequestContext, Route } from "./context.js";
 import { Cors } from "./cors.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
@@ -128,7 +129,7 @@ export async function startGateway(
   const withCache = { ...options, keyCache };
   const inFlight = new InFlight();
   let draining = false;
-  for (const region of ["global", "europe", "us"] as const) {
+  for (const region of REGION_NAMES) {
     const handle = buildGateway(region, withCache);
     const server = createServer(
       {

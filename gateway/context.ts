@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import type { RegionName } from "../platform/regions.js";
 import type { ServiceClients } from "./clients.js";
 import type { KeyCache } from "./key-cache.js";
 import type { JsonSchema } from "./openapi/spec-schema.js";
-
-export type RegionName = "global" | "europe" | "us";
 
 /** Who may call a route (the services check the same rule again on every call). */
 export type Access = "public" | "management" | "standard" | "any-key";

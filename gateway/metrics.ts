@@ -1,6 +1,7 @@
 import type { Counter } from "prom-client";
 import { httpRequests, registry } from "../platform/metrics.js";
-import type { RegionName, Route } from "./context.js";
+import type { RegionName } from "../platform/regions.js";
+import type { Route } from "./context.js";
 
 type Child = ReturnType<Counter<"route" | "method" | "status" | "region">["labels"]>;
 

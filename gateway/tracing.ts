@@ -7,9 +7,9 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
+import type { RegionName } from "../platform/regions.js";
 import { startSpan, tracingEnabled } from "../platform/tracing.js";
 import type { Exchange } from "./access-log.js";
-import type { RegionName } from "./context.js";
 
 /**
  * Runs one request's handling inside its server span: the trace continues the caller's W3C

@@ -6,14 +6,14 @@ import {
   ExplainResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
+import { isRegionName, quotedRegionNames, regionName } from "../platform/regions.js";
 import type { ModelCatalog } from "../services/speech/catalog/model-catalog.js";
 import type { CatalogModel } from "../services/speech/catalog/types.js";
 import type { Store } from "../store/types.js";
 import type { Principal } from "./governance-cache.js";
 import { budgetCounters } from "./policy/budget-counters.js";
-import { REGION_OF } from "./policy/effective-policy.js";
 import { fromMicros, toMicros } from "./policy/money.js";
-import { type EffectivePolicy, type GoverningGuardrail, isRegionName } from "./policy/types.js";
+import type { EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
 import { budgetWindow } from "./policy/windows.js";
 import { allowListRefusers, modelRefusal, policyRules } from "./policy-rules.js";
 
@@ -41,7 +41,7 @@ function contributions(g: GoverningGuardrail): string[] {
   return [
     ...list(
       "allowed_data_regions",
-      r.allowedDataRegions?.values.map((x) => REGION_OF[x] ?? String(x)),
+      r.allowedDataRegions?.values.map((x) => regionName(x) ?? String(x)),
     ),
     ...list("allowed_models", r.allowedModels?.values),
     ...list("allowed_providers", r.allowedProviders?.values),
@@ -129,7 +129,7 @@ export async function explain(
   region: string,
 ): Promise<ExplainResponse> {
   if (region && !isRegionName(region))
-    throw invalidArgument('region must be one of "global", "europe", "us"');
+    throw invalidArgument(`region must be one of ${quotedRegionNames()}`);
   let models = catalog.models();
   if (modelId) {
     const m = catalog.find(modelId);

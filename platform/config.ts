@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { GrpcTlsFiles } from "./grpc-tls.js";
+import { REGION_NAMES, type RegionName } from "./regions.js";
 
 /**
  * Process configuration: every environment variable the services, the gateway
@@ -9,7 +10,7 @@ import type { GrpcTlsFiles } from "./grpc-tls.js";
  */
 export interface RailgateConfig {
   host: string;
-  gatewayPorts: { global: number; europe: number; us: number };
+  gatewayPorts: Record<RegionName, number>;
   guardrailGrpcPort: number;
   /** Where the gRPC services listen: loopback in one process, 0.0.0.0 in containers. */
   grpcHost: string;
@@ -35,7 +36,7 @@ export interface RailgateConfig {
   /** Service credential with which the gateway asserts the ingress region over gRPC. */
   internalToken?: string;
   /** Ingress region of callers that reach the gRPC listeners directly (not through the gateway). */
-  grpcRegion: "global" | "europe" | "us";
+  grpcRegion: RegionName;
   /**
    * How `npm start`'s gateway reaches the services in its own process:
    * "in-process" (direct calls) or "grpc" (the loopback listeners).
@@ -237,7 +238,6 @@ const corsOrigins = raw.transform((v, ctx): string[] => {
 });
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-const REGIONS = ["global", "europe", "us"] as const;
 
 /** The one schema: environment variable name -> parsed value. */
 export const configSchema = z
@@ -259,7 +259,7 @@ export const configSchema = z
     REDIS_CONNECT_TIMEOUT_MS: millis(2000),
     RAILGATE_MANAGEMENT_KEY: secret(32),
     RAILGATE_INTERNAL_TOKEN: secret(32),
-    RAILGATE_GRPC_REGION: oneOf(REGIONS, "global"),
+    RAILGATE_GRPC_REGION: oneOf(REGION_NAMES, "global"),
     RAILGATE_INTERNAL_TRANSPORT: oneOf(["in-process", "grpc"] as const, "in-process"),
     RAILGATE_GRPC_UNARY_TIMEOUT_MS: millis(10_000),
     RAILGATE_GRPC_TLS_CERT: text(undefined),

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports, serviceCredential } from "../../gateway/clients.js";
-import type { RegionName } from "../../gateway/context.js";
 import type { RailgateConfig } from "../../platform/config.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { componentLogger } from "../../platform/logger.js";
+import type { RegionName } from "../../platform/regions.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { startSpeechServer } from "../../services/speech/server.js";
 import { openStore } from "../../store/open-store.js";

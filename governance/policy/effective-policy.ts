@@ -1,24 +1,18 @@
 import {
   FilterAction,
   type Guardrail,
-  Region,
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { regionName } from "../../platform/regions.js";
 import type {
   AccountSettings,
   BudgetSpec,
   EffectivePolicy,
   FilterRuleSpec,
   GoverningGuardrail,
-  RegionName,
 } from "./types.js";
 
-export const REGION_OF: Partial<Record<Region, RegionName>> = {
-  [Region.GLOBAL]: "global",
-  [Region.EUROPE]: "europe",
-  [Region.US]: "us",
-};
 const ACTIONS: Partial<Record<FilterAction, FilterRuleSpec["action"]>> = {
   [FilterAction.BLOCK]: "block",
   [FilterAction.REDACT]: "redact",
@@ -104,7 +98,7 @@ export function effectivePolicy(
   return {
     guardrails: governing,
     regions: intersect(
-      gs.map((g) => g.allowedDataRegions?.values.flatMap((r) => REGION_OF[r] ?? [])),
+      gs.map((g) => g.allowedDataRegions?.values.flatMap((r) => regionName(r) ?? [])),
     ),
     allowedModels: intersect(gs.map((g) => g.allowedModels?.values)),
     allowedProviders: intersect(gs.map((g) => g.allowedProviders?.values)),

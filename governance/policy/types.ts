@@ -1,12 +1,6 @@
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { RegionName } from "../../platform/regions.js";
 
-/** The ingress regions, one gateway listener each. */
-export const REGION_NAMES = ["global", "europe", "us"] as const;
-export type RegionName = (typeof REGION_NAMES)[number];
-
-export function isRegionName(s: string): s is RegionName {
-  return (REGION_NAMES as readonly string[]).includes(s);
-}
 export type ZdrVendor = "anthropic" | "openai" | "google" | "xai" | "other";
 export type GuardrailSource = "key" | "member" | "workspace_default";
 

@@ -2,10 +2,10 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import type { Principal } from "../../governance/governance-cache.js";
-import { isRegionName, type RegionName } from "../../governance/policy/types.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../errors.js";
 import { hashSecret } from "../ids.js";
 import { admissionRefusals } from "../metrics.js";
+import { isRegionName, quotedRegionNames, type RegionName } from "../regions.js";
 import { CALLER_HEADERS } from "./caller-headers.js";
 import { peerVerifiedKey } from "./peer-identity.js";
 
@@ -116,7 +116,9 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
         );
       }
       if (!isRegionName(asserted)) {
-        throw invalidArgument(`${CALLER_HEADERS.ingressRegion} must be "global", "europe" or "us"`);
+        throw invalidArgument(
+          `${CALLER_HEADERS.ingressRegion} must be ${quotedRegionNames(" or ")}`,
+        );
       }
       region = asserted;
     }

@@ -4,9 +4,8 @@ import {
   type KeyUsage,
   KeyUsageSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import { REGION_OF } from "../../governance/policy/effective-policy.js";
 import { fromMicros } from "../../governance/policy/money.js";
-import { REGION_NAMES, type RegionName } from "../../governance/policy/types.js";
+import { REGION_NAMES, type RegionName, regionName } from "../../platform/regions.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";
 
 /** What a key spent (settled requests), read from its counters in the key's own scope. */
@@ -34,7 +33,7 @@ export async function keyRegions(store: Store, keyHash: string): Promise<RegionN
   const guardrails = [gov?.keyGuardrail, gov?.memberGuardrail, gov?.defaultGuardrail];
   let allowed: RegionName[] = [...REGION_NAMES];
   for (const g of guardrails) {
-    const listed = g?.allowedDataRegions?.values.flatMap((r) => REGION_OF[r] ?? []);
+    const listed = g?.allowedDataRegions?.values.flatMap((r) => regionName(r) ?? []);
     if (listed) allowed = allowed.filter((r) => listed.includes(r));
   }
   return allowed;

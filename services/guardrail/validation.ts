@@ -1,7 +1,6 @@
 import {
   FilterAction,
   type Guardrail,
-  Region,
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -13,6 +12,7 @@ import {
 import { patternProblem } from "../../governance/filters/pattern.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { quote } from "../../platform/quote.js";
+import { quotedRegionNames, regionName } from "../../platform/regions.js";
 import { LIMITS } from "./limits.js";
 
 function fail(message: string): never {
@@ -67,8 +67,8 @@ export function validateGuardrail(g: Guardrail): void {
       fail(`allowed_data_regions may have at most ${LIMITS.listMaxItems} elements`);
     }
     regions.values.forEach((r, i) => {
-      if (r === Region.UNSPECIFIED || Region[r] === undefined) {
-        fail(`allowed_data_regions[${i}] must be one of "global", "europe", "us"`);
+      if (regionName(r) === undefined) {
+        fail(`allowed_data_regions[${i}] must be one of ${quotedRegionNames()}`);
       }
     });
   }

@@ -1,13 +1,13 @@
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
-import type { RegionName } from "../../governance/policy/types.js";
 import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
 import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
 import type { GrpcTls } from "../../platform/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/health.js";
 import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
+import type { RegionName } from "../../platform/regions.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import type { Store } from "../../store/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";

@@ -15,7 +15,6 @@ import { admitRequest, type MeteringConfig, settlement } from "../../governance/
 import { type FilteredText, filterText } from "../../governance/content-filtering.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
-import type { RegionName } from "../../governance/policy/types.js";
 import { modelRefusal, policyRules } from "../../governance/policy-rules.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
 import {
@@ -35,6 +34,7 @@ import {
 } from "../../platform/metrics.js";
 import { quote } from "../../platform/quote.js";
 import { rateLimitHeaderValues } from "../../platform/rate-limit-headers.js";
+import type { RegionName } from "../../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import { nowTimestamp } from "../../platform/time.js";

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { REGION_NAMES } from "../../platform/regions.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, expectError } from "./support/gateway.js";
 import { useWorld } from "./support/world.js";
@@ -67,7 +68,7 @@ describe("enforcement: ingress regions", () => {
     // Key ∩ member: the key guardrail allows only europe, the member only us: nothing is left.
     const keyGuardrail = await w.gw.guardrail(ws, { allowed_data_regions: ["europe"] });
     await w.gw.assignKeys(keyGuardrail, key);
-    for (const region of ["global", "europe", "us"] as const) {
+    for (const region of REGION_NAMES) {
       expectError(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }, region), 403);
     }
   });

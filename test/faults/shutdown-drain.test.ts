@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
+import { REGION_NAMES } from "../../platform/regions.js";
 import { expectStatus } from "../gateway/harness.js";
 import { FakeOpenAi } from "../speech/support/fake-openai.js";
 import { Api } from "../support/http.js";
@@ -102,7 +103,7 @@ describe("faults: SIGTERM drains the system", function () {
       }
       system.child.process.kill("SIGTERM");
       await system.child.waitForLine(/draining/, 10_000);
-      for (const region of ["global", "europe", "us"] as const) {
+      for (const region of REGION_NAMES) {
         expect(await refused(system.ports[region]), `${region} refuses new connections`).to.equal(
           true,
         );

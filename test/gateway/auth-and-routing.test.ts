@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import { REGION_NAMES } from "../../platform/regions.js";
 import { Api } from "../support/http.js";
 import { MANAGEMENT_KEY } from "../support/system.js";
 import { createGuardrail, createKey, expectError, expectStatus, useSystem } from "./harness.js";
@@ -124,7 +125,7 @@ describe("gateway: authentication, authorization and regional listeners", () => 
   });
 
   describe("regional listeners", () => {
-    for (const region of ["global", "europe", "us"] as const) {
+    for (const region of REGION_NAMES) {
       it(`answers /healthz on the ${region} listener with its own region, without a key`, async () => {
         const res = await new Api(h.baseUrl(region)).get("/healthz");
         expectStatus(res, 200);

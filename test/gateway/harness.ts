@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import type { RegionName } from "../../gateway/context.js";
+import type { RegionName } from "../../platform/regions.js";
 import { Api, type JsonResponse } from "../support/http.js";
 import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RegionName } from "../../../gateway/context.js";
+import type { RegionName } from "../../../platform/regions.js";
 import { Api, type JsonResponse } from "../../support/http.js";
 import { MANAGEMENT_KEY } from "../../support/system.js";
 

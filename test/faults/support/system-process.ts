@@ -1,11 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { type Child, freePort, spawnChild } from "../../../bench/processes.js";
+import type { RegionName } from "../../../platform/regions.js";
 import { MANAGEMENT_KEY } from "../../support/system.js";
 
 export interface SystemProcess {
   child: Child;
-  ports: { global: number; europe: number; us: number };
-  baseUrl(region?: "global" | "europe" | "us"): string;
+  ports: Record<RegionName, number>;
+  baseUrl(region?: RegionName): string;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
 }
@@ -40,8 +41,7 @@ export async function startSystemProcess(
   const exited = new Promise<number | null>((resolve) =>
     child.process.once("exit", (code) => resolve(code)),
   );
-  const baseUrl = (region: "global" | "europe" | "us" = "global") =>
-    `http://127.0.0.1:${ports[region]}`;
+  const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
   for (let i = 0; ; i++) {
     if (child.process.exitCode !== null) {
       throw new Error(`system exited during start-up:\n${child.output().slice(-4000)}`);

@@ -1,0 +1,45 @@
+import { Region, RegionSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+
+/**
+ * The ingress regions, one gateway listener each. The proto enum
+ * (railgate.guardrail.v1.Region) is their one definition: the names the JSON
+ * API, the configuration and the caller headers use are its values' names in
+ * lower case ("REGION_EUROPE" -> "europe"), so a region added to the proto
+ * reaches every surface, and the type below makes each place that keys
+ * something by region (ports, listeners) name it. It lives in platform/
+ * because configuration and caller authentication read it as well as policy.
+ */
+export type RegionName = Lowercase<Exclude<keyof typeof Region, "UNSPECIFIED">>;
+
+const NAMED = RegionSchema.values.filter((v) => v.number !== Region.UNSPECIFIED);
+
+/** Every region, in the proto's order. */
+export const REGION_NAMES: readonly RegionName[] = NAMED.map(
+  (v) => v.localName.toLowerCase() as RegionName,
+);
+
+const BY_NAME: ReadonlyMap<string, Region> = new Map(
+  NAMED.map((v) => [v.localName.toLowerCase(), v.number as Region]),
+);
+const BY_VALUE: ReadonlyMap<number, RegionName> = new Map(
+  NAMED.map((v) => [v.number, v.localName.toLowerCase() as RegionName]),
+);
+
+export function isRegionName(s: string): s is RegionName {
+  return BY_NAME.has(s);
+}
+
+/** The name of an enum value, or undefined for UNSPECIFIED and numbers no region has. */
+export function regionName(value: Region): RegionName | undefined {
+  return BY_VALUE.get(value);
+}
+
+export function regionValue(name: RegionName): Region {
+  return BY_NAME.get(name) as Region;
+}
+
+/** The names quoted for a message: `"global", "europe", "us"`, or `... "europe" or "us"`. */
+export function quotedRegionNames(lastSeparator: ", " | " or " = ", "): string {
+  const quoted = REGION_NAMES.map((n) => `"${n}"`);
+  return `${quoted.slice(0, -1).join(", ")}${lastSeparator}${quoted.at(-1)}`;
+}
