@@ -1,11 +1,10 @@
 import {
   FilterAction,
-  type Region,
+  Region,
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { quote } from "../../platform/quote.js";
-import { REGION_NAMES, regionValue } from "../../platform/regions.js";
 import { badRequest } from "./fields.js";
 
 /** A two-way map between the API's lowercase strings and a protobuf enum. */
@@ -25,10 +24,11 @@ function enumMap<E extends number>(field: string, pairs: [string, E][]) {
   };
 }
 
-export const regions = enumMap<Region>(
-  "allowed_data_regions",
-  REGION_NAMES.map((name) => [name, regionValue(name)]),
-);
+export const regions = enumMap<Region>("allowed_data_regions", [
+  ["global", Region.GLOBAL],
+  ["europe", Region.EUROPE],
+  ["us", Region.US],
+]);
 
 export const resetIntervals = enumMap<ResetInterval>("reset_interval", [
   ["daily", ResetInterval.DAILY],
