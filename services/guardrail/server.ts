@@ -9,9 +9,11 @@ import type { GrpcTls } from "../common/grpc-tls.js";
 import { HealthServiceImpl } from "../common/health.js";
 import { served } from "../common/in-process-transport.js";
 import { componentLogger } from "../common/logger.js";
+import { trackGuardrailBudgets } from "../common/metrics.js";
 import type { Store } from "../common/store/types.js";
 import type { AccountSettings, RegionName } from "../policy/types.js";
 import { GovernanceCache } from "../speech/governance-cache.js";
+import { BUDGET_GAUGES_TTL_MS, cachedGuardrailBudgets } from "./budget-gauges.js";
 import { loadModelIds } from "./model-ids.js";
 import { checkedGuardrailService } from "./request-rules.js";
 import { GuardrailServiceImpl } from "./service.js";
@@ -41,6 +43,8 @@ export interface GuardrailServerOptions {
   env?: NodeJS.ProcessEnv;
   /** RATE_LIMIT_PER_MINUTE (default 600): what GET /key reports for keys without their own. */
   rateLimitPerMinute?: number;
+  /** How long the budget gauges reuse one store reading (default BUDGET_GAUGES_TTL_MS). */
+  budgetGaugesTtlMs?: number;
 }
 
 /**
@@ -107,9 +111,14 @@ export async function startGuardrailServer(
       ],
     },
   );
+  // This process owns guardrail state, so it reports each guardrail's spend (read from the store).
+  const untrackBudgets = trackGuardrailBudgets(
+    cachedGuardrailBudgets(store, options.budgetGaugesTtlMs ?? BUDGET_GAUGES_TTL_MS),
+  );
   return {
     ...server,
     close: async (closeOptions) => {
+      untrackBudgets();
       health.drain();
       operatorKey?.close();
       await server.close(closeOptions);
