@@ -8,7 +8,8 @@ import { MANAGEMENT_KEY } from "../support/system.js";
 /**
  * The console in a real headless Chromium (Debian's package; .ci/run installs it) against the
  * whole system with the embedded engine: sign in, create a guardrail through the form, assign
- * it, speak, and see the API's refusal when the guardrail's filter blocks.
+ * it, speak, and see the API's refusal when the guardrail's filter blocks; then every kind of
+ * guardrail field, assignments and deletion, each checked through the HTTP API.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const MODEL = "railgate/espeak-ng";
