@@ -365,6 +365,10 @@ async function signIn(key) {
 
 function signOut() {
   forgetKey();
+  // Nothing of the last session stays on screen for the next one.
+  fillGuardrailForm(undefined);
+  shownAssignments = undefined;
+  $("assignments").hidden = true;
   $("admin").hidden = true;
   $("nav").hidden = true;
   $("signin").hidden = false;
