@@ -43,7 +43,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && if [ "$WITH_ESPEAK" = "false" ]; then rm -rf node_modules/@echogarden/espeak-ng-emscripten; fi \
   && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The console's static files (HTML, one JS module, CSS): tsc does not copy them; the gateway reads
+# The console's static files (HTML, ES modules, CSS): tsc does not copy them; the gateway reads
 # them from ./console next to dist/.
 COPY console ./console
 COPY LICENSE README.md ./

@@ -1,39 +1,14 @@
-// Railgate console: plain DOM, no framework. Every call goes to this gateway's own /api/v1 with
-// a Bearer key; the management key lives in sessionStorage so it ends with the tab.
+// Railgate console: plain DOM, no framework. Every call goes to this gateway's own /api/v1 (api.js).
 
-const API = "/api/v1";
-const STORE = "railgate.managementKey";
+import { API, call, errorMessage, forgetKey, managementKey, rememberKey } from "./api.js";
+import {
+  editingId,
+  fillGuardrailForm,
+  guardrailRequest,
+  setupGuardrailForm,
+} from "./guardrail-form.js";
 
 const $ = (id) => document.getElementById(id);
-
-function managementKey() {
-  return sessionStorage.getItem(STORE) ?? "";
-}
-
-/** The API's own message, verbatim: it names the field and the rule. */
-async function errorMessage(res) {
-  const text = await res.text();
-  try {
-    const body = JSON.parse(text);
-    if (body?.error?.message) return `${res.status}: ${body.error.message}`;
-  } catch {
-    // not JSON: show what came
-  }
-  return `${res.status}: ${text || res.statusText}`;
-}
-
-/** Calls the API; resolves to the parsed JSON, or throws an Error carrying the API's message. */
-async function call(method, path, body, key = managementKey()) {
-  const headers = { authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${API}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(await errorMessage(res));
-  return res.json();
-}
 
 function status(text) {
   $("status").textContent = text;
@@ -88,87 +63,71 @@ function options(select, items, value, label) {
 
 let guardrails = [];
 
-function editButton(g) {
+function button(text, label, onClick) {
   const b = document.createElement("button");
   b.type = "button";
-  b.textContent = "Edit";
-  b.setAttribute("aria-label", `Edit ${g.name}`);
-  b.addEventListener("click", () => fillGuardrailForm(g));
+  b.textContent = text;
+  b.setAttribute("aria-label", label);
+  b.addEventListener("click", onClick);
   return b;
 }
 
 async function loadGuardrails() {
-  guardrails = (await call("GET", "/guardrails?limit=100")).data;
+  const ws = $("g-list-workspace").value;
+  const query = ws ? `&workspace_id=${encodeURIComponent(ws)}` : "";
+  guardrails = (await call("GET", `/guardrails?limit=100${query}`)).data;
   show(
     "guardrails-list",
     table(
       guardrails,
-      ["name", "id", "allowed_models", "content_filters", "limit_usd", "reset_interval"],
+      [
+        "name",
+        "id",
+        "allowed_models",
+        "allowed_providers",
+        "content_filter_builtins",
+        "content_filters",
+        "limit_usd",
+        "reset_interval",
+      ],
       "Guardrails",
-      (g) => [editButton(g)],
+      (g) => [
+        button("Edit", `Edit ${g.name}`, () => {
+          fillGuardrailForm(g);
+          $("g-name").focus();
+        }),
+        button("Assignments", `Assignments of ${g.name}`, () => showAssignments(g.id)),
+        button("Delete", `Delete ${g.name}`, () => deleteGuardrail(g)),
+      ],
     ),
   );
-  options(
-    $("assign-guardrail"),
-    guardrails,
-    (g) => g.id,
-    (g) => g.name,
-  );
-}
-
-/** A comma-separated field; empty is null, the API's "no restriction" (an empty list is refused). */
-function list(s) {
-  const items = s
-    .split(",")
-    .map((x) => x.trim())
-    .filter(Boolean);
-  return items.length > 0 ? items : null;
-}
-
-function fillGuardrailForm(g) {
-  $("g-id").value = g?.id ?? "";
-  $("g-name").value = g?.name ?? "";
-  $("g-description").value = g?.description ?? "";
-  $("g-models").value = (g?.allowed_models ?? []).join(", ");
-  $("g-regions").value = (g?.allowed_data_regions ?? []).join(", ");
-  const filter = g?.content_filters?.[0];
-  $("g-filter-pattern").value = filter?.pattern ?? "";
-  $("g-filter-action").value = filter?.action ?? "block";
-  $("g-limit").value = g?.limit_usd ?? "";
-  $("g-reset").value = g?.reset_interval ?? "";
-  $("guardrail-form-h").textContent = g ? `Edit guardrail ${g.name}` : "Create a guardrail";
-  $("g-submit").textContent = g ? "Save" : "Create";
-  $("guardrail-error").textContent = "";
-  $("g-name").focus();
-}
-
-/** The form as a request body; the API validates it (no second set of rules here). */
-function guardrailBody() {
-  const body = {
-    name: $("g-name").value,
-    description: $("g-description").value || null,
-    allowed_models: list($("g-models").value),
-    allowed_data_regions: list($("g-regions").value),
-    content_filters: $("g-filter-pattern").value
-      ? [{ pattern: $("g-filter-pattern").value, action: $("g-filter-action").value }]
-      : [],
-    reset_interval: $("g-reset").value || null,
-  };
-  const limit = $("g-limit").value.trim();
-  // Sent as typed: a non-number goes to the API as a string and its message names the field.
-  body.limit_usd = limit === "" ? null : Number.isNaN(Number(limit)) ? limit : Number(limit);
-  return body;
+  for (const id of ["assign-guardrail", "assign-member-guardrail"]) {
+    options(
+      $(id),
+      guardrails,
+      (g) => g.id,
+      (g) => g.name,
+    );
+  }
 }
 
 async function saveGuardrail(event) {
   event.preventDefault();
   const id = $("g-id").value;
   $("guardrail-error").textContent = "";
+  const body = guardrailRequest();
+  if (id && Object.keys(body).length === 0) {
+    // The API refuses an empty update; saying so here is plainer than its 400.
+    $("guardrail-error").textContent = "Nothing changed: edit a field, then save.";
+    return;
+  }
   try {
     const res = id
-      ? await call("PATCH", `/guardrails/${encodeURIComponent(id)}`, guardrailBody())
-      : await call("POST", "/guardrails", guardrailBody());
+      ? await call("PATCH", `/guardrails/${encodeURIComponent(id)}`, body)
+      : await call("POST", "/guardrails", body);
     status(`Guardrail ${res.data.name} ${id ? "saved" : "created"} (${res.data.id}).`);
+    // The list shows one workspace: the one that holds what was just saved.
+    if (workspaceShown(res.data.workspace_id)) $("g-list-workspace").value = res.data.workspace_id;
     await loadGuardrails();
     fillGuardrailForm(undefined);
   } catch (err) {
@@ -176,17 +135,98 @@ async function saveGuardrail(event) {
   }
 }
 
-async function assign(event) {
-  event.preventDefault();
-  const id = $("assign-guardrail").value;
-  const hash = $("assign-key").value;
+async function deleteGuardrail(g) {
+  if (!window.confirm(`Delete guardrail ${g.name} (${g.id})? This cannot be undone.`)) {
+    status(`Guardrail ${g.name} kept.`);
+    return;
+  }
   try {
-    const res = await call("POST", `/guardrails/${encodeURIComponent(id)}/assignments/keys`, {
-      key_hashes: [hash],
-    });
-    $("assign-result").textContent = `Assigned: ${res.assigned_count} key(s).`;
+    await call("DELETE", `/guardrails/${encodeURIComponent(g.id)}`);
+    status(`Guardrail ${g.name} deleted.`);
+    if (editingId() === g.id) fillGuardrailForm(undefined);
+    if (shownAssignments === g.id) {
+      shownAssignments = undefined;
+      $("assignments").hidden = true;
+    }
+    await loadGuardrails();
   } catch (err) {
-    $("assign-result").textContent = err.message;
+    status(`Delete ${g.name}: ${err.message}`);
+  }
+}
+
+/** The guardrail whose assignments are on show, refreshed after each change to them. */
+let shownAssignments;
+
+async function unassign(guardrailId, kind, subject, name) {
+  const field = kind === "keys" ? "key_hashes" : "member_user_ids";
+  try {
+    const res = await call(
+      "POST",
+      `/guardrails/${encodeURIComponent(guardrailId)}/assignments/${kind}/remove`,
+      { [field]: [subject] },
+    );
+    $("assignments-result").textContent = `Unassigned ${name}: ${res.unassigned_count} removed.`;
+    await showAssignments(guardrailId);
+  } catch (err) {
+    $("assignments-result").textContent = err.message;
+  }
+}
+
+async function showAssignments(guardrailId) {
+  const g = guardrails.find((x) => x.id === guardrailId);
+  const base = `/guardrails/${encodeURIComponent(guardrailId)}/assignments`;
+  try {
+    const [keys, members] = await Promise.all([
+      call("GET", `${base}/keys?limit=100`),
+      call("GET", `${base}/members?limit=100`),
+    ]);
+    shownAssignments = guardrailId;
+    $("assignments-h").textContent = `Assignments of ${g?.name ?? guardrailId}`;
+    show(
+      "assignments-keys",
+      table(
+        keys.data,
+        ["key_name", "key_label", "key_hash", "created_at"],
+        "Assigned keys",
+        (a) => [
+          button("Unassign", `Unassign key ${a.key_name}`, () =>
+            unassign(guardrailId, "keys", a.key_hash, `key ${a.key_name}`),
+          ),
+        ],
+      ),
+    );
+    show(
+      "assignments-members",
+      table(members.data, ["user_id", "workspace_id", "created_at"], "Assigned members", (a) => [
+        button("Unassign", `Unassign member ${a.user_id}`, () =>
+          unassign(guardrailId, "members", a.user_id, `member ${a.user_id}`),
+        ),
+      ]),
+    );
+    $("assignments").hidden = false;
+  } catch (err) {
+    status(`Assignments: ${err.message}`);
+  }
+}
+
+async function assign(event, kind) {
+  event.preventDefault();
+  const [select, subject, result, field] =
+    kind === "keys"
+      ? ["assign-guardrail", "assign-key", "assign-result", "key_hashes"]
+      : ["assign-member-guardrail", "assign-member", "assign-member-result", "member_user_ids"];
+  const id = $(select).value;
+  try {
+    const res = await call("POST", `/guardrails/${encodeURIComponent(id)}/assignments/${kind}`, {
+      [field]: [$(subject).value.trim()],
+    });
+    $(result).textContent =
+      kind === "keys"
+        ? `Assigned: ${res.assigned_count} key(s).`
+        : `Assigned: ${res.assigned_count} member(s).`;
+    if (shownAssignments === id) await showAssignments(id);
+  } catch (err) {
+    $(result).textContent = err.message;
   }
 }
 
@@ -196,17 +236,17 @@ async function loadKeys() {
   const keys = (await call("GET", "/keys?limit=100")).data;
   show(
     "keys-list",
-    table(keys, ["name", "hash", "label", "workspace_id", "disabled"], "Keys", (k) => {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.textContent = "Explain";
-      b.setAttribute("aria-label", `Explain ${k.name}`);
-      b.addEventListener("click", () => {
-        $("explain-hash").value = k.hash;
-        $("explain-form").requestSubmit();
-      });
-      return [b];
-    }),
+    table(
+      keys,
+      ["name", "hash", "label", "workspace_id", "member_user_id", "disabled"],
+      "Keys",
+      (k) => [
+        button("Explain", `Explain ${k.name}`, () => {
+          $("explain-hash").value = k.hash;
+          $("explain-form").requestSubmit();
+        }),
+      ],
+    ),
   );
   options(
     $("assign-key"),
@@ -214,11 +254,67 @@ async function loadKeys() {
     (k) => k.hash,
     (k) => `${k.name} (${k.label})`,
   );
+  // Members have no list of their own: the owners of keys are the ones the console can suggest.
+  const members = [...new Set(keys.map((k) => k.member_user_id).filter(Boolean))];
+  options(
+    $("member-ids"),
+    members,
+    (m) => m,
+    (m) => m,
+  );
 }
 
 async function loadWorkspaces() {
   const workspaces = (await call("GET", "/workspaces?limit=100")).data;
-  show("workspaces-list", table(workspaces, ["name", "id", "slug"], "Workspaces"));
+  show(
+    "workspaces-list",
+    table(workspaces, ["name", "id", "slug", "default_guardrail_id"], "Workspaces", (w) => [
+      button("Edit default guardrail", `Edit the default guardrail of ${w.name}`, () =>
+        editWorkspaceDefault(w),
+      ),
+    ]),
+  );
+  const choices = [{ id: "", name: "the default workspace" }, ...workspaces];
+  for (const id of ["g-workspace", "g-list-workspace"]) {
+    const chosen = $(id).value;
+    options(
+      $(id),
+      choices,
+      (w) => w.id,
+      (w) => (w.id ? `${w.name} (${w.id})` : w.name),
+    );
+    $(id).value = chosen;
+  }
+}
+
+function workspaceShown(id) {
+  return [...$("g-list-workspace").options].some((o) => o.value === id);
+}
+
+/**
+ * A workspace's default guardrail applies to all its traffic. Until configured it reads as 404;
+ * a PATCH (this form's save) materializes it, so the form opens on its defaults then.
+ */
+async function editWorkspaceDefault(w) {
+  const id = w.default_guardrail_id;
+  const res = await fetch(`${API}/guardrails/${encodeURIComponent(id)}`, {
+    headers: { authorization: `Bearer ${managementKey()}` },
+  });
+  if (res.status !== 404 && !res.ok) {
+    status(`Default guardrail of ${w.name}: ${await errorMessage(res)}`);
+    return;
+  }
+  const g =
+    res.status === 404
+      ? { id, name: `Workspace ${w.id} Default`, workspace_id: w.id }
+      : (await res.json()).data;
+  fillGuardrailForm(g);
+  status(
+    res.status === 404
+      ? `The default guardrail of ${w.name} is not configured yet: saving configures it.`
+      : `Editing the default guardrail of ${w.name}.`,
+  );
+  $("g-name").focus();
 }
 
 async function loadCredits() {
@@ -259,7 +355,7 @@ async function signIn(key) {
     headers: { authorization: `Bearer ${key}` },
   });
   if (!res.ok) throw new Error(await errorMessage(res));
-  sessionStorage.setItem(STORE, key);
+  rememberKey(key);
   $("signin").hidden = true;
   $("admin").hidden = false;
   $("nav").hidden = false;
@@ -268,7 +364,11 @@ async function signIn(key) {
 }
 
 function signOut() {
-  sessionStorage.removeItem(STORE);
+  forgetKey();
+  // Nothing of the last session stays on screen for the next one.
+  fillGuardrailForm(undefined);
+  shownAssignments = undefined;
+  $("assignments").hidden = true;
   $("admin").hidden = true;
   $("nav").hidden = true;
   $("signin").hidden = false;
@@ -423,8 +523,13 @@ $("signin-form").addEventListener("submit", async (event) => {
 });
 $("signout").addEventListener("click", signOut);
 $("guardrail-form").addEventListener("submit", saveGuardrail);
-$("g-new").addEventListener("click", () => fillGuardrailForm(undefined));
-$("assign-form").addEventListener("submit", assign);
+$("g-list-workspace").addEventListener("change", () => refresh("guardrails"));
+$("g-new").addEventListener("click", () => {
+  fillGuardrailForm(undefined);
+  $("g-name").focus();
+});
+$("assign-form").addEventListener("submit", (event) => assign(event, "keys"));
+$("assign-member-form").addEventListener("submit", (event) => assign(event, "members"));
 $("explain-form").addEventListener("submit", explain);
 $("speak-form").addEventListener("submit", speak);
 $("generation-form").addEventListener("submit", lookUpGeneration);
@@ -432,6 +537,8 @@ for (const b of document.querySelectorAll("[data-load]")) {
   b.addEventListener("click", () => refresh(b.dataset.load));
 }
 
+setupGuardrailForm();
+fillGuardrailForm(undefined);
 loadModels();
 if (managementKey()) {
   signIn(managementKey()).catch(() => signOut());

@@ -46,6 +46,11 @@ export interface RailgateConfig {
   grpcUnaryTimeoutMs: number;
   /** Development check, never from the environment: freeze messages crossing in process (tests). */
   freezeInProcessMessages?: boolean;
+  /**
+   * Never from the environment: how long the guardrail budget gauges reuse one store reading
+   * (default 5 s, see services/guardrail/budget-gauges.ts); tests set 0 to see every charge.
+   */
+  budgetGaugesTtlMs?: number;
   /** PEM files for TLS on the internal gRPC hop (mTLS: a gateway's client certificate proves it). */
   grpcTls?: GrpcTlsFiles;
   maxBodyBytes: number;

@@ -91,3 +91,99 @@ new Gauge({
     this.set(n);
   },
 });
+
+/** One guardrail's spend in its current window, as the guardrail gauges report it. */
+export interface GuardrailBudgetSample {
+  workspaceId: string;
+  guardrailId: string;
+  /** Spend of the keys charged under the guardrail, summed. */
+  keySpendUsd: number;
+  /** Spend of the members charged under the guardrail, summed. */
+  memberSpendUsd: number;
+  /** Keys and members that spent in the window. */
+  entities: number;
+  /** Only for guardrails with a limit_usd. */
+  budget?: { limitUsd: number; remainingUsd: number };
+}
+
+/**
+ * Readers of guardrail state (one per guardrail server in this process). Each
+ * caches its reading briefly and answers undefined when the store failed, so a
+ * scrape asks each once per gauge without hammering the store.
+ */
+const guardrailBudgets = new Set<() => Promise<GuardrailBudgetSample[] | undefined>>();
+
+/** Reports `read`'s samples in the guardrail gauges until the returned function is called. */
+export function trackGuardrailBudgets(
+  read: () => Promise<GuardrailBudgetSample[] | undefined>,
+): () => void {
+  guardrailBudgets.add(read);
+  return () => guardrailBudgets.delete(read);
+}
+
+type BudgetLabel = "workspace_id" | "guardrail_id" | "entity";
+
+/**
+ * Sets a gauge from every reader at scrape time. Reset first: a deleted
+ * guardrail's series disappears, and so does every series of a reader whose
+ * store failed (rather than reporting stale numbers).
+ */
+function budgetGauge<L extends BudgetLabel>(
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  set: (gauge: Gauge<L>, s: GuardrailBudgetSample) => void,
+): Gauge<L> {
+  return new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const read of guardrailBudgets) {
+        for (const s of (await read()) ?? []) set(this, s);
+      }
+    },
+  });
+}
+
+const ids = (s: GuardrailBudgetSample) => ({
+  workspace_id: s.workspaceId,
+  guardrail_id: s.guardrailId,
+});
+
+budgetGauge(
+  "railgate_guardrail_spend_usd",
+  "Spend charged under a guardrail in its current window, summed over the keys or the members",
+  ["workspace_id", "guardrail_id", "entity"],
+  (g, s) => {
+    g.set({ ...ids(s), entity: "key" }, s.keySpendUsd);
+    g.set({ ...ids(s), entity: "member" }, s.memberSpendUsd);
+  },
+);
+
+budgetGauge(
+  "railgate_guardrail_spending_entities",
+  "Keys and members that spent under a guardrail in its current window",
+  ["workspace_id", "guardrail_id"],
+  (g, s) => g.set(ids(s), s.entities),
+);
+
+budgetGauge(
+  "railgate_guardrail_limit_usd",
+  "A guardrail's limit_usd: the limit of each key and member it governs, per window",
+  ["workspace_id", "guardrail_id"],
+  (g, s) => {
+    if (s.budget) g.set(ids(s), s.budget.limitUsd);
+  },
+);
+
+budgetGauge(
+  "railgate_guardrail_budget_remaining_usd",
+  "What the guardrail's most-spent key or member may still spend in the current window",
+  ["workspace_id", "guardrail_id"],
+  (g, s) => {
+    if (s.budget) g.set(ids(s), s.budget.remainingUsd);
+  },
+);

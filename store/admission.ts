@@ -24,6 +24,25 @@ export interface SpendWindow {
   lastDay: number;
 }
 
+/** A guardrail's budget window, to read what every entity charged under it spent in it. */
+export interface GuardrailSpendQuery {
+  guardrailId: string;
+  firstDay: number;
+  lastDay: number;
+}
+
+/** What the entities charged under one guardrail spent in its window, in micro-USD. */
+export interface GuardrailSpend {
+  /** Summed over the keys charged (`key:` entities). */
+  keyMicros: number;
+  /** Summed over the members charged (`member:` entities). */
+  memberMicros: number;
+  /** The largest single entity's spend: the one closest to the (per entity) limit. */
+  maxEntityMicros: number;
+  /** How many entities spent anything in the window. */
+  entities: number;
+}
+
 /**
  * Everything one request must be admitted against, checked and reserved in
  * one atomic step: the key's rate limit, the workspace credit balance (when

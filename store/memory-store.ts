@@ -11,6 +11,8 @@ import {
   type Admission,
   type AdmissionResult,
   counterId,
+  type GuardrailSpend,
+  type GuardrailSpendQuery,
   rateWindowIndex,
   rateWindowRemainingMs,
   SETTLED_MARKER_TTL_SECONDS,
@@ -526,6 +528,21 @@ export class MemoryStore implements Store {
     return `${scope}/spend/${counterId(c)}/${day}`;
   }
 
+  /** Each scope's budget counters by id, with the day last charged (Redis: the spend index). */
+  private readonly spendIndexes = new Map<
+    string,
+    Map<string, { guardrailId: string; entity: string; lastCharged: number }>
+  >();
+
+  private spendIndex(scope: string) {
+    let index = this.spendIndexes.get(scope);
+    if (!index) {
+      index = new Map();
+      this.spendIndexes.set(scope, index);
+    }
+    return index;
+  }
+
   private windowSpent(scope: string, w: SpendWindow): number {
     let spent = 0;
     for (let day = w.firstDay; day <= w.lastDay; day++)
@@ -576,6 +593,13 @@ export class MemoryStore implements Store {
       if (b.amountMicros <= 0) continue;
       const key = this.spendKey(a.scope, b, b.day);
       this.bump(key, b.amountMicros);
+      const index = this.spendIndex(a.scope);
+      const last = index.get(counterId(b))?.lastCharged ?? b.day;
+      index.set(counterId(b), {
+        guardrailId: b.guardrailId,
+        entity: b.entity,
+        lastCharged: Math.max(last, b.day),
+      });
       // Like EXPIRE on the Redis hash: every charge renews the counter's lifetime.
       const c = this.counters.get(key);
       if (c) c.expiresAt = Date.now() + SPEND_TTL_SECONDS * 1000;
@@ -637,5 +661,30 @@ export class MemoryStore implements Store {
 
   async getSpend(scope: string, windows: SpendWindow[]): Promise<number[]> {
     return windows.map((w) => this.windowSpent(scope, w));
+  }
+
+  async getGuardrailSpend(
+    scope: string,
+    queries: GuardrailSpendQuery[],
+  ): Promise<GuardrailSpend[]> {
+    const counters = [...(this.spendIndexes.get(scope)?.values() ?? [])];
+    return queries.map((q) => {
+      const out: GuardrailSpend = {
+        keyMicros: 0,
+        memberMicros: 0,
+        maxEntityMicros: 0,
+        entities: 0,
+      };
+      for (const c of counters) {
+        if (c.guardrailId !== q.guardrailId || c.lastCharged < q.firstDay) continue;
+        const spent = this.windowSpent(scope, { ...c, firstDay: q.firstDay, lastDay: q.lastDay });
+        if (spent <= 0) continue;
+        if (c.entity.startsWith("key:")) out.keyMicros += spent;
+        else out.memberMicros += spent;
+        out.maxEntityMicros = Math.max(out.maxEntityMicros, spent);
+        out.entities++;
+      }
+      return out;
+    });
   }
 }

@@ -50,6 +50,12 @@ export class RedisKeys {
   /** One entity's spend under one guardrail: a hash of UTC day -> micro-dollars. */
   budgetSpend = (ws: string, guardrailId: string, entity: string) =>
     this.tagged(ws, `spend-d:${guardrailId}:${entity}`);
+  /**
+   * The workspace's budget counters (member: `<guardrail id>/<entity>`, score:
+   * the UTC day last charged), so metrics read only the counters a window can
+   * hold without scanning the keyspace.
+   */
+  spendIndex = (ws: string) => this.tagged(ws, "spend-i");
   /** Pub/sub channel announcing which scope changed (cache invalidation). */
   invalidations = () => `${this.prefix}:invalidate`;
   record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);

@@ -352,11 +352,12 @@ end
 
 /**
  * Admission: every check first, then every reservation, so a refused request
- * changes nothing. KEYS: rate, credits, key spend, then one spend counter per
- * budget. ARGV: rateLimit (0 = none), ms until the rate window ends, creditMicros,
- * keyLimitMicros (-1 = none), keyMicros, counter ttl, days kept, then limit,
- * amount, window's first day, today per budget. Budgets are checked before
- * the key's own limit (OpenRouter's order).
+ * changes nothing. KEYS: rate, credits, key spend, the spend index, then one
+ * spend counter per budget. ARGV: rateLimit (0 = none), ms until the rate window
+ * ends, creditMicros, keyLimitMicros (-1 = none), keyMicros, counter ttl, days
+ * kept, then limit, amount, window's first day, today and the counter's index
+ * member per budget. Budgets are checked before the key's own limit
+ * (OpenRouter's order).
  */
 export const ADMIT = `${LUA_SPEND}
 local rl = tonumber(ARGV[1])
@@ -370,13 +371,13 @@ if metered and credit > 0 then
   if balance < credit then return { "credits", balance } end
 end
 -- A request that costs a counter nothing (free or BYOK) cannot exceed it.
-for i = 4, #KEYS do
-  local base = 8 + (i - 4) * 4
+for i = 5, #KEYS do
+  local base = 8 + (i - 5) * 5
   local limit = tonumber(ARGV[base])
   local amount = tonumber(ARGV[base + 1])
   if amount > 0 then
     local spent = window_spent(KEYS[i], ARGV[base + 2], ARGV[base + 3])
-    if spent >= limit or spent + amount > limit then return { "budget", i - 4, spent } end
+    if spent >= limit or spent + amount > limit then return { "budget", i - 5, spent } end
   end
 end
 local klim = tonumber(ARGV[4])
@@ -392,13 +393,71 @@ if rl > 0 then
 end
 if metered and credit > 0 then redis.call("DECRBY", KEYS[2], credit) end
 if kamt > 0 then redis.call("INCRBY", KEYS[3], kamt) end
-for i = 4, #KEYS do
-  local base = 8 + (i - 4) * 4
+local charged = false
+for i = 5, #KEYS do
+  local base = 8 + (i - 5) * 5
   if tonumber(ARGV[base + 1]) > 0 then
     charge(KEYS[i], ARGV[base + 3], ARGV[base + 1], ARGV[6], tonumber(ARGV[7]))
+    -- GT: a replica whose clock is still on yesterday never hides today's charge.
+    redis.call("ZADD", KEYS[4], "GT", ARGV[base + 3], ARGV[base + 4])
+    charged = true
   end
 end
+if charged then
+  -- Counters whose last charge no window can reach any more have expired (or soon will).
+  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", "(" .. (tonumber(ARGV[8 + 3]) - tonumber(ARGV[7])))
+  redis.call("EXPIRE", KEYS[4], ARGV[6])
+end
 return { "ok", metered and 1 or 0, used }
+`;
+
+/**
+ * Every guardrail's spend in its window, summed per kind of entity, for
+ * metrics. KEYS: the spend index. ARGV: the scope's key prefix, then the
+ * guardrail id, window's first day and last day per guardrail. Answers per
+ * guardrail, in order: keys' total, members' total, the largest entity's
+ * spend and the number of entities that spent.
+ */
+export const GUARDRAIL_SPEND = `${LUA_SPEND}
+local queries = {}
+local by_id = {}
+local earliest = nil
+for i = 2, #ARGV, 3 do
+  local q = { first = tonumber(ARGV[i + 1]), last = ARGV[i + 2], key = 0, member = 0, max = 0, n = 0 }
+  queries[#queries + 1] = q
+  by_id[ARGV[i]] = by_id[ARGV[i]] or {}
+  table.insert(by_id[ARGV[i]], q)
+  if earliest == nil or q.first < earliest then earliest = q.first end
+end
+local out = {}
+if earliest == nil then return out end
+local members = redis.call("ZRANGEBYSCORE", KEYS[1], earliest, "+inf", "WITHSCORES")
+for j = 1, #members, 2 do
+  local m = members[j]
+  local slash = string.find(m, "/", 1, true)
+  local wanted = slash and by_id[string.sub(m, 1, slash - 1)]
+  if wanted then
+    local entity = string.sub(m, slash + 1)
+    local counter = ARGV[1] .. "spend-d:" .. string.sub(m, 1, slash - 1) .. ":" .. entity
+    for _, q in ipairs(wanted) do
+      if tonumber(members[j + 1]) >= q.first then
+        local spent = window_spent(counter, q.first, q.last)
+        if spent > 0 then
+          if string.sub(entity, 1, 4) == "key:" then q.key = q.key + spent else q.member = q.member + spent end
+          if spent > q.max then q.max = spent end
+          q.n = q.n + 1
+        end
+      end
+    end
+  end
+end
+for _, q in ipairs(queries) do
+  out[#out + 1] = q.key
+  out[#out + 1] = q.member
+  out[#out + 1] = q.max
+  out[#out + 1] = q.n
+end
+return out
 `;
 
 /**

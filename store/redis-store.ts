@@ -12,6 +12,8 @@ import {
   type Admission,
   type AdmissionResult,
   counterId,
+  type GuardrailSpend,
+  type GuardrailSpendQuery,
   rateWindowIndex,
   rateWindowRemainingMs,
   SETTLED_MARKER_TTL_SECONDS,
@@ -146,6 +148,7 @@ export class RedisStore implements Store {
       rgDeleteWorkspace: scripts.DELETE_WORKSPACE,
       rgAdmit: scripts.ADMIT,
       rgSettle: scripts.SETTLE,
+      rgGuardrailSpend: scripts.GUARDRAIL_SPEND,
     })) {
       client.defineCommand(name, { lua });
     }
@@ -675,10 +678,11 @@ export class RedisStore implements Store {
       ? this.k.rate(a.scope, a.keyHash, rateWindowIndex(a.rate))
       : this.k.rate(a.scope, a.keyHash, 0);
     const result = (await this.script("rgAdmit")(
-      3 + a.budgets.length,
+      4 + a.budgets.length,
       rateKey,
       this.k.credits(a.scope),
       this.k.keySpend(a.scope, a.keyHash),
+      this.k.spendIndex(a.scope),
       ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
       a.rate?.limit ?? 0,
       a.rate ? rateWindowRemainingMs(a.rate) : 0,
@@ -687,7 +691,7 @@ export class RedisStore implements Store {
       a.keyMicros,
       SPEND_TTL_SECONDS,
       SPEND_DAYS_KEPT,
-      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day]),
+      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day, counterId(b)]),
     )) as [string, number, number?];
     const [verdict, x, y] = result;
     switch (verdict) {
@@ -787,5 +791,24 @@ export class RedisStore implements Store {
         return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
       }),
     );
+  }
+
+  async getGuardrailSpend(
+    scope: string,
+    queries: GuardrailSpendQuery[],
+  ): Promise<GuardrailSpend[]> {
+    if (queries.length === 0) return [];
+    const flat = (await this.script("rgGuardrailSpend")(
+      1,
+      this.k.spendIndex(scope),
+      this.k.scopePrefix(scope),
+      ...queries.flatMap((q) => [q.guardrailId, q.firstDay, q.lastDay]),
+    )) as number[];
+    return queries.map((_, i) => ({
+      keyMicros: Number(flat[4 * i] ?? 0),
+      memberMicros: Number(flat[4 * i + 1] ?? 0),
+      maxEntityMicros: Number(flat[4 * i + 2] ?? 0),
+      entities: Number(flat[4 * i + 3] ?? 0),
+    }));
   }
 }

@@ -1,6 +1,13 @@
 import type { ApiKey, Workspace } from "../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
-import type { Admission, AdmissionResult, Settlement, SpendWindow } from "./admission.js";
+import type {
+  Admission,
+  AdmissionResult,
+  GuardrailSpend,
+  GuardrailSpendQuery,
+  Settlement,
+  SpendWindow,
+} from "./admission.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 
@@ -205,6 +212,13 @@ export interface Store {
   getKeyUsage(scope: string, keyHash: string, now: Date): Promise<KeyUsage>;
   /** What each counter spent over the days of its window, in micro-USD. */
   getSpend(scope: string, windows: SpendWindow[]): Promise<number[]>;
+  /**
+   * What every entity charged under each guardrail spent in that guardrail's
+   * window, in the order asked, read in one round trip (metrics scrapes). Only
+   * entities charged since the window's first day are read: admission indexes
+   * each counter by the last day it was charged.
+   */
+  getGuardrailSpend(scope: string, queries: GuardrailSpendQuery[]): Promise<GuardrailSpend[]>;
 
   /**
    * Calls the listener with the scope (workspace id or "org") whose keys,

@@ -46,6 +46,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
       allowSafetyRetentionOther: config.allowSafetyRetentionOther,
     },
     rateLimitPerMinute: config.rateLimitPerMinute,
+    budgetGaugesTtlMs: config.budgetGaugesTtlMs,
     ...access,
   });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {

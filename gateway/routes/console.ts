@@ -29,6 +29,8 @@ export const CONSOLE_CSP = [
 const FILES = {
   "index.html": "text/html; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
+  "api.js": "text/javascript; charset=utf-8",
+  "guardrail-form.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
 } as const;
 type ConsoleFile = keyof typeof FILES;
@@ -78,5 +80,7 @@ export const consoleRoutes: Route[] = [
     },
   },
   asset("console.js", "The console's script (an ES module)"),
+  asset("api.js", "The console's API calls (an ES module)"),
+  asset("guardrail-form.js", "The console's guardrail form (an ES module)"),
   asset("console.css", "The console's style sheet"),
 ];

@@ -24,6 +24,11 @@ const INTERVALS: Partial<Record<ResetInterval, BudgetSpec["interval"]>> = {
   [ResetInterval.MONTHLY]: "monthly",
 };
 
+/** The budget window of a guardrail's reset_interval; undefined when it has no limit. */
+export function budgetInterval(g: Guardrail): BudgetSpec["interval"] | undefined {
+  return INTERVALS[g.resetInterval];
+}
+
 /** Intersection of the non-null sets; null when every input is null (no restriction). */
 function intersect<T>(sets: (T[] | undefined)[]): Set<T> | null {
   let out: Set<T> | null = null;
@@ -81,7 +86,7 @@ export function effectivePolicy(
   const all = (pick: (g: Guardrail) => boolean) => gs.every(pick);
   const some = (pick: (g: Guardrail) => boolean) => gs.some(pick);
   const budgets: BudgetSpec[] = governing.flatMap(({ source, guardrail: g }) => {
-    const interval = INTERVALS[g.resetInterval];
+    const interval = budgetInterval(g);
     return g.limitUsd !== undefined && interval
       ? [
           {

@@ -9,10 +9,12 @@ import type { GrpcTls } from "../../platform/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/health.js";
 import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
+import { trackGuardrailBudgets } from "../../platform/metrics.js";
 import type { RegionName } from "../../platform/regions.js";
 import type { Store } from "../../store/types.js";
 import { OperatorKey } from "../account/operator-key.js";
 import { AccountServiceImpl } from "../account/service.js";
+import { BUDGET_GAUGES_TTL_MS, cachedGuardrailBudgets } from "./budget-gauges.js";
 import { loadModelIds } from "./model-ids.js";
 import { checkedGuardrailService } from "./request-rules.js";
 import { GuardrailServiceImpl } from "./service.js";
@@ -42,6 +44,8 @@ export interface GuardrailServerOptions {
   env?: NodeJS.ProcessEnv;
   /** RATE_LIMIT_PER_MINUTE (default 600): what GET /key reports for keys without their own. */
   rateLimitPerMinute?: number;
+  /** How long the budget gauges reuse one store reading (default BUDGET_GAUGES_TTL_MS). */
+  budgetGaugesTtlMs?: number;
 }
 
 /**
@@ -108,9 +112,14 @@ export async function startGuardrailServer(
       ],
     },
   );
+  // This process owns guardrail state, so it reports each guardrail's spend (read from the store).
+  const untrackBudgets = trackGuardrailBudgets(
+    cachedGuardrailBudgets(store, options.budgetGaugesTtlMs ?? BUDGET_GAUGES_TTL_MS),
+  );
   return {
     ...server,
     close: async (closeOptions) => {
+      untrackBudgets();
       health.drain();
       operatorKey?.close();
       await server.close(closeOptions);

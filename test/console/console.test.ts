@@ -8,7 +8,8 @@ import { MANAGEMENT_KEY } from "../support/system.js";
 /**
  * The console in a real headless Chromium (Debian's package; .ci/run installs it) against the
  * whole system with the embedded engine: sign in, create a guardrail through the form, assign
- * it, speak, and see the API's refusal when the guardrail's filter blocks.
+ * it, speak, and see the API's refusal when the guardrail's filter blocks; then every kind of
+ * guardrail field, assignments and deletion, each checked through the HTTP API.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const MODEL = "railgate/espeak-ng";
@@ -42,6 +43,8 @@ describe("console (headless Chromium)", () => {
     for (const [path, type] of [
       ["/console", "text/html"],
       ["/console/console.js", "text/javascript"],
+      ["/console/api.js", "text/javascript"],
+      ["/console/guardrail-form.js", "text/javascript"],
       ["/console/console.css", "text/css"],
     ] as const) {
       const res = await fetch(`${h.baseUrl()}${path}`);
@@ -82,17 +85,13 @@ describe("console (headless Chromium)", () => {
 
     // A bad body: the form shows the API's own 400 message, word for word.
     const form = page.locator("#guardrail-form");
-    await form.getByLabel("Name").fill("Console filter");
-    await form.getByLabel("Pattern (regular expression)").fill("(a+)+$");
+    await form.getByLabel("Name", { exact: true }).fill("Console filter");
+    await form.getByRole("button", { name: "Add custom filter" }).click();
+    await form.getByLabel("Pattern 1 (regular expression)").fill("(a+)+$");
     await form.getByRole("button", { name: "Create" }).click();
     const direct = await h.api.post("/api/v1/guardrails", {
+      content_filters: [{ pattern: "(a+)+$", action: "block", label: null }],
       name: "Console filter",
-      description: null,
-      allowed_models: null,
-      allowed_data_regions: null,
-      content_filters: [{ pattern: "(a+)+$", action: "block" }],
-      reset_interval: null,
-      limit_usd: null,
     });
     expectError(direct, 400, /^content_filters\[0\]\.pattern /);
     await page.getByRole("alert").filter({ hasText: direct.body.error.message }).waitFor();
@@ -100,8 +99,8 @@ describe("console (headless Chromium)", () => {
       `400: ${direct.body.error.message}`,
     );
 
-    await form.getByLabel("Pattern (regular expression)").fill("(?i)forbidden");
-    await form.getByLabel("Action").selectOption("block");
+    await form.getByLabel("Pattern 1 (regular expression)").fill("(?i)forbidden");
+    await form.getByLabel("Action of filter 1").selectOption("block");
     await form.getByRole("button", { name: "Create" }).click();
     await page
       .locator("#guardrails-list")
@@ -125,7 +124,7 @@ describe("console (headless Chromium)", () => {
 
     // Edit: the form fills from the row and saves with PATCH.
     await page.getByRole("button", { name: "Edit Console filter" }).click();
-    expect(await form.getByLabel("Pattern (regular expression)").inputValue()).to.equal(
+    expect(await form.getByLabel("Pattern 1 (regular expression)").inputValue()).to.equal(
       "(?i)forbidden",
     );
     await form.getByLabel("Description").fill("blocks one word");
@@ -195,6 +194,272 @@ describe("console (headless Chromium)", () => {
 
     // Script errors and CSP refusals ("Refused to ...") would be defects; Chromium also logs each
     // non-2xx answer as a failed load (the 401/400/403 above, the favicon's 404): those are expected.
+    expect(pageErrors.filter((e) => !e.startsWith("Failed to load resource:"))).to.deep.equal([]);
+  });
+  it("edits every kind of guardrail field, sends only the changes, unassigns and deletes", async () => {
+    const own = await browser.newPage();
+    own.on("pageerror", (err) => pageErrors.push(err.message));
+    own.on("console", (msg) => {
+      if (msg.type() === "error") pageErrors.push(msg.text());
+    });
+    const member = "user-console-1";
+    const keyRes = await h.api.post("/api/v1/keys", {
+      name: "console policy app",
+      member_user_id: member,
+    });
+    expect(keyRes.status).to.equal(201);
+    const hash: string = keyRes.body.data.hash;
+    const made = await h.api.post("/api/v1/guardrails", {
+      name: "Console policy",
+      description: "kept as is",
+      allowed_models: ["railgate/espeak-ng"],
+    });
+    expect(made.status).to.equal(201);
+    const id: string = made.body.data.id;
+    const assigned = await h.api.post(`/api/v1/guardrails/${id}/assignments/keys`, {
+      key_hashes: [hash],
+    });
+    expect(assigned.body.assigned_count).to.equal(1);
+
+    await own.goto(`${h.baseUrl()}/console`);
+    await own.getByLabel("Management key").fill(MANAGEMENT_KEY);
+    await own.getByRole("button", { name: "Sign in" }).click();
+    await own.getByRole("button", { name: "Edit Console policy" }).click();
+    const form = own.locator("#guardrail-form");
+    expect(await form.getByLabel("Allowed models").inputValue()).to.equal("railgate/espeak-ng");
+
+    await form.getByLabel("Enforce ZDR: openai").check();
+    await form.getByLabel("Enforce ZDR: other vendors").check();
+    await form.getByLabel("Safety retention for google models").selectOption("false");
+    await form.getByLabel("Allowed providers").fill("espeak, openai");
+    await form.getByLabel("Ignored providers").fill("elevenlabs");
+    await form.getByLabel("Ignored models").fill("openai/tts-1-hd");
+    await form.getByRole("checkbox", { name: "europe" }).check();
+    await form.getByLabel("Allow paid endpoints that train on request data").check();
+    await form.getByLabel("Count spend through own provider keys").check();
+    await form.getByLabel("Email addresses (email)").selectOption("redact");
+    await form.getByLabel("Prompt injection (regex-prompt-injection)").selectOption("flag");
+    await form.getByLabel("Prompt injection: messages scanned").selectOption("user_only");
+    await form.getByRole("button", { name: "Add custom filter" }).click();
+    await form.getByLabel("Pattern 1 (regular expression)").fill("secret-\\d+");
+    await form.getByLabel("Action of filter 1").selectOption("redact");
+    await form.getByLabel("Redaction label 1 (optional)").fill("[SECRET]");
+    await form.getByLabel("Limit (USD)").fill("5");
+    await form.getByLabel("Reset interval").selectOption("weekly");
+    const patch = own.waitForRequest((r) => r.method() === "PATCH");
+    await form.getByRole("button", { name: "Save" }).click();
+    // PATCH semantics: the keys sent are the update mask, so name, description and the allowed
+    // models (unchanged) must not be among them.
+    expect((await patch).postDataJSON()).to.deep.equal({
+      allowed_data_regions: ["europe"],
+      content_filter_builtins: [
+        { slug: "email", action: "redact" },
+        { slug: "regex-prompt-injection", action: "flag", scan_scope: "user_only" },
+      ],
+      content_filters: [{ pattern: "secret-\\d+", action: "redact", label: "[SECRET]" }],
+      reset_interval: "weekly",
+      limit_usd: 5,
+      allowed_providers: ["espeak", "openai"],
+      ignored_providers: ["elevenlabs"],
+      ignored_models: ["openai/tts-1-hd"],
+      enable_paid_model_training: true,
+      enforce_zdr_openai: true,
+      enforce_zdr_other: true,
+      include_byok_in_budgets: true,
+      allow_safety_retention_google: false,
+    });
+    await own
+      .getByRole("status")
+      .filter({ hasText: /^Guardrail Console policy saved/ })
+      .waitFor();
+    const stored = (await h.api.get(`/api/v1/guardrails/${id}`)).body.data;
+    expect(stored).to.deep.include({
+      name: "Console policy",
+      description: "kept as is",
+      allowed_models: ["railgate/espeak-ng"],
+      allowed_providers: ["espeak", "openai"],
+      ignored_providers: ["elevenlabs"],
+      ignored_models: ["openai/tts-1-hd"],
+      allowed_data_regions: ["europe"],
+      enforce_zdr_anthropic: false,
+      enforce_zdr_openai: true,
+      enforce_zdr_google: false,
+      enforce_zdr_xai: false,
+      enforce_zdr_other: true,
+      allow_safety_retention_google: false,
+      allow_safety_retention_other: null,
+      enable_free_model_publication: false,
+      enable_free_model_training: false,
+      enable_paid_model_training: true,
+      include_byok_in_budgets: true,
+      limit_usd: 5,
+      reset_interval: "weekly",
+    });
+    expect(stored.content_filter_builtins).to.deep.equal([
+      { slug: "email", action: "redact", label: "[EMAIL]" },
+      {
+        slug: "regex-prompt-injection",
+        action: "flag",
+        label: "[PROMPT_INJECTION]",
+        scan_scope: "user_only",
+      },
+    ]);
+    expect(stored.content_filters).to.deep.equal([
+      { pattern: "secret-\\d+", action: "redact", label: "[SECRET]" },
+    ]);
+
+    // Reopened, the form shows what is stored; saving it untouched sends nothing.
+    await own.getByRole("button", { name: "Edit Console policy" }).click();
+    expect(await form.getByLabel("Enforce ZDR: openai").isChecked()).to.equal(true);
+    expect(await form.getByLabel("Enforce ZDR: anthropic").isChecked()).to.equal(false);
+    expect(await form.getByLabel("Prompt injection: messages scanned").inputValue()).to.equal(
+      "user_only",
+    );
+    expect(await form.getByLabel("Redaction label 1 (optional)").inputValue()).to.equal("[SECRET]");
+    await form.getByRole("button", { name: "Save" }).click();
+    await own
+      .locator("#guardrail-error")
+      .filter({ hasText: /^Nothing changed/ })
+      .waitFor();
+
+    // "Every vendor" sets the five flags; turning off the builtin and the custom filter sends
+    // null for them (how the API removes a filter list); a budget without its interval is the
+    // API's 400, shown as it said it.
+    await form.getByLabel("Enforce ZDR for every vendor").check();
+    await form.getByLabel("Email addresses (email)").selectOption("");
+    await form.getByLabel("Prompt injection (regex-prompt-injection)").selectOption("");
+    await form.getByRole("button", { name: "Remove filter 1" }).click();
+    await form.getByLabel("Reset interval").selectOption("");
+    const refused = await h.api.patch(`/api/v1/guardrails/${id}`, {
+      limit_usd: 5,
+      reset_interval: null,
+    });
+    expect(refused.status).to.equal(400);
+    await form.getByRole("button", { name: "Save" }).click();
+    await own.getByRole("alert").filter({ hasText: refused.body.error.message }).waitFor();
+    expect(await own.locator("#guardrail-error").textContent()).to.equal(
+      `400: ${refused.body.error.message}`,
+    );
+    await form.getByLabel("Reset interval").selectOption("monthly");
+    const second = own.waitForRequest((r) => r.method() === "PATCH");
+    await form.getByRole("button", { name: "Save" }).click();
+    expect((await second).postDataJSON()).to.deep.equal({
+      content_filter_builtins: null,
+      content_filters: null,
+      reset_interval: "monthly",
+      limit_usd: 5,
+      enforce_zdr_anthropic: true,
+      enforce_zdr_google: true,
+      enforce_zdr_xai: true,
+    });
+    await own
+      .getByRole("status")
+      .filter({ hasText: /^Guardrail Console policy saved/ })
+      .waitFor();
+    const again = (await h.api.get(`/api/v1/guardrails/${id}`)).body.data;
+    expect(again).to.deep.include({
+      content_filter_builtins: null,
+      content_filters: null,
+      reset_interval: "monthly",
+      enforce_zdr_anthropic: true,
+      enforce_zdr_openai: true,
+      enforce_zdr_google: true,
+      enforce_zdr_xai: true,
+      enforce_zdr_other: true,
+    });
+
+    // A member through the form (suggested from the key's owner), then both unassigned.
+    const memberForm = own.locator("#assign-member-form");
+    await own.locator("#keys").getByRole("button", { name: "Refresh" }).click();
+    await own.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
+    expect(
+      await own
+        .locator("#member-ids option")
+        .evaluateAll((os) => os.map((o) => o.getAttribute("value"))),
+    ).to.include(member);
+    await memberForm.getByLabel("Guardrail").selectOption({ label: "Console policy" });
+    await memberForm.getByLabel("Member user id").fill(member);
+    await memberForm.getByRole("button", { name: "Assign member" }).click();
+    await own
+      .locator("#assign-member-result")
+      .filter({ hasText: "Assigned: 1 member(s)." })
+      .waitFor();
+    const members = await h.api.get(`/api/v1/guardrails/${id}/assignments/members`);
+    expect(members.body.data.map((a: { user_id: string }) => a.user_id)).to.deep.equal([member]);
+
+    await own.getByRole("button", { name: "Assignments of Console policy" }).click();
+    const panel = own.locator("#assignments");
+    await panel.getByRole("cell", { name: hash, exact: true }).waitFor();
+    await panel.getByRole("cell", { name: member, exact: true }).waitFor();
+    await panel.getByRole("button", { name: "Unassign key console policy app" }).click();
+    await own
+      .locator("#assignments-result")
+      .filter({ hasText: /^Unassigned key console policy app: 1 removed/ })
+      .waitFor();
+    await panel.getByRole("cell", { name: hash, exact: true }).waitFor({ state: "detached" });
+    const keysLeft = await h.api.get(`/api/v1/guardrails/${id}/assignments/keys`);
+    expect(keysLeft.body.data).to.deep.equal([]);
+    await panel.getByRole("button", { name: `Unassign member ${member}` }).click();
+    await panel.getByText("No assigned members.").waitFor();
+    const membersLeft = await h.api.get(`/api/v1/guardrails/${id}/assignments/members`);
+    expect(membersLeft.body.data).to.deep.equal([]);
+
+    // Delete asks first: dismissed, the guardrail stays; accepted, the API no longer has it.
+    own.once("dialog", (d) => void d.dismiss());
+    await own.getByRole("button", { name: "Delete Console policy" }).click();
+    await own.getByRole("status").filter({ hasText: "Guardrail Console policy kept." }).waitFor();
+    expect((await h.api.get(`/api/v1/guardrails/${id}`)).status).to.equal(200);
+    let question = "";
+    own.once("dialog", (d) => {
+      question = d.message();
+      void d.accept();
+    });
+    await own.getByRole("button", { name: "Delete Console policy" }).click();
+    await own
+      .getByRole("status")
+      .filter({ hasText: "Guardrail Console policy deleted." })
+      .waitFor();
+    expect(question).to.include(id);
+    expectError(await h.api.get(`/api/v1/guardrails/${id}`), 404, /./);
+    await own.getByRole("button", { name: "Edit Console policy" }).waitFor({ state: "detached" });
+    expect(await panel.isHidden()).to.equal(true);
+
+    // workspace_id is set on create only: chosen from the list, then shown but not editable.
+    const ws = await h.api.post("/api/v1/workspaces", {
+      name: "Console team",
+      slug: "console-team",
+    });
+    expect(ws.status).to.equal(201);
+    await own.locator("#workspaces").getByRole("button", { name: "Refresh" }).click();
+    await form.getByLabel("Workspace (set on create only)").selectOption(ws.body.data.id);
+    await form.getByLabel("Name", { exact: true }).fill("Console team policy");
+    await form.getByRole("button", { name: "Create" }).click();
+    await own.getByRole("button", { name: "Edit Console team policy" }).click();
+    expect(await form.getByLabel("Workspace (set on create only)").isDisabled()).to.equal(true);
+    const teamPolicy = (
+      await h.api.get(`/api/v1/guardrails?workspace_id=${ws.body.data.id}`)
+    ).body.data.find((g: { name: string }) => g.name === "Console team policy");
+    expect(teamPolicy.workspace_id).to.equal(ws.body.data.id);
+    expect(await own.getByLabel("Show the guardrails of").inputValue()).to.equal(ws.body.data.id);
+
+    // The workspace's default guardrail: 404 until configured; saving the form configures it.
+    const defaultId: string = ws.body.data.default_guardrail_id;
+    expectError(await h.api.get(`/api/v1/guardrails/${defaultId}`), 404, /./);
+    await own.getByRole("button", { name: "Edit the default guardrail of Console team" }).click();
+    await own
+      .getByRole("status")
+      .filter({ hasText: /is not configured yet/ })
+      .waitFor();
+    await form.getByLabel("Enforce ZDR: anthropic").check();
+    await form.getByRole("button", { name: "Save" }).click();
+    await own
+      .getByRole("status")
+      .filter({ hasText: `Guardrail Workspace ${ws.body.data.id} Default saved` })
+      .waitFor();
+    const configured = await h.api.get(`/api/v1/guardrails/${defaultId}`);
+    expect(configured.status).to.equal(200);
+    expect(configured.body.data.enforce_zdr_anthropic).to.equal(true);
+    await own.close();
     expect(pageErrors.filter((e) => !e.startsWith("Failed to load resource:"))).to.deep.equal([]);
   });
 });

@@ -22,6 +22,14 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return total;
 }
 
+/** Whether one series of that name and labels is exposed at all. */
+function exposed(text: string, name: string, labels: Record<string, string>): boolean {
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  return text
+    .split("\n")
+    .some((line) => line.startsWith(`${name}{`) && pairs.every((p) => line.includes(p)));
+}
+
 describe("operations: /metrics, request ids and access logs", () => {
   const w = useWorld();
   const metrics = async () => {
@@ -126,6 +134,68 @@ describe("operations: /metrics, request ids and access logs", () => {
     expect(sample(after, "railgate_upstream_errors_total", { provider: "fast" })).to.equal(
       sample(before, "railgate_upstream_errors_total", { provider: "fast" }) + 1,
     );
+  });
+
+  it("reports each guardrail's spend, limit and remaining budget from the store, per key and member", async () => {
+    // 12 characters at $10 per million: $0.00012 a request (budgets-per-entity.test.ts).
+    const text = "Budget test.";
+    const ws = await w.gw.workspace();
+    const [a, b, open] = [await w.gw.key(ws), await w.gw.key(ws), await w.gw.key(ws)];
+    const audrey = await w.gw.key(ws, { member_user_id: "audrey" });
+    const g = await w.gw.guardrail(ws, { limit_usd: 0.0003, reset_interval: "daily" });
+    await w.gw.assignKeys(g, a, b);
+    const unlimited = await w.gw.guardrail(ws, { allowed_providers: ["fast"] });
+    await w.gw.assignKeys(unlimited, open);
+    const of = (id: string) => ({ workspace_id: ws.id, guardrail_id: id });
+    const spend = (t: string, id: string, entity = "key") =>
+      sample(t, "railgate_guardrail_spend_usd", { ...of(id), entity });
+    const remaining = (t: string, id: string) =>
+      sample(t, "railgate_guardrail_budget_remaining_usd", of(id));
+    const speak = async (key: typeof a) =>
+      expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: text }), "fast");
+
+    let t = await metrics();
+    expect(spend(t, g)).to.equal(0);
+    expect(sample(t, "railgate_guardrail_limit_usd", of(g))).to.equal(0.0003);
+    expect(remaining(t, g)).to.equal(0.0003);
+
+    await speak(a);
+    t = await metrics();
+    expect(spend(t, g)).to.be.closeTo(0.00012, 1e-12);
+    expect(remaining(t, g)).to.be.closeTo(0.00018, 1e-12);
+    expect(sample(t, "railgate_guardrail_spending_entities", of(g))).to.equal(1);
+
+    // Each key has its own limit: the remaining budget is the most-spent key's (a's).
+    await speak(a);
+    await speak(b);
+    t = await metrics();
+    expect(spend(t, g)).to.be.closeTo(0.00036, 1e-12);
+    expect(spend(t, g, "member")).to.equal(0);
+    expect(remaining(t, g)).to.be.closeTo(0.00006, 1e-12);
+    expect(sample(t, "railgate_guardrail_spending_entities", of(g))).to.equal(2);
+
+    // Without a limit nothing is charged against a guardrail: spend, but no limit or remaining.
+    await speak(open);
+    t = await metrics();
+    expect(exposed(t, "railgate_guardrail_spend_usd", of(unlimited))).to.equal(true);
+    expect(spend(t, unlimited)).to.equal(0);
+    expect(exposed(t, "railgate_guardrail_limit_usd", of(unlimited))).to.equal(false);
+    expect(exposed(t, "railgate_guardrail_budget_remaining_usd", of(unlimited))).to.equal(false);
+
+    // The workspace default counts each key and, apart, each key's member.
+    await w.gw.setDefault(ws, { limit_usd: 0.001, reset_interval: "monthly" });
+    await speak(audrey);
+    t = await metrics();
+    const def = ws.defaultGuardrailId;
+    expect(spend(t, def)).to.be.closeTo(0.00012, 1e-12);
+    expect(spend(t, def, "member")).to.be.closeTo(0.00012, 1e-12);
+    expect(remaining(t, def)).to.be.closeTo(0.00088, 1e-12);
+
+    const deleted = await new Api(w.gw.url(), MANAGEMENT_KEY).delete(`/api/v1/guardrails/${g}`);
+    expect(deleted.status).to.equal(200);
+    t = await metrics();
+    expect(t).to.not.include(g);
+    expect(spend(t, def)).to.be.closeTo(0.00012, 1e-12);
   });
 
   it("echoes a valid X-Request-Id, mints one otherwise, on successes and errors alike", async () => {

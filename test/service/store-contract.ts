@@ -541,6 +541,41 @@ export function contract(
         ).to.deep.equal([600, 600, 1_000, 0]);
       });
 
+      it("sum per guardrail and kind of entity over its window, with the largest entity's spend", async () => {
+        const ws = workspace("w");
+        await store.createWorkspace(ws);
+        const other = (entity: string, day: number, amount: number) => ({
+          ...charge(entity, day, day, amount),
+          guardrailId: "g2",
+        });
+        for (const budgets of [
+          [charge("key:a", 20_000, 20_000, 300), charge("member:u1", 20_000, 20_000, 300)],
+          [charge("key:b", 20_001, 20_001, 200), charge("member:u1", 20_001, 20_001, 200)],
+          [charge("key:a", 20_002, 20_002, 100)],
+          // A replica whose clock is a day behind: key:a was still charged on 20_002.
+          [charge("key:a", 20_001, 20_001, 50)],
+          // Another guardrail, and a day before g1's window: neither counts for g1.
+          [other("key:a", 20_002, 50)],
+          [charge("key:c", 19_990, 19_990, 400)],
+        ]) {
+          expect(await store.admit(admission(ws.id, ...budgets))).to.deep.include({ ok: true });
+        }
+        expect(
+          await store.getGuardrailSpend(ws.id, [
+            { guardrailId: "g1", firstDay: 20_000, lastDay: 20_002 },
+            { guardrailId: "g1", firstDay: 20_002, lastDay: 20_002 },
+            { guardrailId: "g2", firstDay: 20_002, lastDay: 20_002 },
+            { guardrailId: "g3", firstDay: 20_000, lastDay: 20_002 },
+          ]),
+        ).to.deep.equal([
+          { keyMicros: 650, memberMicros: 500, maxEntityMicros: 500, entities: 3 },
+          { keyMicros: 100, memberMicros: 0, maxEntityMicros: 100, entities: 1 },
+          { keyMicros: 50, memberMicros: 0, maxEntityMicros: 50, entities: 1 },
+          { keyMicros: 0, memberMicros: 0, maxEntityMicros: 0, entities: 0 },
+        ]);
+        expect(await store.getGuardrailSpend(ws.id, [])).to.deep.equal([]);
+      });
+
       it("keep spend per day: a window counts every day it covers, whatever the window was before", async () => {
         const ws = workspace("w");
         await store.createWorkspace(ws);

@@ -42,6 +42,8 @@ async function build(): Promise<World> {
     startTestSystem(redisUrl, {
       env: { ...env, ...extra },
       enginePoolSize: 2,
+      // Every scrape reads the store: a test sees each charge in the budget gauges at once.
+      budgetGaugesTtlMs: 0,
     } satisfies Partial<RailgateConfig>);
   const system = await startSystem(redis.url);
   cleanups.push(() => system.close());
