@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { HTTP_LIMITS } from "../platform/limits.js";
 
 /**
  * What an incoming X-Request-Id may be to be kept: short, and only characters that are safe in a
@@ -7,7 +8,7 @@ import type { IncomingMessage } from "node:http";
  * characters) is not an error for the client: it gets a fresh id instead, so a hostile value
  * never reaches a log.
  */
-const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const VALID_REQUEST_ID = new RegExp(`^[A-Za-z0-9._-]{1,${HTTP_LIMITS.requestIdMaxChars}}$`);
 
 /** The request's id: the client's own X-Request-Id when valid, else a new UUID. */
 export function requestIdOf(req: IncomingMessage): string {

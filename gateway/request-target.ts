@@ -1,8 +1,6 @@
+import { HTTP_LIMITS } from "../platform/limits.js";
 import { quote } from "../platform/quote.js";
 import { HttpError } from "./http-error.js";
-
-/** The longest request target (path and query) the gateway reads; 414 beyond. */
-export const MAX_TARGET_CHARS = 8 * 1024;
 
 /** RFC 3986 path characters (pchar and "/"): anything else must arrive percent-encoded. */
 const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
@@ -26,8 +24,11 @@ export interface RequestTarget {
  * the gateway is not a proxy, so absolute-form ("http://x/...") and "*" are 400.
  */
 export function parseRequestTarget(raw: string): RequestTarget {
-  if (raw.length > MAX_TARGET_CHARS) {
-    throw new HttpError(414, `Request target too long: at most ${MAX_TARGET_CHARS} characters`);
+  if (raw.length > HTTP_LIMITS.targetMaxChars) {
+    throw new HttpError(
+      414,
+      `Request target too long: at most ${HTTP_LIMITS.targetMaxChars} characters`,
+    );
   }
   const q = raw.indexOf("?");
   const path = q === -1 ? raw : raw.slice(0, q);

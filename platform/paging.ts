@@ -1,15 +1,13 @@
 import { invalidArgument } from "./errors.js";
+import { PAGE_LIMITS } from "./limits.js";
 
-export const PAGE_LIMIT_DEFAULT = 50;
-export const PAGE_LIMIT_MAX = 100;
-
-/** offset >= 0; limit 1..100 where 0 (unset) means the default of 50. */
+/** offset >= 0; limit 1..PAGE_LIMITS.max where 0 (unset) means PAGE_LIMITS.default. */
 export function pageParams(offset: number, limit: number): { offset: number; limit: number } {
   if (!Number.isInteger(offset) || offset < 0)
     throw invalidArgument("offset must be an integer >= 0");
-  if (limit === 0) return { offset, limit: PAGE_LIMIT_DEFAULT };
-  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX) {
-    throw invalidArgument(`limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
+  if (limit === 0) return { offset, limit: PAGE_LIMITS.default };
+  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMITS.max) {
+    throw invalidArgument(`limit must be an integer from 1 to ${PAGE_LIMITS.max}`);
   }
   return { offset, limit };
 }

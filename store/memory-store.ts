@@ -7,6 +7,7 @@ import {
 } from "../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../platform/ids.js";
+import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
 import {
   type Admission,
   type AdmissionResult,
@@ -27,7 +28,7 @@ import {
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
-import { COUNT_LIMITS, type CountLimits, type LimitReached } from "./limits.js";
+import type { LimitReached } from "./limits.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,

@@ -1,4 +1,4 @@
-import { PAGE_LIMIT_MAX } from "../../platform/paging.js";
+import { PAGE_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import { HttpError } from "../http-error.js";
 
@@ -110,7 +110,7 @@ export function queryInt(params: URLSearchParams, name: string): number {
 export function queryPage(params: URLSearchParams): { offset: number; limit: number } {
   const limit = queryInt(params, "limit");
   if (params.has("limit") && limit === 0) {
-    throw badRequest(`limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
+    throw badRequest(`limit must be an integer from 1 to ${PAGE_LIMITS.max}`);
   }
   return { offset: queryInt(params, "offset"), limit };
 }

@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Endpoint, Model } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { SPEECH_LIMITS } from "../../services/speech/limits.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import type { ModelQuery } from "./model-query.js";
 
 /*

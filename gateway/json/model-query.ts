@@ -1,3 +1,4 @@
+import { PAGE_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
@@ -71,9 +72,6 @@ const CATEGORIES = [
   "trivia",
   "academia",
 ];
-
-/** Most models one page holds; the SDK asks for 500 by default. */
-export const MODELS_LIMIT_MAX = 1000;
 
 /** Accepted by type and ignored: speech models carry no such data (see above). */
 const IGNORED_NUMBERS = [
@@ -186,7 +184,7 @@ export function parseModelQuery(params: URLSearchParams, paged: boolean): ModelQ
   const minOutputPrice = num(params, "min_output_price");
   const maxOutputPrice = num(params, "max_output_price");
   return {
-    limit: paged ? int(params, "limit", 1, MODELS_LIMIT_MAX) : undefined,
+    limit: paged ? int(params, "limit", 1, PAGE_LIMITS.modelsMax) : undefined,
     offset: (paged ? int(params, "offset", 0, 2 ** 31 - 1) : undefined) ?? 0,
     outputModalities: list(params, "output_modalities", OUTPUT_MODALITIES),
     inputModalities: list(params, "input_modalities", INPUT_MODALITIES),

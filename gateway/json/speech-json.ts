@@ -10,9 +10,9 @@ import {
   type SynthesizeRequest,
   SynthesizeRequestSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/json-limits.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/json-checks.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
-import { SPEECH_LIMITS } from "../../services/speech/limits.js";
 import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 

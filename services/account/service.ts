@@ -26,6 +26,7 @@ import {
   newSecret,
   secretLabel,
 } from "../../platform/ids.js";
+import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
@@ -37,9 +38,9 @@ import { keyRegions, readKeyUsage } from "./key-usage.js";
 import { isSlug, slugify } from "./slug.js";
 import { checkUpdateMask } from "./update-mask.js";
 
-const NAME_MAX = 100;
-const DESCRIPTION_MAX = 500;
-const MEMBER_ID_MAX = 256;
+const NAME_MAX = ACCOUNT_LIMITS.nameMax;
+const DESCRIPTION_MAX = ACCOUNT_LIMITS.descriptionMax;
+const MEMBER_ID_MAX = ACCOUNT_LIMITS.memberIdMax;
 
 function checkName(field: string, name: string): void {
   if (name.trim().length === 0 || [...name].length > NAME_MAX) {
@@ -47,7 +48,7 @@ function checkName(field: string, name: string): void {
   }
 }
 
-const RATE_LIMIT_MAX = 1_000_000;
+const RATE_LIMIT_MAX = ACCOUNT_LIMITS.rateLimitPerMinuteMax;
 
 function checkRateLimit(v: number | undefined): void {
   if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > RATE_LIMIT_MAX)) {
@@ -98,7 +99,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const slug = req.slug || slugify(req.name);
     if (!isSlug(slug)) {
       throw invalidArgument(
-        "slug must be 1 to 64 lowercase letters, digits or inner hyphens (derive it from a name with letters, or pass one)",
+        `slug must be 1 to ${ACCOUNT_LIMITS.slugMax} lowercase letters, digits or inner hyphens (derive it from a name with letters, or pass one)`,
       );
     }
     if ([...req.description].length > DESCRIPTION_MAX) {
@@ -149,7 +150,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         ws.name = req.name;
       } else if (path === "slug") {
         if (req.slug === undefined || !isSlug(req.slug)) {
-          throw invalidArgument("slug must be 1 to 64 lowercase letters, digits or inner hyphens");
+          throw invalidArgument(
+            `slug must be 1 to ${ACCOUNT_LIMITS.slugMax} lowercase letters, digits or inner hyphens`,
+          );
         }
         ws.slug = req.slug;
       } else if (path === "description") {

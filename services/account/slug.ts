@@ -1,4 +1,6 @@
-const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+import { ACCOUNT_LIMITS } from "../../platform/limits.js";
+
+const SLUG_RE = new RegExp(`^[a-z0-9](?:[a-z0-9-]{0,${ACCOUNT_LIMITS.slugMax - 2}}[a-z0-9])?$`);
 
 export function isSlug(s: string): boolean {
   return SLUG_RE.test(s);
@@ -11,6 +13,6 @@ export function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "")
-    .slice(0, 64)
+    .slice(0, ACCOUNT_LIMITS.slugMax)
     .replace(/-+$/g, "");
 }

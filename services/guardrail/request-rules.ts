@@ -7,6 +7,7 @@ import {
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { isKeyHash, isUuid } from "../../platform/ids.js";
+import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
@@ -30,8 +31,8 @@ type RequestOf<M extends Method> = MessageShape<(typeof GuardrailService.method)
 /** One rule per RPC: the type makes a new RPC without a rule a compile error. */
 type RequestRules = { [M in Method]: (req: RequestOf<M>) => void };
 
-const MAX_SUBJECTS = 1000;
-const SUBJECT_MAX = 256;
+const MAX_SUBJECTS = GUARDRAIL_LIMITS.subjectsMax;
+const SUBJECT_MAX = GUARDRAIL_LIMITS.subjectMax;
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -95,7 +96,8 @@ function updateMask(input: GuardrailInput, paths: readonly string[]): void {
 export const GUARDRAIL_REQUEST_RULES: RequestRules = {
   createGuardrail(req) {
     const input = requireInput(req.guardrail);
-    if (input.name === undefined) fail("name is required (1 to 200 characters)");
+    if (input.name === undefined)
+      fail(`name is required (1 to ${GUARDRAIL_LIMITS.nameMax} characters)`);
     optionalUuid("workspace_id", input.workspaceId);
     // The guardrail this request would create, with its defaults, under every stored rule.
     validateGuardrail(guardrailFromInput(input, "", input.workspaceId ?? "", nowTimestamp()));

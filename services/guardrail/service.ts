@@ -15,6 +15,7 @@ import {
 import { callerOf } from "../../platform/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
 import { defaultGuardrailId, newId } from "../../platform/ids.js";
+import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
@@ -35,7 +36,7 @@ import { fieldsReadTogether, validateGuardrail } from "./validation.js";
  */
 const UPDATE_ATTEMPTS = 8;
 /** Who made an assignment is stored with it: bounded like a subject. */
-const ASSIGNED_BY_MAX = 256;
+const ASSIGNED_BY_MAX = GUARDRAIL_LIMITS.assignedByMax;
 
 export function defaultGuardrailName(workspaceId: string): string {
   return `Workspace ${workspaceId} Default`;

@@ -11,9 +11,9 @@ import {
 } from "../../governance/filters/builtin-table.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
 import { invalidArgument } from "../../platform/errors.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import { quotedRegionNames, regionName } from "../../platform/regions.js";
-import { LIMITS } from "./limits.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -53,7 +53,8 @@ export function fieldsReadTogether(written: readonly string[]): string[] {
  * the mask is applied) share every rule, including rules across fields.
  */
 export function validateGuardrail(g: Guardrail): void {
-  if (g.name.trim().length === 0) fail("name must be 1 to 200 characters and not blank");
+  if (g.name.trim().length === 0)
+    fail(`name must be 1 to ${LIMITS.nameMax} characters and not blank`);
   if ([...g.name].length > LIMITS.nameMax) fail(`name must be 1 to ${LIMITS.nameMax} characters`);
   if ([...g.description].length > LIMITS.descriptionMax) {
     fail(`description must be at most ${LIMITS.descriptionMax} characters`);

@@ -1,7 +1,7 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Generation, GenerationSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import type { Store, StoredRecord } from "../../store/types.js";
-import { SPEECH_LIMITS } from "./limits.js";
 
 const KIND = "generation";
 

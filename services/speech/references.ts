@@ -1,7 +1,7 @@
 import type { ReferencePart } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { invalidArgument } from "../../platform/errors.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import type { ReferenceInput } from "./engines/types.js";
-import { SPEECH_LIMITS } from "./limits.js";
 
 const DATA_URL = /^data:([a-z]+)\/([a-z0-9.+-]+)(?:;[a-z0-9=.+-]+)*;base64,([A-Za-z0-9+/=\s]*)$/i;
 

@@ -3,13 +3,13 @@ import { Code } from "@connectrpc/connect";
 import { AudioFormat, DataCollection } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound, withHttpStatus } from "../../platform/errors.js";
-import { checkJsonLimits, checkJsonMembers } from "../../platform/json-limits.js";
+import { checkJsonLimits, checkJsonMembers } from "../../platform/json-checks.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import type { ResponseFormat } from "./audio/index.js";
 import type { ModelCatalog } from "./catalog/model-catalog.js";
 import type { CatalogModel } from "./catalog/types.js";
 import type { SynthesisSegment } from "./engines/types.js";
-import { SPEECH_LIMITS } from "./limits.js";
 import { parseReferences, type References } from "./references.js";
 
 /** A speech request after every rule of the spec has been checked. */

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
-import { MAX_TARGET_CHARS } from "../../gateway/request-target.js";
+import { HTTP_LIMITS } from "../../platform/limits.js";
 import type { JsonResponse } from "../support/http.js";
 import { MANAGEMENT_KEY } from "../support/system.js";
 import { createKey, expectError, expectStatus, useSystem } from "./harness.js";
@@ -130,7 +130,7 @@ describe("gateway: hostile input gets a clear 4xx", () => {
       ["GET", "/api//v1/keys", 404],
       ["GET", "/api/v1/keys/", 404],
       ["GET", "/api/v1\\keys", 400],
-      ["GET", `/api/v1/${"a".repeat(MAX_TARGET_CHARS)}`, 414],
+      ["GET", `/api/v1/${"a".repeat(HTTP_LIMITS.targetMaxChars)}`, 414],
       ["GET", `/api/v1/${"a".repeat(20_000)}`, 431],
     ];
     for (const [method, target, status] of cases) {

@@ -12,9 +12,10 @@ import {
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
+import { COUNT_LIMITS, type CountLimits } from "../../platform/limits.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { Admission, Settlement } from "../../store/admission.js";
-import { COUNT_LIMITS, type CountLimits, isLimitReached } from "../../store/limits.js";
+import { isLimitReached } from "../../store/limits.js";
 import { type GuardrailPatch, ORG_SCOPE, type Store } from "../../store/types.js";
 
 function workspace(slug: string) {

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { SPEECH_LIMITS } from "../../services/speech/limits.js";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { MODELS } from "./support/catalog.js";
 import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../../platform/json-limits.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../../platform/json-checks.js";
 import { QUOTE_MAX_CHARS, quote } from "../../../platform/quote.js";
 
 const LIMITS = { maxBytes: 1024, maxDepth: 4, maxItems: 50 };

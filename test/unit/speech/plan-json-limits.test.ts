@@ -2,9 +2,9 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { SynthesizeRequestSchema } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
+import { SPEECH_LIMITS } from "../../../platform/limits.js";
 import { defaultCatalog } from "../../../services/speech/catalog/default-catalog.js";
 import { ModelCatalog } from "../../../services/speech/catalog/model-catalog.js";
-import { SPEECH_LIMITS } from "../../../services/speech/limits.js";
 import { planSpeech } from "../../../services/speech/request.js";
 
 const catalog = new ModelCatalog(defaultCatalog({}), [

@@ -1,14 +1,10 @@
+import type { JsonLimits } from "./limits.js";
 import { quote } from "./quote.js";
 
-/** How large a free-form JSON value (trace, provider options) may be. */
-export interface JsonLimits {
-  /** Size as compact JSON, in bytes (UTF-8). */
-  maxBytes: number;
-  /** Levels of objects and arrays, the value itself being level 1. */
-  maxDepth: number;
-  /** Object keys and array items, counted at every level. */
-  maxItems: number;
-}
+/*
+ * Checks of free-form JSON values (trace, provider options) against their
+ * JsonLimits; the numbers themselves are in limits.ts.
+ */
 
 /** What has been counted so far against one set of limits. */
 interface Tally {
