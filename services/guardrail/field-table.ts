@@ -24,7 +24,9 @@ import {
 export type GuardrailFieldRole = "writable" | "create-only" | "read-only" | "internal";
 
 /** The roles the descriptors cannot tell; every other Guardrail field with an input twin is writable. */
-const DECIDED: Readonly<Record<string, Exclude<GuardrailFieldRole, "writable">>> = {
+export const GUARDRAIL_FIELD_DECISIONS: Readonly<
+  Record<string, Exclude<GuardrailFieldRole, "writable">>
+> = {
   id: "read-only",
   // A guardrail stays in the workspace it was created in: assignments and defaults hang on it.
   workspace_id: "create-only",
@@ -85,7 +87,9 @@ function sameType(a: DescField, b: DescField): boolean {
 export function guardrailFieldTable(
   guardrail: DescMessage,
   input: DescMessage,
-  decided: Readonly<Record<string, Exclude<GuardrailFieldRole, "writable">>> = DECIDED,
+  decided: Readonly<
+    Record<string, Exclude<GuardrailFieldRole, "writable">>
+  > = GUARDRAIL_FIELD_DECISIONS,
   aliasNames: readonly string[] = ALIASES,
 ): GuardrailFieldTable {
   const inputs = new Map(input.fields.map((f) => [f.name, f]));
