@@ -7,7 +7,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema, timestampDate } from "@bufbuild/protobuf/wkt";
-import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
+import { fieldSchema, type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { apiEnumOf } from "./enums.js";
 import { checkElements, checkFields, type FieldType, type Spec } from "./fields.js";
 
@@ -107,11 +107,17 @@ export class ProtoJson {
     return this.overrides[`${f.parent.name}.${f.name}`] ?? {};
   }
 
+  private readonly specs = new Map<string, Spec>();
+
   /** The checkFields table of a message as input: every field, by its JSON type. */
   spec(message: DescMessage): Spec {
-    const spec: Spec = {};
-    for (const f of message.fields) {
-      spec[f.name] = { type: jsonType(f), nullable: !this.override(f).nonNull };
+    let spec = this.specs.get(message.typeName);
+    if (!spec) {
+      spec = {};
+      for (const f of message.fields) {
+        spec[f.name] = { type: jsonType(f), nullable: !this.override(f).nonNull };
+      }
+      this.specs.set(message.typeName, spec);
     }
     return spec;
   }
@@ -126,7 +132,9 @@ export class ProtoJson {
       refine[f.name] = {
         type: "array",
         items:
-          list.listKind === "message" ? this.schema(list.message) : { type: elementType(list) },
+          list.listKind === "message"
+            ? this.schema(list.message)
+            : fieldSchema({ type: elementType(list) }),
       };
     }
     return specSchema(this.spec(message), { required, refine });
