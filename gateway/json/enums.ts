@@ -1,10 +1,4 @@
 import type { DescEnum } from "@bufbuild/protobuf";
-import {
-  FilterActionSchema,
-  RegionSchema,
-  ResetIntervalSchema,
-  ScanScopeSchema,
-} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
@@ -53,8 +47,3 @@ export function apiEnumOf(desc: DescEnum): ApiEnum {
   }
   return e;
 }
-
-export const regions = apiEnumOf(RegionSchema);
-export const resetIntervals = apiEnumOf(ResetIntervalSchema);
-export const filterActions = apiEnumOf(FilterActionSchema);
-export const scanScopes = apiEnumOf(ScanScopeSchema);
