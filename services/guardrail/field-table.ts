@@ -1,5 +1,4 @@
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import {
   GuardrailInputSchema,
   GuardrailSchema,
@@ -8,8 +7,10 @@ import {
 /**
  * The guardrail's fields, from the proto (the one list of them): the JSON
  * mapping (gateway/json/guardrail-json.ts), the update mask (update-mask.ts,
- * request-rules.ts) and the field-wise store (store/guardrail-fields.ts) all
- * walk this table instead of naming fields. What the descriptors cannot say
+ * request-rules.ts) and explain walk this table instead of naming fields; the
+ * field-wise store (store/guardrail-fields.ts, below services) keeps every
+ * field but the version, which the field-table test checks against the
+ * internal fields here. What the descriptors cannot say
  * is decided below, field by field; a Guardrail field that is neither in
  * GuardrailInput nor decided here stops the process at load (and fails the
  * field-table test), so a new proto field cannot go undecided.
@@ -51,8 +52,6 @@ export interface GuardrailField {
   readonly field: DescField;
   /** Its twin in GuardrailInput (writable and create-only fields). */
   readonly input: DescField | undefined;
-  /** Unset is a value of its own (JSON null); otherwise unset is the zero value. */
-  readonly nullable: boolean;
 }
 
 export interface GuardrailAlias {
@@ -111,8 +110,7 @@ export function guardrailFieldTable(
         `${input.name}.${field.name} and ${guardrail.name}.${field.name} differ in type`,
       );
     }
-    const nullable = field.presence === FeatureSet_FieldPresence.EXPLICIT;
-    return { name: field.name, role, field, input: hasInput ? twin : undefined, nullable };
+    return { name: field.name, role, field, input: hasInput ? twin : undefined };
   });
   for (const name of Object.keys(decided)) {
     if (!fields.some((f) => f.name === name)) {
