@@ -13,6 +13,8 @@ function enumMap<E extends number>(field: string, pairs: [string, E][]) {
   const byValue = new Map<number, string>(pairs.map(([k, v]) => [v, k]));
   const names = pairs.map(([k]) => `"${k}"`).join(", ");
   return {
+    /** The API's names, in order: the document's enum for the field. */
+    names: pairs.map(([k]) => k) as readonly string[],
     parse(value: string, at = field): E {
       const v = byName.get(value);
       if (v === undefined) throw badRequest(`${at} must be one of ${names}, got ${quote(value)}`);

@@ -10,11 +10,31 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
+import { BUILTIN_FILTER_LABELS } from "../../services/guardrail/builtins.js";
+import { LIMITS } from "../../services/guardrail/limits.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  DATE_TIME,
+  type JsonSchema,
+  NUMBER,
+  orNull,
+  STRING,
+  STRINGS,
+  shapeOf,
+  specSchema,
+} from "../openapi/spec-schema.js";
 import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
-import { checkElements, checkFields, type Spec } from "./fields.js";
+import { checkElements, checkFields, NOT_BLANK, type Spec } from "./fields.js";
 
 const LIST = { type: "array", nullable: true } as const;
+/** A list restriction: 1 to listMaxItems non-blank strings (null: no restriction). */
+const STRING_LIST_RULES = {
+  minItems: 1,
+  maxItems: LIMITS.listMaxItems,
+  items: { type: "string", minLength: 1, maxLength: LIMITS.listItemMax, pattern: NOT_BLANK },
+};
+const ACTION = { type: "string", rules: { enum: filterActions.names } } as const;
 /** Every boolean may be null, as OpenRouter documents: null means the default (or inherit). */
 const BOOL = { type: "boolean", nullable: true } as const;
 
@@ -25,16 +45,19 @@ const BOOL = { type: "boolean", nullable: true } as const;
  * so gRPC callers get the very same answers.
  */
 const GUARDRAIL_SPEC: Spec = {
-  name: { type: "string" },
-  description: { type: "string", nullable: true },
-  workspace_id: { type: "string", nullable: true },
-  allowed_data_regions: LIST,
-  allowed_models: LIST,
-  allowed_providers: LIST,
-  ignored_models: LIST,
-  ignored_providers: LIST,
+  name: { type: "string", rules: { minLength: 1, maxLength: LIMITS.nameMax, pattern: NOT_BLANK } },
+  description: { type: "string", nullable: true, rules: { maxLength: LIMITS.descriptionMax } },
+  workspace_id: { type: "string", nullable: true, rules: { format: "uuid" } },
+  allowed_data_regions: {
+    ...LIST,
+    rules: { minItems: 1, maxItems: LIMITS.listMaxItems, items: { enum: regions.names } },
+  },
+  allowed_models: { ...LIST, rules: STRING_LIST_RULES },
+  allowed_providers: { ...LIST, rules: STRING_LIST_RULES },
+  ignored_models: { ...LIST, rules: STRING_LIST_RULES },
+  ignored_providers: { ...LIST, rules: STRING_LIST_RULES },
   content_filter_builtins: LIST,
-  content_filters: LIST,
+  content_filters: { ...LIST, rules: { maxItems: LIMITS.customFiltersMax } },
   enable_free_model_publication: BOOL,
   enable_free_model_training: BOOL,
   enable_paid_model_training: BOOL,
@@ -47,21 +70,21 @@ const GUARDRAIL_SPEC: Spec = {
   allow_safety_retention_google: BOOL,
   allow_safety_retention_other: BOOL,
   include_byok_in_budgets: BOOL,
-  limit_usd: { type: "number", nullable: true },
-  reset_interval: { type: "string", nullable: true },
+  limit_usd: { type: "number", nullable: true, rules: { minimum: 0, maximum: LIMITS.limitUsdMax } },
+  reset_interval: { type: "string", nullable: true, rules: { enum: resetIntervals.names } },
 };
 
 const BUILTIN_SPEC: Spec = {
-  slug: { type: "string" },
-  action: { type: "string" },
+  slug: { type: "string", rules: { enum: Object.keys(BUILTIN_FILTER_LABELS) } },
+  action: ACTION,
   label: { type: "string", nullable: true },
-  scan_scope: { type: "string", nullable: true },
+  scan_scope: { type: "string", nullable: true, rules: { enum: scanScopes.names } },
 };
 
 const CUSTOM_SPEC: Spec = {
-  pattern: { type: "string" },
-  action: { type: "string" },
-  label: { type: "string", nullable: true },
+  pattern: { type: "string", rules: { minLength: 1, maxLength: LIMITS.patternMax } },
+  action: ACTION,
+  label: { type: "string", nullable: true, rules: { maxLength: LIMITS.labelMax } },
 };
 
 type Json = Record<string, unknown>;
@@ -162,7 +185,7 @@ export function isoOrNull(ts: Timestamp | undefined): string | null {
 }
 
 /** Guardrail -> the public JSON shape (enforce_zdr always null: it is deprecated). */
-export function guardrailToJson(g: Guardrail): Json {
+export function guardrailToJson(g: Guardrail) {
   return {
     id: g.id,
     name: g.name,
@@ -208,6 +231,61 @@ export function guardrailToJson(g: Guardrail): Json {
 
 const STRING_LIST = { type: "array", items: { type: "string" } };
 
+const NULLABLE_STRINGS = orNull(STRINGS);
+const NULLABLE_BOOLEAN = orNull(BOOLEAN);
+
+/** What guardrailToJson renders; shapeOf makes a field added there without its schema a compile error. */
+export const GUARDRAIL_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof guardrailToJson>>({
+  id: { type: "string", format: "uuid" },
+  name: STRING,
+  description: STRING,
+  workspace_id: { type: "string", format: "uuid" },
+  allowed_data_regions: orNull(arrayOf(orNull({ enum: regions.names }))),
+  allowed_models: NULLABLE_STRINGS,
+  allowed_providers: NULLABLE_STRINGS,
+  ignored_models: NULLABLE_STRINGS,
+  ignored_providers: NULLABLE_STRINGS,
+  content_filter_builtins: orNull(
+    arrayOf({
+      type: "object",
+      required: ["slug", "action", "label"],
+      properties: {
+        slug: STRING,
+        action: orNull({ enum: filterActions.names }),
+        label: STRING,
+        scan_scope: { enum: scanScopes.names },
+      },
+      additionalProperties: false,
+    }),
+  ),
+  content_filters: orNull(
+    arrayOf(
+      shapeOf<{ pattern: unknown; action: unknown; label: unknown }>({
+        pattern: STRING,
+        action: orNull({ enum: filterActions.names }),
+        label: orNull(STRING),
+      }),
+    ),
+  ),
+  enable_free_model_publication: BOOLEAN,
+  enable_free_model_training: BOOLEAN,
+  enable_paid_model_training: BOOLEAN,
+  enforce_zdr: { type: "null", description: "Deprecated: always null; see enforce_zdr_<vendor>" },
+  enforce_zdr_anthropic: BOOLEAN,
+  enforce_zdr_openai: BOOLEAN,
+  enforce_zdr_google: BOOLEAN,
+  enforce_zdr_xai: BOOLEAN,
+  enforce_zdr_other: BOOLEAN,
+  allow_safety_retention_google: NULLABLE_BOOLEAN,
+  allow_safety_retention_other: NULLABLE_BOOLEAN,
+  include_byok_in_budgets: BOOLEAN,
+  limit_usd: orNull(NUMBER),
+  reset_interval: orNull({ enum: resetIntervals.names }),
+  is_workspace_default: BOOLEAN,
+  created_at: orNull(DATE_TIME),
+  updated_at: orNull(DATE_TIME),
+});
+
 /**
  * The guardrail body's OpenAPI schema, from the same tables guardrailInputFromJson checks:
  * `required` for a create (name), none for an update.
@@ -221,8 +299,14 @@ export function guardrailBodySchema(required: readonly string[]): JsonSchema {
       allowed_providers: STRING_LIST,
       ignored_models: STRING_LIST,
       ignored_providers: STRING_LIST,
-      content_filter_builtins: { type: "array", items: specSchema(BUILTIN_SPEC) },
-      content_filters: { type: "array", items: specSchema(CUSTOM_SPEC) },
+      content_filter_builtins: {
+        type: "array",
+        items: specSchema(BUILTIN_SPEC, { required: ["slug", "action"] }),
+      },
+      content_filters: {
+        type: "array",
+        items: specSchema(CUSTOM_SPEC, { required: ["pattern", "action"] }),
+      },
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
+import { PAGE_QUERY_RULES } from "../json/fields.js";
 import type { JsonSchema } from "./spec-schema.js";
 
 /** "/api/v1/keys/:hash" -> "/api/v1/keys/{hash}" and its parameter names. */
@@ -19,12 +20,14 @@ export function openApiPath(pattern: string): { path: string; params: string[] }
 const ERROR_SCHEMA: JsonSchema = {
   type: "object",
   required: ["error"],
+  additionalProperties: false,
   properties: {
     error: {
       type: "object",
       required: ["code", "message"],
+      additionalProperties: false,
       properties: {
-        code: { type: "integer", description: "The HTTP status" },
+        code: { type: "integer", minimum: 400, maximum: 599, description: "The HTTP status" },
         message: { type: "string", description: "Names the field or rule at fault" },
         metadata: {
           type: "object",
@@ -65,7 +68,7 @@ function errorResponse(description: string): JsonSchema {
   };
 }
 
-function successResponse(doc: OperationDoc): JsonSchema {
+function successResponse(route: Route, method: string, doc: OperationDoc): JsonSchema {
   const description = doc.description ?? "Success";
   switch (doc.produces) {
     case "audio":
@@ -99,17 +102,24 @@ function successResponse(doc: OperationDoc): JsonSchema {
         content: { "text/plain; version=0.0.4": { schema: { type: "string" } } },
       };
     default:
-      return { description, content: { "application/json": { schema: { type: "object" } } } };
+      // A JSON route without its response shape fails the build, like one without a doc.
+      if (!doc.response)
+        throw new Error(`OpenAPI: ${method} ${route.pattern} has no response schema`);
+      return { description, content: { "application/json": { schema: doc.response } } };
   }
 }
 
 function operation(route: Route, method: string, doc: OperationDoc, params: string[]): JsonSchema {
   const parameters = [
     ...params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
-    ...(doc.query ?? []).map((name) => ({ name, in: "query", schema: { type: "string" } })),
+    ...(doc.query ?? []).map((name) => ({
+      name,
+      in: "query",
+      schema: doc.queryRules?.[name] ?? PAGE_QUERY_RULES[name] ?? { type: "string" },
+    })),
   ];
   const responses: Record<string, JsonSchema> = {
-    [String(doc.status)]: successResponse(doc),
+    [String(doc.status)]: successResponse(route, method, doc),
     "400": errorResponse("Bad input: the message names the field or parameter and the rule"),
   };
   if (route.access !== "public") {
@@ -122,6 +132,10 @@ function operation(route: Route, method: string, doc: OperationDoc, params: stri
       headers: { "Retry-After": { schema: { type: "integer" } }, ...RATE_LIMIT_HEADERS },
     };
   }
+  // Every other failure (404, 409, 413, 429, 5xx) has the same envelope.
+  responses.default = errorResponse(
+    "Any other error, in the same envelope: 404 not found, 409 conflict or a count limit, 413 too large, 429 rate or budget limit, 5xx",
+  );
   const op: JsonSchema = {
     operationId: `${method.toLowerCase()}${openApiPath(route.pattern)
       .path.split(/[^A-Za-z0-9]+/)

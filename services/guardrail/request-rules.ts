@@ -10,6 +10,7 @@ import { isKeyHash, isUuid } from "../common/ids.js";
 import { pageParams } from "../common/paging.js";
 import { quote } from "../common/quote.js";
 import { nowTimestamp } from "../common/time.js";
+import { LIMITS } from "./limits.js";
 import { guardrailFromInput, UPDATABLE_PATHS } from "./update-mask.js";
 import { validateGuardrail } from "./validation.js";
 
@@ -30,8 +31,8 @@ type RequestOf<M extends Method> = MessageShape<(typeof GuardrailService.method)
 /** One rule per RPC: the type makes a new RPC without a rule a compile error. */
 type RequestRules = { [M in Method]: (req: RequestOf<M>) => void };
 
-const MAX_SUBJECTS = 1000;
-const SUBJECT_MAX = 256;
+const MAX_SUBJECTS = LIMITS.subjectsMax;
+const SUBJECT_MAX = LIMITS.subjectMax;
 
 function fail(message: string): never {
   throw invalidArgument(message);
