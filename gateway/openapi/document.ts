@@ -164,14 +164,14 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
   for (const route of routes) {
     const { path, params } = openApiPath(route.pattern);
     const item: Record<string, JsonSchema> = {};
+    for (const method of Object.keys(route.docs ?? {})) {
+      if (!route.methods[method])
+        throw new Error(`OpenAPI: ${route.pattern} documents ${method}, which it does not serve`);
+    }
     for (const method of Object.keys(route.methods)) {
       const doc = route.docs?.[method];
       if (!doc) throw new Error(`OpenAPI: ${method} ${route.pattern} has no doc`);
       item[method.toLowerCase()] = operation(route, method, doc, params);
-    }
-    for (const method of Object.keys(route.docs ?? {})) {
-      if (!route.methods[method])
-        throw new Error(`OpenAPI: ${route.pattern} documents ${method}, which it does not serve`);
     }
     paths[path] = item;
   }
