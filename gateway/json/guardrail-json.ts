@@ -10,6 +10,7 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { UUID_RE } from "../../services/common/ids.js";
 import { BUILTIN_FILTER_LABELS } from "../../services/guardrail/builtins.js";
 import { LIMITS } from "../../services/guardrail/limits.js";
 import {
@@ -47,7 +48,7 @@ const BOOL = { type: "boolean", nullable: true } as const;
 const GUARDRAIL_SPEC: Spec = {
   name: { type: "string", rules: { minLength: 1, maxLength: LIMITS.nameMax, pattern: NOT_BLANK } },
   description: { type: "string", nullable: true, rules: { maxLength: LIMITS.descriptionMax } },
-  workspace_id: { type: "string", nullable: true, rules: { format: "uuid" } },
+  workspace_id: { type: "string", nullable: true, rules: { pattern: UUID_RE.source } },
   allowed_data_regions: {
     ...LIST,
     rules: { minItems: 1, maxItems: LIMITS.listMaxItems, items: { enum: regions.names } },

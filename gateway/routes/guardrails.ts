@@ -1,3 +1,4 @@
+import { UUID_RE } from "../../services/common/ids.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";
@@ -19,6 +20,7 @@ export const guardrailRoutes: Route[] = [
       GET: {
         summary: "List guardrails",
         query: LIST_QUERY,
+        queryRules: { workspace_id: { type: "string", pattern: UUID_RE.source } },
         status: 200,
         response: pageOf(GUARDRAIL_JSON_SCHEMA),
       },

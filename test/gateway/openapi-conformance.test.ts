@@ -298,11 +298,14 @@ describe("gateway: OpenAPI document against real answers", function () {
     }
 
     /** A valid body for each operation, so the one broken field is the only fault. */
+    let probes = 0;
     function validBody(method: string, path: string): Record<string, unknown> {
+      // A name of its own each time: a workspace's slug derives from it and must be unique.
+      probes += 1;
       const bodies: Record<string, Record<string, unknown>> = {
-        "POST /api/v1/guardrails": { name: "rule probe" },
-        "POST /api/v1/keys": { name: "rule probe" },
-        "POST /api/v1/workspaces": { name: "Rule probe" },
+        "POST /api/v1/guardrails": { name: `rule probe ${probes}` },
+        "POST /api/v1/keys": { name: `rule probe ${probes}` },
+        "POST /api/v1/workspaces": { name: `Rule probe ${probes}` },
         "POST /api/v1/workspaces/{id}/credits": { amount_usd: 1 },
         "POST /api/v1/audio/speech": { model: MODELS.espeak, voice: "alloy", input: "Rule." },
         "POST /api/v1/guardrails/{id}/assignments/keys": { key_hashes: [params.hash] },
@@ -391,6 +394,43 @@ describe("gateway: OpenAPI document against real answers", function () {
       }
       // The document states rules (and this test is not vacuous): lengths, enums, ranges, counts.
       expect(checked).to.be.greaterThan(40);
+    });
+
+    /** The values at the edge of each bound of `schema`: the rule allows them. */
+    function edges(schema: Doc): { rule: string; value: unknown }[] {
+      const out: { rule: string; value: unknown }[] = [];
+      if (schema.maxLength !== undefined)
+        out.push({ rule: "maxLength", value: "a".repeat(schema.maxLength) });
+      if (schema.maximum !== undefined && schema.maximum < 2 ** 31 - 1)
+        out.push({ rule: "maximum", value: schema.maximum });
+      if (schema.minimum !== undefined && schema.minimum > -(2 ** 31))
+        out.push({ rule: "minimum", value: schema.minimum });
+      return out;
+    }
+
+    it("body fields: the value at each documented bound is not refused (the document is not looser)", async () => {
+      let checked = 0;
+      for (const [path, item] of Object.entries(doc.paths as Record<string, Doc>)) {
+        // Speech bounds are probed above only: a voice of the maximum length is no voice of
+        // the model, which the service refuses for that reason.
+        if (path === "/api/v1/audio/speech") continue;
+        for (const [m, op] of Object.entries(item as Record<string, Doc>)) {
+          const schema = op.requestBody?.content["application/json"].schema;
+          if (!schema) continue;
+          const method = m.toUpperCase();
+          for (const [field, fieldSchema] of Object.entries(schema.properties as Doc)) {
+            for (const { rule, value } of edges(fieldSchema)) {
+              const body = { ...validBody(method, path), ...COMPANIONS[field], [field]: value };
+              const res = await h.admin.request(method, concrete(path), body);
+              const at = `${method} ${path} ${field} at its ${rule}`;
+              expect(res.status, `${at}: ${JSON.stringify(res.body)}`).to.be.lessThan(300);
+              expectDocumented(method, path, res);
+              checked += 1;
+            }
+          }
+        }
+      }
+      expect(checked).to.be.greaterThan(15);
     });
 
     it("nested rules: filters, regions and turns are held to what the document says", async () => {
