@@ -1,3 +1,4 @@
+import { COUNT_LIMITS } from "../../services/common/store/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
 import { PAGE_QUERY_RULES } from "../json/fields.js";
@@ -52,6 +53,9 @@ const RATE_LIMIT_HEADERS = {
     schema: { type: "integer" },
   },
 };
+
+/** The store's count limits, from the constants it enforces: a create past one answers 409. */
+const COUNT_LIMITS_NOTE = `Count limits (409 beyond): ${COUNT_LIMITS.workspaces} workspaces; per workspace ${COUNT_LIMITS.guardrailsPerWorkspace} guardrails, ${COUNT_LIMITS.keysPerWorkspace} keys, ${COUNT_LIMITS.memberAssignmentsPerWorkspace} member assignments; ${COUNT_LIMITS.managementKeys} management keys.`;
 
 /** Who may call: public routes need nothing; the others a key of the route's kind. */
 const ACCESS_NOTE: Record<Access, string> = {
@@ -180,7 +184,7 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
     info: {
       title: "Railgate API",
       version: "1.0.0",
-      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}).`,
+      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}). ${COUNT_LIMITS_NOTE}`,
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
