@@ -4,7 +4,17 @@ import {
   GuardrailInputSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GUARDRAIL_FIELDS } from "../../services/guardrail/field-table.js";
-import type { JsonSchema } from "../openapi/spec-schema.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  DATE_TIME,
+  type JsonSchema,
+  NUMBER,
+  orNull,
+  STRING,
+  STRINGS,
+} from "../openapi/spec-schema.js";
+import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
 import { type JsonOverrides, ProtoJson } from "./proto-json.js";
 
 export { isoOrNull } from "./proto-json.js";
@@ -62,6 +72,61 @@ export function guardrailToJson(g: Guardrail): Json {
   }
   return out;
 }
+
+const NULLABLE_STRINGS = orNull(STRINGS);
+const NULLABLE_BOOLEAN = orNull(BOOLEAN);
+/** What guardrailToJson renders; shapeOf makes a field added there without its schema a compile error. */
+export const GUARDRAIL_JSON_SCHEMA: JsonSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string", format: "uuid" },
+    name: STRING,
+    description: STRING,
+    workspace_id: { type: "string", format: "uuid" },
+    allowed_data_regions: orNull(arrayOf(orNull({ enum: regions.names }))),
+    allowed_models: NULLABLE_STRINGS,
+    allowed_providers: NULLABLE_STRINGS,
+    ignored_models: NULLABLE_STRINGS,
+    ignored_providers: NULLABLE_STRINGS,
+    content_filter_builtins: orNull(
+      arrayOf({
+        type: "object",
+        required: ["slug", "action", "label"],
+        properties: {
+          slug: STRING,
+          action: orNull({ enum: filterActions.names }),
+          label: STRING,
+          scan_scope: { enum: scanScopes.names },
+        },
+        additionalProperties: false,
+      }),
+    ),
+    content_filters: orNull(
+      arrayOf({
+        pattern: STRING,
+        action: orNull({ enum: filterActions.names }),
+        label: orNull(STRING),
+      }),
+    ),
+    enable_free_model_publication: BOOLEAN,
+    enable_free_model_training: BOOLEAN,
+    enable_paid_model_training: BOOLEAN,
+    enforce_zdr: { type: "null", description: "Deprecated: always null; see enforce_zdr_<vendor>" },
+    enforce_zdr_anthropic: BOOLEAN,
+    enforce_zdr_openai: BOOLEAN,
+    enforce_zdr_google: BOOLEAN,
+    enforce_zdr_xai: BOOLEAN,
+    enforce_zdr_other: BOOLEAN,
+    allow_safety_retention_google: NULLABLE_BOOLEAN,
+    allow_safety_retention_other: NULLABLE_BOOLEAN,
+    include_byok_in_budgets: BOOLEAN,
+    limit_usd: orNull(NUMBER),
+    reset_interval: orNull({ enum: resetIntervals.names }),
+    is_workspace_default: BOOLEAN,
+    created_at: orNull(DATE_TIME),
+    updated_at: orNull(DATE_TIME),
+  },
+};
 
 /**
  * The guardrail body's OpenAPI schema, from the same descriptor guardrailInputFromJson reads:

@@ -1,9 +1,9 @@
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
 import { invalidArgument } from "../../platform/errors.js";
 import type { Store } from "../../store/types.js";
+import { ACCOUNT_LIMITS } from "./limits.js";
 
-/** At most this much in one top-up, so a typo cannot make a workspace effectively unmetered. */
-const MAX_TOP_UP_USD = 1_000_000;
+const MAX_TOP_UP_USD = ACCOUNT_LIMITS.topUpUsdMax;
 
 export async function addCredits(
   store: Store,

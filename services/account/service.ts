@@ -34,12 +34,13 @@ import { ORG_SCOPE, type Store } from "../../store/types.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";
+import { ACCOUNT_LIMITS } from "./limits.js";
 import { isSlug, slugify } from "./slug.js";
 import { checkUpdateMask } from "./update-mask.js";
 
-const NAME_MAX = 100;
-const DESCRIPTION_MAX = 500;
-const MEMBER_ID_MAX = 256;
+const NAME_MAX = ACCOUNT_LIMITS.nameMax;
+const DESCRIPTION_MAX = ACCOUNT_LIMITS.descriptionMax;
+const MEMBER_ID_MAX = ACCOUNT_LIMITS.memberIdMax;
 
 function checkName(field: string, name: string): void {
   if (name.trim().length === 0 || [...name].length > NAME_MAX) {
@@ -47,7 +48,7 @@ function checkName(field: string, name: string): void {
   }
 }
 
-const RATE_LIMIT_MAX = 1_000_000;
+const RATE_LIMIT_MAX = ACCOUNT_LIMITS.rateLimitPerMinuteMax;
 
 function checkRateLimit(v: number | undefined): void {
   if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > RATE_LIMIT_MAX)) {

@@ -1,4 +1,5 @@
-const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+/** 1 to 64 lowercase letters, digits or inner hyphens (exported: the API document states it). */
+export const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 export function isSlug(s: string): boolean {
   return SLUG_RE.test(s);

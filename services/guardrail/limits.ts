@@ -10,4 +10,7 @@ export const LIMITS = {
   limitUsdMax: 1_000_000_000,
   pageLimitDefault: 50,
   pageLimitMax: 100,
+  /** Distinct key hashes or member ids in one assign/unassign call, and a member id's length. */
+  subjectsMax: 1000,
+  subjectMax: 256,
 } as const;

@@ -11,6 +11,7 @@ import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { GUARDRAIL_FIELDS } from "./field-table.js";
+import { LIMITS } from "./limits.js";
 import { guardrailFromInput, UPDATABLE_PATHS } from "./update-mask.js";
 import { validateGuardrail } from "./validation.js";
 
@@ -31,8 +32,8 @@ type RequestOf<M extends Method> = MessageShape<(typeof GuardrailService.method)
 /** One rule per RPC: the type makes a new RPC without a rule a compile error. */
 type RequestRules = { [M in Method]: (req: RequestOf<M>) => void };
 
-const MAX_SUBJECTS = 1000;
-const SUBJECT_MAX = 256;
+const MAX_SUBJECTS = LIMITS.subjectsMax;
+const SUBJECT_MAX = LIMITS.subjectMax;
 
 function fail(message: string): never {
   throw invalidArgument(message);
