@@ -46,10 +46,14 @@ export interface OperationDoc {
   summary: string;
   /** The query parameters the handler accepts (the list it passes to checkQuery). */
   query?: readonly string[];
+  /** Value rules of query parameters beyond paging's (JSON Schema), by name; a string otherwise. */
+  queryRules?: Record<string, JsonSchema>;
   /** The JSON body's schema (specSchema of the handler's checkFields table). */
   body?: JsonSchema;
   /** The success status and what it carries. */
   status: number;
+  /** The JSON success body's schema (declared beside its renderer); required for JSON routes. */
+  response?: JsonSchema;
   description?: string;
   /**
    * "audio": the success body is an audio stream (speech), not JSON; "prometheus": metrics text;

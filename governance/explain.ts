@@ -1,4 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type ExplainModel,
   ExplainModelSchema,
@@ -7,6 +8,7 @@ import {
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import { isRegionName, quotedRegionNames, regionName } from "../platform/regions.js";
+import { GUARDRAIL_FIELDS } from "../services/guardrail/field-table.js";
 import type { ModelCatalog } from "../services/speech/catalog/model-catalog.js";
 import type { CatalogModel } from "../services/speech/catalog/types.js";
 import type { Store } from "../store/types.js";
@@ -21,22 +23,23 @@ function list(name: string, values: string[] | undefined): string[] {
   return values ? [`${name}: ${values.join(", ")}`] : [];
 }
 
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** A guardrail field's name as the API spells it: the proto's. */
+function nameOf(field: keyof typeof GuardrailSchema.field): string {
+  return GuardrailSchema.field[field].name;
 }
+
+/** The per-vendor ZDR flags (what the deprecated enforce_zdr fills), by vendor: "enforce_zdr_xai" is xai. */
+const ZDR_FLAGS = GUARDRAIL_FIELDS.aliases
+  .filter((a) => a.name === "enforce_zdr")
+  .flatMap((a) =>
+    a.fills.map((f) => ({ vendor: f.name.slice(a.name.length + 1), localName: f.field.localName })),
+  );
 
 /** What one guardrail adds to the policy, in words an operator reads. */
 function contributions(g: GoverningGuardrail): string[] {
   const r = g.guardrail;
-  const zdr = (["anthropic", "openai", "google", "xai", "other"] as const).filter(
-    (v) =>
-      ({
-        anthropic: r.enforceZdrAnthropic,
-        openai: r.enforceZdrOpenai,
-        google: r.enforceZdrGoogle,
-        xai: r.enforceZdrXai,
-        other: r.enforceZdrOther,
-      })[v],
+  const zdr = ZDR_FLAGS.filter((f) => r[f.localName as keyof typeof r] === true).map(
+    (f) => f.vendor,
   );
   return [
     ...list(
@@ -59,10 +62,10 @@ function contributions(g: GoverningGuardrail): string[] {
       ["enableFreeModelTraining", "enablePaidModelTraining", "enableFreeModelPublication"] as const
     )
       .filter((f) => !r[f])
-      .map((f) => `${snake(f)}: false`),
+      .map((f) => `${nameOf(f)}: false`),
     ...(["allowSafetyRetentionGoogle", "allowSafetyRetentionOther"] as const)
       .filter((f) => r[f] === false)
-      .map((f) => `${snake(f)}: false`),
+      .map((f) => `${nameOf(f)}: false`),
     ...(r.limitUsd !== undefined ? [`limit_usd: ${r.limitUsd}`] : []),
   ];
 }

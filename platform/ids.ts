@@ -13,8 +13,11 @@ export function defaultGuardrailId(workspaceId: string): string {
   return uuidv5(workspaceId, DEFAULT_GUARDRAIL_NAMESPACE);
 }
 
-/** Lowercase only: ids are stored as generated, so an uppercase form would never match. */
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/**
+ * Lowercase only: ids are stored as generated, so an uppercase form would never match.
+ * Exported for the API document, which states the same rule.
+ */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export function isUuid(s: string): boolean {
   return UUID_RE.test(s);
 }

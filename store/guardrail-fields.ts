@@ -13,19 +13,23 @@ import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/gu
 /** The version lives beside the fields (the store bumps it), never inside them. */
 export const VERSION_FIELD = GuardrailSchema.field.version.number;
 
-const byName = new Map(GuardrailSchema.fields.map((f) => [f.name, f]));
+/** The fields stored one entry each: every field of the proto but the version. */
+export const STORED_FIELDS = GuardrailSchema.fields.filter((f) => f.number !== VERSION_FIELD);
 
-/** The field number of a top-level guardrail field by its proto (snake_case) name. */
+const byName = new Map(STORED_FIELDS.map((f) => [f.name, f]));
+const byNumber = new Map(STORED_FIELDS.map((f) => [f.number, f]));
+
+/** The field number of a stored guardrail field by its proto (snake_case) name. */
 export function guardrailFieldNumber(name: string): number {
   const f = byName.get(name);
-  if (!f || f.number === VERSION_FIELD) throw new Error(`not a stored guardrail field: ${name}`);
+  if (!f) throw new Error(`not a stored guardrail field: ${name}`);
   return f.number;
 }
 
 /** The encoding of one field of `g` alone; empty when the field is unset. */
 export function encodeField(g: Guardrail, number: number): Uint8Array {
-  const field = GuardrailSchema.fields.find((f) => f.number === number);
-  if (!field) throw new Error(`no guardrail field ${number}`);
+  const field = byNumber.get(number);
+  if (!field) throw new Error(`not a stored guardrail field: ${number}`);
   const part = create(GuardrailSchema) as unknown as Record<string, unknown>;
   part[field.localName] = (g as unknown as Record<string, unknown>)[field.localName];
   // Unknown fields a client smuggled into a nested message are never stored.
@@ -34,10 +38,10 @@ export function encodeField(g: Guardrail, number: number): Uint8Array {
 
 /** Every stored field of `g` that is set, as [number, encoding]. */
 export function encodeFields(g: Guardrail): [number, Uint8Array][] {
-  return GuardrailSchema.fields
-    .filter((f) => f.number !== VERSION_FIELD)
-    .map((f): [number, Uint8Array] => [f.number, encodeField(g, f.number)])
-    .filter(([, bytes]) => bytes.length > 0);
+  return STORED_FIELDS.map((f): [number, Uint8Array] => [
+    f.number,
+    encodeField(g, f.number),
+  ]).filter(([, bytes]) => bytes.length > 0);
 }
 
 /** The guardrail whose field encodings these are. */

@@ -31,8 +31,16 @@ import {
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import {
+  admitArgs,
+  assignArgs,
+  defineCommands,
+  fieldArgs,
+  patchArgs,
+  settleArgs,
+} from "./redis-commands.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
-import * as scripts from "./redis-scripts.js";
+import { admission, counted, patched } from "./redis-replies.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -46,7 +54,6 @@ import {
 } from "./types.js";
 
 type Client = Redis | Cluster;
-type Script = (...args: (string | Buffer | number)[]) => Promise<unknown>;
 
 function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer {
   // Only the fields the schema knows are stored: nothing unbounded rides along.
@@ -56,15 +63,6 @@ function encode<D extends DescMessage>(schema: D, msg: MessageShape<D>): Buffer 
 
 function decode<D extends DescMessage>(schema: D, data: Buffer | null | undefined) {
   return data && data.length > 0 ? fromBinary(schema, data) : undefined;
-}
-
-function buf(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** Script arguments: (field number, encoding) pairs. */
-function fieldArgs(pairs: [number, Uint8Array][]): (number | Buffer)[] {
-  return pairs.flatMap(([n, bytes]) => [n, buf(bytes)]);
 }
 
 /** (field number, encoding) of the named fields of `g`; an unset field encodes as empty. */
@@ -83,10 +81,6 @@ function decodeStored(raw: Record<string, Buffer>): Versioned<Guardrail> | undef
     : Object.entries(raw).flatMap(([f, b]) => (f.startsWith("f:") ? [b] : []));
   if (parts.length === 0) return undefined;
   return { value: decodeFields(parts, version), version };
-}
-
-function limitReached(limit: number, reply: unknown[], adding = 1): LimitReached {
-  return { limit, count: Number(reply[1] ?? 0), adding };
 }
 
 function ms(ts: { seconds: bigint; nanos: number } | undefined): number {
@@ -134,32 +128,7 @@ export class RedisStore implements Store {
     private readonly limits: CountLimits = COUNT_LIMITS,
   ) {
     this.k = new RedisKeys(prefix);
-    for (const [name, lua] of Object.entries({
-      rgClaimWorkspace: scripts.CLAIM_WORKSPACE,
-      rgCreateGuardrail: scripts.CREATE_GUARDRAIL,
-      rgPatchGuardrail: scripts.PATCH_GUARDRAIL,
-      rgDeleteGuardrail: scripts.DELETE_GUARDRAIL,
-      rgCreateKey: scripts.CREATE_KEY,
-      rgPutKey: scripts.PUT_KEY,
-      rgDeleteKey: scripts.DELETE_KEY,
-      rgIndexScope: scripts.INDEX_SCOPE,
-      rgAssign: scripts.ASSIGN,
-      rgUnassign: scripts.UNASSIGN,
-      rgLoadGovernance: scripts.LOAD_GOVERNANCE,
-      rgDeleteWorkspace: scripts.DELETE_WORKSPACE,
-      rgAdmit: scripts.ADMIT,
-      rgSettle: scripts.SETTLE,
-      rgGuardrailSpend: scripts.GUARDRAIL_SPEND,
-    })) {
-      client.defineCommand(name, { lua });
-    }
-  }
-
-  /** Scripts are called with numKeys first, then keys, then args. */
-  private script(name: string): Script {
-    const fn = (this.client as unknown as Record<string, Script>)[name];
-    if (!fn) throw new Error(`script ${name} not defined`);
-    return fn.bind(this.client);
+    defineCommands(client);
   }
 
   /** Scopes whose indexes this process knows to be complete (see INDEX_SCOPE). */
@@ -168,8 +137,7 @@ export class RedisStore implements Store {
   /** Builds a scope's enabled-key and assignment indexes if older data lacks them. */
   private async ensureIndexed(scope: string): Promise<void> {
     if (this.indexed.has(scope)) return;
-    await this.script("rgIndexScope")(
-      7,
+    await this.client.rgIndexScope(
       this.k.layout(scope),
       this.k.keyIndex(scope),
       this.k.enabledKeyIndex(scope),
@@ -243,14 +211,16 @@ export class RedisStore implements Store {
 
   async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
     // The place in the index is taken first: the index is what the limit counts, atomically.
-    const claim = (await this.script("rgClaimWorkspace")(
-      1,
-      this.k.workspaces(),
-      ms(ws.createdAt),
-      ws.id,
+    const claim = counted(
+      await this.client.rgClaimWorkspace(
+        this.k.workspaces(),
+        ms(ws.createdAt),
+        ws.id,
+        this.limits.workspaces,
+      ),
       this.limits.workspaces,
-    )) as [string, number?];
-    if (claim[0] === "limit") return limitReached(this.limits.workspaces, claim);
+    );
+    if (claim !== "ok") return claim;
     if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) {
       await this.client.zrem(this.k.workspaces(), ws.id);
       return "slug-taken";
@@ -298,8 +268,7 @@ export class RedisStore implements Store {
     if (!ws) return "missing";
     // The script counts the enabled keys from their index: it must be complete.
     await this.ensureIndexed(id);
-    const reply = (await this.script("rgDeleteWorkspace")(
-      9,
+    const reply = await this.client.rgDeleteWorkspace(
       this.k.workspace(id),
       this.k.guardrailIndex(id),
       this.k.keyIndex(id),
@@ -310,7 +279,7 @@ export class RedisStore implements Store {
       this.k.assignmentIndex(id, "member"),
       this.k.layout(id),
       this.k.scopePrefix(id),
-    )) as ["ok", string[], string[]] | ["active-keys", number] | null;
+    );
     if (!reply) return "missing";
     if (reply[0] === "active-keys") return { activeKeys: reply[1] };
     this.indexed.delete(id);
@@ -355,53 +324,52 @@ export class RedisStore implements Store {
   async createGuardrail(
     g: Guardrail,
   ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
-    const reply = (await this.script("rgCreateGuardrail")(
-      3,
-      this.k.workspace(g.workspaceId),
-      this.k.guardrail(g.workspaceId, g.id),
-      this.k.guardrailIndex(g.workspaceId),
-      ms(g.createdAt),
-      g.id,
-      defaultGuardrailId(g.workspaceId),
-      this.limits.guardrailsPerWorkspace,
-      ...fieldArgs(encodeFields(g)),
-    )) as [string, number?];
-    const [result] = reply;
-    if (result === "limit") return limitReached(this.limits.guardrailsPerWorkspace, reply);
-    if (result !== "ok") return result as "exists" | "missing-workspace";
+    const limit = this.limits.guardrailsPerWorkspace;
+    const result = counted(
+      await this.client.rgCreateGuardrail(
+        this.k.workspace(g.workspaceId),
+        this.k.guardrail(g.workspaceId, g.id),
+        this.k.guardrailIndex(g.workspaceId),
+        ms(g.createdAt),
+        g.id,
+        defaultGuardrailId(g.workspaceId),
+        limit,
+        ...fieldArgs(encodeFields(g)),
+      ),
+      limit,
+    );
+    if (result !== "ok") return result;
     await this.client.set(this.k.guardrailPointer(g.id), g.workspaceId);
     await this.changed(g.workspaceId);
     return "ok";
   }
 
   async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
-    const reply = (await this.script("rgPatchGuardrailBuffer")(
-      3,
-      this.k.workspace(p.workspaceId),
-      this.k.guardrail(p.workspaceId, p.id),
-      this.k.guardrailIndex(p.workspaceId),
-      p.readVersion,
-      p.materialize ? "1" : "0",
-      ms(p.next.createdAt),
-      p.id,
-      p.fields.length,
-      p.unchanged.length,
-      ...fieldArgs(namedFields(p.next, p.fields)),
-      ...fieldArgs(namedFields(p.read, p.unchanged)),
-      ...(p.materialize ? fieldArgs(encodeFields(p.next)) : []),
-    )) as [Buffer, number | Buffer, Buffer];
-    const status = reply[0].toString();
-    if (status !== "ok") return status as "conflict" | "missing";
-    await this.changed(p.workspaceId);
-    const version = Number(String(reply[1]));
-    return { value: decodeFields([reply[2]], version), version };
+    const result = patched(
+      await this.client.rgPatchGuardrailBuffer(
+        ...patchArgs({
+          keys: {
+            workspace: this.k.workspace(p.workspaceId),
+            guardrail: this.k.guardrail(p.workspaceId, p.id),
+            index: this.k.guardrailIndex(p.workspaceId),
+          },
+          readVersion: p.readVersion,
+          createdAtMs: ms(p.next.createdAt),
+          id: p.id,
+          written: namedFields(p.next, p.fields),
+          guarded: namedFields(p.read, p.unchanged),
+          materialize: p.materialize ? encodeFields(p.next) : undefined,
+        }),
+      ),
+    );
+    if (typeof result !== "string") await this.changed(p.workspaceId);
+    return result;
   }
 
   async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
     // Its assignments are found through the per-guardrail indexes.
     await this.ensureIndexed(workspaceId);
-    const n = (await this.script("rgDeleteGuardrail")(
-      8,
+    const n = await this.client.rgDeleteGuardrail(
       this.k.guardrail(workspaceId, id),
       this.k.guardrailIndex(workspaceId),
       this.k.assignments(workspaceId, "key"),
@@ -411,7 +379,7 @@ export class RedisStore implements Store {
       this.k.guardrailAssignments(workspaceId, "key", id),
       this.k.guardrailAssignments(workspaceId, "member", id),
       id,
-    )) as number;
+    );
     // A workspace default reverts to unconfigured; its id stays resolvable.
     if (n === 1 && id !== defaultGuardrailId(workspaceId)) {
       await this.client.del(this.k.guardrailPointer(id));
@@ -448,24 +416,24 @@ export class RedisStore implements Store {
     // The pointer doubles as the uniqueness check across all workspaces.
     if ((await this.client.set(this.k.keyPointer(key.hash), scope, "NX")) !== "OK") return "exists";
     const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
-    const reply = (await this.script("rgCreateKey")(
-      4,
-      this.k.workspace(scope),
-      this.k.key(scope, key.hash),
-      this.k.keyIndex(scope),
-      this.k.enabledKeyIndex(scope),
-      encode(ApiKeySchema, { ...key, guardrailId: "" }),
-      ms(key.createdAt),
-      key.hash,
-      scope === ORG_SCOPE ? "0" : "1",
-      key.disabled ? "0" : "1",
+    const result = counted(
+      await this.client.rgCreateKey(
+        this.k.workspace(scope),
+        this.k.key(scope, key.hash),
+        this.k.keyIndex(scope),
+        this.k.enabledKeyIndex(scope),
+        encode(ApiKeySchema, { ...key, guardrailId: "" }),
+        ms(key.createdAt),
+        key.hash,
+        scope === ORG_SCOPE ? "0" : "1",
+        key.disabled ? "0" : "1",
+        limit,
+      ),
       limit,
-    )) as [string, number?];
-    const [result] = reply;
+    );
     if (result !== "ok") await this.client.del(this.k.keyPointer(key.hash));
     else await this.changed(scope);
-    if (result === "limit") return limitReached(limit, reply);
-    return result as "ok" | "missing-workspace" | "exists";
+    return result;
   }
 
   async keyScope(hash: string): Promise<string | undefined> {
@@ -485,8 +453,7 @@ export class RedisStore implements Store {
 
   async putKey(scope: string, key: ApiKey): Promise<boolean> {
     const ok =
-      (await this.script("rgPutKey")(
-        3,
+      (await this.client.rgPutKey(
         this.k.key(scope, key.hash),
         this.k.keyIndex(scope),
         this.k.enabledKeyIndex(scope),
@@ -499,8 +466,7 @@ export class RedisStore implements Store {
   }
 
   async deleteKey(scope: string, hash: string): Promise<boolean> {
-    const n = (await this.script("rgDeleteKey")(
-      5,
+    const n = await this.client.rgDeleteKey(
       this.k.key(scope, hash),
       this.k.keyIndex(scope),
       this.k.enabledKeyIndex(scope),
@@ -508,7 +474,7 @@ export class RedisStore implements Store {
       this.k.assignmentIndex(scope, "key"),
       hash,
       this.k.scopePrefix(scope),
-    )) as number;
+    );
     if (n === 1) {
       await this.client.del(this.k.keyPointer(hash));
       await this.changed(scope);
@@ -554,18 +520,21 @@ export class RedisStore implements Store {
       kind === "key"
         ? this.limits.keyAssignmentsPerWorkspace
         : this.limits.memberAssignmentsPerWorkspace;
-    const reply = (await this.script("rgAssign")(
-      3 + checks.length,
-      guardrailKey,
-      this.k.assignments(ws, kind),
-      this.k.assignmentIndex(ws, kind),
-      ...checks,
-      first.guardrailId,
-      this.k.scopePrefix(ws) + assignmentTag(kind),
-      limit,
-      ...unique.map((r) => JSON.stringify(r)),
-    )) as number | [number, number, number];
-    if (Array.isArray(reply)) return limitReached(limit, reply, reply[2]);
+    const reply = await this.client.rgAssign(
+      ...assignArgs({
+        keys: {
+          guardrail: guardrailKey,
+          assignments: this.k.assignments(ws, kind),
+          index: this.k.assignmentIndex(ws, kind),
+        },
+        checks,
+        guardrailId: first.guardrailId,
+        guardrailIndexStem: this.k.scopePrefix(ws) + assignmentTag(kind),
+        limit,
+        records: unique.map((r) => JSON.stringify(r)),
+      }),
+    );
+    if (Array.isArray(reply)) return { limit, count: reply[1], adding: reply[2] };
     if (reply > 0) await this.changed(ws);
     return reply < 0 ? "missing" : { assigned: reply };
   }
@@ -577,14 +546,13 @@ export class RedisStore implements Store {
     subjects: string[],
   ): Promise<number> {
     if (subjects.length === 0) return 0;
-    const n = (await this.script("rgUnassign")(
-      3,
+    const n = await this.client.rgUnassign(
       this.k.assignments(workspaceId, kind),
       this.k.assignmentIndex(workspaceId, kind),
       this.k.guardrailAssignments(workspaceId, kind, guardrailId),
       guardrailId,
       ...new Set(subjects),
-    )) as number;
+    );
     if (n > 0) await this.changed(workspaceId);
     return n;
   }
@@ -642,8 +610,7 @@ export class RedisStore implements Store {
     const keyData = await this.client.getBuffer(this.k.key(scope, hash));
     const key = decode(ApiKeySchema, keyData);
     if (!key) return undefined;
-    const parts = (await this.script("rgLoadGovernanceBuffer")(
-      3,
+    const parts = await this.client.rgLoadGovernanceBuffer(
       this.k.key(scope, hash),
       this.k.assignments(scope, "key"),
       this.k.assignments(scope, "member"),
@@ -651,7 +618,7 @@ export class RedisStore implements Store {
       key.memberUserId,
       this.k.scopePrefix(scope),
       scope === ORG_SCOPE ? "" : defaultGuardrailId(scope),
-    )) as Buffer[];
+    );
     if (parts.length === 0) return undefined;
     const [keyBuf, keyG, memberG, defaultG] = parts;
     const current = decode(ApiKeySchema, keyBuf) ?? key;
@@ -675,46 +642,31 @@ export class RedisStore implements Store {
   }
 
   async admit(a: Admission): Promise<AdmissionResult> {
-    const rateKey = a.rate
-      ? this.k.rate(a.scope, a.keyHash, rateWindowIndex(a.rate))
-      : this.k.rate(a.scope, a.keyHash, 0);
-    const result = (await this.script("rgAdmit")(
-      4 + a.budgets.length,
-      rateKey,
-      this.k.credits(a.scope),
-      this.k.keySpend(a.scope, a.keyHash),
-      this.k.spendIndex(a.scope),
-      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
-      a.rate?.limit ?? 0,
-      a.rate ? rateWindowRemainingMs(a.rate) : 0,
-      a.creditMicros,
-      a.keyLimitMicros ?? -1,
-      a.keyMicros,
-      SPEND_TTL_SECONDS,
-      SPEND_DAYS_KEPT,
-      ...a.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day, counterId(b)]),
-    )) as [string, number, number?];
-    const [verdict, x, y] = result;
-    switch (verdict) {
-      case "ok":
-        return a.rate
-          ? { ok: true, metered: x === 1, rateUsed: y ?? 0 }
-          : { ok: true, metered: x === 1 };
-      case "rate-limit":
-        return { ok: false, reason: "rate-limit", retryAfterMs: Math.max(0, x) };
-      case "credits":
-        return { ok: false, reason: "credits", balanceMicros: x };
-      case "key-limit":
-        return { ok: false, reason: "key-limit", spentMicros: x };
-      default:
-        return {
-          ok: false,
-          reason: "budget",
-          guardrailId: a.budgets[x]?.guardrailId ?? "",
-          entity: a.budgets[x]?.entity ?? "",
-          spentMicros: y ?? 0,
-        };
-    }
+    const reply = await this.client.rgAdmit(
+      ...admitArgs({
+        keys: {
+          rate: this.k.rate(a.scope, a.keyHash, a.rate ? rateWindowIndex(a.rate) : 0),
+          credits: this.k.credits(a.scope),
+          keySpend: this.k.keySpend(a.scope, a.keyHash),
+          spendIndex: this.k.spendIndex(a.scope),
+        },
+        rate: a.rate && { limit: a.rate.limit, windowRemainingMs: rateWindowRemainingMs(a.rate) },
+        creditMicros: a.creditMicros,
+        keyLimitMicros: a.keyLimitMicros,
+        keyMicros: a.keyMicros,
+        counterTtlSeconds: SPEND_TTL_SECONDS,
+        daysKept: SPEND_DAYS_KEPT,
+        budgets: a.budgets.map((b) => ({
+          counter: this.k.budgetSpend(a.scope, b.guardrailId, b.entity),
+          limitMicros: b.limitMicros,
+          amountMicros: b.amountMicros,
+          firstDay: b.firstDay,
+          day: b.day,
+          indexMember: counterId(b),
+        })),
+      }),
+    );
+    return admission(reply, a);
   }
 
   async settle(
@@ -726,24 +678,33 @@ export class RedisStore implements Store {
     const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
     const usage = keyUsageCounters(a.keyHash, new Date());
     const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
-    await this.script("rgSettle")(
-      4 + usage.length + a.budgets.length,
-      this.k.settled(a.scope, a.id ?? "-"),
-      this.k.credits(a.scope),
-      this.k.keySpend(a.scope, a.keyHash),
-      // Same hash tag as the counters: one script, one slot, one round trip.
-      record ? this.k.record(a.scope, record.kind, record.id) : this.k.settled(a.scope, "-"),
-      ...usage.map((c) => this.k.keyUsage(a.scope, c.suffix)),
-      ...a.budgets.map((b) => this.k.budgetSpend(a.scope, b.guardrailId, b.entity)),
-      a.id ? SETTLED_MARKER_TTL_SECONDS : 0,
-      metered ? "1" : "0",
-      a.creditMicros - actual.creditMicros,
-      actual.keyMicros - a.keyMicros,
-      record ? record.ttlSeconds : 0,
-      record ? Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength) : "",
-      usage.length,
-      ...usage.flatMap((c, i) => [amounts[i] ?? 0, c.ttlSeconds]),
-      ...a.budgets.flatMap((b) => [b.day, (real.get(counterId(b)) ?? 0) - b.amountMicros]),
+    await this.client.rgSettle(
+      ...settleArgs({
+        keys: { credits: this.k.credits(a.scope), keySpend: this.k.keySpend(a.scope, a.keyHash) },
+        once: a.id
+          ? { marker: this.k.settled(a.scope, a.id), ttlSeconds: SETTLED_MARKER_TTL_SECONDS }
+          : undefined,
+        // Stands in for an absent marker or record: the counters' hash tag keeps one slot.
+        placeholder: this.k.settled(a.scope, "-"),
+        metered,
+        creditRefundMicros: a.creditMicros - actual.creditMicros,
+        keyDeltaMicros: actual.keyMicros - a.keyMicros,
+        record: record && {
+          key: this.k.record(a.scope, record.kind, record.id),
+          ttlSeconds: record.ttlSeconds,
+          data: record.data,
+        },
+        usage: usage.map((c, i) => ({
+          counter: this.k.keyUsage(a.scope, c.suffix),
+          amountMicros: amounts[i] ?? 0,
+          ttlSeconds: c.ttlSeconds,
+        })),
+        budgets: a.budgets.map((b) => ({
+          counter: this.k.budgetSpend(a.scope, b.guardrailId, b.entity),
+          day: b.day,
+          deltaMicros: (real.get(counterId(b)) ?? 0) - b.amountMicros,
+        })),
+      }),
     );
   }
 
@@ -799,12 +760,11 @@ export class RedisStore implements Store {
     queries: GuardrailSpendQuery[],
   ): Promise<GuardrailSpend[]> {
     if (queries.length === 0) return [];
-    const flat = (await this.script("rgGuardrailSpend")(
-      1,
+    const flat = await this.client.rgGuardrailSpend(
       this.k.spendIndex(scope),
       this.k.scopePrefix(scope),
       ...queries.flatMap((q) => [q.guardrailId, q.firstDay, q.lastDay]),
-    )) as number[];
+    );
     return queries.map((_, i) => ({
       keyMicros: Number(flat[4 * i] ?? 0),
       memberMicros: Number(flat[4 * i + 1] ?? 0),

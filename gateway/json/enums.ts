@@ -1,48 +1,61 @@
+import type { DescEnum } from "@bufbuild/protobuf";
 import {
-  FilterAction,
-  Region,
-  ResetInterval,
-  ScanScope,
+  FilterActionSchema,
+  RegionSchema,
+  ResetIntervalSchema,
+  ScanScopeSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
-/** A two-way map between the API's lowercase strings and a protobuf enum. */
-function enumMap<E extends number>(field: string, pairs: [string, E][]) {
-  const byName = new Map<string, E>(pairs);
-  const byValue = new Map<number, string>(pairs.map(([k, v]) => [v, k]));
-  const names = pairs.map(([k]) => `"${k}"`).join(", ");
+export interface ApiEnum {
+  /** The value an API name stands for; `at` names the field in the error. */
+  parse(value: string, at: string): number;
+  /** The API name of a value; null for the zero (unspecified) value and unknown values. */
+  name(value: number): string | null;
+  /** The API names, in proto order: for error messages and the OpenAPI document. */
+  readonly names: readonly string[];
+}
+
+/**
+ * The API's names of an enum's values are the proto names without the enum's
+ * prefix, in lowercase (REGION_EUROPE is "europe", SCAN_SCOPE_USER_ONLY is
+ * "user_only"); the zero value is "unspecified", which the API writes as null.
+ */
+function apiEnum(desc: DescEnum): ApiEnum {
+  const prefix = desc.sharedPrefix ?? "";
+  const pairs = desc.values
+    .filter((v) => v.number !== 0)
+    .map((v): [string, number] => [v.name.slice(prefix.length).toLowerCase(), v.number]);
+  const byName = new Map(pairs);
+  const byValue = new Map(pairs.map(([k, v]) => [v, k]));
+  const names = pairs.map(([k]) => k);
+  const listed = names.map((k) => `"${k}"`).join(", ");
   return {
-    parse(value: string, at = field): E {
+    parse(value, at) {
       const v = byName.get(value);
-      if (v === undefined) throw badRequest(`${at} must be one of ${names}, got ${quote(value)}`);
+      if (v === undefined) throw badRequest(`${at} must be one of ${listed}, got ${quote(value)}`);
       return v;
     },
-    name(value: number): string | null {
-      return byValue.get(value) ?? null;
-    },
+    name: (value) => byValue.get(value) ?? null,
+    names,
   };
 }
 
-export const regions = enumMap<Region>("allowed_data_regions", [
-  ["global", Region.GLOBAL],
-  ["europe", Region.EUROPE],
-  ["us", Region.US],
-]);
+const byType = new Map<string, ApiEnum>();
 
-export const resetIntervals = enumMap<ResetInterval>("reset_interval", [
-  ["daily", ResetInterval.DAILY],
-  ["weekly", ResetInterval.WEEKLY],
-  ["monthly", ResetInterval.MONTHLY],
-]);
+/** The API names of a proto enum (derived once per enum). */
+export function apiEnumOf(desc: DescEnum): ApiEnum {
+  let e = byType.get(desc.typeName);
+  if (!e) {
+    e = apiEnum(desc);
+    byType.set(desc.typeName, e);
+  }
+  return e;
+}
 
-export const filterActions = enumMap<FilterAction>("action", [
-  ["block", FilterAction.BLOCK],
-  ["redact", FilterAction.REDACT],
-  ["flag", FilterAction.FLAG],
-]);
-
-export const scanScopes = enumMap<ScanScope>("scan_scope", [
-  ["user_only", ScanScope.USER_ONLY],
-  ["all_messages", ScanScope.ALL_MESSAGES],
-]);
+/** The guardrail's enums by their API names (the OpenAPI document lists them). */
+export const regions = apiEnumOf(RegionSchema);
+export const resetIntervals = apiEnumOf(ResetIntervalSchema);
+export const filterActions = apiEnumOf(FilterActionSchema);
+export const scanScopes = apiEnumOf(ScanScopeSchema);

@@ -14,8 +14,17 @@ export const INT32_MAX = 2 ** 31 - 1;
 export interface FieldSpec {
   type: FieldType;
   nullable?: boolean;
+  /**
+   * The rules on the value the service checks (lengths, ranges, enums), as JSON Schema
+   * keywords built from the service's own constants. They are for the document: the service
+   * applies them, so gRPC callers get the same answers.
+   */
+  rules?: { [keyword: string]: unknown };
 }
 export type Spec = Record<string, FieldSpec>;
+
+/** A JSON Schema pattern for "not blank": at least one character other than white space. */
+export const NOT_BLANK = "\\S";
 
 export function badRequest(message: string): HttpError {
   return new HttpError(400, message);
@@ -114,6 +123,12 @@ export function queryPage(params: URLSearchParams): { offset: number; limit: num
   }
   return { offset: queryInt(params, "offset"), limit };
 }
+
+/** The value rules of the paging parameters queryPage reads (the service's bounds). */
+export const PAGE_QUERY_RULES: Readonly<Record<string, { [keyword: string]: unknown }>> = {
+  offset: { type: "integer", minimum: 0, maximum: INT32_MAX },
+  limit: { type: "integer", minimum: 1, maximum: PAGE_LIMITS.max },
+};
 
 /** Only the named query parameters are accepted. */
 export function checkQuery(params: URLSearchParams, allowed: readonly string[]): void {

@@ -1,6 +1,17 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Endpoint, Model } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  INTEGER,
+  type JsonSchema,
+  NULL,
+  NUMBER,
+  STRING,
+  STRINGS,
+  shapeOf,
+} from "../openapi/spec-schema.js";
 import type { ModelQuery } from "./model-query.js";
 
 /*
@@ -190,3 +201,112 @@ export function selectModels(models: Model[], q: ModelQuery, now: Date): Model[]
 export function findModel(models: Model[], id: string): Model | undefined {
   return models.find((m) => m.id === id) ?? models.find((m) => m.aliases.includes(id));
 }
+
+type Item<L> = L extends readonly (infer T)[] ? T : never;
+type ModelJson = ReturnType<typeof modelToJson>;
+type EndpointsJson = ReturnType<typeof modelEndpointsToJson>;
+
+/*
+ * The schemas of what the renderers above return; shapeOf makes a field added to a renderer
+ * without its schema here a compile error.
+ */
+const PRICE: JsonSchema = { type: "string", pattern: "^\\d+(\\.\\d+)?$" };
+const CONTEXT_LENGTH: JsonSchema = { const: SPEECH_LIMITS.maxInputChars };
+
+const ARCHITECTURE = {
+  input_modalities: STRINGS,
+  output_modalities: STRINGS,
+  modality: STRING,
+  instruct_type: NULL,
+} satisfies { [K in keyof ReturnType<typeof architecture>]-?: JsonSchema };
+
+const PRICING: JsonSchema = shapeOf<ReturnType<typeof pricing>>({
+  prompt: PRICE,
+  completion: PRICE,
+  per_million_characters: NUMBER,
+});
+
+const RAILGATE_ENDPOINT = {
+  provider: STRING,
+  kind: STRING,
+  price_per_million_chars: NUMBER,
+  byok: BOOLEAN,
+  capabilities: shapeOf<ReturnType<typeof railgateEndpoint>["capabilities"]>({
+    speed: BOOLEAN,
+    multi_speaker: BOOLEAN,
+    instructions: BOOLEAN,
+    voice_cloning: BOOLEAN,
+    max_references: INTEGER,
+    image_reference: BOOLEAN,
+  }),
+  data_policy: shapeOf<ReturnType<typeof railgateEndpoint>["data_policy"]>({
+    zero_data_retention: BOOLEAN,
+    safety_retention: BOOLEAN,
+    trains_on_data: BOOLEAN,
+    publishes_prompts: BOOLEAN,
+  }),
+} satisfies { [K in keyof ReturnType<typeof railgateEndpoint>]-?: JsonSchema };
+
+export const MODEL_JSON_SCHEMA: JsonSchema = shapeOf<ModelJson>({
+  id: STRING,
+  canonical_slug: STRING,
+  aliases: STRINGS,
+  name: STRING,
+  created: INTEGER,
+  description: STRING,
+  context_length: CONTEXT_LENGTH,
+  architecture: shapeOf<ModelJson["architecture"]>(ARCHITECTURE),
+  pricing: PRICING,
+  top_provider: shapeOf<ModelJson["top_provider"]>({
+    context_length: CONTEXT_LENGTH,
+    max_completion_tokens: NULL,
+    is_moderated: BOOLEAN,
+  }),
+  per_request_limits: NULL,
+  default_parameters: NULL,
+  supported_parameters: STRINGS,
+  supported_voices: STRINGS,
+  voices: arrayOf(
+    shapeOf<Item<ModelJson["voices"]>>({ id: STRING, name: STRING, languages: STRINGS }),
+  ),
+  links: shapeOf<ModelJson["links"]>({ details: STRING }),
+  endpoints: arrayOf(shapeOf<Item<ModelJson["endpoints"]>>(RAILGATE_ENDPOINT)),
+});
+
+export const MODEL_ENDPOINTS_JSON_SCHEMA: JsonSchema = shapeOf<EndpointsJson>({
+  id: STRING,
+  name: STRING,
+  created: INTEGER,
+  description: STRING,
+  architecture: shapeOf<EndpointsJson["architecture"]>({ ...ARCHITECTURE, tokenizer: NULL }),
+  endpoints: arrayOf(
+    shapeOf<Item<EndpointsJson["endpoints"]>>({
+      name: STRING,
+      model_id: STRING,
+      model_name: STRING,
+      provider_name: STRING,
+      tag: STRING,
+      context_length: CONTEXT_LENGTH,
+      max_completion_tokens: NULL,
+      max_prompt_tokens: NULL,
+      pricing: PRICING,
+      quantization: NULL,
+      status: INTEGER,
+      uptime_last_30m: NULL,
+      uptime_last_5m: NULL,
+      uptime_last_1d: NULL,
+      latency_last_30m: NULL,
+      throughput_last_30m: NULL,
+      supported_parameters: STRINGS,
+      supports_implicit_caching: BOOLEAN,
+      supports_tool_choice: shapeOf<Item<EndpointsJson["endpoints"]>["supports_tool_choice"]>({
+        auto: BOOLEAN,
+        function: BOOLEAN,
+        none: BOOLEAN,
+        required: BOOLEAN,
+      }),
+      supports_voice_cloning: BOOLEAN,
+      ...RAILGATE_ENDPOINT,
+    }),
+  ),
+});

@@ -1,6 +1,7 @@
 import { PAGE_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
-import { badRequest } from "./fields.js";
+import type { JsonSchema } from "../openapi/spec-schema.js";
+import { badRequest, INT32_MAX } from "./fields.js";
 
 /**
  * The query of GET /models and /models/count: every parameter @openrouter/sdk 1.3.19 sends
@@ -72,6 +73,13 @@ const CATEGORIES = [
   "trivia",
   "academia",
 ];
+
+/** min_age_days and max_age_days: up to ~270 years, past any model's age. */
+const AGE_DAYS_MAX = 100_000;
+const DISTILLABLE = ["true", "false"];
+/** OpenRouter's region filter values. */
+const MODEL_REGIONS = ["eu", "us"];
+const ZDR = ["true"];
 
 /** Accepted by type and ignored: speech models carry no such data (see above). */
 const IGNORED_NUMBERS = [
@@ -169,30 +177,57 @@ function checkNames(params: URLSearchParams, allowed: readonly string[]): void {
 export const MODEL_FILTER_PARAMS: readonly string[] = FILTER_PARAMS;
 export const MODEL_LIST_PARAMS: readonly string[] = ["limit", "offset", ...FILTER_PARAMS];
 
+const AT_LEAST_0 = { type: "number", minimum: 0 };
+const AGE_DAYS = { type: "integer", minimum: 0, maximum: AGE_DAYS_MAX };
+function commaList(allowed: readonly string[]): JsonSchema {
+  return { type: "string", description: `Comma-separated, among: ${allowed.join(", ")}` };
+}
+
+/** The value rules parseModelQuery applies, for the document: the same constants. */
+export const MODEL_QUERY_RULES: Record<string, JsonSchema> = {
+  limit: { type: "integer", minimum: 1, maximum: PAGE_LIMITS.modelsMax },
+  offset: { type: "integer", minimum: 0, maximum: INT32_MAX },
+  context: { type: "integer", minimum: 0, maximum: INT32_MAX },
+  category: { enum: CATEGORIES },
+  distillable: { enum: DISTILLABLE },
+  region: { enum: MODEL_REGIONS },
+  zdr: { enum: ZDR },
+  sort: { enum: SORTS },
+  min_age_days: AGE_DAYS,
+  max_age_days: AGE_DAYS,
+  min_price: AT_LEAST_0,
+  max_price: AT_LEAST_0,
+  min_output_price: AT_LEAST_0,
+  max_output_price: AT_LEAST_0,
+  ...Object.fromEntries(IGNORED_NUMBERS.map((n) => [n, AT_LEAST_0])),
+  output_modalities: commaList(OUTPUT_MODALITIES),
+  input_modalities: commaList(INPUT_MODALITIES),
+};
+
 /** Parses the query of the list (paged) or of the count (`paged` false: no limit/offset). */
 export function parseModelQuery(params: URLSearchParams, paged: boolean): ModelQuery {
   checkNames(params, paged ? MODEL_LIST_PARAMS : MODEL_FILTER_PARAMS);
   for (const name of IGNORED_NUMBERS) num(params, name);
-  int(params, "context", 0, 2 ** 31 - 1);
+  int(params, "context", 0, INT32_MAX);
   oneOf(params, "category", CATEGORIES);
-  oneOf(params, "distillable", ["true", "false"]);
-  oneOf(params, "region", ["eu", "us"]);
-  const minAgeDays = int(params, "min_age_days", 0, 100_000);
-  const maxAgeDays = int(params, "max_age_days", 0, 100_000);
+  oneOf(params, "distillable", DISTILLABLE);
+  oneOf(params, "region", MODEL_REGIONS);
+  const minAgeDays = int(params, "min_age_days", 0, AGE_DAYS_MAX);
+  const maxAgeDays = int(params, "max_age_days", 0, AGE_DAYS_MAX);
   const minPrice = num(params, "min_price");
   const maxPrice = num(params, "max_price");
   const minOutputPrice = num(params, "min_output_price");
   const maxOutputPrice = num(params, "max_output_price");
   return {
     limit: paged ? int(params, "limit", 1, PAGE_LIMITS.modelsMax) : undefined,
-    offset: (paged ? int(params, "offset", 0, 2 ** 31 - 1) : undefined) ?? 0,
+    offset: (paged ? int(params, "offset", 0, INT32_MAX) : undefined) ?? 0,
     outputModalities: list(params, "output_modalities", OUTPUT_MODALITIES),
     inputModalities: list(params, "input_modalities", INPUT_MODALITIES),
     q: params.get("q")?.trim().toLowerCase() || undefined,
     authors: list(params, "model_authors"),
     providers: list(params, "providers"),
     supportedParameters: list(params, "supported_parameters"),
-    zdr: oneOf(params, "zdr", ["true"]) === "true",
+    zdr: oneOf(params, "zdr", ZDR) === "true",
     minPrice,
     maxPrice,
     minOutputPrice,

@@ -16,40 +16,47 @@ import { quote } from "../../platform/quote.js";
 import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 
-const SPEECH_SPEC: Spec = {
-  input: { type: "string" },
-  model: { type: "string" },
-  voice: { type: "string" },
-  response_format: { type: "string" },
-  stream_format: { type: "string", nullable: true },
-  speed: { type: "number", nullable: true },
-  input_references: { type: "array", nullable: true },
-  instructions: { type: "string", nullable: true },
-  provider: { type: "object", nullable: true },
-  session_id: { type: "string", nullable: true },
-  trace: { type: "object", nullable: true },
-  user: { type: "string", nullable: true },
-};
-
-const TURN_SPEC: Spec = {
-  text: { type: "string" },
-  voice: { type: "string", nullable: true },
-  instructions: { type: "string", nullable: true },
-};
-
-const PROVIDER_SPEC: Spec = {
-  zdr: { type: "boolean", nullable: true },
-  data_collection: { type: "string", nullable: true },
-  options: { type: "object", nullable: true },
-};
-
-type Json = Record<string, unknown>;
-
 const RESPONSE_FORMATS: Record<string, AudioFormat> = {
   mp3: AudioFormat.MP3,
   pcm: AudioFormat.PCM,
   wav: AudioFormat.WAV,
 };
+const DATA_COLLECTION = ["allow", "deny"];
+
+const L = SPEECH_LIMITS;
+const VOICE = { minLength: 1, maxLength: L.maxVoiceChars };
+const INSTRUCTIONS = { maxLength: L.maxInstructionsChars };
+
+const SPEECH_SPEC: Spec = {
+  // Its rules are in SPEECH_BODY_SCHEMA (text or turns).
+  input: { type: "string" },
+  model: { type: "string" },
+  voice: { type: "string", rules: VOICE },
+  response_format: { type: "string", rules: { enum: Object.keys(RESPONSE_FORMATS) } },
+  // "sse" is refused by name (see checkStreamFormat).
+  stream_format: { type: "string", nullable: true, rules: { enum: ["audio"] } },
+  speed: { type: "number", nullable: true, rules: { minimum: L.minSpeed, maximum: L.maxSpeed } },
+  input_references: { type: "array", nullable: true },
+  instructions: { type: "string", nullable: true, rules: INSTRUCTIONS },
+  provider: { type: "object", nullable: true },
+  session_id: { type: "string", nullable: true, rules: { maxLength: L.maxSessionIdChars } },
+  trace: { type: "object", nullable: true },
+  user: { type: "string", nullable: true, rules: { maxLength: L.maxUserChars } },
+};
+
+const TURN_SPEC: Spec = {
+  text: { type: "string" },
+  voice: { type: "string", nullable: true, rules: { maxLength: L.maxVoiceChars } },
+  instructions: { type: "string", nullable: true, rules: INSTRUCTIONS },
+};
+
+const PROVIDER_SPEC: Spec = {
+  zdr: { type: "boolean", nullable: true },
+  data_collection: { type: "string", nullable: true, rules: { enum: DATA_COLLECTION } },
+  options: { type: "object", nullable: true },
+};
+
+type Json = Record<string, unknown>;
 
 /**
  * OpenAI's `stream_format`: "audio" (the default) is what every response is, raw audio
@@ -65,6 +72,8 @@ function checkStreamFormat(value: unknown): void {
   }
   throw badRequest(`stream_format must be "audio", got ${quote(value)}`);
 }
+
+const REFERENCE_TYPES = ["input_audio", "text", "image_url"];
 
 function referencePart(raw: Json, i: number) {
   const at = `input_references[${i}]`;
@@ -96,7 +105,8 @@ function referencePart(raw: Json, i: number) {
     if (typeof image.url !== "string") throw badRequest(`${at}.image_url.url is required`);
     return create(ReferencePartSchema, { part: { case: "imageUrl", value: { url: image.url } } });
   }
-  throw badRequest(`${at}.type must be "input_audio", "text" or "image_url"`);
+  const names = REFERENCE_TYPES.map((t) => `"${t}"`);
+  throw badRequest(`${at}.type must be ${names.slice(0, -1).join(", ")} or ${names.at(-1)}`);
 }
 
 /**
@@ -169,7 +179,7 @@ export function speechRequestFromJson(
   if (provider) {
     checkFields(provider, PROVIDER_SPEC, "provider.");
     const dc = provider.data_collection;
-    if (dc !== undefined && dc !== null && dc !== "allow" && dc !== "deny") {
+    if (dc !== undefined && dc !== null && !DATA_COLLECTION.includes(dc as string)) {
       throw badRequest(`provider.data_collection must be "allow" or "deny"`);
     }
     const options = (provider.options as Json | null | undefined) ?? {};
@@ -204,12 +214,26 @@ export const SPEECH_BODY_SCHEMA: JsonSchema = specSchema(SPEECH_SPEC, {
   required: ["model", "input"],
   refine: {
     input: {
+      description: `At most ${L.maxInputChars} characters of text across input and turns: 413 beyond`,
       oneOf: [
-        { type: "string" },
-        { type: "array", items: specSchema(TURN_SPEC, { required: ["text"] }) },
+        { type: "string", maxLength: L.maxInputChars },
+        {
+          type: "array",
+          minItems: 1,
+          maxItems: L.maxTurns,
+          items: specSchema(TURN_SPEC, { required: ["text"] }),
+        },
       ],
     },
-    input_references: { type: "array", items: { type: "object" } },
+    input_references: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["type"],
+        properties: { type: { enum: REFERENCE_TYPES } },
+      },
+      description: `At most ${L.maxReferenceClips} audio clips, ${L.maxReferenceBytes} bytes decoded in all`,
+    },
     provider: specSchema(PROVIDER_SPEC),
   },
 });

@@ -1,5 +1,7 @@
+import { COUNT_LIMITS } from "../../platform/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
+import { PAGE_QUERY_RULES } from "../json/fields.js";
 import type { JsonSchema } from "./spec-schema.js";
 
 /** "/api/v1/keys/:hash" -> "/api/v1/keys/{hash}" and its parameter names. */
@@ -19,12 +21,14 @@ export function openApiPath(pattern: string): { path: string; params: string[] }
 const ERROR_SCHEMA: JsonSchema = {
   type: "object",
   required: ["error"],
+  additionalProperties: false,
   properties: {
     error: {
       type: "object",
       required: ["code", "message"],
+      additionalProperties: false,
       properties: {
-        code: { type: "integer", description: "The HTTP status" },
+        code: { type: "integer", minimum: 400, maximum: 599, description: "The HTTP status" },
         message: { type: "string", description: "Names the field or rule at fault" },
         metadata: {
           type: "object",
@@ -50,6 +54,9 @@ const RATE_LIMIT_HEADERS = {
   },
 };
 
+/** The store's count limits, from the constants it enforces: a create past one answers 409. */
+const COUNT_LIMITS_NOTE = `Count limits (409 beyond): ${COUNT_LIMITS.workspaces} workspaces; per workspace ${COUNT_LIMITS.guardrailsPerWorkspace} guardrails, ${COUNT_LIMITS.keysPerWorkspace} keys, ${COUNT_LIMITS.memberAssignmentsPerWorkspace} member assignments; ${COUNT_LIMITS.managementKeys} management keys.`;
+
 /** Who may call: public routes need nothing; the others a key of the route's kind. */
 const ACCESS_NOTE: Record<Access, string> = {
   public: "Public: no key.",
@@ -65,7 +72,7 @@ function errorResponse(description: string): JsonSchema {
   };
 }
 
-function successResponse(doc: OperationDoc): JsonSchema {
+function successResponse(route: Route, method: string, doc: OperationDoc): JsonSchema {
   const description = doc.description ?? "Success";
   switch (doc.produces) {
     case "audio":
@@ -99,17 +106,24 @@ function successResponse(doc: OperationDoc): JsonSchema {
         content: { "text/plain; version=0.0.4": { schema: { type: "string" } } },
       };
     default:
-      return { description, content: { "application/json": { schema: { type: "object" } } } };
+      // A JSON route without its response shape fails the build, like one without a doc.
+      if (!doc.response)
+        throw new Error(`OpenAPI: ${method} ${route.pattern} has no response schema`);
+      return { description, content: { "application/json": { schema: doc.response } } };
   }
 }
 
 function operation(route: Route, method: string, doc: OperationDoc, params: string[]): JsonSchema {
   const parameters = [
     ...params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
-    ...(doc.query ?? []).map((name) => ({ name, in: "query", schema: { type: "string" } })),
+    ...(doc.query ?? []).map((name) => ({
+      name,
+      in: "query",
+      schema: doc.queryRules?.[name] ?? PAGE_QUERY_RULES[name] ?? { type: "string" },
+    })),
   ];
   const responses: Record<string, JsonSchema> = {
-    [String(doc.status)]: successResponse(doc),
+    [String(doc.status)]: successResponse(route, method, doc),
     "400": errorResponse("Bad input: the message names the field or parameter and the rule"),
   };
   if (route.access !== "public") {
@@ -122,6 +136,10 @@ function operation(route: Route, method: string, doc: OperationDoc, params: stri
       headers: { "Retry-After": { schema: { type: "integer" } }, ...RATE_LIMIT_HEADERS },
     };
   }
+  // Every other failure (404, 409, 413, 429, 5xx) has the same envelope.
+  responses.default = errorResponse(
+    "Any other error, in the same envelope: 404 not found, 409 conflict or a count limit, 413 too large, 429 rate or budget limit, 5xx",
+  );
   const op: JsonSchema = {
     operationId: `${method.toLowerCase()}${openApiPath(route.pattern)
       .path.split(/[^A-Za-z0-9]+/)
@@ -150,14 +168,14 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
   for (const route of routes) {
     const { path, params } = openApiPath(route.pattern);
     const item: Record<string, JsonSchema> = {};
+    for (const method of Object.keys(route.docs ?? {})) {
+      if (!route.methods[method])
+        throw new Error(`OpenAPI: ${route.pattern} documents ${method}, which it does not serve`);
+    }
     for (const method of Object.keys(route.methods)) {
       const doc = route.docs?.[method];
       if (!doc) throw new Error(`OpenAPI: ${method} ${route.pattern} has no doc`);
       item[method.toLowerCase()] = operation(route, method, doc, params);
-    }
-    for (const method of Object.keys(route.docs ?? {})) {
-      if (!route.methods[method])
-        throw new Error(`OpenAPI: ${route.pattern} documents ${method}, which it does not serve`);
     }
     paths[path] = item;
   }
@@ -166,7 +184,7 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
     info: {
       title: "Railgate API",
       version: "1.0.0",
-      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}).`,
+      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}). ${COUNT_LIMITS_NOTE}`,
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],

@@ -3,10 +3,19 @@ import type {
   KeyAssignment,
   MemberAssignment,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkElements, checkFields, checkQuery, queryPage, type Spec } from "../json/fields.js";
-import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
+import {
+  DATE_TIME,
+  type JsonSchema,
+  orNull,
+  pageOf,
+  STRING,
+  shapeOf,
+  specSchema,
+} from "../openapi/spec-schema.js";
 
 function keyAssignmentJson(a: KeyAssignment) {
   return {
@@ -32,6 +41,36 @@ function memberAssignmentJson(a: MemberAssignment) {
   };
 }
 
+const NULLABLE_STRING = orNull(STRING);
+
+/** What keyAssignmentJson renders; shapeOf makes a field added there without its schema a compile error. */
+const KEY_ASSIGNMENT_SCHEMA = shapeOf<ReturnType<typeof keyAssignmentJson>>({
+  id: STRING,
+  key_hash: STRING,
+  guardrail_id: STRING,
+  key_name: STRING,
+  key_label: STRING,
+  assigned_by: NULLABLE_STRING,
+  created_at: orNull(DATE_TIME),
+});
+
+const MEMBER_ASSIGNMENT_SCHEMA = shapeOf<ReturnType<typeof memberAssignmentJson>>({
+  id: STRING,
+  user_id: STRING,
+  guardrail_id: STRING,
+  workspace_id: STRING,
+  organization_id: STRING,
+  assigned_by: NULLABLE_STRING,
+  created_at: orNull(DATE_TIME),
+});
+
+const ASSIGNED = shapeOf<{ assigned_count: unknown }>({
+  assigned_count: { type: "integer", minimum: 0 },
+});
+const UNASSIGNED = shapeOf<{ unassigned_count: unknown }>({
+  unassigned_count: { type: "integer", minimum: 0 },
+});
+
 const PAGE_QUERY = ["offset", "limit"] as const;
 
 type SubjectField = "key_hashes" | "member_user_ids";
@@ -44,7 +83,15 @@ function subjectSpec(field: SubjectField): Spec {
 function subjectSchema(field: SubjectField): JsonSchema {
   return specSchema(subjectSpec(field), {
     required: [field],
-    refine: { [field]: { type: "array", items: { type: "string" }, minItems: 1 } },
+    // The service's bounds; it counts distinct values, so repeats past the maximum are fine.
+    refine: {
+      [field]: {
+        type: "array",
+        items: { type: "string", minLength: 1, maxLength: GUARDRAIL_LIMITS.subjectMax },
+        minItems: 1,
+        maxItems: GUARDRAIL_LIMITS.subjectsMax,
+      },
+    },
   });
 }
 
@@ -92,7 +139,12 @@ export const assignmentRoutes: Route[] = [
     pattern: "/api/v1/guardrails/assignments/keys",
     access: "management",
     docs: {
-      GET: { summary: "List key assignments of every guardrail", query: PAGE_QUERY, status: 200 },
+      GET: {
+        summary: "List key assignments of every guardrail",
+        query: PAGE_QUERY,
+        status: 200,
+        response: pageOf(KEY_ASSIGNMENT_SCHEMA),
+      },
     },
     methods: { GET: (ctx) => listKeys(ctx) },
   },
@@ -104,6 +156,7 @@ export const assignmentRoutes: Route[] = [
         summary: "List member assignments of every guardrail",
         query: PAGE_QUERY,
         status: 200,
+        response: pageOf(MEMBER_ASSIGNMENT_SCHEMA),
       },
     },
     methods: { GET: (ctx) => listMembers(ctx) },
@@ -112,11 +165,17 @@ export const assignmentRoutes: Route[] = [
     pattern: "/api/v1/guardrails/:id/assignments/keys",
     access: "management",
     docs: {
-      GET: { summary: "List a guardrail's key assignments", query: PAGE_QUERY, status: 200 },
+      GET: {
+        summary: "List a guardrail's key assignments",
+        query: PAGE_QUERY,
+        status: 200,
+        response: pageOf(KEY_ASSIGNMENT_SCHEMA),
+      },
       POST: {
         summary: "Assign keys to a guardrail",
         body: subjectSchema("key_hashes"),
         status: 200,
+        response: ASSIGNED,
       },
     },
     methods: {
@@ -142,6 +201,7 @@ export const assignmentRoutes: Route[] = [
         summary: "Unassign keys from a guardrail",
         body: subjectSchema("key_hashes"),
         status: 200,
+        response: UNASSIGNED,
       },
     },
     methods: {
@@ -162,11 +222,17 @@ export const assignmentRoutes: Route[] = [
     pattern: "/api/v1/guardrails/:id/assignments/members",
     access: "management",
     docs: {
-      GET: { summary: "List a guardrail's member assignments", query: PAGE_QUERY, status: 200 },
+      GET: {
+        summary: "List a guardrail's member assignments",
+        query: PAGE_QUERY,
+        status: 200,
+        response: pageOf(MEMBER_ASSIGNMENT_SCHEMA),
+      },
       POST: {
         summary: "Assign members to a guardrail",
         body: subjectSchema("member_user_ids"),
         status: 200,
+        response: ASSIGNED,
       },
     },
     methods: {
@@ -192,6 +258,7 @@ export const assignmentRoutes: Route[] = [
         summary: "Unassign members from a guardrail",
         body: subjectSchema("member_user_ids"),
         status: 200,
+        response: UNASSIGNED,
       },
     },
     methods: {

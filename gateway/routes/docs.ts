@@ -6,6 +6,18 @@ import type { JsonSchema } from "../openapi/spec-schema.js";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 
+/** The outline of an OpenAPI 3.1 document (its full schema is the OpenAPI specification's). */
+const OPENAPI_DOCUMENT_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["openapi", "info", "paths"],
+  properties: {
+    openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" },
+    info: { type: "object", required: ["title", "version"] },
+    paths: { type: "object" },
+    components: { type: "object" },
+  },
+};
+
 /**
  * The API's own description. `all` is read on first use: the route table includes these
  * routes, so it cannot be handed over while it is being built.
@@ -22,7 +34,13 @@ export function docRoutes(all: () => readonly Route[]): Route[] {
           sendJson(ctx.res, 200, document);
         },
       },
-      docs: { GET: { summary: "This OpenAPI 3.1 document", status: 200 } },
+      docs: {
+        GET: {
+          summary: "This OpenAPI 3.1 document",
+          status: 200,
+          response: OPENAPI_DOCUMENT_SCHEMA,
+        },
+      },
     },
     {
       pattern: "/docs",

@@ -1,11 +1,14 @@
+import { UUID_RE } from "../../platform/ids.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";
 import {
+  GUARDRAIL_JSON_SCHEMA,
   guardrailBodySchema,
   guardrailInputFromJson,
   guardrailToJson,
 } from "../json/guardrail-json.js";
+import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
 
 const LIST_QUERY = ["offset", "limit", "workspace_id"] as const;
 
@@ -14,8 +17,19 @@ export const guardrailRoutes: Route[] = [
     pattern: "/api/v1/guardrails",
     access: "management",
     docs: {
-      GET: { summary: "List guardrails", query: LIST_QUERY, status: 200 },
-      POST: { summary: "Create a guardrail", body: guardrailBodySchema(["name"]), status: 201 },
+      GET: {
+        summary: "List guardrails",
+        query: LIST_QUERY,
+        queryRules: { workspace_id: { type: "string", pattern: UUID_RE.source } },
+        status: 200,
+        response: pageOf(GUARDRAIL_JSON_SCHEMA),
+      },
+      POST: {
+        summary: "Create a guardrail",
+        body: guardrailBodySchema(["name"]),
+        status: 201,
+        response: dataOf(GUARDRAIL_JSON_SCHEMA),
+      },
     },
     methods: {
       async GET(ctx) {
@@ -44,13 +58,14 @@ export const guardrailRoutes: Route[] = [
     pattern: "/api/v1/guardrails/:id",
     access: "management",
     docs: {
-      GET: { summary: "Get a guardrail", status: 200 },
+      GET: { summary: "Get a guardrail", status: 200, response: dataOf(GUARDRAIL_JSON_SCHEMA) },
       PATCH: {
         summary: "Update a guardrail (the fields sent are the update mask)",
         body: guardrailBodySchema([]),
         status: 200,
+        response: dataOf(GUARDRAIL_JSON_SCHEMA),
       },
-      DELETE: { summary: "Delete a guardrail", status: 200 },
+      DELETE: { summary: "Delete a guardrail", status: 200, response: DELETED },
     },
     methods: {
       async GET(ctx) {

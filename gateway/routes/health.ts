@@ -1,7 +1,14 @@
 import { HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
+import { REGION_NAMES, type RegionName } from "../../platform/regions.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";
+import { type JsonSchema, shapeOf } from "../openapi/spec-schema.js";
+
+const HEALTHY: JsonSchema = shapeOf<{ status: "ok"; region: RegionName }>({
+  status: { const: "ok" },
+  region: { enum: REGION_NAMES },
+});
 
 /** A service slower than this to answer its health check is reported down. */
 const CHECK_TIMEOUT_MS = 1500;
@@ -36,6 +43,7 @@ export const healthRoutes: Route[] = [
       GET: {
         summary: "Health of the gateway and of the services it calls (503 when one is down)",
         status: 200,
+        response: HEALTHY,
       },
     },
     methods: {

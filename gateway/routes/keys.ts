@@ -7,11 +7,35 @@ import {
   KeyUsageSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
 import type { GetCurrentKeyResponse } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryPage, type Spec } from "../json/fields.js";
+import {
+  badRequest,
+  checkFields,
+  checkQuery,
+  has,
+  NOT_BLANK,
+  queryPage,
+  type Spec,
+} from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
-import { specSchema } from "../openapi/spec-schema.js";
+import {
+  BOOLEAN,
+  DATE_TIME,
+  DELETED,
+  dataOf,
+  INTEGER,
+  type JsonSchema,
+  NULL,
+  NUMBER,
+  orNull,
+  pageOf,
+  STRING,
+  STRINGS,
+  shapeOf,
+  specSchema,
+} from "../openapi/spec-schema.js";
 
 /**
  * The limit and usage fields both key shapes (/keys and /key) carry. Key limits are all-time
@@ -136,35 +160,130 @@ function parseKind(v: unknown): KeyKind {
 
 const LIST_QUERY = ["offset", "limit", "workspace_id", "include_disabled"] as const;
 
+const NAME = {
+  type: "string",
+  rules: { minLength: 1, maxLength: ACCOUNT_LIMITS.nameMax, pattern: NOT_BLANK },
+} as const;
+const MEMBER = {
+  type: "string",
+  nullable: true,
+  rules: { maxLength: ACCOUNT_LIMITS.memberIdMax },
+} as const;
+const LIMIT = { type: "number", nullable: true, rules: { minimum: 0 } } as const;
+const RATE_LIMIT = {
+  type: "int32",
+  nullable: true,
+  rules: { minimum: 1, maximum: ACCOUNT_LIMITS.rateLimitPerMinuteMax },
+} as const;
+
 const CREATE_SPEC: Spec = {
-  name: { type: "string" },
-  kind: { type: "string" },
+  name: NAME,
+  kind: { type: "string", rules: { enum: ["standard", "management"] } },
   workspace_id: { type: "string" },
-  member_user_id: { type: "string", nullable: true },
-  creator_user_id: { type: "string", nullable: true },
-  limit: { type: "number", nullable: true },
-  include_byok_in_limit: { type: "boolean" },
-  limit_reset: { type: "string", nullable: true },
-  rate_limit_per_minute: { type: "int32", nullable: true },
+  member_user_id: MEMBER,
+  creator_user_id: MEMBER,
+  limit: LIMIT,
+  // Only the values Railgate honours (see checkOpenRouterKeyFields).
+  include_byok_in_limit: { type: "boolean", rules: { const: false } },
+  limit_reset: { type: "string", nullable: true, rules: { enum: [] } },
+  rate_limit_per_minute: RATE_LIMIT,
 };
 
 const UPDATE_SPEC: Spec = {
-  name: { type: "string" },
+  name: NAME,
   disabled: { type: "boolean" },
-  limit: { type: "number", nullable: true },
-  rate_limit_per_minute: { type: "int32", nullable: true },
+  limit: LIMIT,
+  rate_limit_per_minute: RATE_LIMIT,
 };
+
+const KIND: JsonSchema = { enum: ["standard", "management"] };
+const NULLABLE_STRING = orNull(STRING);
+
+/** The limit and usage fields limitAndUsageToJson renders, shared by both key shapes. */
+const LIMIT_AND_USAGE = {
+  limit: orNull(NUMBER),
+  limit_remaining: orNull(NUMBER),
+  limit_reset: NULL,
+  include_byok_in_limit: { const: false },
+  usage: NUMBER,
+  usage_daily: NUMBER,
+  usage_weekly: NUMBER,
+  usage_monthly: NUMBER,
+  byok_usage: NUMBER,
+  byok_usage_daily: NUMBER,
+  byok_usage_weekly: NUMBER,
+  byok_usage_monthly: NUMBER,
+} satisfies { [K in keyof ReturnType<typeof limitAndUsageToJson>]-?: JsonSchema };
+
+/** What keyToJson renders; shapeOf makes a field added there without its schema a compile error. */
+export const KEY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof keyToJson>>({
+  hash: { type: "string", pattern: "^[0-9a-f]{64}$" },
+  name: STRING,
+  label: STRING,
+  kind: KIND,
+  workspace_id: STRING,
+  member_user_id: NULLABLE_STRING,
+  creator_user_id: NULLABLE_STRING,
+  external_user: NULL,
+  disabled: BOOLEAN,
+  ...LIMIT_AND_USAGE,
+  rate_limit_per_minute: orNull(INTEGER),
+  guardrail_id: NULLABLE_STRING,
+  created_at: { anyOf: [DATE_TIME, { const: "" }] },
+  updated_at: orNull(DATE_TIME),
+});
+
+const CURRENT_KEY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof currentKeyToJson>>({
+  hash: STRING,
+  name: STRING,
+  label: STRING,
+  kind: KIND,
+  is_management_key: BOOLEAN,
+  is_provisioning_key: BOOLEAN,
+  is_free_tier: { const: false },
+  free_model_daily_requests: shapeOf<{ limit: 0; remaining: 0; used: 0 }>({
+    limit: INTEGER,
+    remaining: INTEGER,
+    used: INTEGER,
+  }),
+  workspace_id: NULLABLE_STRING,
+  organization_id: NULL,
+  creator_user_id: NULLABLE_STRING,
+  member_user_id: NULLABLE_STRING,
+  disabled: BOOLEAN,
+  ...LIMIT_AND_USAGE,
+  allowed_data_regions: STRINGS,
+  rate_limit: shapeOf<{ requests: number; interval: string; note: string }>({
+    requests: { type: "integer", minimum: 0 },
+    interval: STRING,
+    note: STRING,
+  }),
+  guardrail_id: NULLABLE_STRING,
+  created_at: orNull(DATE_TIME),
+  updated_at: orNull(DATE_TIME),
+});
+
+const CREATED_KEY_SCHEMA: JsonSchema = shapeOf<{ data: unknown; key: unknown }>({
+  data: KEY_JSON_SCHEMA,
+  key: { type: "string", minLength: 1, description: "The key's secret: shown this once" },
+});
 
 export const keyRoutes: Route[] = [
   {
     pattern: "/api/v1/keys",
     access: "management",
     docs: {
-      GET: { summary: "List API keys", query: LIST_QUERY, status: 200 },
+      GET: {
+        summary: "List API keys",
+        query: LIST_QUERY,
+        status: 200,
+        response: pageOf(KEY_JSON_SCHEMA),
+      },
       POST: {
         summary: "Create an API key (the secret is in the answer, once)",
         body: specSchema(CREATE_SPEC, { required: ["name"] }),
         status: 201,
+        response: CREATED_KEY_SCHEMA,
       },
     },
     methods: {
@@ -209,9 +328,18 @@ export const keyRoutes: Route[] = [
     pattern: "/api/v1/keys/:hash",
     access: "management",
     docs: {
-      GET: { summary: "Get an API key by its hash", status: 200 },
-      PATCH: { summary: "Update an API key", body: specSchema(UPDATE_SPEC), status: 200 },
-      DELETE: { summary: "Delete an API key", status: 200 },
+      GET: {
+        summary: "Get an API key by its hash",
+        status: 200,
+        response: dataOf(KEY_JSON_SCHEMA),
+      },
+      PATCH: {
+        summary: "Update an API key",
+        body: specSchema(UPDATE_SPEC),
+        status: 200,
+        response: dataOf(KEY_JSON_SCHEMA),
+      },
+      DELETE: { summary: "Delete an API key", status: 200, response: DELETED },
     },
     methods: {
       async GET(ctx) {
@@ -248,7 +376,13 @@ export const keyRoutes: Route[] = [
     // Any valid key may ask about itself.
     pattern: "/api/v1/key",
     access: "any-key",
-    docs: { GET: { summary: "The calling key: its limits and usage", status: 200 } },
+    docs: {
+      GET: {
+        summary: "The calling key: its limits and usage",
+        status: 200,
+        response: dataOf(CURRENT_KEY_JSON_SCHEMA),
+      },
+    },
     methods: {
       async GET(ctx) {
         const res = await ctx.clients.accounts.getCurrentKey({}, ctx.call);

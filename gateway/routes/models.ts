@@ -4,8 +4,30 @@ import type { RequestContext, Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
-import { findModel, modelEndpointsToJson, modelToJson, selectModels } from "../json/model-json.js";
-import { MODEL_FILTER_PARAMS, MODEL_LIST_PARAMS, parseModelQuery } from "../json/model-query.js";
+import {
+  findModel,
+  MODEL_ENDPOINTS_JSON_SCHEMA,
+  MODEL_JSON_SCHEMA,
+  modelEndpointsToJson,
+  modelToJson,
+  selectModels,
+} from "../json/model-json.js";
+import {
+  MODEL_FILTER_PARAMS,
+  MODEL_LIST_PARAMS,
+  MODEL_QUERY_RULES,
+  parseModelQuery,
+} from "../json/model-query.js";
+import { arrayOf, dataOf, orNull, STRING, shapeOf } from "../openapi/spec-schema.js";
+
+const MODEL_LIST_SCHEMA = shapeOf<{ data: unknown; total_count: unknown; links: unknown }>({
+  data: arrayOf(MODEL_JSON_SCHEMA),
+  total_count: { type: "integer", minimum: 0 },
+  links: shapeOf<{ next: unknown }>({ next: orNull(STRING) }),
+});
+const MODEL_COUNT_SCHEMA = dataOf(
+  shapeOf<{ count: unknown }>({ count: { type: "integer", minimum: 0 } }),
+);
 
 /** The speech catalog (SpeechService.ListModels): public, like OpenRouter's model list. */
 async function catalog(ctx: RequestContext): Promise<Model[]> {
@@ -36,7 +58,11 @@ const one: Route["methods"] = {
 };
 
 const oneDocs: Route["docs"] = {
-  GET: { summary: "A speech model by id or alias", status: 200 },
+  GET: {
+    summary: "A speech model by id or alias",
+    status: 200,
+    response: dataOf(MODEL_JSON_SCHEMA),
+  },
 };
 
 export const modelRoutes: Route[] = [
@@ -47,7 +73,9 @@ export const modelRoutes: Route[] = [
       GET: {
         summary: "List speech models (OpenRouter's filters)",
         query: MODEL_LIST_PARAMS,
+        queryRules: MODEL_QUERY_RULES,
         status: 200,
+        response: MODEL_LIST_SCHEMA,
       },
     },
     methods: {
@@ -73,7 +101,9 @@ export const modelRoutes: Route[] = [
       GET: {
         summary: "Count the models matching the filters",
         query: MODEL_FILTER_PARAMS,
+        queryRules: MODEL_QUERY_RULES,
         status: 200,
+        response: MODEL_COUNT_SCHEMA,
       },
     },
     methods: {
@@ -90,7 +120,13 @@ export const modelRoutes: Route[] = [
   {
     pattern: "/api/v1/models/:author/:slug/endpoints",
     access: "public",
-    docs: { GET: { summary: "A model's endpoints (providers, prices, regions)", status: 200 } },
+    docs: {
+      GET: {
+        summary: "A model's endpoints (providers, prices, regions)",
+        status: 200,
+        response: dataOf(MODEL_ENDPOINTS_JSON_SCHEMA),
+      },
+    },
     methods: {
       async GET(ctx) {
         sendJson(ctx.res, 200, { data: modelEndpointsToJson(await modelAt(ctx)) });

@@ -7,6 +7,18 @@ import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
 import { SPEECH_BODY_SCHEMA, speechRequestFromJson } from "../json/speech-json.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  DATE_TIME,
+  dataOf,
+  INTEGER,
+  NULL,
+  NUMBER,
+  orNull,
+  STRING,
+  shapeOf,
+} from "../openapi/spec-schema.js";
 
 const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
   [AudioFormat.PCM]: "pcm",
@@ -89,6 +101,77 @@ function generationToJson(g: Generation) {
   };
 }
 
+type GenerationJson = ReturnType<typeof generationToJson>;
+type Item<L> = L extends readonly (infer T)[] ? T : never;
+const NULLABLE_STRING = orNull(STRING);
+
+/** What generationToJson renders; shapeOf makes a field added there without its schema a compile error. */
+const GENERATION_SCHEMA = shapeOf<GenerationJson>({
+  id: STRING,
+  model: STRING,
+  provider: STRING,
+  status: STRING,
+  characters: INTEGER,
+  cost_usd: NUMBER,
+  response_format: { enum: Object.values(FORMAT_NAMES) },
+  voice: STRING,
+  speed: NUMBER,
+  duration_seconds: NUMBER,
+  bytes: INTEGER,
+  time_to_first_byte_ms: NUMBER,
+  session_id: NULLABLE_STRING,
+  user: NULLABLE_STRING,
+  trace: { type: ["object", "null"] },
+  guardrail_outcomes: arrayOf(
+    shapeOf<Item<GenerationJson["guardrail_outcomes"]>>({
+      slug: STRING,
+      label: STRING,
+      action: STRING,
+      count: INTEGER,
+    }),
+  ),
+  created_at: orNull(DATE_TIME),
+  data_region: NULLABLE_STRING,
+  api_type: { const: "tts" },
+  provider_name: STRING,
+  total_cost: NUMBER,
+  usage: NUMBER,
+  is_byok: BOOLEAN,
+  cancelled: BOOLEAN,
+  finish_reason: STRING,
+  native_finish_reason: STRING,
+  latency: NUMBER,
+  streamed: { const: true },
+  external_user: NULLABLE_STRING,
+  workspace_id: NULLABLE_STRING,
+  origin: STRING,
+  app_id: NULL,
+  cache_discount: NULL,
+  generation_time: NULL,
+  http_referer: NULL,
+  moderation_latency: NULL,
+  native_tokens_cached: NULL,
+  native_tokens_completion: NULL,
+  native_tokens_completion_images: NULL,
+  native_tokens_prompt: NULL,
+  native_tokens_reasoning: NULL,
+  num_fetches: NULL,
+  num_input_audio_prompt: NULL,
+  num_media_completion: NULL,
+  num_media_prompt: NULL,
+  num_search_results: NULL,
+  preset_id: NULL,
+  provider_responses: NULL,
+  router: NULL,
+  service_tier: NULL,
+  tokens_completion: NULL,
+  tokens_prompt: NULL,
+  upstream_id: NULL,
+  upstream_inference_cost: NULL,
+  user_agent: NULL,
+  web_search_engine: NULL,
+});
+
 const GENERATION_QUERY = ["id"] as const;
 
 export const speechRoutes: Route[] = [
@@ -154,6 +237,7 @@ export const speechRoutes: Route[] = [
         summary: "A generation's record (cost, timing, guardrail outcomes)",
         query: GENERATION_QUERY,
         status: 200,
+        response: dataOf(GENERATION_SCHEMA),
       },
     },
     methods: {

@@ -1,9 +1,32 @@
 import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
+import { ACCOUNT_LIMITS } from "../../platform/limits.js";
+import { SLUG_RE } from "../../services/account/slug.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
-import { badRequest, checkFields, checkQuery, has, queryPage, type Spec } from "../json/fields.js";
+import {
+  badRequest,
+  checkFields,
+  checkQuery,
+  has,
+  NOT_BLANK,
+  queryPage,
+  type Spec,
+} from "../json/fields.js";
 import { isoOrNull } from "../json/guardrail-json.js";
-import { specSchema } from "../openapi/spec-schema.js";
+import {
+  BOOLEAN,
+  DATE_TIME,
+  DELETED,
+  dataOf,
+  type JsonSchema,
+  NULL,
+  NUMBER,
+  orNull,
+  pageOf,
+  STRING,
+  shapeOf,
+  specSchema,
+} from "../openapi/spec-schema.js";
 
 function workspaceToJson(w: Workspace) {
   return {
@@ -28,10 +51,44 @@ function workspaceToJson(w: Workspace) {
   };
 }
 
+/** What workspaceToJson renders; shapeOf makes a field added there without its schema a compile error. */
+export const WORKSPACE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof workspaceToJson>>({
+  id: { type: "string", format: "uuid" },
+  name: STRING,
+  slug: STRING,
+  description: orNull(STRING),
+  default_guardrail_id: STRING,
+  is_default: BOOLEAN,
+  created_at: { anyOf: [DATE_TIME, { const: "" }] },
+  updated_at: orNull(DATE_TIME),
+  created_by: NULL,
+  default_text_model: NULL,
+  default_image_model: NULL,
+  default_provider_sort: NULL,
+  io_logging_api_key_ids: NULL,
+  io_logging_sampling_rate: NUMBER,
+  is_data_discount_logging_enabled: BOOLEAN,
+  is_observability_broadcast_enabled: BOOLEAN,
+  is_observability_io_logging_enabled: BOOLEAN,
+});
+
 const WORKSPACE_SPEC: Spec = {
-  name: { type: "string" },
-  slug: { type: "string" },
-  description: { type: "string", nullable: true },
+  name: {
+    type: "string",
+    rules: { minLength: 1, maxLength: ACCOUNT_LIMITS.nameMax, pattern: NOT_BLANK },
+  },
+  slug: { type: "string", rules: { pattern: SLUG_RE.source } },
+  description: {
+    type: "string",
+    nullable: true,
+    rules: { maxLength: ACCOUNT_LIMITS.descriptionMax },
+  },
+};
+
+/** On a create an empty slug (or none) is derived from the name. */
+const CREATE_WORKSPACE_SPEC: Spec = {
+  ...WORKSPACE_SPEC,
+  slug: { type: "string", rules: { pattern: `^$|${SLUG_RE.source}` } },
 };
 
 const LIST_QUERY = ["offset", "limit"] as const;
@@ -41,11 +98,17 @@ export const workspaceRoutes: Route[] = [
     pattern: "/api/v1/workspaces",
     access: "management",
     docs: {
-      GET: { summary: "List workspaces", query: LIST_QUERY, status: 200 },
+      GET: {
+        summary: "List workspaces",
+        query: LIST_QUERY,
+        status: 200,
+        response: pageOf(WORKSPACE_JSON_SCHEMA),
+      },
       POST: {
         summary: "Create a workspace",
-        body: specSchema(WORKSPACE_SPEC, { required: ["name"] }),
+        body: specSchema(CREATE_WORKSPACE_SPEC, { required: ["name"] }),
         status: 201,
+        response: dataOf(WORKSPACE_JSON_SCHEMA),
       },
     },
     methods: {
@@ -62,7 +125,7 @@ export const workspaceRoutes: Route[] = [
       },
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        checkFields(body, WORKSPACE_SPEC);
+        checkFields(body, CREATE_WORKSPACE_SPEC);
         if (!has(body, "name")) throw badRequest("name is required");
         const res = await ctx.clients.accounts.createWorkspace(
           {
@@ -80,9 +143,14 @@ export const workspaceRoutes: Route[] = [
     pattern: "/api/v1/workspaces/:id",
     access: "management",
     docs: {
-      GET: { summary: "Get a workspace", status: 200 },
-      PATCH: { summary: "Update a workspace", body: specSchema(WORKSPACE_SPEC), status: 200 },
-      DELETE: { summary: "Delete a workspace", status: 200 },
+      GET: { summary: "Get a workspace", status: 200, response: dataOf(WORKSPACE_JSON_SCHEMA) },
+      PATCH: {
+        summary: "Update a workspace",
+        body: specSchema(WORKSPACE_SPEC),
+        status: 200,
+        response: dataOf(WORKSPACE_JSON_SCHEMA),
+      },
+      DELETE: { summary: "Delete a workspace", status: 200, response: DELETED },
     },
     methods: {
       async GET(ctx) {

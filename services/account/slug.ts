@@ -1,6 +1,9 @@
 import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 
-const SLUG_RE = new RegExp(`^[a-z0-9](?:[a-z0-9-]{0,${ACCOUNT_LIMITS.slugMax - 2}}[a-z0-9])?$`);
+/** 1 to ACCOUNT_LIMITS.slugMax lowercase letters, digits or inner hyphens (exported: the API document states it). */
+export const SLUG_RE = new RegExp(
+  `^[a-z0-9](?:[a-z0-9-]{0,${ACCOUNT_LIMITS.slugMax - 2}}[a-z0-9])?$`,
+);
 
 export function isSlug(s: string): boolean {
   return SLUG_RE.test(s);

@@ -11,6 +11,7 @@ import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
+import { GUARDRAIL_FIELDS } from "./field-table.js";
 import { guardrailFromInput, UPDATABLE_PATHS } from "./update-mask.js";
 import { validateGuardrail } from "./validation.js";
 
@@ -62,6 +63,10 @@ function subjects(field: string, values: readonly string[]): void {
   });
 }
 
+const CREATE_ONLY: ReadonlySet<string> = new Set(
+  GUARDRAIL_FIELDS.fields.filter((f) => f.role === "create-only").map((f) => f.name),
+);
+
 function requireInput(input: GuardrailInput | undefined): GuardrailInput {
   if (!input) fail("guardrail is required");
   return input;
@@ -80,7 +85,7 @@ function updateMask(input: GuardrailInput, paths: readonly string[]): void {
     );
   }
   for (const path of paths) {
-    if (path === "workspace_id") fail("workspace_id cannot be changed by an update");
+    if (CREATE_ONLY.has(path)) fail(`${path} cannot be changed by an update`);
     if (!UPDATABLE_PATHS.has(path)) fail(`${quote(path)} is not an updatable guardrail field`);
   }
   for (const field of GuardrailInputSchema.fields) {

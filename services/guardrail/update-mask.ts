@@ -1,4 +1,4 @@
-import { clone, create } from "@bufbuild/protobuf";
+import { clearField, clone, create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   BuiltinFilterListSchema,
@@ -8,55 +8,41 @@ import {
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { builtinEntry, SCOPED_BUILTIN } from "../../governance/filters/builtin-table.js";
+import { GUARDRAIL_FIELDS, type GuardrailField } from "./field-table.js";
 
-/** Per-vendor ZDR flags; the deprecated enforce_zdr fills in the ones a request leaves out. */
-const ZDR_FIELDS = [
-  ["enforce_zdr_anthropic", "enforceZdrAnthropic"],
-  ["enforce_zdr_openai", "enforceZdrOpenai"],
-  ["enforce_zdr_google", "enforceZdrGoogle"],
-  ["enforce_zdr_xai", "enforceZdrXai"],
-  ["enforce_zdr_other", "enforceZdrOther"],
-] as const;
+/** The paths an update mask may name (see field-table.ts). */
+export const UPDATABLE_PATHS: ReadonlySet<string> = GUARDRAIL_FIELDS.updatablePaths;
 
-/** Wrapper-list fields: null (unset) is a value of its own. */
-const LIST_FIELDS = {
-  allowed_data_regions: "allowedDataRegions",
-  allowed_models: "allowedModels",
-  allowed_providers: "allowedProviders",
-  ignored_models: "ignoredModels",
-  ignored_providers: "ignoredProviders",
-  content_filter_builtins: "contentFilterBuiltins",
-  content_filters: "contentFilters",
-} as const;
+type Fields = Record<string, unknown>;
 
 /**
- * Booleans that are never unset once stored: a client's null (OpenRouter
- * documents them as nullable) means "the default", which is false.
+ * Copies a field from the input onto a guardrail; unset in the input is the
+ * client's null: a nullable field becomes unset, any other its zero value.
  */
-const BOOL_FIELDS = {
-  enable_free_model_publication: "enableFreeModelPublication",
-  enable_free_model_training: "enableFreeModelTraining",
-  enable_paid_model_training: "enablePaidModelTraining",
-  include_byok_in_budgets: "includeByokInBudgets",
-  ...Object.fromEntries(ZDR_FIELDS),
-} as const;
+function copyField(to: Guardrail, f: GuardrailField, input: GuardrailInput): void {
+  if (!f.input) return;
+  const value = (input as unknown as Fields)[f.input.localName];
+  if (value === undefined) clearField(to, f.field);
+  else (to as unknown as Fields)[f.field.localName] = value;
+}
 
-/** Optional booleans: null means "inherit the account setting". */
-const NULLABLE_BOOL_FIELDS = {
-  allow_safety_retention_google: "allowSafetyRetentionGoogle",
-  allow_safety_retention_other: "allowSafetyRetentionOther",
-} as const;
-
-export const UPDATABLE_PATHS: ReadonlySet<string> = new Set([
-  "name",
-  "description",
-  "enforce_zdr",
-  "limit_usd",
-  "reset_interval",
-  ...Object.keys(LIST_FIELDS),
-  ...Object.keys(BOOL_FIELDS),
-  ...Object.keys(NULLABLE_BOOL_FIELDS),
-]);
+/**
+ * A deprecated alias fills each of its fields that the request did not set
+ * explicitly (`named` says which fields the request names; a named field
+ * sent as null was not set explicitly either).
+ */
+function fillFromAliases(to: Guardrail, input: GuardrailInput, named: (path: string) => boolean) {
+  const values = input as unknown as Fields;
+  for (const alias of GUARDRAIL_FIELDS.aliases) {
+    const value = values[alias.input.localName];
+    if (!named(alias.name) || value === undefined) continue;
+    for (const f of alias.fills) {
+      if (!named(f.name) || (f.input && values[f.input.localName] === undefined)) {
+        (to as unknown as Fields)[f.field.localName] = value;
+      }
+    }
+  }
+}
 
 /**
  * Builtin labels are fixed per slug: whatever a client sent is replaced. The
@@ -98,25 +84,10 @@ export function applyUpdateMask(
 ): Guardrail {
   const next = clone(GuardrailSchema, current);
   const named = new Set(paths);
-  if (named.has("name") && input.name !== undefined) next.name = input.name;
-  if (named.has("description")) next.description = input.description ?? "";
-  for (const [path, prop] of Object.entries(LIST_FIELDS)) {
-    if (named.has(path)) (next as Record<string, unknown>)[prop] = input[prop];
+  for (const f of GUARDRAIL_FIELDS.fields) {
+    if (f.role === "writable" && named.has(f.name)) copyField(next, f, input);
   }
-  for (const [path, prop] of Object.entries(BOOL_FIELDS)) {
-    if (named.has(path)) next[prop] = input[prop] ?? false;
-  }
-  for (const [path, prop] of Object.entries(NULLABLE_BOOL_FIELDS)) {
-    if (named.has(path)) next[prop] = input[prop];
-  }
-  // A per-vendor flag sent as null was not set explicitly: enforce_zdr fills it too.
-  if (named.has("enforce_zdr") && input.enforceZdr !== undefined) {
-    for (const [path, prop] of ZDR_FIELDS) {
-      if (!named.has(path) || input[prop] === undefined) next[prop] = input.enforceZdr;
-    }
-  }
-  if (named.has("limit_usd")) next.limitUsd = input.limitUsd;
-  if (named.has("reset_interval")) next.resetInterval = input.resetInterval;
+  fillFromAliases(next, input, (path) => named.has(path));
   next.updatedAt = now;
   return withFilterDefaults(next);
 }
@@ -127,11 +98,12 @@ export function applyUpdateMask(
  * PATCHes of different fields never touch each other's.
  */
 export function fieldsWritten(input: GuardrailInput, paths: readonly string[]): string[] {
-  const out = new Set<string>(["updated_at"]);
+  const out = new Set<string>([GuardrailSchema.field.updatedAt.name]);
   for (const path of paths) {
-    if (path !== "enforce_zdr") out.add(path);
-    else if (input.enforceZdr !== undefined) {
-      for (const [vendor] of ZDR_FIELDS) if (!paths.includes(vendor)) out.add(vendor);
+    const alias = GUARDRAIL_FIELDS.aliases.find((a) => a.name === path);
+    if (!alias) out.add(path);
+    else if ((input as unknown as Fields)[alias.input.localName] !== undefined) {
+      for (const f of alias.fills) if (!paths.includes(f.name)) out.add(f.name);
     }
   }
   return [...out];
@@ -144,34 +116,12 @@ export function guardrailFromInput(
   workspaceId: string,
   now: Timestamp,
 ): Guardrail {
-  const zdr = (v: boolean | undefined) => v ?? input.enforceZdr ?? false;
-  return withFilterDefaults(
-    create(GuardrailSchema, {
-      id,
-      workspaceId,
-      name: input.name ?? "",
-      description: input.description ?? "",
-      allowedDataRegions: input.allowedDataRegions,
-      allowedModels: input.allowedModels,
-      allowedProviders: input.allowedProviders,
-      ignoredModels: input.ignoredModels,
-      ignoredProviders: input.ignoredProviders,
-      contentFilterBuiltins: input.contentFilterBuiltins,
-      contentFilters: input.contentFilters,
-      enableFreeModelPublication: input.enableFreeModelPublication ?? false,
-      enableFreeModelTraining: input.enableFreeModelTraining ?? false,
-      enablePaidModelTraining: input.enablePaidModelTraining ?? false,
-      enforceZdrAnthropic: zdr(input.enforceZdrAnthropic),
-      enforceZdrOpenai: zdr(input.enforceZdrOpenai),
-      enforceZdrGoogle: zdr(input.enforceZdrGoogle),
-      enforceZdrXai: zdr(input.enforceZdrXai),
-      enforceZdrOther: zdr(input.enforceZdrOther),
-      allowSafetyRetentionGoogle: input.allowSafetyRetentionGoogle,
-      allowSafetyRetentionOther: input.allowSafetyRetentionOther,
-      includeByokInBudgets: input.includeByokInBudgets ?? false,
-      limitUsd: input.limitUsd,
-      resetInterval: input.resetInterval,
-      createdAt: now,
-    }),
-  );
+  const g = create(GuardrailSchema);
+  for (const f of GUARDRAIL_FIELDS.fields) copyField(g, f, input);
+  // A create names every field: an alias fills whichever of its fields the request left unset.
+  fillFromAliases(g, input, () => true);
+  g.id = id;
+  g.workspaceId = workspaceId;
+  g.createdAt = now;
+  return withFilterDefaults(g);
 }

@@ -14,7 +14,9 @@ import { MANAGEMENT_KEY } from "../support/system.js";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const MODEL = "railgate/espeak-ng";
 
-describe("console (headless Chromium)", () => {
+describe("console (headless Chromium)", function () {
+  // A browser driving a page is slow on a loaded CI machine: a longer limit, not a timed assertion.
+  this.timeout(120_000);
   const h = useSystem();
   let browser: Browser;
   let page: Page;

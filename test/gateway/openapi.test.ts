@@ -171,5 +171,16 @@ describe("gateway: OpenAPI document and /docs", () => {
       };
       expect(() => buildOpenApi([route])).to.throw("documents PUT, which it does not serve");
     });
+    it("refuses a JSON operation without its response schema, naming it", () => {
+      const route: Route = {
+        pattern: "/api/v1/new",
+        access: "public",
+        methods: { GET: handler },
+        docs: { GET: { summary: "s", status: 200 } },
+      };
+      expect(() => buildOpenApi([route])).to.throw(
+        "OpenAPI: GET /api/v1/new has no response schema",
+      );
+    });
   });
 });
