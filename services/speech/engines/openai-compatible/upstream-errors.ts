@@ -3,9 +3,9 @@ import { ErrorReason } from "../../../../gen/railgate/common/v1/error_info_pb.js
 import { withReason } from "../../../../platform/errors.js";
 
 /**
- * Upstream failures in the spec's terms: overload 529, unavailable 503, other
- * provider errors 502, time-outs 524. The provider's own message is kept
- * short and never includes our request.
+ * Upstream failures by reason, which the gateway answers in the spec's terms:
+ * overload 529, unavailable 503, other provider errors 502, time-outs 524.
+ * The provider's own message is kept short and never includes our request.
  */
 export function upstreamHttpError(provider: string, status: number, detail: string): ConnectError {
   const why = detail ? `: ${detail.slice(0, 300)}` : "";
