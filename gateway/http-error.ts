@@ -1,13 +1,9 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorMetadataSchema } from "../gen/railgate/common/v1/error_metadata_pb.js";
-import {
-  errorMetadataOf,
-  HTTP_STATUS_HEADER,
-  httpStatusOf,
-  RETRY_AFTER_HEADER,
-} from "../platform/errors.js";
+import { errorInfoOf, errorMetadataOf } from "../platform/errors.js";
 import { pickRateLimitHeaders } from "../platform/rate-limit-headers.js";
+import { errorStatusOf } from "./error-status.js";
 
 /** The longest message a client reads; longer ones (never expected) are cut. */
 export const MAX_REPLY_MESSAGE_CHARS = 1000;
@@ -49,12 +45,12 @@ function bounded(message: string): string {
 }
 
 /**
- * A ResourceExhausted that carries no status of ours comes from Connect's own
+ * A ResourceExhausted that gives no reason of ours comes from Connect's own
  * message size limits (readMaxBytes/writeMaxBytes, on either side): the request
- * was too large, not rate limited (our 429s always name their status).
+ * was too large, not rate limited (every ResourceExhausted of ours names its reason).
  */
 function isMessageTooLarge(err: ConnectError): boolean {
-  return err.code === Code.ResourceExhausted && !err.metadata.has(HTTP_STATUS_HEADER);
+  return err.code === Code.ResourceExhausted && errorInfoOf(err) === undefined;
 }
 
 /** Every error becomes `{ error: { code, message } }`; unexpected ones say nothing internal. */
@@ -69,10 +65,9 @@ export function errorReply(err: unknown): ErrorReply {
         headers: {},
       };
     }
-    const status = httpStatusOf(err);
+    const { status, retryAfterSeconds } = errorStatusOf(err);
     const headers: Record<string, string> = {};
-    const retryAfter = err.metadata.get(RETRY_AFTER_HEADER);
-    if (retryAfter) headers["retry-after"] = retryAfter;
+    if (retryAfterSeconds !== undefined) headers["retry-after"] = String(retryAfterSeconds);
     Object.assign(headers, pickRateLimitHeaders(err.metadata));
     // Internal and unknown codes carry no detail worth leaking.
     const message =

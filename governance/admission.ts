@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { permissionDenied, withHttpStatus } from "../platform/errors.js";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { withReason } from "../platform/errors.js";
 import { newId } from "../platform/ids.js";
 import { admissionRefusals } from "../platform/metrics.js";
 import { type RateWindowState, rateLimitHeaderValues } from "../platform/rate-limit-headers.js";
@@ -113,9 +114,9 @@ export async function admitRequest(
   switch (result.reason) {
     case "rate-limit": {
       const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-      const err = withHttpStatus(
+      const err = withReason(
         Code.ResourceExhausted,
-        429,
+        ErrorReason.RATE_LIMITED,
         `Rate limit exceeded: ${rateLimit} requests per minute for this key; retry in ${seconds} s`,
         seconds,
       );
@@ -129,14 +130,16 @@ export async function admitRequest(
       throw err;
     }
     case "credits":
-      throw withHttpStatus(
+      throw withReason(
         Code.FailedPrecondition,
-        402,
+        ErrorReason.INSUFFICIENT_CREDITS,
         `Insufficient credits: this request may cost up to ${usd(worstCredit)} and the workspace has ${usd(result.balanceMicros)} left`,
       );
     case "key-limit":
       // OpenRouter answers a key over its own limit with 403 "Key limit exceeded".
-      throw permissionDenied(
+      throw withReason(
+        Code.PermissionDenied,
+        ErrorReason.KEY_LIMIT_EXCEEDED,
         `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)} used`,
       );
     case "budget": {
@@ -144,7 +147,9 @@ export async function admitRequest(
         (x) => x.budget.guardrailId === result.guardrailId && x.entity === result.entity,
       );
       const b = c?.budget;
-      throw permissionDenied(
+      throw withReason(
+        Code.PermissionDenied,
+        ErrorReason.BUDGET_EXCEEDED,
         `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
       );
     }

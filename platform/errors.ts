@@ -1,17 +1,14 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  type ErrorInfo,
+  ErrorInfoSchema,
+  type ErrorReason,
+} from "../gen/railgate/common/v1/error_info_pb.js";
+import {
   type ErrorMetadata,
   ErrorMetadataSchema,
 } from "../gen/railgate/common/v1/error_metadata_pb.js";
-
-/**
- * Statuses the spec lists that gRPC codes cannot express (402, 413, 524, 529,
- * and 409 vs 400 nuances) travel in this metadata key, so the gateway can
- * answer with the exact HTTP status.
- */
-export const HTTP_STATUS_HEADER = "railgate-http-status";
-export const RETRY_AFTER_HEADER = "railgate-retry-after";
 
 export function invalidArgument(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
@@ -32,18 +29,30 @@ export function alreadyExists(message: string): ConnectError {
   return new ConnectError(message, Code.AlreadyExists);
 }
 
-/** An error with an explicit HTTP status for the gateway (e.g. 402, 413, 529). */
-export function withHttpStatus(
+/**
+ * An error with a typed reason (ErrorInfo detail) beside its gRPC code, for
+ * what the code alone cannot say: the spec's 402, 413, 524 and 529, a 409 that
+ * is not a retry, a rate limit's Retry-After. The service says what happened;
+ * which HTTP status that is, is the gateway's choice (gateway/error-status.ts).
+ * As a typed detail it crosses gRPC (status details) and the in-process
+ * transport alike, and any gRPC client can read it.
+ */
+export function withReason(
   code: Code,
-  status: number,
+  reason: ErrorReason,
   message: string,
   retryAfterSeconds?: number,
 ): ConnectError {
-  const metadata = new Headers({ [HTTP_STATUS_HEADER]: String(status) });
-  if (retryAfterSeconds !== undefined) {
-    metadata.set(RETRY_AFTER_HEADER, String(retryAfterSeconds));
-  }
-  return new ConnectError(message, code, metadata);
+  const info = create(
+    ErrorInfoSchema,
+    retryAfterSeconds === undefined ? { reason } : { reason, retryAfterSeconds },
+  );
+  return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: info }]);
+}
+
+/** The reason an error carries, if any (see withReason). */
+export function errorInfoOf(err: ConnectError): ErrorInfo | undefined {
+  return err.findDetails(ErrorInfoSchema)[0];
 }
 
 /**
@@ -64,27 +73,4 @@ export function withErrorMetadata(
 /** The metadata an error carries, if any (see withErrorMetadata). */
 export function errorMetadataOf(err: ConnectError): ErrorMetadata | undefined {
   return err.findDetails(ErrorMetadataSchema)[0];
-}
-
-const statusByCode: Partial<Record<Code, number>> = {
-  [Code.InvalidArgument]: 400,
-  [Code.FailedPrecondition]: 400,
-  [Code.OutOfRange]: 400,
-  [Code.Unauthenticated]: 401,
-  [Code.PermissionDenied]: 403,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.Aborted]: 409,
-  [Code.ResourceExhausted]: 429,
-  [Code.Canceled]: 499,
-  [Code.Unimplemented]: 501,
-  [Code.Unavailable]: 503,
-  [Code.DeadlineExceeded]: 524,
-};
-
-/** The one place that maps an error from a service to the HTTP status clients see. */
-export function httpStatusOf(err: ConnectError): number {
-  const explicit = Number(err.metadata.get(HTTP_STATUS_HEADER));
-  if (Number.isInteger(explicit) && explicit >= 400 && explicit <= 599) return explicit;
-  return statusByCode[err.code] ?? 500;
 }

@@ -61,14 +61,14 @@ function fillHeaders(target: Headers, md: grpc.Metadata): Headers {
 
 /**
  * A failed status as Connect reports it: its code (gRPC and Connect share the
- * numbering), its message and its trailers as metadata (where the services put
- * the HTTP status and retry-after). A call the caller aborted fails with the
+ * numbering), its message and its trailers as metadata (e.g. a refused key's
+ * rate window). A call the caller aborted fails with the
  * abort's reason, as Connect's transports do.
  */
 function errorOf(status: grpc.StatusObject, signal: AbortSignal): ConnectError {
   if (signal.aborted) return ConnectError.from(signal.reason, Code.Canceled);
   const metadata = fillHeaders(new Headers(), status.metadata);
-  // Typed details (e.g. a content filter's error metadata) travel in
+  // Typed details (an error's reason, a content filter's error metadata) travel in
   // grpc-status-details-bin, whose google.rpc.Status also carries the message
   // unencoded: Connect's own parser reads both.
   if (metadata.has(STATUS_DETAILS_HEADER)) {

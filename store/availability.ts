@@ -1,5 +1,6 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { withHttpStatus } from "../platform/errors.js";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { withReason } from "../platform/errors.js";
 
 /** What a client is told to wait before retrying while the store is down. */
 export const STORE_RETRY_AFTER_SECONDS = 2;
@@ -38,9 +39,9 @@ export function isStoreUnavailable(err: unknown): boolean {
 
 /** 503 with Retry-After: the request may well succeed once the store is back. */
 export function storeUnavailable(): ConnectError {
-  return withHttpStatus(
+  return withReason(
     Code.Unavailable,
-    503,
+    ErrorReason.STORE_UNAVAILABLE,
     "Service unavailable: the data store is not answering; retry shortly",
     STORE_RETRY_AFTER_SECONDS,
   );

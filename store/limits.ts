@@ -1,5 +1,6 @@
-import { Code } from "@connectrpc/connect";
-import { withHttpStatus } from "../platform/errors.js";
+import { Code, type ConnectError } from "@connectrpc/connect";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { withReason } from "../platform/errors.js";
 
 /**
  * A store write refused because a count limit (COUNT_LIMITS, platform/limits.ts) is reached: `count` is what
@@ -16,9 +17,10 @@ export function isLimitReached(v: unknown): v is LimitReached {
 }
 
 /**
- * A count limit answers 409 (the request conflicts with the current state:
- * delete something first), never 429, which would invite a blind retry.
+ * A count limit is its own reason, which the gateway answers with 409 (the
+ * request conflicts with the current state: delete something first), never
+ * 429, which would invite a blind retry.
  */
-export function limitError(message: string): ReturnType<typeof withHttpStatus> {
-  return withHttpStatus(Code.ResourceExhausted, 409, message);
+export function limitError(message: string): ConnectError {
+  return withReason(Code.ResourceExhausted, ErrorReason.COUNT_LIMIT_REACHED, message);
 }

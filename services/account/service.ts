@@ -15,8 +15,9 @@ import {
   type UpdateWorkspaceRequest,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
-import { alreadyExists, invalidArgument, notFound, withHttpStatus } from "../../platform/errors.js";
+import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -184,9 +185,9 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const result = await this.store.deleteWorkspace(ws.id);
     if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
     if (result !== "ok") {
-      throw withHttpStatus(
+      throw withReason(
         Code.FailedPrecondition,
-        409,
+        ErrorReason.WORKSPACE_HAS_ENABLED_KEYS,
         `workspace ${quote(req.id)} has ${result.activeKeys} active API key(s): a workspace with active (enabled) keys cannot be deleted; disable or delete its keys first`,
       );
     }

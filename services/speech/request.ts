@@ -1,8 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { AudioFormat, DataCollection } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { invalidArgument, notFound, withHttpStatus } from "../../platform/errors.js";
+import { invalidArgument, notFound, withReason } from "../../platform/errors.js";
 import { checkJsonLimits, checkJsonMembers } from "../../platform/json-checks.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
@@ -112,9 +113,9 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
   }
   const characters = segments.reduce((n, s) => n + length(s.text), 0);
   if (characters > SPEECH_LIMITS.maxInputChars) {
-    throw withHttpStatus(
+    throw withReason(
       Code.InvalidArgument,
-      413,
+      ErrorReason.PAYLOAD_TOO_LARGE,
       `input is too long: ${characters} characters, at most ${SPEECH_LIMITS.maxInputChars}`,
     );
   }

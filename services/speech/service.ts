@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   AudioFormat,
   type Generation,
@@ -17,12 +18,7 @@ import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
 import { modelRefusal, policyRules } from "../../governance/policy-rules.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
-import {
-  invalidArgument,
-  notFound,
-  permissionDenied,
-  withHttpStatus,
-} from "../../platform/errors.js";
+import { invalidArgument, notFound, permissionDenied, withReason } from "../../platform/errors.js";
 import { isKeyHash, newId } from "../../platform/ids.js";
 import { InFlight } from "../../platform/in-flight.js";
 import { componentLogger } from "../../platform/logger.js";
@@ -163,9 +159,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       }
     }
     if (lastError instanceof ConnectError) throw lastError;
-    throw withHttpStatus(
+    throw withReason(
       Code.Unavailable,
-      502,
+      ErrorReason.UPSTREAM_ERROR,
       "Every eligible provider failed before producing audio",
     );
   }

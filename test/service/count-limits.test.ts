@@ -1,10 +1,12 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
+import { errorStatusOf } from "../../gateway/error-status.js";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { httpStatusOf } from "../../platform/errors.js";
+import { errorInfoOf } from "../../platform/errors.js";
 import type { CountLimits } from "../../platform/limits.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
@@ -32,10 +34,14 @@ async function refusal(call: Promise<unknown>): Promise<ConnectError> {
   return err;
 }
 
-/** A count limit answers 409 (not 429: retrying will not help) and names the limit. */
+/**
+ * A count limit gives its reason over gRPC, which the gateway answers with 409
+ * (not 429: retrying will not help), and names the limit.
+ */
 function expectLimit(err: ConnectError, message: RegExp): void {
   expect(err.code).to.equal(Code.ResourceExhausted);
-  expect(httpStatusOf(err)).to.equal(409);
+  expect(errorInfoOf(err)?.reason).to.equal(ErrorReason.COUNT_LIMIT_REACHED);
+  expect(errorStatusOf(err).status).to.equal(409);
   expect(err.rawMessage).to.match(message);
 }
 

@@ -2,9 +2,9 @@ import { clone } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
+import { errorStatusOf } from "../../gateway/error-status.js";
 import { GuardrailSchema, ResetInterval } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { httpStatusOf } from "../../platform/errors.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { GuardrailPatch } from "../../store/types.js";
@@ -94,7 +94,7 @@ describe("GuardrailService: update conflicts", () => {
       );
     expect(err?.code).to.equal(Code.Aborted);
     expect(err?.rawMessage).to.match(/retry later/);
-    expect(httpStatusOf(err as ConnectError)).to.equal(409);
+    expect(errorStatusOf(err as ConnectError).status).to.equal(409);
     const stored = await client.getGuardrail({ id: guardrail?.id ?? "" });
     expect(stored.guardrail?.limitUsd).to.equal(5);
     expect(stored.guardrail?.resetInterval).to.equal(

@@ -1,46 +1,47 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { withHttpStatus } from "../../../../platform/errors.js";
+import { ErrorReason } from "../../../../gen/railgate/common/v1/error_info_pb.js";
+import { withReason } from "../../../../platform/errors.js";
 
 /**
- * Upstream failures in the spec's terms: overload 529, unavailable 503, other
- * provider errors 502, time-outs 524. The provider's own message is kept
- * short and never includes our request.
+ * Upstream failures by reason, which the gateway answers in the spec's terms:
+ * overload 529, unavailable 503, other provider errors 502, time-outs 524.
+ * The provider's own message is kept short and never includes our request.
  */
 export function upstreamHttpError(provider: string, status: number, detail: string): ConnectError {
   const why = detail ? `: ${detail.slice(0, 300)}` : "";
   if (status === 429 || status === 529) {
-    return withHttpStatus(
+    return withReason(
       Code.ResourceExhausted,
-      529,
+      ErrorReason.UPSTREAM_OVERLOADED,
       `Provider ${provider} is overloaded (HTTP ${status})${why}`,
     );
   }
   if (status === 503) {
-    return withHttpStatus(
+    return withReason(
       Code.Unavailable,
-      503,
+      ErrorReason.UPSTREAM_UNAVAILABLE,
       `Provider ${provider} is temporarily unavailable${why}`,
     );
   }
-  return withHttpStatus(
+  return withReason(
     Code.Unavailable,
-    502,
+    ErrorReason.UPSTREAM_ERROR,
     `Provider ${provider} returned an error (HTTP ${status})${why}`,
   );
 }
 
 export function upstreamTimeout(provider: string, ms: number): ConnectError {
-  return withHttpStatus(
+  return withReason(
     Code.DeadlineExceeded,
-    524,
+    ErrorReason.UPSTREAM_TIMEOUT,
     `Provider ${provider} timed out after ${ms} ms`,
   );
 }
 
 export function upstreamUnreachable(provider: string, cause: string): ConnectError {
-  return withHttpStatus(
+  return withReason(
     Code.Unavailable,
-    502,
+    ErrorReason.UPSTREAM_UNREACHABLE,
     `Provider ${provider} could not be reached: ${cause}`,
   );
 }
