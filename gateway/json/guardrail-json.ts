@@ -5,7 +5,7 @@ import {
   GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { UUID_RE } from "../../platform/ids.js";
-import { BUILTIN_FILTER_LABELS } from "../../services/guardrail/builtins.js";
+import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "../../services/guardrail/builtins.js";
 import { GUARDRAIL_FIELDS } from "../../services/guardrail/field-table.js";
 import { LIMITS } from "../../services/guardrail/limits.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
@@ -133,5 +133,20 @@ export const GUARDRAIL_JSON_SCHEMA: JsonSchema = (() => {
  * `required` for a create (name), none for an update.
  */
 export function guardrailBodySchema(required: readonly string[]): JsonSchema {
-  return json.schema(GuardrailInputSchema, required);
+  const schema = json.schema(GuardrailInputSchema, required);
+  const builtins = (schema.properties as Record<string, JsonSchema>).content_filter_builtins;
+  const item = builtins?.items as JsonSchema | undefined;
+  // A rule across two fields of one element, which the per-field overrides cannot state: a
+  // scan_scope is only taken by the scoped builtin (validation.ts refuses it on the others).
+  // The console reads the slug from here rather than keeping its own copy.
+  if (item) {
+    item.allOf = [
+      {
+        if: { required: ["scan_scope"], properties: { scan_scope: { type: "string" } } },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
+        then: { properties: { slug: { const: SCOPED_BUILTIN } } },
+      },
+    ];
+  }
+  return schema;
 }
