@@ -537,7 +537,8 @@ for (const b of document.querySelectorAll("[data-load]")) {
   b.addEventListener("click", () => refresh(b.dataset.load));
 }
 
-setupGuardrailForm();
+// The API's own document (public) says which builtin filters, actions and regions exist.
+setupGuardrailForm(await (await fetch(`${API}/openapi.json`)).json());
 fillGuardrailForm(undefined);
 loadModels();
 if (managementKey()) {

@@ -4,20 +4,24 @@
 
 const $ = (id) => document.getElementById(id);
 
-/** The builtin filters the API knows (docs: gaps-filled "Builtin content filters"). */
-const BUILTINS = [
-  ["email", "Email addresses"],
-  ["phone", "Phone numbers"],
-  ["ssn", "Social security numbers"],
-  ["credit-card", "Credit card numbers"],
-  ["ip-address", "IP addresses"],
-  ["person-name", "Person names"],
-  ["address", "Postal addresses"],
-  ["regex-prompt-injection", "Prompt injection"],
-];
-/** The one builtin that takes a scan_scope. */
-const SCOPED = "regex-prompt-injection";
-const ACTIONS = ["block", "redact", "flag"];
+/**
+ * The guardrail's enumerations (builtin filters, actions, scan scopes, regions) as the API's own
+ * OpenAPI document states them: the console keeps no copy of a list the service owns.
+ */
+const vocabulary = { builtins: [], scoped: "", actions: [], scopes: [], regions: [] };
+
+const enumOf = (schema) => (schema?.enum ?? []).filter((v) => v !== null);
+
+/** Reads the vocabulary from the guardrail create body's schema in /api/v1/openapi.json. */
+function readVocabulary(doc) {
+  const body = doc.paths["/api/v1/guardrails"].post.requestBody.content["application/json"].schema;
+  const builtin = body.properties.content_filter_builtins.items;
+  vocabulary.builtins = enumOf(builtin.properties.slug);
+  vocabulary.actions = enumOf(builtin.properties.action);
+  vocabulary.scopes = enumOf(builtin.properties.scan_scope);
+  vocabulary.scoped = builtin.allOf?.[0]?.then?.properties?.slug?.const ?? "";
+  vocabulary.regions = enumOf(body.properties.allowed_data_regions.items);
+}
 
 const LISTS = {
   allowed_models: "g-models",
@@ -59,29 +63,38 @@ function labelFor(id, text) {
 }
 
 /** One builtin's controls: an action ("off" = not in the list) and, for the scoped one, a scope. */
-function builtinRow([slug, title]) {
+function builtinRow(slug) {
   const div = document.createElement("div");
   div.className = "row";
   const id = `g-builtin-${slug}`;
   div.append(
-    labelFor(id, `${title} (${slug})`),
-    select(id, [["", "off"], ...ACTIONS.map((a) => [a, a])], ""),
+    labelFor(id, `Builtin filter ${slug}`),
+    select(id, [["", "off"], ...vocabulary.actions.map((a) => [a, a])], ""),
   );
-  if (slug === SCOPED) {
+  if (slug === vocabulary.scoped) {
     const scope = `${id}-scope`;
     div.append(
-      labelFor(scope, `${title}: messages scanned`),
+      labelFor(scope, `Builtin filter ${slug}: messages scanned`),
       select(
         scope,
-        [
-          ["all_messages", "all messages"],
-          ["user_only", "user messages only"],
-        ],
-        "all_messages",
+        vocabulary.scopes.map((v) => [v, v.replaceAll("_", " ")]),
+        vocabulary.scopes.includes("all_messages") ? "all_messages" : vocabulary.scopes[0],
       ),
     );
   }
   return div;
+}
+
+/** One checkbox per ingress region, labelled by its name. */
+function regionBox(region) {
+  const label = document.createElement("label");
+  label.className = "check";
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.name = "g-region";
+  box.value = region;
+  label.append(box, ` ${region}`);
+  return label;
 }
 
 /** Renumbers the custom filter rows so that every label and button names its own row. */
@@ -118,7 +131,7 @@ function addFilterRow(filter) {
     "action",
     select(
       "",
-      ACTIONS.map((a) => [a, a]),
+      vocabulary.actions.map((a) => [a, a]),
       filter?.action ?? "block",
     ),
   );
@@ -142,8 +155,10 @@ function syncZdrAll() {
   $("g-zdr-all").checked = vendorBoxes().every((b) => b.checked);
 }
 
-export function setupGuardrailForm() {
-  $("g-builtins").replaceChildren(...BUILTINS.map(builtinRow));
+export function setupGuardrailForm(openapi) {
+  readVocabulary(openapi);
+  $("g-builtins").replaceChildren(...vocabulary.builtins.map(builtinRow));
+  $("g-regions").replaceChildren(...vocabulary.regions.map(regionBox));
   $("g-add-filter").addEventListener("click", () => {
     addFilterRow(undefined).querySelector("input").focus();
   });
@@ -224,10 +239,11 @@ export function fillGuardrailForm(g) {
     s.value = value === null ? "" : String(value);
   }
   syncZdrAll();
-  for (const [slug] of BUILTINS) {
+  for (const slug of vocabulary.builtins) {
     const b = v.content_filter_builtins?.find((x) => x.slug === slug);
     $(`g-builtin-${slug}`).value = b?.action ?? "";
-    if (slug === SCOPED) $(`g-builtin-${slug}-scope`).value = b?.scan_scope ?? "all_messages";
+    if (slug === vocabulary.scoped)
+      $(`g-builtin-${slug}-scope`).value = b?.scan_scope ?? "all_messages";
   }
   $("g-filters").replaceChildren();
   for (const f of v.content_filters ?? []) addFilterRow(f);
@@ -247,11 +263,13 @@ function formValues() {
       [...document.querySelectorAll('input[name="g-region"]:checked')].map((b) => b.value),
     ),
     content_filter_builtins: nonEmpty(
-      BUILTINS.filter(([slug]) => $(`g-builtin-${slug}`).value).map(([slug]) => ({
-        slug,
-        action: $(`g-builtin-${slug}`).value,
-        ...(slug === SCOPED ? { scan_scope: $(`g-builtin-${slug}-scope`).value } : {}),
-      })),
+      vocabulary.builtins
+        .filter((slug) => $(`g-builtin-${slug}`).value)
+        .map((slug) => ({
+          slug,
+          action: $(`g-builtin-${slug}`).value,
+          ...(slug === vocabulary.scoped ? { scan_scope: $(`g-builtin-${slug}-scope`).value } : {}),
+        })),
     ),
     content_filters: nonEmpty(
       [...$("g-filters").children].map((li) => ({

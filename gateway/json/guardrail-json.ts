@@ -2,43 +2,71 @@ import {
   type Guardrail,
   type GuardrailInput,
   GuardrailInputSchema,
+  GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { UUID_RE } from "../../platform/ids.js";
+import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "../../services/guardrail/builtins.js";
 import { GUARDRAIL_FIELDS } from "../../services/guardrail/field-table.js";
-import {
-  arrayOf,
-  BOOLEAN,
-  DATE_TIME,
-  type JsonSchema,
-  NUMBER,
-  orNull,
-  STRING,
-  STRINGS,
-} from "../openapi/spec-schema.js";
-import { filterActions, regions, resetIntervals, scanScopes } from "./enums.js";
-import { type JsonOverrides, ProtoJson } from "./proto-json.js";
+import { LIMITS } from "../../services/guardrail/limits.js";
+import type { JsonSchema } from "../openapi/spec-schema.js";
+import { NOT_BLANK } from "./fields.js";
+import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";
 
 export { isoOrNull } from "./proto-json.js";
 
+/** A list restriction: 1 to listMaxItems non-blank strings (null: no restriction). */
+const STRING_LIST_RULES: JsonRules = {
+  minItems: 1,
+  maxItems: LIMITS.listMaxItems,
+  items: { minLength: 1, maxLength: LIMITS.listItemMax, pattern: NOT_BLANK },
+};
+
 /**
  * Where the guardrail's JSON is not what its proto fields give (see
- * proto-json.ts for what they give): the JSON shape only. The rules on
- * values (lengths, required fields, enums the protobuf allows but the API
- * does not, the update mask) are the service's (request-rules.ts), so gRPC
- * callers get the very same answers.
+ * proto-json.ts for what they give), and the rules on values the OpenAPI
+ * document states. The rules are the service's (request-rules.ts,
+ * validation.ts), built from its constants: the service applies them, so
+ * gRPC callers get the very same answers; here they are only stated. Enum
+ * names come from the descriptor.
  */
 export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
   // Every field may be null (OpenRouter documents them so), except these.
-  "GuardrailInput.name": { nonNull: true },
-  "BuiltinFilter.slug": { nonNull: true },
-  "BuiltinFilter.action": { nonNull: true },
-  "CustomFilter.pattern": { nonNull: true },
-  "CustomFilter.action": { nonNull: true },
+  "GuardrailInput.name": {
+    nonNull: true,
+    rules: { minLength: 1, maxLength: LIMITS.nameMax, pattern: NOT_BLANK },
+  },
+  "GuardrailInput.description": { rules: { maxLength: LIMITS.descriptionMax } },
+  "GuardrailInput.workspace_id": { rules: { pattern: UUID_RE.source } },
+  "GuardrailInput.allowed_data_regions": {
+    rules: { minItems: 1, maxItems: LIMITS.listMaxItems },
+  },
+  "GuardrailInput.allowed_models": { rules: STRING_LIST_RULES },
+  "GuardrailInput.allowed_providers": { rules: STRING_LIST_RULES },
+  "GuardrailInput.ignored_models": { rules: STRING_LIST_RULES },
+  "GuardrailInput.ignored_providers": { rules: STRING_LIST_RULES },
+  "GuardrailInput.content_filters": { rules: { maxItems: LIMITS.customFiltersMax } },
+  "GuardrailInput.limit_usd": { rules: { minimum: 0, maximum: LIMITS.limitUsdMax } },
+  "BuiltinFilter.slug": {
+    nonNull: true,
+    required: true,
+    rules: { enum: Object.keys(BUILTIN_FILTER_LABELS) },
+  },
+  "BuiltinFilter.action": { nonNull: true, required: true },
+  "CustomFilter.pattern": {
+    nonNull: true,
+    required: true,
+    rules: { minLength: 1, maxLength: LIMITS.patternMax },
+  },
+  "CustomFilter.action": { nonNull: true, required: true },
   // Fixed per slug: the service sets it, whatever a client echoes back.
   "BuiltinFilter.label": { ignoredOnInput: true },
   // Only the scoped builtin has a scan scope; the others show none, not null.
   "BuiltinFilter.scan_scope": { output: "omit-unset" },
   // Empty means the default placeholder, which the API writes as null.
-  "CustomFilter.label": { output: "empty-as-null" },
+  "CustomFilter.label": { output: "empty-as-null", rules: { maxLength: LIMITS.labelMax } },
+  // The service makes them (ids.ts): say so in the answer's schema.
+  "Guardrail.id": { format: "uuid" },
+  "Guardrail.workspace_id": { format: "uuid" },
 };
 
 const json = new ProtoJson(GUARDRAIL_JSON_OVERRIDES);
@@ -59,7 +87,7 @@ export function guardrailInputFromJson(body: Json): { input: GuardrailInput; pat
 const OUTPUT = GUARDRAIL_FIELDS.fields.filter((f) => f.role !== "internal").map((f) => f.field);
 
 /** A deprecated alias is written just before the first field it fills. */
-const ALIAS_BEFORE = new Map(GUARDRAIL_FIELDS.aliases.map((a) => [a.fills[0]?.name, a.name]));
+const ALIAS_BEFORE = new Map(GUARDRAIL_FIELDS.aliases.map((a) => [a.fills[0]?.name, a]));
 
 /** Guardrail -> the public JSON shape. */
 export function guardrailToJson(g: Guardrail): Json {
@@ -67,71 +95,58 @@ export function guardrailToJson(g: Guardrail): Json {
   for (const [name, value] of Object.entries(json.write(g, OUTPUT))) {
     const alias = ALIAS_BEFORE.get(name);
     // An alias has no stored value of its own: always null.
-    if (alias) out[alias] = null;
+    if (alias) out[alias.name] = null;
     out[name] = value;
   }
   return out;
 }
 
-const NULLABLE_STRINGS = orNull(STRINGS);
-const NULLABLE_BOOLEAN = orNull(BOOLEAN);
-/** What guardrailToJson renders; shapeOf makes a field added there without its schema a compile error. */
-export const GUARDRAIL_JSON_SCHEMA: JsonSchema = {
-  type: "object",
-  properties: {
-    id: { type: "string", format: "uuid" },
-    name: STRING,
-    description: STRING,
-    workspace_id: { type: "string", format: "uuid" },
-    allowed_data_regions: orNull(arrayOf(orNull({ enum: regions.names }))),
-    allowed_models: NULLABLE_STRINGS,
-    allowed_providers: NULLABLE_STRINGS,
-    ignored_models: NULLABLE_STRINGS,
-    ignored_providers: NULLABLE_STRINGS,
-    content_filter_builtins: orNull(
-      arrayOf({
-        type: "object",
-        required: ["slug", "action", "label"],
-        properties: {
-          slug: STRING,
-          action: orNull({ enum: filterActions.names }),
-          label: STRING,
-          scan_scope: { enum: scanScopes.names },
-        },
-        additionalProperties: false,
-      }),
-    ),
-    content_filters: orNull(
-      arrayOf({
-        pattern: STRING,
-        action: orNull({ enum: filterActions.names }),
-        label: orNull(STRING),
-      }),
-    ),
-    enable_free_model_publication: BOOLEAN,
-    enable_free_model_training: BOOLEAN,
-    enable_paid_model_training: BOOLEAN,
-    enforce_zdr: { type: "null", description: "Deprecated: always null; see enforce_zdr_<vendor>" },
-    enforce_zdr_anthropic: BOOLEAN,
-    enforce_zdr_openai: BOOLEAN,
-    enforce_zdr_google: BOOLEAN,
-    enforce_zdr_xai: BOOLEAN,
-    enforce_zdr_other: BOOLEAN,
-    allow_safety_retention_google: NULLABLE_BOOLEAN,
-    allow_safety_retention_other: NULLABLE_BOOLEAN,
-    include_byok_in_budgets: BOOLEAN,
-    limit_usd: orNull(NUMBER),
-    reset_interval: orNull({ enum: resetIntervals.names }),
-    is_workspace_default: BOOLEAN,
-    created_at: orNull(DATE_TIME),
-    updated_at: orNull(DATE_TIME),
-  },
-};
+/**
+ * What guardrailToJson writes, from the descriptor (ProtoJson.outputSchema) with each alias
+ * where guardrailToJson puts it; the field-table test validates its output against this.
+ */
+export const GUARDRAIL_JSON_SCHEMA: JsonSchema = (() => {
+  const derived = json.outputSchema(GuardrailSchema, OUTPUT) as {
+    properties: Record<string, JsonSchema>;
+    required: string[];
+  };
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const [name, schema] of Object.entries(derived.properties)) {
+    const alias = ALIAS_BEFORE.get(name);
+    if (alias) {
+      const fills = alias.fills.map((f) => f.name).join(", ");
+      properties[alias.name] = {
+        type: "null",
+        description: `Deprecated: always null; see ${fills}`,
+      };
+      required.push(alias.name);
+    }
+    properties[name] = schema;
+    if (derived.required.includes(name)) required.push(name);
+  }
+  return { ...derived, required, properties };
+})();
 
 /**
  * The guardrail body's OpenAPI schema, from the same descriptor guardrailInputFromJson reads:
  * `required` for a create (name), none for an update.
  */
 export function guardrailBodySchema(required: readonly string[]): JsonSchema {
-  return json.schema(GuardrailInputSchema, required);
+  const schema = json.schema(GuardrailInputSchema, required);
+  const builtins = (schema.properties as Record<string, JsonSchema>).content_filter_builtins;
+  const item = builtins?.items as JsonSchema | undefined;
+  // A rule across two fields of one element, which the per-field overrides cannot state: a
+  // scan_scope is only taken by the scoped builtin (validation.ts refuses it on the others).
+  // The console reads the slug from here rather than keeping its own copy.
+  if (item) {
+    item.allOf = [
+      {
+        if: { required: ["scan_scope"], properties: { scan_scope: { type: "string" } } },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
+        then: { properties: { slug: { const: SCOPED_BUILTIN } } },
+      },
+    ];
+  }
+  return schema;
 }

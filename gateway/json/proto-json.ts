@@ -6,8 +6,20 @@ import {
   type Message,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { type Timestamp, TimestampSchema, timestampDate } from "@bufbuild/protobuf/wkt";
-import { fieldSchema, type JsonSchema, specSchema } from "../openapi/spec-schema.js";
+import {
+  FeatureSet_FieldPresence,
+  type Timestamp,
+  TimestampSchema,
+  timestampDate,
+} from "@bufbuild/protobuf/wkt";
+import {
+  arrayOf,
+  DATE_TIME,
+  fieldSchema,
+  type JsonSchema,
+  orNull,
+  specSchema,
+} from "../openapi/spec-schema.js";
 import { apiEnumOf } from "./enums.js";
 import { checkElements, checkFields, type FieldType, type Spec } from "./fields.js";
 
@@ -19,7 +31,9 @@ import { checkElements, checkFields, type FieldType, type Spec } from "./fields.
  * how the proto says "nullable list") is the array or null; an unset field
  * with presence is null. On input every field may be null (its default, or
  * "no value"). Where the API deliberately says otherwise, an override says
- * so for that one field; there is no second list of fields.
+ * so for that one field; there is no second list of fields. The OpenAPI
+ * schemas come from the same walk: schema() for what read() takes (with the
+ * overrides' value rules), outputSchema() for what write() gives.
  *
  * This is not protobuf's JSON mapping (toJson/fromJson): that writes enums
  * as "REGION_EUROPE", wrapper lists as {"values": [...]}, leaves unset
@@ -32,7 +46,24 @@ export interface JsonOverride {
   readonly ignoredOnInput?: true;
   /** Output: left out when unset, or null when empty, instead of the plain value. */
   readonly output?: "omit-unset" | "empty-as-null";
+  /**
+   * Input, for the document: the field must be sent (in a list element; which top-level fields
+   * an operation requires is the operation's, see schema()). The service checks it.
+   */
+  readonly required?: true;
+  /**
+   * Input, for the document: the rules on the value the service checks, as JSON Schema
+   * keywords built from the service's own constants (lengths, ranges, counts); `items` holds a
+   * list's rules on each element. An enum-typed field (or element) needs none for its names:
+   * they come from the descriptor.
+   */
+  readonly rules?: JsonRules;
+  /** Both ways, for the document: the string's JSON Schema format (say "uuid"). */
+  readonly format?: string;
 }
+
+/** JSON Schema keywords on a value; `items` applies to each element of a list. */
+export type JsonRules = { readonly items?: JsonSchema; readonly [keyword: string]: unknown };
 
 /** Overrides by "Message.field" (the message's short name). */
 export type JsonOverrides = Readonly<Record<string, JsonOverride>>;
@@ -96,6 +127,20 @@ function elementType(f: DescField & { fieldKind: "list" }): FieldType {
   return f.listKind === "enum" ? "string" : "object";
 }
 
+/** The list a field holds: itself if repeated, a wrapper list's values, or none. */
+function listField(f: DescField): (DescField & { fieldKind: "list" }) | undefined {
+  if (f.fieldKind === "list") return f;
+  const list = f.fieldKind === "message" ? listOf(f.message) : undefined;
+  return list?.fieldKind === "list" ? list : undefined;
+}
+
+/** An enum's API names as a JSON Schema rule (none for other fields). */
+function enumRule(f: DescField): JsonSchema {
+  if (f.fieldKind === "enum") return { enum: apiEnumOf(f.enum).names };
+  if (f.fieldKind === "list" && f.listKind === "enum") return { enum: apiEnumOf(f.enum).names };
+  return {};
+}
+
 export class ProtoJson {
   constructor(private readonly overrides: JsonOverrides) {
     for (const key of Object.keys(overrides)) {
@@ -122,22 +167,30 @@ export class ProtoJson {
     return spec;
   }
 
-  /** The message's input schema for the OpenAPI document: the spec, with list elements spelled out. */
+  /**
+   * The message's input schema for the OpenAPI document: the spec (types, null), each
+   * field's value rules (its enum's names, its override's rules), list elements spelled out.
+   * `required` adds the fields an operation requires (a create's name) to the overrides' own.
+   */
   schema(message: DescMessage, required: readonly string[] = []): JsonSchema {
     const refine: Record<string, JsonSchema> = {};
+    const needed: string[] = [];
     for (const f of message.fields) {
-      const list =
-        f.fieldKind === "message" ? listOf(f.message) : f.fieldKind === "list" ? f : undefined;
-      if (list?.fieldKind !== "list") continue;
-      refine[f.name] = {
-        type: "array",
-        items:
-          list.listKind === "message"
-            ? this.schema(list.message)
-            : fieldSchema({ type: elementType(list) }),
-      };
+      const o = this.override(f);
+      if (o.required) needed.push(f.name);
+      const { items, ...rules } = o.rules ?? {};
+      const format = o.format ? { format: o.format } : {};
+      const list = listField(f);
+      refine[f.name] = list
+        ? { type: "array", items: { ...this.elementSchema(list), ...items }, ...rules }
+        : { ...fieldSchema({ type: jsonType(f) }), ...enumRule(f), ...format, ...rules };
     }
-    return specSchema(this.spec(message), { required, refine });
+    return specSchema(this.spec(message), { required: [...needed, ...required], refine });
+  }
+
+  private elementSchema(list: DescField & { fieldKind: "list" }): JsonSchema {
+    if (list.listKind === "message") return this.schema(list.message);
+    return { ...fieldSchema({ type: elementType(list) }), ...enumRule(list) };
   }
 
   /**
@@ -234,5 +287,60 @@ export class ProtoJson {
     if (f.listKind === "enum") return apiEnumOf(f.enum).name(e as number);
     if (f.listKind === "message") return this.write(e as Message, f.message.fields);
     return e;
+  }
+
+  /**
+   * The JSON Schema of what write(message, fields) gives, field by field as writeValue
+   * writes it: every key present (but an omit-unset field's), null where the writer can
+   * write null, enums by their names, timestamps as date-time. No value rules: those are
+   * the input's; a stored value is not re-checked against today's limits.
+   */
+  outputSchema(message: DescMessage, fields: readonly DescField[] = message.fields): JsonSchema {
+    const properties: Record<string, JsonSchema> = {};
+    const required: string[] = [];
+    for (const f of fields) {
+      const o = this.override(f).output;
+      const schema = this.outputValueSchema(f);
+      properties[f.name] = o === "empty-as-null" ? orNull(schema) : schema;
+      if (o !== "omit-unset") required.push(f.name);
+    }
+    return { type: "object", required, properties, additionalProperties: false };
+  }
+
+  private outputValueSchema(f: DescField): JsonSchema {
+    const o = this.override(f);
+    switch (f.fieldKind) {
+      case "enum":
+        // The zero value is written as null. An omit-unset enum without explicit presence is
+        // written only when non-zero, so by its name (an unknown number would be null, and the
+        // service stores none: validation.ts).
+        return o.output === "omit-unset" && f.presence !== FeatureSet_FieldPresence.EXPLICIT
+          ? enumRule(f)
+          : orNull(enumRule(f));
+      case "list":
+        return arrayOf(this.outputElementSchema(f));
+      case "message": {
+        // An unset message field is undefined, which writeValue writes as null.
+        const list = listOf(f.message);
+        if (list?.fieldKind === "list") return orNull(arrayOf(this.outputElementSchema(list)));
+        if (f.message.typeName === TimestampSchema.typeName) return orNull(DATE_TIME);
+        return orNull(this.outputSchema(f.message));
+      }
+      default: {
+        const schema = {
+          ...fieldSchema({ type: jsonType(f) }),
+          ...(o.format && { format: o.format }),
+        };
+        // With explicit presence (proto3 `optional`) an unset scalar is undefined: null.
+        return f.presence === FeatureSet_FieldPresence.EXPLICIT ? orNull(schema) : schema;
+      }
+    }
+  }
+
+  private outputElementSchema(f: DescField & { fieldKind: "list" }): JsonSchema {
+    if (f.listKind === "message") return this.outputSchema(f.message);
+    // An enum element is written by its name, null for the zero value.
+    if (f.listKind === "enum") return orNull(enumRule(f));
+    return fieldSchema({ type: elementType(f) });
   }
 }

@@ -239,9 +239,13 @@ describe("console (headless Chromium)", function () {
     await form.getByRole("checkbox", { name: "europe" }).check();
     await form.getByLabel("Allow paid endpoints that train on request data").check();
     await form.getByLabel("Count spend through own provider keys").check();
-    await form.getByLabel("Email addresses (email)").selectOption("redact");
-    await form.getByLabel("Prompt injection (regex-prompt-injection)").selectOption("flag");
-    await form.getByLabel("Prompt injection: messages scanned").selectOption("user_only");
+    await form.getByLabel("Builtin filter email", { exact: true }).selectOption("redact");
+    await form
+      .getByLabel("Builtin filter regex-prompt-injection", { exact: true })
+      .selectOption("flag");
+    await form
+      .getByLabel("Builtin filter regex-prompt-injection: messages scanned")
+      .selectOption("user_only");
     await form.getByRole("button", { name: "Add custom filter" }).click();
     await form.getByLabel("Pattern 1 (regular expression)").fill("secret-\\d+");
     await form.getByLabel("Action of filter 1").selectOption("redact");
@@ -314,9 +318,9 @@ describe("console (headless Chromium)", function () {
     await own.getByRole("button", { name: "Edit Console policy" }).click();
     expect(await form.getByLabel("Enforce ZDR: openai").isChecked()).to.equal(true);
     expect(await form.getByLabel("Enforce ZDR: anthropic").isChecked()).to.equal(false);
-    expect(await form.getByLabel("Prompt injection: messages scanned").inputValue()).to.equal(
-      "user_only",
-    );
+    expect(
+      await form.getByLabel("Builtin filter regex-prompt-injection: messages scanned").inputValue(),
+    ).to.equal("user_only");
     expect(await form.getByLabel("Redaction label 1 (optional)").inputValue()).to.equal("[SECRET]");
     await form.getByRole("button", { name: "Save" }).click();
     await own
@@ -328,8 +332,10 @@ describe("console (headless Chromium)", function () {
     // null for them (how the API removes a filter list); a budget without its interval is the
     // API's 400, shown as it said it.
     await form.getByLabel("Enforce ZDR for every vendor").check();
-    await form.getByLabel("Email addresses (email)").selectOption("");
-    await form.getByLabel("Prompt injection (regex-prompt-injection)").selectOption("");
+    await form.getByLabel("Builtin filter email", { exact: true }).selectOption("");
+    await form
+      .getByLabel("Builtin filter regex-prompt-injection", { exact: true })
+      .selectOption("");
     await form.getByRole("button", { name: "Remove filter 1" }).click();
     await form.getByLabel("Reset interval").selectOption("");
     const refused = await h.api.patch(`/api/v1/guardrails/${id}`, {

@@ -14,10 +14,13 @@ import {
   FileDescriptorProtoSchema,
   TimestampSchema,
 } from "@bufbuild/protobuf/wkt";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
 import { apiEnumOf } from "../../../gateway/json/enums.js";
 import {
   GUARDRAIL_JSON_OVERRIDES,
+  GUARDRAIL_JSON_SCHEMA,
   guardrailBodySchema,
   guardrailInputFromJson,
   guardrailToJson,
@@ -125,6 +128,30 @@ function everyFieldSet(): Guardrail {
   }
   return g as unknown as Guardrail;
 }
+
+/**
+ * A guardrail at its zero values but for its lists, each holding one element at its zero
+ * values: what the writer writes as null (enums, optional fields, timestamps) or leaves out
+ * (an unset scan scope).
+ */
+function zeroElements(): Guardrail {
+  const g = create(GuardrailSchema) as unknown as Record<string, unknown>;
+  for (const f of GuardrailSchema.fields) {
+    const list = f.fieldKind === "message" ? listOf(f.message) : undefined;
+    if (f.fieldKind !== "message" || list?.fieldKind !== "list") continue;
+    const zero =
+      list.listKind === "message"
+        ? create(list.message)
+        : list.listKind === "enum"
+          ? 0
+          : sampleScalar(list, list.scalar);
+    g[f.localName] = create(f.message, { values: [zero] } as never);
+  }
+  return g as unknown as Guardrail;
+}
+
+// ajv-formats is CommonJS: under nodenext its default export is the module object.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 describe("guardrail fields: one list, the proto's", () => {
   const roles = new Map(GUARDRAIL_FIELDS.fields.map((f) => [f.name, f.role]));
@@ -238,5 +265,42 @@ describe("guardrail fields: one list, the proto's", () => {
         key,
       ).to.include(field);
     }
+  });
+
+  describe("the answer's schema, derived from the descriptor", () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(GUARDRAIL_JSON_SCHEMA);
+    /** The service makes ids as UUIDs, which the schema says; the samples say "sample". */
+    const UUID = "00000000-0000-4000-8000-000000000000";
+    const withIds = (g: Guardrail): Guardrail => ({ ...g, id: UUID, workspaceId: UUID });
+    const samples: [string, Guardrail][] = [
+      ["every field set", everyFieldSet()],
+      ["every field at its default", create(GuardrailSchema)],
+      ["each list with one element at its zero values", zeroElements()],
+    ];
+
+    function problems(out: unknown): string {
+      return validate(out) ? "" : ajv.errorsText(validate.errors);
+    }
+
+    for (const [what, g] of samples) {
+      it(`describes what guardrailToJson writes: ${what}`, () => {
+        const out = guardrailToJson(withIds(g));
+        expect(problems(out), JSON.stringify(out)).to.equal("");
+      });
+    }
+
+    it("is strict: a key missing or added, or a value of another shape, does not validate", () => {
+      const fine = guardrailToJson(withIds(zeroElements()));
+      expect(problems(fine)).to.equal("");
+      const { name: _, ...missing } = fine;
+      expect(problems(missing)).to.match(/name/);
+      expect(problems({ ...fine, owner_note: "x" })).to.match(/additional/);
+      expect(problems({ ...fine, id: "sample" })).to.match(/id/);
+      expect(problems({ ...fine, reset_interval: 2 })).to.match(/reset_interval/);
+      expect(problems({ ...fine, created_at: "yesterday" })).to.match(/created_at/);
+      expect(problems({ ...fine, enforce_zdr: false })).to.match(/enforce_zdr/);
+    });
   });
 });
