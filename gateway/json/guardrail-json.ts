@@ -4,10 +4,10 @@ import {
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../governance/filters/builtin-table.js";
 import { UUID_RE } from "../../platform/ids.js";
-import { BUILTIN_FILTER_LABELS, SCOPED_BUILTIN } from "../../services/guardrail/builtins.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { GUARDRAIL_FIELDS } from "../../services/guardrail/field-table.js";
-import { LIMITS } from "../../services/guardrail/limits.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
 import { NOT_BLANK } from "./fields.js";
 import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";
@@ -49,7 +49,7 @@ export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
   "BuiltinFilter.slug": {
     nonNull: true,
     required: true,
-    rules: { enum: Object.keys(BUILTIN_FILTER_LABELS) },
+    rules: { enum: [...BUILTIN_SLUGS] },
   },
   "BuiltinFilter.action": { nonNull: true, required: true },
   "CustomFilter.pattern": {
