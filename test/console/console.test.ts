@@ -350,6 +350,8 @@ describe("console (headless Chromium)", function () {
     );
     await form.getByLabel("Reset interval").selectOption("monthly");
     const second = own.waitForRequest((r) => r.method() === "PATCH");
+    // The status line may still say "saved" from the first save: wait for this PATCH's answer.
+    const secondAnswered = own.waitForResponse((r) => r.request().method() === "PATCH");
     await form.getByRole("button", { name: "Save" }).click();
     expect((await second).postDataJSON()).to.deep.equal({
       content_filter_builtins: null,
@@ -364,6 +366,7 @@ describe("console (headless Chromium)", function () {
       .getByRole("status")
       .filter({ hasText: /^Guardrail Console policy saved/ })
       .waitFor();
+    expect((await secondAnswered).status()).to.equal(200);
     const again = (await h.api.get(`/api/v1/guardrails/${id}`)).body.data;
     expect(again).to.deep.include({
       content_filter_builtins: null,
