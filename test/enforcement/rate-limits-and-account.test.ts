@@ -1,16 +1,12 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MODELS } from "./support/catalog.js";
-import {
-  expectAudio,
-  expectError,
-  Gateway,
-  type Key,
-  type SpeechResponse,
-  sleep,
-} from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
+import type { SpeechResponse } from "../kit/http.js";
+import { sleep } from "../kit/poll.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 const TEXT = "Rate test.";
 

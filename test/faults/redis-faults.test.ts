@@ -1,10 +1,11 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { hashSecret } from "../../platform/ids.js";
-import { expectError, expectStatus } from "../gateway/harness.js";
-import { Api, type JsonResponse } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+
+import { Api, type JsonResponse } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /** Far above the 1 s command time-out: a request still unanswered by then hangs. */
 const HANG_LIMIT_MS = 10_000;

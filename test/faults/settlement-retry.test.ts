@@ -1,12 +1,13 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { expectStatus } from "../gateway/harness.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { holdSpeech, longInput } from "./support/speech-stream.js";
+import { expectStatus } from "../kit/expect.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { Api } from "../kit/http.js";
+import { sleep } from "../kit/poll.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { holdSpeech, longInput } from "../kit/speech-stream.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
+
 const micros = (usd: number) => Math.round(usd * 1_000_000);
 
 /** Polls until `ok` holds (bounded: recovery is awaited, never timed). */

@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
-import { expectStatus } from "../gateway/harness.js";
-import { FakeOpenAi } from "../speech/support/fake-openai.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { type HeldStream, holdSpeech, longInput } from "./support/speech-stream.js";
-import { startSystemProcess } from "./support/system-process.js";
+import { expectStatus } from "../kit/expect.js";
+
+import { FakeOpenAi } from "../kit/fake-openai.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type HeldStream, holdSpeech, longInput } from "../kit/speech-stream.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
+import { startSystemProcess } from "../kit/system-process.js";
 
 const micros = (usd: number) => Math.round(usd * 1_000_000);
 

@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { createGuardrail, createKey, createWorkspace } from "../gateway/harness.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { createGuardrail, createKey, createWorkspace } from "../kit/gateway-harness.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 import { brokenBodies, mutate, mutations } from "./hostile-values.js";
 
 /**

@@ -11,9 +11,9 @@ import {
   serverStream,
   statusOf,
   unary,
-} from "../support/grpc-plain.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+} from "../kit/grpc-plain.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const INTERNAL_TOKEN = "internal-token-for-tests-0123456789abcdef";
 const SPEAK = { model: "railgate/espeak-ng", voice: "alloy", text: "Hi." };

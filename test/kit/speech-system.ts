@@ -2,24 +2,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RailgateConfig } from "../../../platform/config.js";
-import { Api, type JsonResponse } from "../../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../../support/system.js";
-import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./catalog.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RailgateConfig } from "../../platform/config.js";
+import { shown } from "./expect.js";
 import { FakeOpenAi } from "./fake-openai.js";
+import { Api, type JsonResponse, postSpeech, type SpeechResponse } from "./http.js";
+import { sleep } from "./poll.js";
+import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./speech-catalog.js";
+import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
 export interface StandardKey {
   secret: string;
   /** sha256 hex of the secret: the key's public id and the gRPC `key_hash`. */
   hash: string;
   workspaceId: string;
-}
-
-/** A speech response: raw bytes, plus the parsed body when it is JSON (errors). */
-export interface SpeechResponse extends JsonResponse {
-  bytes: Buffer;
 }
 
 export interface SpeechHarness {
@@ -73,8 +70,6 @@ function makeFakes(): Fakes {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 let names = 0;
 
 /**
@@ -114,26 +109,8 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     };
     h.key = await h.createKey();
     h.api = new Api(h.baseUrl, h.key.secret);
-    h.speak = async (body, init = {}) => {
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        ...init.headers,
-      };
-      const key = init.key === undefined ? h.key.secret : init.key;
-      if (key !== null) headers.authorization = `Bearer ${key}`;
-      const res = await fetch(`${h.baseUrl}/api/v1/audio/speech`, {
-        method: "POST",
-        headers,
-        body: typeof body === "string" ? body : JSON.stringify(body),
-        signal: init.signal,
-      });
-      const bytes = Buffer.from(await res.arrayBuffer());
-      let parsed: unknown;
-      if (res.headers.get("content-type")?.startsWith("application/json")) {
-        parsed = JSON.parse(bytes.toString("utf8"));
-      }
-      return { status: res.status, headers: res.headers, body: parsed, bytes };
-    };
+    h.speak = (body, init = {}) =>
+      postSpeech(h.baseUrl, init.key === undefined ? h.key.secret : init.key, body, init);
     h.generation = (id, key) =>
       (key ? h.api.withKey(key) : h.api).get(`/api/v1/generation?id=${encodeURIComponent(id)}`);
     h.waitForGeneration = async (id, done = () => true) => {
@@ -156,24 +133,6 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   return h;
-}
-
-function shown(res: JsonResponse): string {
-  return JSON.stringify(res.body)?.slice(0, 600) ?? String(res.body);
-}
-
-/**
- * The one error shape: exactly `{ error: { code, message } }` with code equal
- * to the status; the message matches `message` when given.
- */
-export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
-  expect(res.status, shown(res)).to.equal(status);
-  expect(res.headers.get("content-type")).to.match(/^application\/json/);
-  expect(Object.keys(res.body)).to.deep.equal(["error"]);
-  expect(Object.keys(res.body.error).sort()).to.deep.equal(["code", "message"]);
-  expect(res.body.error.code).to.equal(status);
-  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
-  if (message) expect(res.body.error.message).to.match(message);
 }
 
 /** A 200 audio answer with its generation id. */

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { type Child, freePort, spawnChild } from "../../../bench/processes.js";
-import { MANAGEMENT_KEY } from "../../support/system.js";
+import { freePort } from "./free-port.js";
+import { type Child, spawnChild } from "./processes.js";
+import { MANAGEMENT_KEY } from "./system.js";
 
 export interface SystemProcess {
   child: Child;
@@ -10,7 +11,7 @@ export interface SystemProcess {
   exited: Promise<number | null>;
 }
 
-const MAIN = fileURLToPath(new URL("../../../apps/all-in-one/main.js", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../apps/all-in-one/main.js", import.meta.url));
 
 /**
  * `node dist/apps/all-in-one/main.js` (what `npm start` runs) as a child process on

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RegionName } from "../../../gateway/context.js";
-import type { RailgateConfig } from "../../../platform/config.js";
-import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
-import { startTestSystem } from "../../support/system.js";
-import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./catalog.js";
-import { Gateway } from "./gateway.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RegionName } from "../../gateway/context.js";
+import type { RailgateConfig } from "../../platform/config.js";
+import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./enforcement-catalog.js";
+import { Gateway } from "./enforcement-gateway.js";
+import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { startTestSystem } from "./system.js";
 
 /**
  * The fake upstreams, a catalog pointing at them, a throwaway Redis and one
