@@ -73,7 +73,7 @@ describe("railgate CLI (the built bin against a running system)", function () {
 
   before(async () => {
     redis = await startRedis();
-    system = await startTestSystem(redis.url);
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     dir = await mkdtemp(join(tmpdir(), "railgate-cli-"));
     const created = (await json(["keys", "create", "--name", "cli speaker"])) as {
       key: string;

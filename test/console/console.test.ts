@@ -15,7 +15,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const MODEL = "railgate/espeak-ng";
 
 describe("console (headless Chromium)", () => {
-  const h = useSystem();
+  const h = useSystem({ embeddedEngine: "auto", enginePoolSize: 1 });
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];

@@ -33,7 +33,6 @@ describe("faults: idle and slow connections", function () {
     this.timeout(120_000);
     redis = await startRedis();
     system = await startTestSystem(redis.url, {
-      enginePoolSize: 1,
       http: {
         headersTimeoutMs: 3_000,
         requestTimeoutMs: 10_000,

@@ -54,7 +54,7 @@ describe("faults: Redis frozen, killed, restarted empty", function () {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     const base = `http://127.0.0.1:${system.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     anon = new Api(base);

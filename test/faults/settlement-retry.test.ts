@@ -40,7 +40,7 @@ describe("faults: settlements and generation records while Redis is down", funct
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     base = `http://127.0.0.1:${system.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "speaker" });

@@ -62,7 +62,7 @@ describe("faults: SIGTERM drains the system", function () {
     upstream = await new FakeOpenAi({ chunks: 20, chunkDelayMs: 250, secondsPerChar: 1 }).start();
     dir = mkdtempSync(join(tmpdir(), "railgate-drain-"));
     catalogFile = writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port));
-    inspector = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    inspector = await startTestSystem(redis.url);
     const base = `http://127.0.0.1:${inspector.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "drain" });

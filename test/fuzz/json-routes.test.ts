@@ -47,7 +47,7 @@ describe("fuzz: JSON routes never answer 5xx", function () {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url);
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     baseUrl = `http://127.0.0.1:${system.gatewayPorts.global}`;
     api = new Api(baseUrl, MANAGEMENT_KEY);
     ids.guardrail = (await createGuardrail(api)).id;

@@ -18,8 +18,8 @@ describe("gateway: key cache across replicas", () => {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    a = await startTestSystem(redis.url, { enginePoolSize: 1 });
-    b = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    a = await startTestSystem(redis.url);
+    b = await startTestSystem(redis.url);
     adminA = new Api(`http://127.0.0.1:${a.gatewayPorts.global}`, MANAGEMENT_KEY);
     adminB = new Api(`http://127.0.0.1:${b.gatewayPorts.global}`, MANAGEMENT_KEY);
   });

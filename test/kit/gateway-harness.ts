@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import type { RegionName } from "../../gateway/context.js";
+import type { RailgateConfig } from "../../platform/config.js";
 import { expectStatus } from "./expect.js";
 import { Api } from "./http.js";
 import { startRedis, type ThrowawayRedis } from "./redis-server.js";
@@ -23,11 +24,11 @@ export interface Harness {
  * redis-server on a free port (never the machine's 6379) and the system on
  * free ports against it, both stopped afterwards.
  */
-export function useSystem(): Harness {
+export function useSystem(overrides: Partial<RailgateConfig> = {}): Harness {
   const h = {} as Harness;
   before(async () => {
     h.redis = await startRedis();
-    h.system = await startTestSystem(h.redis.url);
+    h.system = await startTestSystem(h.redis.url, overrides);
     h.baseUrl = (region = "global") => `http://127.0.0.1:${h.system.gatewayPorts[region]}`;
     h.api = new Api(h.baseUrl(), MANAGEMENT_KEY);
     h.anon = new Api(h.baseUrl());

@@ -46,7 +46,11 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
 
   before(async () => {
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { internalToken: INTERNAL_TOKEN });
+    system = await startTestSystem(redis.url, {
+      internalToken: INTERNAL_TOKEN,
+      embeddedEngine: "auto",
+      enginePoolSize: 1,
+    });
     guardrails = plainClient("guardrail", system.guardrailGrpcPort);
     accounts = plainClient("account", system.guardrailGrpcPort);
     speech = plainClient("speech", system.speechGrpcPort);
