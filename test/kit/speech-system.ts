@@ -72,30 +72,77 @@ function makeFakes(): Fakes {
 
 let names = 0;
 
+/** The fakes, their catalog, a throwaway Redis and one system on them. */
+interface SpeechWorld {
+  fakes: Fakes;
+  redis: ThrowawayRedis;
+  system: RunningSystem;
+  close(): Promise<void>;
+}
+
+async function startWorld(overrides: Partial<RailgateConfig>): Promise<SpeechWorld> {
+  const fakes = makeFakes();
+  await Promise.all(FAKE_NAMES.map((n) => fakes[n].start()));
+  const dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
+  // Port 1 (tcpmux) never has a listener here; a port that was free a moment ago can be
+  // taken by another test's fake before the request is made.
+  const dead = "http://127.0.0.1:1/v1";
+  const catalog = writeCatalog(dir, fakes, dead);
+  const redis = await startRedis();
+  const system = await startTestSystem(redis.url, {
+    env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
+    embeddedEngine: "auto",
+    enginePoolSize: 2,
+    ...overrides,
+  });
+  return {
+    fakes,
+    redis,
+    system,
+    close: async () => {
+      await system.close();
+      await redis.stop();
+      await Promise.all(FAKE_NAMES.map((n) => fakes[n].close()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
- * Registers before/after hooks in the calling describe(): the fake providers,
- * a catalog file pointing at them, a throwaway redis-server (never 6379), the
- * whole system on free ports, and a standard key. Fakes are reset before each test.
+ * The world of every suite that needs no configuration of its own: started by the first that
+ * asks, stopped after the whole run. The embedded engine's workers start once per run, not
+ * once per suite; suites stay apart by their own standard key (and the keys they create).
+ */
+let shared: Promise<SpeechWorld> | undefined;
+
+// A root-level hook: runs once, after every suite of the run.
+after(async () => {
+  const world = shared;
+  shared = undefined;
+  if (world) await (await world).close();
+});
+
+/**
+ * Registers hooks in the calling describe(): the fake providers, a catalog file pointing at
+ * them, a throwaway redis-server (never 6379) and the whole system on free ports (shared by
+ * the run when `overrides` is empty, the suite's own otherwise), and a standard key of the
+ * suite's own. Fakes are reset before each test.
  */
 export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): SpeechHarness {
   const h = {} as SpeechHarness;
-  let dir = "";
+  const own = Object.keys(overrides).length > 0;
+  let world: SpeechWorld | undefined;
   before(async function () {
     // The embedded engine warms up its worker threads before the system answers.
-    this.timeout(120_000);
-    h.fakes = makeFakes();
-    await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].start()));
-    dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
-    // Port 1 (tcpmux) never has a listener here; a port that was free a moment ago can be
-    // taken by another test's fake before the request is made.
-    const dead = "http://127.0.0.1:1/v1";
-    const catalog = writeCatalog(dir, h.fakes, dead);
-    h.redis = await startRedis();
-    h.system = await startTestSystem(h.redis.url, {
-      env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
-      enginePoolSize: 2,
-      ...overrides,
-    });
+    this.timeout(180_000);
+    if (own) world = await startWorld(overrides);
+    else {
+      shared ??= startWorld({});
+      world = await shared;
+    }
+    h.fakes = world.fakes;
+    h.redis = world.redis;
+    h.system = world.system;
     h.baseUrl = `http://127.0.0.1:${h.system.gatewayPorts.global}`;
     h.admin = new Api(h.baseUrl, MANAGEMENT_KEY);
     h.createKey = async (body = {}) => {
@@ -127,10 +174,7 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     for (const n of FAKE_NAMES) h.fakes?.[n].reset();
   });
   after(async () => {
-    await h.system?.close();
-    await h.redis?.stop();
-    if (h.fakes) await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].close()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (own) await world?.close();
   });
   return h;
 }
