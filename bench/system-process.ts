@@ -10,6 +10,7 @@ import {
 } from "../test/kit/catalog-entries.js";
 import { freePort } from "../test/kit/free-port.js";
 import { type Child, spawnChild } from "../test/kit/processes.js";
+import { waitForHealth } from "../test/kit/system-process.js";
 import { type BenchConfig, ROOT } from "./config.js";
 import { MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
 import { peakRssMb } from "./processes.js";
@@ -197,26 +198,4 @@ async function waitForPort(port: number, child: Child): Promise<void> {
 
 function logsInfo(level: string): boolean {
   return ["trace", "debug", "info"].includes(level);
-}
-
-async function waitForHealth(baseUrl: string, child: Child): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.process.exitCode !== null) {
-      throw new Error(
-        `system exited (${child.process.exitCode}) during start-up:\n${child.output().slice(-4000)}`,
-      );
-    }
-    try {
-      const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`system not healthy after 60 s:\n${child.output().slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
