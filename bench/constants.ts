@@ -6,5 +6,4 @@ export const CLIP_SECONDS = 2;
 export const CLIP_BYTES = CLIP_SECONDS * PCM_BYTES_PER_SECOND;
 /** Model id of the catalog entry routed to the fake upstream. */
 export const UPSTREAM_MODEL = "bench/fixed-clip";
-export const ESPEAK_MODEL = "railgate/espeak-ng";
 export const MANAGEMENT_KEY = "rg-bench-management-key-0123456789";

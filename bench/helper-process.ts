@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { type Child, spawnChild } from "./processes.js";
+import { type Child, spawnChild } from "../test/kit/processes.js";
 
 export interface HelperProcess {
   child: Child;

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../test/kit/free-port.js";
+import { type Child, spawnChild } from "../test/kit/processes.js";
 import { ROOT } from "./config.js";
-import { type Child, freePort, spawnChild } from "./processes.js";
 import { progress } from "./scenarios/context.js";
 
 /**

@@ -14,13 +14,13 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { makeTempDir, removeTempDir } from "../test/kit/processes.js";
+import { startRedis, type ThrowawayRedis } from "../test/kit/redis-server.js";
 import { ManagementApi } from "./api.js";
 import { type BenchConfig, loadBenchConfig, selected } from "./config.js";
 import { type HelperProcess, startHelper } from "./helper-process.js";
 import { measurementWindows } from "./load.js";
-import { makeTempDir, removeTempDir } from "./processes.js";
 import { type ProfileSummary, renderProfile, summarizeProfile } from "./profile.js";
-import { type BenchRedis, startRedis } from "./redis.js";
 import { type BaseContext, progress, Reporter, type ScenarioContext } from "./scenarios/context.js";
 import { embeddedEngineScenario, engineMemoryScenario } from "./scenarios/embedded-engine.js";
 import { enforcementScenario } from "./scenarios/enforcement.js";
@@ -96,7 +96,7 @@ async function main(config: BenchConfig): Promise<number> {
   const started = Date.now();
   const report = new Reporter();
   const tmpDir = makeTempDir("railgate-bench-");
-  let redis: BenchRedis | undefined;
+  let redis: ThrowawayRedis | undefined;
   let upstream: HelperProcess | undefined;
   let system: SystemProcess | undefined;
   let failure: unknown;

@@ -1,12 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import type { RegionName } from "../platform/regions.js";
-import { defaultCatalog } from "../services/speech/catalog/default-catalog.js";
+import {
+  builtInEspeak,
+  endpoint,
+  model,
+  provider,
+  writeCatalogFile,
+} from "../test/kit/catalog-entries.js";
+import { freePort } from "../test/kit/free-port.js";
+import { type Child, spawnChild } from "../test/kit/processes.js";
+import { waitForHealth } from "../test/kit/system-process.js";
 import { type BenchConfig, ROOT } from "./config.js";
-import { ESPEAK_MODEL, MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
-import { type Child, freePort, peakRssMb, spawnChild } from "./processes.js";
+import { MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
+import { peakRssMb } from "./processes.js";
 
 export interface SystemProcess {
   child: Child;
@@ -23,53 +31,26 @@ export interface SystemProcess {
  * shipped, plus one model whose only endpoint is the bench's loopback upstream.
  */
 export function writeBenchCatalog(dir: string, upstreamPort: number): string {
-  const espeak = defaultCatalog({}).models.find((m) => m.id === ESPEAK_MODEL);
-  if (!espeak) throw new Error(`the default catalog has no ${ESPEAK_MODEL}`);
-  const catalog = {
+  return writeCatalogFile(dir, {
     providers: {
-      "bench-upstream": {
-        adapter: "openai-compatible",
-        base_url: `http://127.0.0.1:${upstreamPort}/v1`,
-        timeout_ms: 30_000,
-      },
+      "bench-upstream": provider(`http://127.0.0.1:${upstreamPort}/v1`, { timeout_ms: 30_000 }),
     },
     models: [
-      espeak,
-      {
-        id: UPSTREAM_MODEL,
-        name: "Bench fixed clip",
-        description: "Loopback upstream answering a fixed 2 s PCM clip",
-        voices: ["alloy"],
-        endpoints: [
-          {
-            provider: "bench-upstream",
-            adapter: "openai-compatible",
-            upstream_model: "fixed-clip",
-            // Non-zero so budgets really meter something in the enforcement scenario.
-            price_per_million_chars: 1,
-            capabilities: {
-              speed: true,
-              multi_speaker: false,
-              instructions: false,
-              voice_cloning: false,
-              max_references: 0,
-              image_reference: false,
-            },
-            data_policy: {
-              zero_data_retention: true,
-              safety_retention: false,
-              trains_on_data: false,
-              publishes_prompts: false,
-            },
-            byok: false,
-          },
+      builtInEspeak(),
+      model(
+        UPSTREAM_MODEL,
+        [
+          // Non-zero so budgets really meter something in the enforcement scenario.
+          endpoint("bench-upstream", { price: 1, upstreamModel: "fixed-clip", byok: false }),
         ],
-      },
+        {
+          name: "Bench fixed clip",
+          description: "Loopback upstream answering a fixed 2 s PCM clip",
+          voices: ["alloy"],
+        },
+      ),
     ],
-  };
-  const file = join(dir, "catalog.json");
-  writeFileSync(file, JSON.stringify(catalog, null, 2));
-  return file;
+  });
 }
 
 /** Environment shared by every Railgate process the bench starts. */
@@ -218,26 +199,4 @@ async function waitForPort(port: number, child: Child): Promise<void> {
 
 function logsInfo(level: string): boolean {
   return ["trace", "debug", "info"].includes(level);
-}
-
-async function waitForHealth(baseUrl: string, child: Child): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.process.exitCode !== null) {
-      throw new Error(
-        `system exited (${child.process.exitCode}) during start-up:\n${child.output().slice(-4000)}`,
-      );
-    }
-    try {
-      const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`system not healthy after 60 s:\n${child.output().slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

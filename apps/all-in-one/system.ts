@@ -5,6 +5,7 @@ import type { RailgateConfig } from "../../platform/config.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { componentLogger } from "../../platform/logger.js";
 import type { RegionName } from "../../platform/regions.js";
+import type { Clock } from "../../platform/time.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { startSpeechServer } from "../../services/speech/server.js";
 import { openStore } from "../../store/open-store.js";
@@ -31,7 +32,11 @@ export interface RunningSystem {
  * the gateway calling them over real gRPC: what `npm start` runs and what the
  * end-to-end tests start (with port 0 everywhere).
  */
-export async function startSystem(config: RailgateConfig): Promise<RunningSystem> {
+export async function startSystem(
+  config: RailgateConfig,
+  /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
+  seams: { clock?: Clock } = {},
+): Promise<RunningSystem> {
   const store = await openStore(config);
   // In one process the gateway and the services share the service credential
   // in memory; a fresh random one serves when the operator did not set one.
@@ -58,6 +63,7 @@ export async function startSystem(config: RailgateConfig): Promise<RunningSystem
     allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
     allowSafetyRetentionOther: config.allowSafetyRetentionOther,
     retryQueueMax: config.retryQueueMax,
+    clock: seams.clock,
   });
   const speechGrpcPort = speech.port;
   // Co-located, the gateway calls the services' implementations directly (same

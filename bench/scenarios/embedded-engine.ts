@@ -1,5 +1,6 @@
+import { ESPEAK_MODEL } from "../../test/kit/catalog-entries.js";
 import { ManagementApi } from "../api.js";
-import { ESPEAK_MODEL, PCM_BYTES_PER_SECOND } from "../constants.js";
+import { PCM_BYTES_PER_SECOND } from "../constants.js";
 import { type LoadRequest, type LoadResult, runLoad, warmThenRun } from "../load.js";
 import { startSystem } from "../system-process.js";
 import { fmt } from "../table.js";

@@ -1,11 +1,12 @@
 import { join } from "node:path";
+import { makeTempDir, removeTempDir } from "../../test/kit/processes.js";
+import { startRedis, type ThrowawayRedis } from "../../test/kit/redis-server.js";
 import { ManagementApi } from "../api.js";
 import { UPSTREAM_MODEL } from "../constants.js";
 import { type HelperProcess, startHelper } from "../helper-process.js";
 import { type LoadRequest, type LoadResult, runLoad } from "../load.js";
 import { ensurePortkeyInstalled, type PortkeyProcess, startPortkey } from "../portkey.js";
-import { makeTempDir, removeTempDir, stopAll } from "../processes.js";
-import { type BenchRedis, startRedis } from "../redis.js";
+import { stopAll } from "../processes.js";
 import {
   type SplitSystem,
   type SystemProcess,
@@ -182,7 +183,7 @@ function peersTable(runs: PeerRun[]): string {
 export async function peersScenario(ctx: BaseContext): Promise<void> {
   const portkeyVersion = ensurePortkeyInstalled();
   const dir = makeTempDir("railgate-bench-peers-");
-  let redis: BenchRedis | undefined;
+  let redis: ThrowawayRedis | undefined;
   let upstream: HelperProcess | undefined;
   let floor: HelperProcess | undefined;
   let portkey: PortkeyProcess | undefined;

@@ -9,6 +9,7 @@ import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
 import type { RegionName } from "../../platform/regions.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
+import type { Clock } from "../../platform/time.js";
 import type { Store } from "../../store/types.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { ModelCatalog } from "./catalog/model-catalog.js";
@@ -44,6 +45,8 @@ export interface SpeechServerOptions {
   retryQueueMax?: number;
   /** RAILGATE_EMBEDDED_ENGINE (default "auto": eSpeak NG when its package is installed). */
   embeddedEngine?: EmbeddedEngineSetting;
+  /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
+  clock?: Clock;
 }
 
 /** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
@@ -81,6 +84,7 @@ export async function startSpeechServer(
       adapters,
       governance,
       metering: { rateLimitPerMinute: options.rateLimitPerMinute ?? 600 },
+      clock: options.clock,
       retries,
     });
     const health = new HealthServiceImpl({

@@ -33,7 +33,7 @@ import { rateLimitHeaderValues } from "../../platform/rate-limit-headers.js";
 import type { RegionName } from "../../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
-import { nowTimestamp } from "../../platform/time.js";
+import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
 import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
 import type { Store } from "../../store/types.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
@@ -69,6 +69,8 @@ export interface SpeechServiceDeps {
   adapters: AdapterRegistry;
   governance: GovernanceCache;
   metering: MeteringConfig;
+  /** Admission's "now" (rate window, budget days); the system clock unless a test pins one. */
+  clock?: Clock;
   /** Keeps settlements and generation records for retry while the store is down. */
   retries?: RetryQueue;
 }
@@ -219,7 +221,14 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       "railgate.admission",
       { "db.system.name": "redis", "railgate.characters": plan.characters },
       () =>
-        admitRequest(this.deps.store, principal, plan.characters, endpoints, this.deps.metering),
+        admitRequest(
+          this.deps.store,
+          principal,
+          plan.characters,
+          endpoints,
+          this.deps.metering,
+          new Date((this.deps.clock ?? systemClock).now()),
+        ),
     );
     // Response metadata leaves with the first message, so the gateway has it before any audio.
     if (rate)

@@ -2,8 +2,9 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { freePort, startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { startTestSystem } from "../support/system.js";
+import { freePort } from "../kit/free-port.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { startTestSystem } from "../kit/system.js";
 
 const PROBE = fileURLToPath(new URL("../../apps/cli/grpc-health.js", import.meta.url));
 

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
@@ -73,7 +73,7 @@ describe("railgate CLI (the built bin against a running system)", function () {
 
   before(async () => {
     redis = await startRedis();
-    system = await startTestSystem(redis.url);
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     dir = await mkdtemp(join(tmpdir(), "railgate-cli-"));
     const created = (await json(["keys", "create", "--name", "cli speaker"])) as {
       key: string;

@@ -2,8 +2,9 @@ import { existsSync } from "node:fs";
 import { expect } from "chai";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CONSOLE_CSP } from "../../gateway/routes/console.js";
-import { expectError, useSystem } from "../gateway/harness.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import { expectError } from "../kit/expect.js";
+import { useSystem } from "../kit/gateway-harness.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /**
  * The console in a real headless Chromium (Debian's package; .ci/run installs it) against the
@@ -17,7 +18,7 @@ const MODEL = "railgate/espeak-ng";
 describe("console (headless Chromium)", function () {
   // A browser driving a page is slow on a loaded CI machine: a longer limit, not a timed assertion.
   this.timeout(120_000);
-  const h = useSystem();
+  const h = useSystem({ embeddedEngine: "auto", enginePoolSize: 1 });
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import OpenAI from "openai";
-import { MODELS } from "../speech/support/catalog.js";
-import { useContractSystem } from "./support.js";
+import { useContractSystem } from "../kit/contract-clients.js";
+import { MODELS } from "../kit/speech-catalog.js";
 
 const TEXT = "The official OpenAI client, unchanged.";
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { unique, useContractSystem, valid } from "./support.js";
+import { unique, useContractSystem, valid } from "../kit/contract-clients.js";
 
 describe("contract: @openrouter/sdk guardrail assignments (keys and members)", () => {
   const h = useContractSystem();

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { MODELS } from "../speech/support/catalog.js";
-import { refused, unique, useContractSystem, valid } from "./support.js";
+import { refused, unique, useContractSystem, valid } from "../kit/contract-clients.js";
+import { MODELS } from "../kit/speech-catalog.js";
 
 describe("contract: @openrouter/sdk apiKeys, credits", () => {
   const h = useContractSystem();

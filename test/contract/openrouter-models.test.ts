@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { CREATED, MODELS } from "../speech/support/catalog.js";
-import { refused, useContractSystem, valid } from "./support.js";
+import { refused, useContractSystem, valid } from "../kit/contract-clients.js";
+import { CREATED, MODELS } from "../kit/speech-catalog.js";
 
 const CATALOG = Object.values(MODELS);
 

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { MODELS } from "../speech/support/catalog.js";
-import { readAll, refused, useContractSystem, valid } from "./support.js";
+import { readAll, refused, useContractSystem, valid } from "../kit/contract-clients.js";
+import { MODELS } from "../kit/speech-catalog.js";
 
 const TEXT = "Contract speech.";
 

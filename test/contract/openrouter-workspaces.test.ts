@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { refused, unique, useContractSystem, valid } from "./support.js";
+import { refused, unique, useContractSystem, valid } from "../kit/contract-clients.js";
 
 describe("contract: @openrouter/sdk workspaces", () => {
   const h = useContractSystem();

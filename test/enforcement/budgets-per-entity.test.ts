@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, type Key } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio, type Key } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
 
 /**
  * 12 characters at the test catalog's $10 per million characters: $0.00012 a

@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { costMicros, MODELS } from "./support/catalog.js";
-import { expectAudio, expectError } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { costMicros, MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
 
 /** 12 characters: 120 micro-dollars on every paid upstream endpoint. */
 const TEXT = "Budget test.";

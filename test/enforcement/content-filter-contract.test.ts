@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
 
 /**
  * Content filters as OpenRouter's guardrail guides document them: block

@@ -1,8 +1,9 @@
 import { expect } from "chai";
 import { filterRuns } from "../../governance/filters/index.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
 
 const EMAIL = "jane.doe@example.com";
 const WITH_EMAIL = `Please write to ${EMAIL} today.`;

@@ -1,8 +1,9 @@
 import { expect } from "chai";
-import { Api } from "../support/http.js";
-import { costMicros, ESPEAK_PRICE, MODELS, ZDR_PRICE } from "./support/catalog.js";
-import { expectAudio, expectError } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { costMicros, ESPEAK_PRICE, MODELS, ZDR_PRICE } from "../kit/enforcement-catalog.js";
+import { expectAudio } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
 
 const TEXT = "Credit test.";
 const COST = costMicros(TEXT);

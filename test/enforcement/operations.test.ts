@@ -1,11 +1,13 @@
 import { expect } from "chai";
 import { accessLogger } from "../../gateway/access-log.js";
 import { setLogDestination } from "../../platform/logger.js";
-import { Api } from "../support/http.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, pollUntil } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
+import { pollUntil } from "../kit/poll.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /** The value of one series in Prometheus text exposition (0 when absent), labels in any order. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {

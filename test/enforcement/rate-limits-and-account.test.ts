@@ -1,32 +1,25 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MODELS } from "./support/catalog.js";
-import {
-  expectAudio,
-  expectError,
-  Gateway,
-  type Key,
-  type SpeechResponse,
-  sleep,
-} from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { ShiftedClock } from "../kit/clock.js";
+import { MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
+import type { SpeechResponse } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 const TEXT = "Rate test.";
 
 /**
- * Rate windows are whole minutes: a burst that straddled a boundary would be
- * counted in two windows. Bursts start between `from` and 45 s into a minute.
+ * Admission in every system of this file reads this clock: rate windows are whole minutes, and
+ * each test starts its burst where it wants in one (not straddling two windows, or well into a
+ * minute) by moving the clock there instead of waiting for a real minute boundary.
  */
-async function insideAMinute(from = 0): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 45_000) await sleep(60_000 - intoMinute + from + 50);
-  else if (intoMinute < from) await sleep(from - intoMinute);
-}
+const clock = new ShiftedClock();
 
 /** 429 with the error body and a Retry-After that points at the end of the current window. */
 function expect429(res: SpeechResponse): void {
-  const leftInWindow = Math.ceil((60_000 - (Date.now() % 60_000)) / 1000);
+  const leftInWindow = clock.secondsLeftInMinute();
   expectError(res, 429, /^Rate limit exceeded/);
   const retryAfter = res.headers.get("retry-after") ?? "";
   expect(retryAfter).to.match(/^\d+$/);
@@ -42,18 +35,30 @@ async function burst(gw: Gateway, key: Key, n: number): Promise<number[]> {
 
 describe("enforcement: rate limits and account settings", () => {
   const w = useWorld();
+  /** A second system on the shared Redis and catalog whose admission reads `clock`. */
+  let clocked: RunningSystem;
+  let main: Gateway;
+
+  before(async function () {
+    this.timeout(180_000);
+    clocked = await w.startSystem(w.redis.url, {}, { clock });
+    main = new Gateway(clocked);
+  });
+
+  after(async () => {
+    await clocked?.close();
+  });
 
   describe("a key's own rate_limit_per_minute", () => {
-    it("the request past it is 429 with Retry-After; other keys are unaffected", async function () {
-      this.timeout(120_000);
-      await insideAMinute();
-      const ws = await w.gw.workspace();
-      const key = await w.gw.key(ws, { rate_limit_per_minute: 2 });
-      const other = await w.gw.key(ws);
-      expect(await burst(w.gw, key, 2)).to.deep.equal([200, 200]);
-      expect429(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
+    it("the request past it is 429 with Retry-After; other keys are unaffected", async () => {
+      clock.startMinuteAt(0);
+      const ws = await main.workspace();
+      const key = await main.key(ws, { rate_limit_per_minute: 2 });
+      const other = await main.key(ws);
+      expect(await burst(main, key, 2)).to.deep.equal([200, 200]);
+      expect429(await main.speak(key, { model: MODELS.fast, input: TEXT }));
       expect(w.fakes.fast.requests).to.have.length(2);
-      expect(await burst(w.gw, other, 3)).to.deep.equal([200, 200, 200]);
+      expect(await burst(main, other, 3)).to.deep.equal([200, 200, 200]);
     });
   });
 
@@ -72,16 +77,15 @@ describe("enforcement: rate limits and account settings", () => {
       };
     }
 
-    it("count down the key's window, and the 429 carries Retry-After and Remaining 0", async function () {
-      this.timeout(120_000);
-      await insideAMinute(5_000);
-      const ws = await w.gw.workspace();
-      const key = await w.gw.key(ws, { rate_limit_per_minute: 3 });
+    it("count down the key's window, and the 429 carries Retry-After and Remaining 0", async () => {
+      clock.startMinuteAt(5_000);
+      const ws = await main.workspace();
+      const key = await main.key(ws, { rate_limit_per_minute: 3 });
       const seen = [];
       for (let i = 0; i < 3; i++) {
-        const res = await w.gw.speak(key, { model: MODELS.fast, input: TEXT });
+        const res = await main.speak(key, { model: MODELS.fast, input: TEXT });
         expect(res.status).to.equal(200);
-        const leftInWindow = Math.ceil((60_000 - (Date.now() % 60_000)) / 1000);
+        const leftInWindow = clock.secondsLeftInMinute();
         const state = window(res);
         expect(state.reset).to.be.within(1, leftInWindow + 1);
         seen.push([state.limit, state.remaining]);
@@ -91,15 +95,15 @@ describe("enforcement: rate limits and account settings", () => {
         [3, 1],
         [3, 0],
       ]);
-      const refused = await w.gw.speak(key, { model: MODELS.fast, input: TEXT });
+      const refused = await main.speak(key, { model: MODELS.fast, input: TEXT });
       expect429(refused);
       const state = window(refused);
       expect([state.limit, state.remaining]).to.deep.equal([3, 0]);
       expect(String(state.reset)).to.equal(refused.headers.get("retry-after"));
       // Another key counts in its own window.
-      const other = await w.gw.key(ws, { rate_limit_per_minute: 3 });
+      const other = await main.key(ws, { rate_limit_per_minute: 3 });
       expect(
-        window(await w.gw.speak(other, { model: MODELS.fast, input: TEXT })).remaining,
+        window(await main.speak(other, { model: MODELS.fast, input: TEXT })).remaining,
       ).to.equal(2);
     });
   });
@@ -138,10 +142,11 @@ describe("enforcement: rate limits and account settings", () => {
     before(async function () {
       this.timeout(180_000);
       redis = await startRedis();
-      system = await w.startSystem(redis.url, {
-        RATE_LIMIT_PER_MINUTE: "3",
-        ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "false",
-      });
+      system = await w.startSystem(
+        redis.url,
+        { RATE_LIMIT_PER_MINUTE: "3", ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "false" },
+        { clock },
+      );
       gw = new Gateway(system);
     });
 
@@ -150,10 +155,9 @@ describe("enforcement: rate limits and account settings", () => {
       await redis?.stop();
     });
 
-    it("the fourth request of a minute is 429 with Retry-After and the error body", async function () {
-      this.timeout(120_000);
+    it("the fourth request of a minute is 429 with Retry-After and the error body", async () => {
       // Well into a minute, so a Retry-After of a whole minute would be wrong.
-      await insideAMinute(10_000);
+      clock.startMinuteAt(10_000);
       const ws = await gw.workspace();
       const key = await gw.key(ws);
       const other = await gw.key(ws);
@@ -165,9 +169,8 @@ describe("enforcement: rate limits and account settings", () => {
       expect(await burst(gw, other, 3)).to.deep.equal([200, 200, 200]);
     });
 
-    it("a key's own rate_limit_per_minute replaces the system's", async function () {
-      this.timeout(120_000);
-      await insideAMinute();
+    it("a key's own rate_limit_per_minute replaces the system's", async () => {
+      clock.startMinuteAt(0);
       const ws = await gw.workspace();
       const key = await gw.key(ws, { rate_limit_per_minute: 5 });
       expect(await burst(gw, key, 5)).to.deep.equal([200, 200, 200, 200, 200]);

@@ -1,8 +1,10 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { costMicros, MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, Gateway, type Key, pollUntil } from "./support/gateway.js";
-import { useWorld } from "./support/world.js";
+import { costMicros, MODELS } from "../kit/enforcement-catalog.js";
+import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
+import { useWorld } from "../kit/enforcement-world.js";
+import { expectError } from "../kit/expect.js";
+import { pollUntil } from "../kit/poll.js";
 
 const TEXT = "Replica check.";
 const EMAIL_TEXT = "Write to someone@example.com please.";

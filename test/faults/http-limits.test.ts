@@ -1,10 +1,11 @@
 import { connect, type Socket } from "node:net";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { expectStatus } from "../gateway/harness.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { startTestSystem } from "../support/system.js";
+import { expectStatus } from "../kit/expect.js";
+
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { startTestSystem } from "../kit/system.js";
 
 const CAP = 1_000;
 const FLOOD = 2_000;
@@ -32,7 +33,6 @@ describe("faults: idle and slow connections", function () {
     this.timeout(120_000);
     redis = await startRedis();
     system = await startTestSystem(redis.url, {
-      enginePoolSize: 1,
       http: {
         headersTimeoutMs: 3_000,
         requestTimeoutMs: 10_000,

@@ -1,10 +1,11 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { hashSecret } from "../../platform/ids.js";
-import { expectError, expectStatus } from "../gateway/harness.js";
-import { Api, type JsonResponse } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+
+import { Api, type JsonResponse } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /** Far above the 1 s command time-out: a request still unanswered by then hangs. */
 const HANG_LIMIT_MS = 10_000;
@@ -53,7 +54,7 @@ describe("faults: Redis frozen, killed, restarted empty", function () {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     const base = `http://127.0.0.1:${system.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     anon = new Api(base);

@@ -1,12 +1,13 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { expectStatus } from "../gateway/harness.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { holdSpeech, longInput } from "./support/speech-stream.js";
+import { expectStatus } from "../kit/expect.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { Api } from "../kit/http.js";
+import { sleep } from "../kit/poll.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { holdSpeech, longInput } from "../kit/speech-stream.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
+
 const micros = (usd: number) => Math.round(usd * 1_000_000);
 
 /** Polls until `ok` holds (bounded: recovery is awaited, never timed). */
@@ -39,7 +40,7 @@ describe("faults: settlements and generation records while Redis is down", funct
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     base = `http://127.0.0.1:${system.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "speaker" });

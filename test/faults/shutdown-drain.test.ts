@@ -6,13 +6,14 @@ import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
 import { REGION_NAMES } from "../../platform/regions.js";
-import { expectStatus } from "../gateway/harness.js";
-import { FakeOpenAi } from "../speech/support/fake-openai.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { type HeldStream, holdSpeech, longInput } from "./support/speech-stream.js";
-import { startSystemProcess } from "./support/system-process.js";
+import { expectStatus } from "../kit/expect.js";
+
+import { FakeOpenAi } from "../kit/fake-openai.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type HeldStream, holdSpeech, longInput } from "../kit/speech-stream.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
+import { startSystemProcess } from "../kit/system-process.js";
 
 const micros = (usd: number) => Math.round(usd * 1_000_000);
 
@@ -62,7 +63,7 @@ describe("faults: SIGTERM drains the system", function () {
     upstream = await new FakeOpenAi({ chunks: 20, chunkDelayMs: 250, secondsPerChar: 1 }).start();
     dir = mkdtempSync(join(tmpdir(), "railgate-drain-"));
     catalogFile = writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port));
-    inspector = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    inspector = await startTestSystem(redis.url);
     const base = `http://127.0.0.1:${inspector.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "drain" });

@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { createGuardrail, createKey, createWorkspace } from "../gateway/harness.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { createGuardrail, createKey, createWorkspace } from "../kit/gateway-harness.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 import { brokenBodies, mutate, mutations } from "./hostile-values.js";
 
 /**
@@ -47,7 +47,7 @@ describe("fuzz: JSON routes never answer 5xx", function () {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    system = await startTestSystem(redis.url);
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     baseUrl = `http://127.0.0.1:${system.gatewayPorts.global}`;
     api = new Api(baseUrl, MANAGEMENT_KEY);
     ids.guardrail = (await createGuardrail(api)).id;

@@ -1,14 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import {
-  createGuardrail,
-  createKey,
-  createWorkspace,
-  expectError,
-  expectStatus,
-  useSystem,
-} from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createGuardrail, createKey, createWorkspace, useSystem } from "../kit/gateway-harness.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 interface Assignment {
   key_hash?: string;

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { REGION_NAMES } from "../../platform/regions.js";
-import { Api } from "../support/http.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { createGuardrail, createKey, expectError, expectStatus, useSystem } from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createGuardrail, createKey, useSystem } from "../kit/gateway-harness.js";
+import { Api } from "../kit/http.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 describe("gateway: authentication, authorization and regional listeners", () => {
   const h = useSystem();

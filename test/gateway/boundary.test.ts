@@ -1,8 +1,9 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
-import { Api } from "../support/http.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { expectError, expectStatus, useSystem } from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { useSystem } from "../kit/gateway-harness.js";
+import { Api } from "../kit/http.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /**
  * Sends the headers and the first part of a large body, never the rest, and

@@ -1,8 +1,8 @@
 import { request } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 interface RawResponse {
   status: number;

@@ -1,12 +1,6 @@
 import { expect } from "chai";
-import {
-  createGuardrail,
-  createKey,
-  createWorkspace,
-  expectError,
-  expectStatus,
-  useSystem,
-} from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createGuardrail, createKey, createWorkspace, useSystem } from "../kit/gateway-harness.js";
 
 /** Destructive: deletes the default workspace, so it runs on a system of its own. */
 describe("gateway: after the default workspace is deleted", () => {

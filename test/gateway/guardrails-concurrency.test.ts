@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { createGuardrail, expectGuardrail, expectStatus, useSystem } from "./harness.js";
+import { expectStatus } from "../kit/expect.js";
+import { createGuardrail, expectGuardrail, useSystem } from "../kit/gateway-harness.js";
 
 /**
  * Forty PATCHes at once: nineteen each changing a different field away from

@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import { expectError, expectStatus } from "../kit/expect.js";
 import {
   createGuardrail,
   createWorkspace,
-  expectError,
   expectGuardrail,
-  expectStatus,
   uniqueName,
   useSystem,
   ZDR_VENDOR_FIELDS,
-} from "./harness.js";
+} from "../kit/gateway-harness.js";
 
 const BUILTIN_LABELS: Record<string, string> = {
   email: "[EMAIL]",

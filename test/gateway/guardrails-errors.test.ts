@@ -1,14 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import {
-  createGuardrail,
-  expectError,
-  expectStatus,
-  sendRaw,
-  uniqueName,
-  useSystem,
-} from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createGuardrail, sendRaw, uniqueName, useSystem } from "../kit/gateway-harness.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 const MAX_BODY = 1_048_576;
 

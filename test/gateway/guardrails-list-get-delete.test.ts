@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import { expectError, expectStatus } from "../kit/expect.js";
 import {
   createGuardrail,
   createWorkspace,
-  expectError,
   expectGuardrail,
-  expectStatus,
   useSystem,
-} from "./harness.js";
+} from "../kit/gateway-harness.js";
 
 describe("gateway: GET/DELETE /api/v1/guardrails and GET /api/v1/guardrails/{id}", () => {
   const h = useSystem();

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import { expectError, expectStatus } from "../kit/expect.js";
 import {
   createGuardrail,
   createWorkspace,
-  expectError,
   expectGuardrail,
-  expectStatus,
   useSystem,
   ZDR_VENDOR_FIELDS,
-} from "./harness.js";
+} from "../kit/gateway-harness.js";
 
 /** A guardrail with every field set, so "unchanged" is observable for each one. */
 const FULL = {

@@ -1,9 +1,10 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import { HTTP_LIMITS } from "../../platform/limits.js";
-import type { JsonResponse } from "../support/http.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { createKey, expectError, expectStatus, useSystem } from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createKey, useSystem } from "../kit/gateway-harness.js";
+import type { JsonResponse } from "../kit/http.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /** A request whose target is sent byte for byte, as fetch() would never send it. */
 function rawTarget(port: number, method: string, target: string, key?: string) {

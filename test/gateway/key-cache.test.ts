@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /**
  * Each gateway caches authenticated keys; a change made through one replica
@@ -18,8 +18,8 @@ describe("gateway: key cache across replicas", () => {
   before(async function () {
     this.timeout(120_000);
     redis = await startRedis();
-    a = await startTestSystem(redis.url, { enginePoolSize: 1 });
-    b = await startTestSystem(redis.url, { enginePoolSize: 1 });
+    a = await startTestSystem(redis.url);
+    b = await startTestSystem(redis.url);
     adminA = new Api(`http://127.0.0.1:${a.gatewayPorts.global}`, MANAGEMENT_KEY);
     adminB = new Api(`http://127.0.0.1:${b.gatewayPorts.global}`, MANAGEMENT_KEY);
   });

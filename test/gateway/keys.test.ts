@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { expect } from "chai";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { createKey, createWorkspace, expectError, expectStatus, useSystem } from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createKey, createWorkspace, useSystem } from "../kit/gateway-harness.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 

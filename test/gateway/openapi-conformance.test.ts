@@ -2,10 +2,10 @@ import { Validator as OpenApiValidator } from "@seriousme/openapi-schema-validat
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
-import { MODELS } from "../speech/support/catalog.js";
-import { useSpeechSystem } from "../speech/support/speech-system.js";
-import type { Api, JsonResponse } from "../support/http.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import type { Api, JsonResponse } from "../kit/http.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { useSpeechSystem } from "../kit/speech-system.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document and the bodies are arbitrary JSON
 type Doc = any;

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import type { Route } from "../../gateway/context.js";
 import { buildOpenApi, openApiPath } from "../../gateway/openapi/document.js";
 import { routes } from "../../gateway/routes.js";
-import { createKey, useSystem } from "./harness.js";
+import { createKey, useSystem } from "../kit/gateway-harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is arbitrary JSON
 type Doc = any;

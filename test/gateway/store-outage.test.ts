@@ -1,9 +1,9 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { expectError, expectStatus } from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /**
  * Destructive: stops the system's Redis underneath it, so it runs on a

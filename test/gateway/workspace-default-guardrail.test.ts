@@ -1,11 +1,6 @@
 import { expect } from "chai";
-import {
-  createWorkspace,
-  expectError,
-  expectGuardrail,
-  expectStatus,
-  useSystem,
-} from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createWorkspace, expectGuardrail, useSystem } from "../kit/gateway-harness.js";
 
 describe("gateway: workspace default guardrail", () => {
   const h = useSystem();

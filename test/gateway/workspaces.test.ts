@@ -1,13 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import {
-  createGuardrail,
-  createKey,
-  createWorkspace,
-  expectError,
-  expectStatus,
-  useSystem,
-} from "./harness.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { createGuardrail, createKey, createWorkspace, useSystem } from "../kit/gateway-harness.js";
 
 describe("gateway: workspaces", () => {
   const h = useSystem();

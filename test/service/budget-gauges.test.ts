@@ -12,7 +12,7 @@ import type { GuardrailSpend, GuardrailSpendQuery } from "../../store/admission.
 import { MemoryStore } from "../../store/memory-store.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 /** A workspace with one guardrail of $1 a day; returns their ids. */
 async function budgeted(store: Store): Promise<{ ws: string; g: string }> {

@@ -10,9 +10,9 @@ import { errorInfoOf } from "../../platform/errors.js";
 import type { CountLimits } from "../../platform/limits.js";
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
-import { bearer } from "../support/connect-auth.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import { bearer } from "../kit/connect-auth.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /** Small limits so that the services can be driven to them over real gRPC. */
 const SMALL: CountLimits = {

@@ -11,9 +11,9 @@ import {
   serverStream,
   statusOf,
   unary,
-} from "../support/grpc-plain.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+} from "../kit/grpc-plain.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const INTERNAL_TOKEN = "internal-token-for-tests-0123456789abcdef";
 const SPEAK = { model: "railgate/espeak-ng", voice: "alloy", text: "Hi." };
@@ -46,7 +46,11 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
 
   before(async () => {
     redis = await startRedis();
-    system = await startTestSystem(redis.url, { internalToken: INTERNAL_TOKEN });
+    system = await startTestSystem(redis.url, {
+      internalToken: INTERNAL_TOKEN,
+      embeddedEngine: "auto",
+      enginePoolSize: 1,
+    });
     guardrails = plainClient("guardrail", system.guardrailGrpcPort);
     accounts = plainClient("account", system.guardrailGrpcPort);
     speech = plainClient("speech", system.speechGrpcPort);

@@ -2,16 +2,10 @@ import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
-import {
-  metadata,
-  type PlainClient,
-  plainClient,
-  serverStream,
-  unary,
-} from "../support/grpc-plain.js";
-import { errorInfoOf, refusal } from "../support/grpc-status-details.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { metadata, type PlainClient, plainClient, serverStream, unary } from "../kit/grpc-plain.js";
+import { errorInfoOf, refusal } from "../kit/grpc-status-details.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const SPEAK = { model: "railgate/espeak-ng", voice: "alloy", text: "Hi." };
 
@@ -48,7 +42,8 @@ describe("gRPC services: typed error reasons in grpc-status-details-bin (plain @
 
   before(async () => {
     redis = await startRedis();
-    system = await startTestSystem(redis.url);
+    // These calls speak through the embedded engine (the kit starts systems without it).
+    system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     accounts = plainClient("account", system.guardrailGrpcPort);
     speech = plainClient("speech", system.speechGrpcPort);
   });

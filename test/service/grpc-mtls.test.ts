@@ -4,17 +4,11 @@ import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { type GuardrailServer, startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
-import {
-  metadata,
-  type PlainClient,
-  plainClientWith,
-  statusOf,
-  unary,
-} from "../support/grpc-plain.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
-import { makeTestPki, type TestPki } from "../support/tls-certs.js";
+import { metadata, type PlainClient, plainClientWith, statusOf, unary } from "../kit/grpc-plain.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
+import { makeTestPki, type TestPki } from "../kit/tls-certs.js";
 
 /**
  * mTLS as the service credential: the services serve TLS, and a client

@@ -5,8 +5,8 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { startTestSystem } from "../support/system.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { startTestSystem } from "../kit/system.js";
 
 const protoRoot = fileURLToPath(new URL("../../../proto", import.meta.url));
 

@@ -4,9 +4,9 @@ import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";
-import { metadata, type PlainClient, plainClient, statusOf, unary } from "../support/grpc-plain.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import { metadata, type PlainClient, plainClient, statusOf, unary } from "../kit/grpc-plain.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 type Guardrail = Record<string, unknown> & { id: string; updated_at: unknown };
 

@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { loadConfig } from "../../platform/config.js";
 import { openStore } from "../../store/open-store.js";
-import { freePort, startRedis } from "../support/redis-server.js";
+import { freePort } from "../kit/free-port.js";
+import { startRedis } from "../kit/redis-server.js";
 
 describe("openStore", () => {
   it("falls back to the embedded store when no Redis answers at the default address", async () => {

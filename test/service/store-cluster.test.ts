@@ -1,5 +1,5 @@
 import { RedisStore } from "../../store/redis-store.js";
-import { startRedisCluster, type ThrowawayCluster } from "../support/redis-cluster.js";
+import { startRedisCluster, type ThrowawayCluster } from "../kit/redis-cluster.js";
 import { contract } from "./store-contract.js";
 
 /**

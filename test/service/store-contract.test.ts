@@ -1,6 +1,6 @@
 import { MemoryStore } from "../../store/memory-store.js";
 import { RedisStore } from "../../store/redis-store.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { contract } from "./store-contract.js";
 
 describe("Store contract", () => {

@@ -11,7 +11,7 @@ import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { RedisKeys } from "../../store/redis-keys.js";
 import { RedisStore } from "../../store/redis-store.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 /**
  * Data written before guardrails were stored field by field and before the

@@ -6,7 +6,7 @@ import { defaultGuardrailId, newId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { RedisKeys } from "../../store/redis-keys.js";
 import { RedisStore } from "../../store/redis-store.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 /** How budget spend lies in Redis: one hash per guardrail and entity, one field per UTC day. */
 describe("Redis store: budget spend counters", () => {

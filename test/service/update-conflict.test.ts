@@ -8,9 +8,9 @@ import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_serv
 import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { GuardrailPatch } from "../../store/types.js";
-import { bearer } from "../support/connect-auth.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import { bearer } from "../kit/connect-auth.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /**
  * A store on a real Redis where another writer always gets in first: each

@@ -1,9 +1,9 @@
 import { expect } from "chai";
 import OpenAI from "openai";
-import { decodeMp3, pcmSamples, pcmSeconds, rms, sineTone } from "./support/audio.js";
-import { MODELS } from "./support/catalog.js";
-import { clipSeconds } from "./support/fake-openai.js";
-import { expectAudio, PCM_TYPE, useSpeechSystem } from "./support/speech-system.js";
+import { decodeMp3, pcmSamples, pcmSeconds, rms, sineTone } from "../kit/audio.js";
+import { clipSeconds } from "../kit/fake-openai.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, PCM_TYPE, useSpeechSystem } from "../kit/speech-system.js";
 
 const TEXT = "The quick brown fox jumps over the lazy dog. Then it naps in the warm afternoon sun.";
 

@@ -2,9 +2,9 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { MODELS } from "./support/catalog.js";
-import { clipSeconds } from "./support/fake-openai.js";
-import { expectAudio, sentences, useSpeechSystem } from "./support/speech-system.js";
+import { clipSeconds } from "../kit/fake-openai.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, sentences, useSpeechSystem } from "../kit/speech-system.js";
 
 const LONG_TEXT = sentences(20);
 /** Long enough for the slow provider to stream many pieces. */

@@ -1,9 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { Api } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { Api } from "../kit/http.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /** The committed docker-compose example: the embedded model plus OpenAI's tts-1. */
 const EXAMPLE_CATALOG = fileURLToPath(

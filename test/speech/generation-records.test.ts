@@ -1,6 +1,7 @@
 import { expect } from "chai";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 const SECRET_TEXT = "The vault combination is seven seven three nine.";
 

@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 const TEXT = "Hello.";
 

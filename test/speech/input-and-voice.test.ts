@@ -1,8 +1,9 @@
 import { expect } from "chai";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
-import { MODELS } from "./support/catalog.js";
-import { clipSeconds } from "./support/fake-openai.js";
-import { expectAudio, expectError, PCM_TYPE, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { clipSeconds } from "../kit/fake-openai.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, PCM_TYPE, useSpeechSystem } from "../kit/speech-system.js";
 
 describe("speech: input and voice", () => {
   const h = useSpeechSystem();

@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { Api } from "../support/http.js";
-import { CREATED, MODELS } from "./support/catalog.js";
-import { expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
+import { CREATED, MODELS } from "../kit/speech-catalog.js";
+import { useSpeechSystem } from "../kit/speech-system.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: model JSON
 type Json = any;

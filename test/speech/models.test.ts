@@ -1,6 +1,7 @@
 import { expect } from "chai";
-import { DIALOGUE_VOICES, MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { DIALOGUE_VOICES, MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 describe("speech: GET /models?output_modalities=speech", () => {
   const h = useSpeechSystem();

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { createAudioEncoder, Mp3Duration } from "../../services/speech/audio/index.js";
-import { decodeMp3, sineTone } from "./support/audio.js";
+import { decodeMp3, sineTone } from "../kit/audio.js";
 
 /** One MPEG-2 layer III frame at 24 kHz. */
 const FRAME_SECONDS = 576 / 24000;

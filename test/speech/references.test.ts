@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { PNG_DATA_URL, wavDataUrl } from "./support/audio.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, PCM_TYPE, useSpeechSystem } from "./support/speech-system.js";
+import { PNG_DATA_URL, wavDataUrl } from "../kit/audio.js";
+import { expectError } from "../kit/expect.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, PCM_TYPE, useSpeechSystem } from "../kit/speech-system.js";
 
 const NO_CAPABLE_ENDPOINT = /^No endpoints available matching the request's requirements$/;
 

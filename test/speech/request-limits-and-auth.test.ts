@@ -1,8 +1,9 @@
 import { expect } from "chai";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /** Small, so a body over it is cheap to send; an input at the character limit still fits. */
 const MAX_BODY = 48 * 1024;

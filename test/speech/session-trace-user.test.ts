@@ -1,7 +1,8 @@
 import { expect } from "chai";
-import { MODELS } from "./support/catalog.js";
-import type { ReceivedRequest } from "./support/fake-openai.js";
-import { expectAudio, expectError, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import type { ReceivedRequest } from "../kit/fake-openai.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 const TEXT = "Observability test.";
 /** Every field a provider may receive from us; session, trace and user are never among them. */

@@ -3,10 +3,10 @@ import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-no
 import { expect } from "chai";
 import { AudioFormat } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
-import { MODELS } from "./support/catalog.js";
-import { clipSeconds } from "./support/fake-openai.js";
-import { PCM_TYPE, sentences, useSpeechSystem } from "./support/speech-system.js";
+import { clipSeconds } from "../kit/fake-openai.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { PCM_TYPE, sentences, useSpeechSystem } from "../kit/speech-system.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 const MAX_CHUNK = 64 * 1024;
 /** One sentence with no break in it: seconds of audio, which the engine streams in blocks. */

@@ -2,14 +2,13 @@ import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { expect } from "chai";
 import { installTestTracing, shutdownTracing, tracingEnabled } from "../../platform/tracing.js";
-import { MODELS } from "./support/catalog.js";
-import { expectAudio, useSpeechSystem } from "./support/speech-system.js";
+import { sleep } from "../kit/poll.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN_ID = "00f067aa0ba902b7";
 const TRACEPARENT = `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("speech: OpenTelemetry traces", () => {
   const exporter = new InMemorySpanExporter();

@@ -2,11 +2,10 @@ import { expect } from "chai";
 import type { CatalogEndpoint, CatalogModel } from "../../services/speech/catalog/types.js";
 import { OpenAiCompatibleAdapter } from "../../services/speech/engines/openai-compatible/adapter.js";
 import type { AdapterRequest } from "../../services/speech/engines/types.js";
-import { MODELS } from "./support/catalog.js";
-import { clipSeconds, FakeOpenAi } from "./support/fake-openai.js";
-import { expectAudio, useSpeechSystem } from "./support/speech-system.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { clipSeconds, FakeOpenAi } from "../kit/fake-openai.js";
+import { sleep } from "../kit/poll.js";
+import { MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
 /** Polls (a bounded number of times, no time asserted) until `done` holds. */
 async function eventually(done: () => boolean, what: string): Promise<void> {

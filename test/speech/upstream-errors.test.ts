@@ -1,6 +1,7 @@
 import { expect } from "chai";
-import { ACME_KEY, HANG_TIMEOUT_MS, MODELS } from "./support/catalog.js";
-import { expectAudio, expectError, PCM_TYPE, useSpeechSystem } from "./support/speech-system.js";
+import { expectError } from "../kit/expect.js";
+import { ACME_KEY, HANG_TIMEOUT_MS, MODELS } from "../kit/speech-catalog.js";
+import { expectAudio, PCM_TYPE, useSpeechSystem } from "../kit/speech-system.js";
 
 const TEXT = "Upstream error test.";
 

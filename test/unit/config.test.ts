@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { loadConfig, redactUrl } from "../../platform/config.js";
-import { configProblems } from "../support/config-problems.js";
+import { configProblems } from "../kit/config-problems.js";
 
 describe("configuration schema", () => {
   it("loads the defaults from an empty environment", () => {

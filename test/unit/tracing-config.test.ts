@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { loadConfig } from "../../platform/config.js";
 import { traceBodyAttributes } from "../../platform/tracing.js";
-import { configProblems } from "../support/config-problems.js";
+import { configProblems } from "../kit/config-problems.js";
 
 describe("tracing: configuration", () => {
   it("is off unless an endpoint or OTEL_TRACES_EXPORTER=otlp says otherwise", () => {

@@ -7,7 +7,7 @@ import {
   splitSentences,
   UnknownVoiceError,
 } from "../../../services/speech/engines/espeak/index.js";
-import { decodeMp3, pcmSamples } from "../../speech/support/audio.js";
+import { decodeMp3, pcmSamples } from "../../kit/audio.js";
 
 const ENGLISH = "gmw/en-US";
 const SCOTTISH = "gmw/en-GB-scotland";

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RegionName } from "../../../platform/regions.js";
-import { Api, type JsonResponse } from "../../support/http.js";
-import { MANAGEMENT_KEY } from "../../support/system.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RegionName } from "../../platform/regions.js";
+import { shown } from "./expect.js";
+import { Api, postSpeech, type SpeechResponse } from "./http.js";
+import { sleep } from "./poll.js";
+import { MANAGEMENT_KEY } from "./system.js";
 
 export interface Workspace {
   id: string;
@@ -14,15 +16,6 @@ export interface Key {
   secret: string;
   hash: string;
   workspaceId: string;
-}
-
-/** A speech answer: its bytes, and the parsed body when it is JSON (errors). */
-export interface SpeechResponse extends JsonResponse {
-  bytes: Buffer;
-}
-
-function shown(res: JsonResponse): string {
-  return JSON.stringify(res.body)?.slice(0, 800) ?? String(res.body);
 }
 
 /** The management and speech API of one running system, over real HTTP. */
@@ -116,26 +109,13 @@ export class Gateway {
   }
 
   /** POST /api/v1/audio/speech through a regional listener. */
-  async speak(
+  speak(
     key: Key,
     body: Record<string, unknown>,
     region: RegionName = "global",
     headers: Record<string, string> = {},
   ): Promise<SpeechResponse> {
-    const res = await fetch(`${this.url(region)}/api/v1/audio/speech`, {
-      method: "POST",
-      headers: {
-        ...headers,
-        "content-type": "application/json",
-        authorization: `Bearer ${key.secret}`,
-      },
-      body: JSON.stringify({ voice: "alloy", ...body }),
-    });
-    const bytes = Buffer.from(await res.arrayBuffer());
-    let parsed: unknown;
-    if (res.headers.get("content-type")?.startsWith("application/json"))
-      parsed = JSON.parse(bytes.toString("utf8"));
-    return { status: res.status, headers: res.headers, body: parsed, bytes };
+    return postSpeech(this.url(region), key.secret, { voice: "alloy", ...body }, { headers });
   }
 
   /** The generation record of a served request. */
@@ -173,43 +153,12 @@ export class Gateway {
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The one error shape, with the status and (when given) a message that matches. */
-export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
-  expect(res.status, shown(res)).to.equal(status);
-  expect(res.headers.get("content-type")).to.match(/^application\/json/);
-  expect(Object.keys(res.body)).to.deep.equal(["error"]);
-  expect(res.body.error.code).to.equal(status);
-  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
-  if (message) expect(res.body.error.message).to.match(message);
-}
-
 /** A 200 with audio, served by `provider` when given. */
 export function expectAudio(res: SpeechResponse, provider?: string): void {
   expect(res.status, shown(res)).to.equal(200);
   expect(res.headers.get("x-generation-id")).to.match(/^gen-/);
   expect(res.bytes.byteLength).to.be.above(0);
   if (provider) expect(res.headers.get("x-railgate-provider")).to.equal(provider);
-}
-
-/**
- * Asks `attempt` up to `times` times, with a short pause between, until
- * `done` holds of its answer; returns the last answer either way, for the
- * caller to assert on. Never asserts on time.
- */
-export async function pollUntil<T>(
-  attempt: () => Promise<T>,
-  done: (value: T) => boolean,
-  times = 100,
-  pauseMs = 50,
-): Promise<T> {
-  let value = await attempt();
-  for (let i = 1; i < times && !done(value); i++) {
-    await sleep(pauseMs);
-    value = await attempt();
-  }
-  return value;
 }
 
 export const NO_ENDPOINTS =

@@ -53,3 +53,31 @@ export class Api {
     return this.request("DELETE", path);
   }
 }
+
+/** A speech answer: raw bytes, plus the parsed body when it is JSON (errors). */
+export interface SpeechResponse extends JsonResponse {
+  bytes: Buffer;
+}
+
+/** POST /api/v1/audio/speech with `key` (null sends no Authorization header). */
+export async function postSpeech(
+  baseUrl: string,
+  key: string | null,
+  body: unknown,
+  init: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<SpeechResponse> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...init.headers };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const res = await fetch(`${baseUrl}/api/v1/audio/speech`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    signal: init.signal,
+  });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  let parsed: unknown;
+  if (res.headers.get("content-type")?.startsWith("application/json")) {
+    parsed = JSON.parse(bytes.toString("utf8"));
+  }
+  return { status: res.status, headers: res.headers, body: parsed, bytes };
+}

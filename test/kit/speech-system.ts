@@ -2,24 +2,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RailgateConfig } from "../../../platform/config.js";
-import { Api, type JsonResponse } from "../../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../../support/system.js";
-import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./catalog.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RailgateConfig } from "../../platform/config.js";
+import { shown } from "./expect.js";
 import { FakeOpenAi } from "./fake-openai.js";
+import { Api, type JsonResponse, postSpeech, type SpeechResponse } from "./http.js";
+import { sleep } from "./poll.js";
+import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./speech-catalog.js";
+import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
 export interface StandardKey {
   secret: string;
   /** sha256 hex of the secret: the key's public id and the gRPC `key_hash`. */
   hash: string;
   workspaceId: string;
-}
-
-/** A speech response: raw bytes, plus the parsed body when it is JSON (errors). */
-export interface SpeechResponse extends JsonResponse {
-  bytes: Buffer;
 }
 
 export interface SpeechHarness {
@@ -73,34 +70,79 @@ function makeFakes(): Fakes {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 let names = 0;
 
+/** The fakes, their catalog, a throwaway Redis and one system on them. */
+interface SpeechWorld {
+  fakes: Fakes;
+  redis: ThrowawayRedis;
+  system: RunningSystem;
+  close(): Promise<void>;
+}
+
+async function startWorld(overrides: Partial<RailgateConfig>): Promise<SpeechWorld> {
+  const fakes = makeFakes();
+  await Promise.all(FAKE_NAMES.map((n) => fakes[n].start()));
+  const dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
+  // Port 1 (tcpmux) never has a listener here; a port that was free a moment ago can be
+  // taken by another test's fake before the request is made.
+  const dead = "http://127.0.0.1:1/v1";
+  const catalog = writeCatalog(dir, fakes, dead);
+  const redis = await startRedis();
+  const system = await startTestSystem(redis.url, {
+    env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
+    embeddedEngine: "auto",
+    enginePoolSize: 2,
+    ...overrides,
+  });
+  return {
+    fakes,
+    redis,
+    system,
+    close: async () => {
+      await system.close();
+      await redis.stop();
+      await Promise.all(FAKE_NAMES.map((n) => fakes[n].close()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
- * Registers before/after hooks in the calling describe(): the fake providers,
- * a catalog file pointing at them, a throwaway redis-server (never 6379), the
- * whole system on free ports, and a standard key. Fakes are reset before each test.
+ * The world of every suite that needs no configuration of its own: started by the first that
+ * asks, stopped after the whole run. The embedded engine's workers start once per run, not
+ * once per suite; suites stay apart by their own standard key (and the keys they create).
+ */
+let shared: Promise<SpeechWorld> | undefined;
+
+// A root-level hook: runs once, after every suite of the run.
+after(async () => {
+  const world = shared;
+  shared = undefined;
+  if (world) await (await world).close();
+});
+
+/**
+ * Registers hooks in the calling describe(): the fake providers, a catalog file pointing at
+ * them, a throwaway redis-server (never 6379) and the whole system on free ports (shared by
+ * the run when `overrides` is empty, the suite's own otherwise), and a standard key of the
+ * suite's own. Fakes are reset before each test.
  */
 export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): SpeechHarness {
   const h = {} as SpeechHarness;
-  let dir = "";
+  const own = Object.keys(overrides).length > 0;
+  let world: SpeechWorld | undefined;
   before(async function () {
     // The embedded engine warms up its worker threads before the system answers.
-    this.timeout(120_000);
-    h.fakes = makeFakes();
-    await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].start()));
-    dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
-    // Port 1 (tcpmux) never has a listener here; a port that was free a moment ago can be
-    // taken by another test's fake before the request is made.
-    const dead = "http://127.0.0.1:1/v1";
-    const catalog = writeCatalog(dir, h.fakes, dead);
-    h.redis = await startRedis();
-    h.system = await startTestSystem(h.redis.url, {
-      env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
-      enginePoolSize: 2,
-      ...overrides,
-    });
+    this.timeout(180_000);
+    if (own) world = await startWorld(overrides);
+    else {
+      shared ??= startWorld({});
+      world = await shared;
+    }
+    h.fakes = world.fakes;
+    h.redis = world.redis;
+    h.system = world.system;
     h.baseUrl = `http://127.0.0.1:${h.system.gatewayPorts.global}`;
     h.admin = new Api(h.baseUrl, MANAGEMENT_KEY);
     h.createKey = async (body = {}) => {
@@ -114,26 +156,8 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     };
     h.key = await h.createKey();
     h.api = new Api(h.baseUrl, h.key.secret);
-    h.speak = async (body, init = {}) => {
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        ...init.headers,
-      };
-      const key = init.key === undefined ? h.key.secret : init.key;
-      if (key !== null) headers.authorization = `Bearer ${key}`;
-      const res = await fetch(`${h.baseUrl}/api/v1/audio/speech`, {
-        method: "POST",
-        headers,
-        body: typeof body === "string" ? body : JSON.stringify(body),
-        signal: init.signal,
-      });
-      const bytes = Buffer.from(await res.arrayBuffer());
-      let parsed: unknown;
-      if (res.headers.get("content-type")?.startsWith("application/json")) {
-        parsed = JSON.parse(bytes.toString("utf8"));
-      }
-      return { status: res.status, headers: res.headers, body: parsed, bytes };
-    };
+    h.speak = (body, init = {}) =>
+      postSpeech(h.baseUrl, init.key === undefined ? h.key.secret : init.key, body, init);
     h.generation = (id, key) =>
       (key ? h.api.withKey(key) : h.api).get(`/api/v1/generation?id=${encodeURIComponent(id)}`);
     h.waitForGeneration = async (id, done = () => true) => {
@@ -150,30 +174,9 @@ export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): Speech
     for (const n of FAKE_NAMES) h.fakes?.[n].reset();
   });
   after(async () => {
-    await h.system?.close();
-    await h.redis?.stop();
-    if (h.fakes) await Promise.all(FAKE_NAMES.map((n) => h.fakes[n].close()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (own) await world?.close();
   });
   return h;
-}
-
-function shown(res: JsonResponse): string {
-  return JSON.stringify(res.body)?.slice(0, 600) ?? String(res.body);
-}
-
-/**
- * The one error shape: exactly `{ error: { code, message } }` with code equal
- * to the status; the message matches `message` when given.
- */
-export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
-  expect(res.status, shown(res)).to.equal(status);
-  expect(res.headers.get("content-type")).to.match(/^application\/json/);
-  expect(Object.keys(res.body)).to.deep.equal(["error"]);
-  expect(Object.keys(res.body.error).sort()).to.deep.equal(["code", "message"]);
-  expect(res.body.error.code).to.equal(status);
-  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
-  if (message) expect(res.body.error.message).to.match(message);
 }
 
 /** A 200 audio answer with its generation id. */

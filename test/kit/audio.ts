@@ -1,5 +1,5 @@
 import { MPEGDecoder } from "mpg123-decoder";
-import { SAMPLE_RATE } from "../../../services/speech/audio/index.js";
+import { SAMPLE_RATE } from "../../services/speech/audio/index.js";
 
 /** A 440 Hz tone at a third of full scale: unmistakably not silence. */
 export function sineTone(seconds: number, hz = 440): Int16Array {

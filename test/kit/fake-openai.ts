@@ -5,8 +5,9 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAudioEncoder, SAMPLE_RATE } from "../../../services/speech/audio/index.js";
+import { createAudioEncoder, SAMPLE_RATE } from "../../services/speech/audio/index.js";
 import { sineTone } from "./audio.js";
+import { sleep } from "./poll.js";
 
 /** What the server does with the next request. */
 export type Behaviour =
@@ -43,8 +44,6 @@ export interface FakeOpenAiOptions {
   /** Length of the generated clip per input character (capped at 20 s). */
   secondsPerChar?: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The clip for an input: a tone whose length grows with the text, so durations are plausible. */
 export function clipSeconds(input: string, secondsPerChar = 0.05): number {

@@ -2,8 +2,8 @@ import { OpenRouter } from "@openrouter/sdk";
 import { OpenRouterError, ResponseValidationError } from "@openrouter/sdk/models/errors";
 import { AssertionError, expect } from "chai";
 import OpenAI from "openai";
-import { type SpeechHarness, useSpeechSystem } from "../speech/support/speech-system.js";
-import { MANAGEMENT_KEY } from "../support/system.js";
+import { type SpeechHarness, useSpeechSystem } from "./speech-system.js";
+import { MANAGEMENT_KEY } from "./system.js";
 
 /**
  * The contract suite drives a real Railgate (the speech test system: fake upstream providers,

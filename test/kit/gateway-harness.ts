@@ -1,10 +1,12 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RailgateConfig } from "../../platform/config.js";
 import type { RegionName } from "../../platform/regions.js";
-import { Api, type JsonResponse } from "../support/http.js";
-import { startRedis, type ThrowawayRedis } from "../support/redis-server.js";
-import { MANAGEMENT_KEY, startTestSystem } from "../support/system.js";
+import { expectStatus } from "./expect.js";
+import { Api } from "./http.js";
+import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
 /** What a gateway suite talks to: a throwaway Redis, the whole system, and clients for it. */
 export interface Harness {
@@ -22,11 +24,11 @@ export interface Harness {
  * redis-server on a free port (never the machine's 6379) and the system on
  * free ports against it, both stopped afterwards.
  */
-export function useSystem(): Harness {
+export function useSystem(overrides: Partial<RailgateConfig> = {}): Harness {
   const h = {} as Harness;
   before(async () => {
     h.redis = await startRedis();
-    h.system = await startTestSystem(h.redis.url);
+    h.system = await startTestSystem(h.redis.url, overrides);
     h.baseUrl = (region = "global") => `http://127.0.0.1:${h.system.gatewayPorts[region]}`;
     h.api = new Api(h.baseUrl(), MANAGEMENT_KEY);
     h.anon = new Api(h.baseUrl());
@@ -131,36 +133,6 @@ export function expectGuardrail(g: any): void {
   nullOr(g.reset_interval, (v) => expect(v).to.be.oneOf(["daily", "weekly", "monthly"]));
   expect(g.created_at).to.match(ISO_UTC);
   nullOr(g.updated_at, (v) => expect(v).to.match(ISO_UTC));
-}
-
-/** A response body short enough to read in an assertion message. */
-function shown(res: JsonResponse): string {
-  return JSON.stringify(res.body)?.slice(0, 600) ?? String(res.body);
-}
-
-/** No stack frames, file paths or internal class names in what a client reads. */
-export function expectNoInternals(message: string): void {
-  expect(message).not.to.match(/\n\s*at\s|\.[tj]s:\d+|node:internal|ConnectError|^\[[a-z_]+\]/);
-}
-
-/**
- * The one error shape: exactly `{ error: { code, message } }`, code equal to
- * the status, a JSON content type, and (when given) a message matching `message`.
- */
-export function expectError(res: JsonResponse, status: number, message?: RegExp): void {
-  expect(res.status, shown(res)).to.equal(status);
-  expect(res.headers.get("content-type")).to.match(/^application\/json/);
-  expect(res.body).to.be.an("object");
-  expect(Object.keys(res.body)).to.deep.equal(["error"]);
-  expect(Object.keys(res.body.error).sort()).to.deep.equal(["code", "message"]);
-  expect(res.body.error.code).to.equal(status);
-  expect(res.body.error.message).to.be.a("string").that.is.not.empty;
-  expectNoInternals(res.body.error.message);
-  if (message) expect(res.body.error.message).to.match(message);
-}
-
-export function expectStatus(res: JsonResponse, status: number): void {
-  expect(res.status, shown(res)).to.equal(status);
 }
 
 let counter = 0;

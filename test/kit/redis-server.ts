@@ -1,9 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
+import { freePort } from "./free-port.js";
+import { type Child, makeTempDir, removeTempDir, spawnChild } from "./processes.js";
 
 export interface ThrowawayRedis {
   url: string;
@@ -22,19 +20,9 @@ export interface ThrowawayRedis {
   restart(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function spawnRedis(port: number, dir: string): ChildProcess {
-  return spawn(
+function spawnRedis(port: number, dir: string): Child {
+  // Tracked by processes.ts: a run that dies or is interrupted still kills it.
+  return spawnChild(
     "redis-server",
     [
       "--port",
@@ -48,7 +36,7 @@ function spawnRedis(port: number, dir: string): ChildProcess {
       "--dir",
       dir,
     ],
-    { stdio: "ignore" },
+    process.env,
   );
 }
 
@@ -72,16 +60,17 @@ async function waitReady(url: string, port: number): Promise<Redis> {
 }
 
 /**
- * A private redis-server on a free port, with no persistence: tests never
- * touch the machine's shared Redis on 6379. Fault tests freeze, kill and
+ * A private redis-server on a free port, with no persistence: tests and the
+ * bench never touch the machine's shared Redis on 6379 (and fsync or
+ * snapshots cannot disturb the bench's numbers). Fault tests freeze, kill and
  * restart it (the restarted server is empty, as after a crash without
  * persistence).
  */
 export async function startRedis(): Promise<ThrowawayRedis> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "railgate-redis-"));
+  const dir = makeTempDir("railgate-redis-");
   const url = `redis://127.0.0.1:${port}`;
-  let proc: ChildProcess | undefined = spawnRedis(port, dir);
+  let proc: ChildProcess | undefined = spawnRedis(port, dir).process;
   let probe = await waitReady(url, port);
   const kill = async () => {
     const p = proc;
@@ -101,7 +90,7 @@ export async function startRedis(): Promise<ThrowawayRedis> {
     },
     stop: async () => {
       await kill();
-      rmSync(dir, { recursive: true, force: true });
+      removeTempDir(dir);
     },
     freeze: () => {
       proc?.kill("SIGSTOP");
@@ -112,7 +101,7 @@ export async function startRedis(): Promise<ThrowawayRedis> {
     kill,
     restart: async () => {
       await kill();
-      proc = spawnRedis(port, dir);
+      proc = spawnRedis(port, dir).process;
       probe = await waitReady(url, port);
     },
   };

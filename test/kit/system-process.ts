@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url";
-import { type Child, freePort, spawnChild } from "../../../bench/processes.js";
-import type { RegionName } from "../../../platform/regions.js";
-import { MANAGEMENT_KEY } from "../../support/system.js";
+import type { RegionName } from "../../platform/regions.js";
+import { freePort } from "./free-port.js";
+import { type Child, spawnChild } from "./processes.js";
+import { MANAGEMENT_KEY } from "./system.js";
 
 export interface SystemProcess {
   child: Child;
@@ -11,7 +12,7 @@ export interface SystemProcess {
   exited: Promise<number | null>;
 }
 
-const MAIN = fileURLToPath(new URL("../../../apps/all-in-one/main.js", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../apps/all-in-one/main.js", import.meta.url));
 
 /**
  * `node dist/apps/all-in-one/main.js` (what `npm start` runs) as a child process on
@@ -42,22 +43,34 @@ export async function startSystemProcess(
     child.process.once("exit", (code) => resolve(code)),
   );
   const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
-  for (let i = 0; ; i++) {
+  try {
+    await waitForHealth(baseUrl(), child);
+  } catch (err) {
+    await child.stop(2_000);
+    throw err;
+  }
+  return { child, ports, baseUrl, exited };
+}
+
+/** Resolves once the system's /healthz answers 200; throws if it exits or is not up in 60 s. */
+export async function waitForHealth(baseUrl: string, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     if (child.process.exitCode !== null) {
-      throw new Error(`system exited during start-up:\n${child.output().slice(-4000)}`);
+      throw new Error(
+        `system exited (${child.process.exitCode}) during start-up:\n${child.output().slice(-4000)}`,
+      );
     }
     try {
-      const res = await fetch(`${baseUrl()}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
       await res.arrayBuffer();
-      if (res.status === 200) break;
+      if (res.status === 200) return;
     } catch {
       // not listening yet
     }
-    if (i > 600) {
-      await child.stop(2_000);
+    if (Date.now() > deadline) {
       throw new Error(`system not healthy after 60 s:\n${child.output().slice(-4000)}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { child, ports, baseUrl, exited };
 }

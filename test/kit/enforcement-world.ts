@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RunningSystem } from "../../../apps/all-in-one/system.js";
-import type { RailgateConfig } from "../../../platform/config.js";
-import type { RegionName } from "../../../platform/regions.js";
-import { startRedis, type ThrowawayRedis } from "../../support/redis-server.js";
-import { startTestSystem } from "../../support/system.js";
-import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./catalog.js";
-import { Gateway } from "./gateway.js";
+import type { RunningSystem } from "../../apps/all-in-one/system.js";
+import type { RailgateConfig } from "../../platform/config.js";
+import type { RegionName } from "../../platform/regions.js";
+import type { Clock } from "../../platform/time.js";
+import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./enforcement-catalog.js";
+import { Gateway } from "./enforcement-gateway.js";
+import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { startTestSystem } from "./system.js";
 
 /**
  * The fake upstreams, a catalog pointing at them, a throwaway Redis and one
@@ -22,8 +23,15 @@ export interface World {
   env: Record<string, string>;
   system: RunningSystem;
   gw: Gateway;
-  /** Another whole system with the same catalog; the caller closes it. */
-  startSystem(redisUrl: string, env?: Record<string, string>): Promise<RunningSystem>;
+  /**
+   * Another whole system with the same catalog, without the embedded engine unless asked
+   * (`embeddedEngine: "auto"`); the caller closes it.
+   */
+  startSystem(
+    redisUrl: string,
+    env?: Record<string, string>,
+    options?: { embeddedEngine?: "auto" | "off"; clock?: Clock },
+  ): Promise<RunningSystem>;
 }
 
 let shared: Promise<World> | undefined;
@@ -38,14 +46,19 @@ async function build(): Promise<World> {
   const env = { SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
   const redis = await startRedis();
   cleanups.push(() => redis.stop());
-  const startSystem = (redisUrl: string, extra: Record<string, string> = {}) =>
-    startTestSystem(redisUrl, {
-      env: { ...env, ...extra },
-      enginePoolSize: 2,
-      // Every scrape reads the store: a test sees each charge in the budget gauges at once.
-      budgetGaugesTtlMs: 0,
-    } satisfies Partial<RailgateConfig>);
-  const system = await startSystem(redis.url);
+  const startSystem: World["startSystem"] = (redisUrl, extra = {}, options = {}) =>
+    startTestSystem(
+      redisUrl,
+      {
+        env: { ...env, ...extra },
+        embeddedEngine: options.embeddedEngine ?? "off",
+        enginePoolSize: 2,
+        // Every scrape reads the store: a test sees each charge in the budget gauges at once.
+        budgetGaugesTtlMs: 0,
+      } satisfies Partial<RailgateConfig>,
+      { clock: options.clock },
+    );
+  const system = await startSystem(redis.url, {}, { embeddedEngine: "auto" });
   cleanups.push(() => system.close());
   return { fakes, redis, env, system, gw: new Gateway(system), startSystem };
 }

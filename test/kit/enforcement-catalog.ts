@@ -1,7 +1,15 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { defaultCatalog } from "../../../services/speech/catalog/default-catalog.js";
-import { FakeOpenAi } from "../../speech/support/fake-openai.js";
+import {
+  builtInEspeak,
+  type Caps,
+  CLEAN_POLICY,
+  type DataPolicy,
+  ESPEAK_MODEL,
+  endpoint,
+  model,
+  provider,
+  writeCatalogFile,
+} from "./catalog-entries.js";
+import { FakeOpenAi } from "./fake-openai.js";
 
 /**
  * One fake upstream per provider id, so a test can tell which provider served
@@ -24,7 +32,7 @@ export type ProviderId = (typeof PROVIDERS)[number];
 export type Fakes = Record<ProviderId, FakeOpenAi>;
 
 export const MODELS = {
-  espeak: "railgate/espeak-ng",
+  espeak: ESPEAK_MODEL,
   /** oai-retaining first (preferred), then oai-zdr: only the second is zero-data-retention. */
   openai: "openai/tts-dual",
   openaiAlias: "tts-dual",
@@ -54,49 +62,31 @@ export function costMicros(text: string, price = PRICE): number {
   return [...text].length * price;
 }
 
-const CAPS = {
-  speed: true,
-  multi_speaker: false,
-  instructions: false,
-  voice_cloning: false,
-  max_references: 0,
-  image_reference: false,
-};
-const CLEAN = {
-  zero_data_retention: false,
-  safety_retention: false,
-  trains_on_data: false,
-  publishes_prompts: false,
-};
-
 interface EndpointOptions {
   price?: number;
-  caps?: Partial<typeof CAPS>;
-  policy?: Partial<typeof CLEAN>;
+  caps?: Caps;
+  policy?: Partial<DataPolicy>;
   byok?: boolean;
 }
 
-function endpoint(provider: ProviderId, o: EndpointOptions = {}) {
-  return {
-    provider,
-    adapter: "openai-compatible",
-    upstream_model: "tts",
-    price_per_million_chars: o.price ?? PRICE,
-    capabilities: { ...CAPS, ...o.caps },
-    data_policy: { ...CLEAN, ...o.policy },
+/** An endpoint on a fake: PRICE, CLEAN_POLICY (no ZDR) and not BYOK unless told. */
+function fakeEndpoint(provider: ProviderId, o: EndpointOptions = {}) {
+  return endpoint(provider, {
+    price: o.price ?? PRICE,
+    caps: o.caps,
+    policy: o.policy,
+    basePolicy: CLEAN_POLICY,
     byok: o.byok ?? false,
-  };
+    upstreamModel: "tts",
+  });
 }
 
-function model(id: string, endpoints: unknown[], aliases: string[] = []) {
-  return {
-    id,
+function enforcementModel(id: string, endpoints: unknown[], aliases: string[] = []) {
+  return model(id, endpoints, {
     aliases,
-    name: id,
     description: `enforcement ${id}`,
     voices: ["alloy", "echo"],
-    endpoints,
-  };
+  });
 }
 
 export function makeFakes(): Fakes {
@@ -106,53 +96,52 @@ export function makeFakes(): Fakes {
 }
 
 export function enforcementCatalog(fakes: Fakes) {
-  const espeak = defaultCatalog({}).models.find((m) => m.id === MODELS.espeak);
-  if (espeak?.endpoints[0]?.price_per_million_chars !== ESPEAK_PRICE)
+  const espeak = builtInEspeak();
+  if (espeak.endpoints[0]?.price_per_million_chars !== ESPEAK_PRICE)
     throw new Error("the built-in espeak entry changed: update ESPEAK_PRICE");
   const providers = Object.fromEntries(
-    PROVIDERS.map((p) => [
-      p,
-      { adapter: "openai-compatible", base_url: fakes[p].baseUrl, timeout_ms: 10_000 },
-    ]),
+    PROVIDERS.map((p) => [p, provider(fakes[p].baseUrl, { timeout_ms: 10_000 })]),
   );
   return {
     providers,
     models: [
       espeak,
-      model(
+      enforcementModel(
         MODELS.openai,
         [
-          endpoint("oai-retaining"),
-          endpoint("oai-zdr", { price: ZDR_PRICE, policy: { zero_data_retention: true } }),
+          fakeEndpoint("oai-retaining"),
+          fakeEndpoint("oai-zdr", { price: ZDR_PRICE, policy: { zero_data_retention: true } }),
         ],
         [MODELS.openaiAlias],
       ),
-      model(MODELS.google, [
-        endpoint("google-safety", {
+      enforcementModel(MODELS.google, [
+        fakeEndpoint("google-safety", {
           policy: { zero_data_retention: true, safety_retention: true },
         }),
       ]),
-      model(MODELS.freeTrainer, [
-        endpoint("free-trainer", { price: 0, policy: { trains_on_data: true } }),
+      enforcementModel(MODELS.freeTrainer, [
+        fakeEndpoint("free-trainer", { price: 0, policy: { trains_on_data: true } }),
       ]),
-      model(MODELS.paidTrainer, [endpoint("paid-trainer", { policy: { trains_on_data: true } })]),
-      model(MODELS.freePublisher, [
-        endpoint("free-publisher", { price: 0, policy: { publishes_prompts: true } }),
+      enforcementModel(MODELS.paidTrainer, [
+        fakeEndpoint("paid-trainer", { policy: { trains_on_data: true } }),
       ]),
-      model(MODELS.byok, [endpoint("byok-provider", { byok: true })]),
-      model(MODELS.steerable, [
-        endpoint("steer", { caps: { multi_speaker: true, instructions: true } }),
+      enforcementModel(MODELS.freePublisher, [
+        fakeEndpoint("free-publisher", { price: 0, policy: { publishes_prompts: true } }),
       ]),
-      model(MODELS.clone, [
-        endpoint("clone", { caps: { voice_cloning: true, max_references: 1 } }),
+      enforcementModel(MODELS.byok, [fakeEndpoint("byok-provider", { byok: true })]),
+      enforcementModel(MODELS.steerable, [
+        fakeEndpoint("steer", { caps: { multi_speaker: true, instructions: true } }),
       ]),
-      model(MODELS.fast, [endpoint("fast", { policy: { zero_data_retention: true } })]),
+      enforcementModel(MODELS.clone, [
+        fakeEndpoint("clone", { caps: { voice_cloning: true, max_references: 1 } }),
+      ]),
+      enforcementModel(MODELS.fast, [
+        fakeEndpoint("fast", { policy: { zero_data_retention: true } }),
+      ]),
     ],
   };
 }
 
 export function writeCatalog(dir: string, fakes: Fakes): string {
-  const file = join(dir, "catalog.json");
-  writeFileSync(file, JSON.stringify(enforcementCatalog(fakes), null, 2));
-  return file;
+  return writeCatalogFile(dir, enforcementCatalog(fakes));
 }
