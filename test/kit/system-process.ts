@@ -1,6 +1,5 @@
 import { fileURLToPath } from "node:url";
 import type { RegionName } from "../../platform/regions.js";
-import { freePort } from "./free-port.js";
 import { type Child, spawnChild } from "./processes.js";
 import { MANAGEMENT_KEY } from "./system.js";
 
@@ -14,45 +13,67 @@ export interface SystemProcess {
 
 const MAIN = fileURLToPath(new URL("../../apps/all-in-one/main.js", import.meta.url));
 
+/** What the system logs once every listener is bound (apps/all-in-one/system.ts). */
+const UP_LINE = /"msg":"railgate is up"/;
+
+/** The gateway ports in the child's "railgate is up" line. */
+function boundPorts(line: string): Record<RegionName, number> {
+  const { gateway } = JSON.parse(line) as { gateway?: Record<RegionName, number> };
+  if (!gateway) throw new Error(`no gateway ports in the start-up line: ${line}`);
+  return gateway;
+}
+
 /**
- * `node dist/apps/all-in-one/main.js` (what `npm start` runs) as a child process on
- * free ports against the given Redis, as a deployment runs it: so a test can
- * send it SIGTERM. Resolves once its /healthz answers 200.
+ * `node dist/apps/all-in-one/main.js` (what `npm start` runs) as a child process against
+ * the given Redis, as a deployment runs it: so a test can send it SIGTERM. Resolves once
+ * its /healthz answers 200.
+ *
+ * Every port is 0 and the child reports what it bound: a port picked here and handed on
+ * (freePort) could be taken by another process before the child starts listening, and
+ * on a loaded machine, with other suites starting systems beside this one, that other
+ * process can be another Railgate gateway: its /healthz answers 200 while the child is
+ * still loading, and the test then talks to a system on another Redis (401 "Invalid API
+ * key" for a key this one created). The child's own start-up line cannot be someone else's.
  */
 export async function startSystemProcess(
   redisUrl: string,
   env: Record<string, string> = {},
 ): Promise<SystemProcess> {
-  const ports = { global: await freePort(), europe: await freePort(), us: await freePort() };
   const child = spawnChild(process.execPath, [MAIN], {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
     RAILGATE_HOST: "127.0.0.1",
-    GATEWAY_PORT: String(ports.global),
-    GATEWAY_EU_PORT: String(ports.europe),
-    GATEWAY_US_PORT: String(ports.us),
-    GUARDRAIL_GRPC_PORT: String(await freePort()),
-    SPEECH_GRPC_PORT: String(await freePort()),
+    GATEWAY_PORT: "0",
+    GATEWAY_EU_PORT: "0",
+    GATEWAY_US_PORT: "0",
+    GUARDRAIL_GRPC_PORT: "0",
+    SPEECH_GRPC_PORT: "0",
     SPEECH_ENGINE_WORKERS: "1",
-    LOG_LEVEL: "info",
     ...env,
+    // The ports are read from an info line: it must be printed.
+    LOG_LEVEL: "info",
   });
   const exited = new Promise<number | null>((resolve) =>
     child.process.once("exit", (code) => resolve(code)),
   );
-  const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
   try {
+    const ports = boundPorts(await child.waitForLine(UP_LINE, 60_000));
+    const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
     await waitForHealth(baseUrl(), child);
+    return { child, ports, baseUrl, exited };
   } catch (err) {
     await child.stop(2_000);
     throw err;
   }
-  return { child, ports, baseUrl, exited };
 }
 
-/** Resolves once the system's /healthz answers 200; throws if it exits or is not up in 60 s. */
+/**
+ * Resolves once the system's /healthz answers 200; throws if it exits or is not up in 60 s.
+ * Only proof of the child's health when the child already holds `baseUrl`'s port: a port
+ * it is still to bind may be answered by another process (see startSystemProcess).
+ */
 export async function waitForHealth(baseUrl: string, child: Child): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
