@@ -27,6 +27,33 @@ export const STATUS_BY_REASON: Readonly<
   // Cloudflare's "a timeout occurred", as OpenRouter uses it.
   [ErrorReason.UPSTREAM_TIMEOUT]: 524,
   [ErrorReason.UPSTREAM_OVERLOADED]: 529,
+  // The rest name refusals whose gRPC code already gives the spec's status; the
+  // table says it again so that a service changing its code cannot move the status.
+  [ErrorReason.API_KEY_MISSING]: 401,
+  [ErrorReason.API_KEY_MALFORMED]: 401,
+  [ErrorReason.API_KEY_INVALID]: 401,
+  [ErrorReason.API_KEY_DISABLED]: 401,
+  [ErrorReason.MANAGEMENT_KEY_REQUIRED]: 403,
+  [ErrorReason.STANDARD_KEY_REQUIRED]: 403,
+  [ErrorReason.GATEWAY_TOKEN_INVALID]: 401,
+  [ErrorReason.GATEWAY_CREDENTIAL_REQUIRED]: 403,
+  [ErrorReason.REGION_NOT_ALLOWED]: 403,
+  [ErrorReason.MODEL_NOT_ALLOWED]: 403,
+  [ErrorReason.MODEL_IGNORED]: 403,
+  [ErrorReason.CONTENT_BLOCKED]: 403,
+  [ErrorReason.PROMPT_INJECTION_BLOCKED]: 403,
+  // The spec's two 404s of speech routing (OpenRouter's "No endpoints available ...").
+  [ErrorReason.NO_ALLOWED_ENDPOINT]: 404,
+  [ErrorReason.NO_CAPABLE_ENDPOINT]: 404,
+  [ErrorReason.WORKSPACE_NOT_FOUND]: 404,
+  [ErrorReason.KEY_NOT_FOUND]: 404,
+  [ErrorReason.GUARDRAIL_NOT_FOUND]: 404,
+  [ErrorReason.MODEL_NOT_FOUND]: 404,
+  [ErrorReason.GENERATION_NOT_FOUND]: 404,
+  // The spec's "409 (conflict; retry later)" of a guardrail update.
+  [ErrorReason.UPDATE_CONFLICT]: 409,
+  [ErrorReason.ID_COLLISION]: 409,
+  [ErrorReason.SLUG_TAKEN]: 409,
 };
 
 /**

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { type FilterOutcome, FilterOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
 import { permissionDenied, withErrorMetadata } from "../platform/errors.js";
 import { admissionRefusals, guardrailFilterActions } from "../platform/metrics.js";
@@ -28,10 +29,14 @@ function blockedError(blocked: Blocked) {
   if (blocked.patterns !== undefined)
     return withErrorMetadata(
       Code.PermissionDenied,
+      ErrorReason.PROMPT_INJECTION_BLOCKED,
       "Request blocked: prompt injection patterns detected",
       { patterns: blocked.patterns },
     );
-  return permissionDenied(`Request blocked by content filter: ${blocked.name}`);
+  return permissionDenied(
+    ErrorReason.CONTENT_BLOCKED,
+    `Request blocked by content filter: ${blocked.name}`,
+  );
 }
 
 /**

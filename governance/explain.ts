@@ -1,4 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type ExplainModel,
@@ -106,7 +107,7 @@ function explainModel(p: Principal, model: CatalogModel): ExplainModel {
   return create(ExplainModelSchema, {
     model: model.id,
     allowed: !refusal,
-    reason: refusal ?? "",
+    reason: refusal?.message ?? "",
     endpoints: model.endpoints.map((e) => {
       let reason = refusal ? "model refused" : "";
       for (const rule of rules) {
@@ -136,7 +137,7 @@ export async function explain(
   let models = catalog.models();
   if (modelId) {
     const m = catalog.find(modelId);
-    if (!m) throw notFound(`Model ${modelId.slice(0, 128)} not found`);
+    if (!m) throw notFound(ErrorReason.MODEL_NOT_FOUND, `Model ${modelId.slice(0, 128)} not found`);
     models = [m];
   }
   const now = new Date();

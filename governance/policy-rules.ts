@@ -1,3 +1,4 @@
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import type { CatalogEndpoint, CatalogModel } from "../services/speech/catalog/types.js";
 import type { EffectivePolicy, GoverningGuardrail, ZdrVendor } from "./policy/types.js";
 
@@ -42,19 +43,34 @@ export function allowListRefusers(
   });
 }
 
+/** A policy refusal: its typed reason (for gRPC callers) and its message (for people). */
+export interface PolicyRefusal {
+  reason: ErrorReason;
+  message: string;
+}
+
 /** Why the policy refuses a model outright (403), or undefined when it may be used. */
-export function modelRefusal(policy: EffectivePolicy, model: CatalogModel): string | undefined {
+export function modelRefusal(
+  policy: EffectivePolicy,
+  model: CatalogModel,
+): PolicyRefusal | undefined {
   const ids = [model.id, ...model.aliases];
   const refusers = allowListRefusers(policy, model);
   if (refusers.length > 0) {
     const by = names(refusers, () => true);
-    return `Model ${model.id} is not allowed by guardrail ${by} (allowed_models)`;
+    return {
+      reason: ErrorReason.MODEL_NOT_ALLOWED,
+      message: `Model ${model.id} is not allowed by guardrail ${by} (allowed_models)`,
+    };
   }
   if (ids.some((id) => policy.ignoredModels.has(id))) {
     const by = names(policy.guardrails, (g) =>
       ids.some((id) => g.guardrail.ignoredModels?.values.includes(id)),
     );
-    return `Model ${model.id} is excluded by guardrail ${by} (ignored_models)`;
+    return {
+      reason: ErrorReason.MODEL_IGNORED,
+      message: `Model ${model.id} is excluded by guardrail ${by} (ignored_models)`,
+    };
   }
   return undefined;
 }

@@ -10,23 +10,31 @@ import {
   ErrorMetadataSchema,
 } from "../gen/railgate/common/v1/error_metadata_pb.js";
 
+/**
+ * Plain input validation: the message names the field and the code says the
+ * rest, so it carries no reason (a generic one would only repeat the code).
+ * A refusal of well-formed input gives its reason (withReason and below).
+ */
 export function invalidArgument(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
-export function notFound(message: string): ConnectError {
-  return new ConnectError(message, Code.NotFound);
+
+// Refusals take their reason as an argument, so none can be raised without one.
+export function notFound(reason: ErrorReason, message: string): ConnectError {
+  return withReason(Code.NotFound, reason, message);
 }
-export function permissionDenied(message: string): ConnectError {
-  return new ConnectError(message, Code.PermissionDenied);
+export function permissionDenied(reason: ErrorReason, message: string): ConnectError {
+  return withReason(Code.PermissionDenied, reason, message);
 }
-export function unauthenticated(message: string): ConnectError {
-  return new ConnectError(message, Code.Unauthenticated);
+export function unauthenticated(reason: ErrorReason, message: string): ConnectError {
+  return withReason(Code.Unauthenticated, reason, message);
 }
-export function conflict(message: string): ConnectError {
-  return new ConnectError(message, Code.Aborted);
+/** A concurrency conflict (ABORTED): worth retrying. */
+export function conflict(reason: ErrorReason, message: string): ConnectError {
+  return withReason(Code.Aborted, reason, message);
 }
-export function alreadyExists(message: string): ConnectError {
-  return new ConnectError(message, Code.AlreadyExists);
+export function alreadyExists(reason: ErrorReason, message: string): ConnectError {
+  return withReason(Code.AlreadyExists, reason, message);
 }
 
 /**
@@ -56,18 +64,19 @@ export function errorInfoOf(err: ConnectError): ErrorInfo | undefined {
 }
 
 /**
- * An error that carries structured facts for the client (rendered by the
- * gateway as `error.metadata`), attached as a typed error detail so it
- * crosses gRPC (status details) and the in-process transport alike.
+ * A refusal that also carries structured facts for the client (rendered by
+ * the gateway as `error.metadata`), attached as a typed error detail beside
+ * its reason so it crosses gRPC (status details) and the in-process transport alike.
  */
 export function withErrorMetadata(
   code: Code,
+  reason: ErrorReason,
   message: string,
   metadata: MessageInitShape<typeof ErrorMetadataSchema>,
 ): ConnectError {
-  return new ConnectError(message, code, undefined, [
-    { desc: ErrorMetadataSchema, value: create(ErrorMetadataSchema, metadata) },
-  ]);
+  const err = withReason(code, reason, message);
+  err.details.push({ desc: ErrorMetadataSchema, value: create(ErrorMetadataSchema, metadata) });
+  return err;
 }
 
 /** The metadata an error carries, if any (see withErrorMetadata). */

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type { Principal } from "../../governance/governance-cache.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../errors.js";
 import { hashSecret } from "../ids.js";
@@ -36,7 +37,10 @@ const callerContextKey = createContextKey<Caller | undefined>(undefined, {
 export function callerOf(ctx: HandlerContext): Caller & { principal: Principal } {
   const caller = ctx.values.get(callerContextKey);
   if (!caller?.principal)
-    throw unauthenticated("Missing API key: send authorization: Bearer <key>");
+    throw unauthenticated(
+      ErrorReason.API_KEY_MISSING,
+      "Missing API key: send authorization: Bearer <key>",
+    );
   return caller as Caller & { principal: Principal };
 }
 
@@ -103,7 +107,10 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
     let viaGateway = req.contextValues.get(peerVerifiedKey);
     if (presented !== null) {
       if (!token || !timingSafeEqual(digest(presented), token)) {
-        throw unauthenticated(`Invalid ${CALLER_HEADERS.internalToken}`);
+        throw unauthenticated(
+          ErrorReason.GATEWAY_TOKEN_INVALID,
+          `Invalid ${CALLER_HEADERS.internalToken}`,
+        );
       }
       viaGateway = true;
     }
@@ -112,6 +119,7 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
     if (asserted !== null) {
       if (!viaGateway) {
         throw permissionDenied(
+          ErrorReason.GATEWAY_CREDENTIAL_REQUIRED,
           `${CALLER_HEADERS.ingressRegion} may only be asserted by a Railgate gateway (${CALLER_HEADERS.internalToken} or a client certificate)`,
         );
       }
@@ -128,27 +136,41 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
     const header = req.header.get("authorization");
     if (header === null) {
       if (access === "gateway" && viaGateway) return next(req);
-      throw unauthenticated("Missing API key: send authorization: Bearer <key>");
+      throw unauthenticated(
+        ErrorReason.API_KEY_MISSING,
+        "Missing API key: send authorization: Bearer <key>",
+      );
     }
     const secret = BEARER.exec(header)?.[1];
-    if (!secret) throw unauthenticated("Malformed authorization metadata: expected Bearer <key>");
+    if (!secret)
+      throw unauthenticated(
+        ErrorReason.API_KEY_MALFORMED,
+        "Malformed authorization metadata: expected Bearer <key>",
+      );
     const hash = hashSecret(secret);
     let principal = await options.principals.get(hash);
     if (!principal && (await options.recover?.(hash)))
       principal = await options.principals.get(hash);
-    if (!principal) throw unauthenticated("Invalid API key");
-    if (principal.key.disabled) throw unauthenticated("API key is disabled");
+    if (!principal) throw unauthenticated(ErrorReason.API_KEY_INVALID, "Invalid API key");
+    if (principal.key.disabled)
+      throw unauthenticated(ErrorReason.API_KEY_DISABLED, "API key is disabled");
     const kind = principal.key.kind;
     if ((access === "management" || access === "gateway") && kind !== KeyKind.MANAGEMENT) {
-      throw permissionDenied("This operation requires a management key");
+      throw permissionDenied(
+        ErrorReason.MANAGEMENT_KEY_REQUIRED,
+        "This operation requires a management key",
+      );
     }
     if (access === "standard" && kind !== KeyKind.STANDARD) {
-      throw permissionDenied("Management keys cannot call this endpoint: use a standard API key");
+      throw permissionDenied(
+        ErrorReason.STANDARD_KEY_REQUIRED,
+        "Management keys cannot call this endpoint: use a standard API key",
+      );
     }
     const refusal = regionRefusal(principal, region);
     if (refusal) {
       admissionRefusals.labels("region").inc();
-      throw permissionDenied(refusal);
+      throw permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal);
     }
     caller.principal = principal;
     return next(req);

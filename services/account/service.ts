@@ -75,7 +75,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   private async workspace(idOrSlug: string): Promise<Workspace> {
     const id = isUuid(idOrSlug) ? idOrSlug : await this.store.workspaceIdBySlug(idOrSlug);
     const ws = id ? await this.store.getWorkspace(id) : undefined;
-    if (!ws) throw notFound(`workspace ${quote(idOrSlug)} not found`);
+    if (!ws)
+      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(idOrSlug)} not found`);
     ws.isDefault = ws.id === (await this.store.defaultWorkspaceId());
     return ws;
   }
@@ -117,7 +118,10 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     });
     const created = await this.store.createWorkspace(ws);
     if (created === "slug-taken") {
-      throw alreadyExists(`slug ${quote(slug)} is already used by another workspace`);
+      throw alreadyExists(
+        ErrorReason.SLUG_TAKEN,
+        `slug ${quote(slug)} is already used by another workspace`,
+      );
     }
     if (isLimitReached(created)) {
       throw limitError(
@@ -168,9 +172,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     }
     ws.updatedAt = nowTimestamp();
     const result = await this.store.updateWorkspace(ws, previousSlug);
-    if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
+    if (result === "missing")
+      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(req.id)} not found`);
     if (result === "slug-taken")
-      throw alreadyExists(`slug ${quote(ws.slug)} is already used by another workspace`);
+      throw alreadyExists(
+        ErrorReason.SLUG_TAKEN,
+        `slug ${quote(ws.slug)} is already used by another workspace`,
+      );
     return { workspace: ws };
   }
 
@@ -183,7 +191,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   async deleteWorkspace(req: { id: string }) {
     const ws = await this.workspace(req.id);
     const result = await this.store.deleteWorkspace(ws.id);
-    if (result === "missing") throw notFound(`workspace ${quote(req.id)} not found`);
+    if (result === "missing")
+      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(req.id)} not found`);
     if (result !== "ok") {
       throw withReason(
         Code.FailedPrecondition,
@@ -238,7 +247,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const result = await this.store.createKey(scope, key);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(scope)} does not exist`);
-    if (result === "exists") throw alreadyExists("key collision, retry");
+    if (result === "exists") throw alreadyExists(ErrorReason.ID_COLLISION, "key collision, retry");
     if (isLimitReached(result)) {
       const where = scope === ORG_SCOPE ? "the organization" : `workspace ${scope}`;
       const what = scope === ORG_SCOPE ? "management keys" : "keys";
@@ -253,7 +262,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!isKeyHash(hash)) throw invalidArgument("hash must be 64 lowercase hex characters");
     const scope = await this.store.keyScope(hash);
     const key = scope === undefined ? undefined : await this.store.getKey(scope, hash);
-    if (scope === undefined || !key) throw notFound(`key ${quote(hash)} not found`);
+    if (scope === undefined || !key)
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(hash)} not found`);
     return { scope, key };
   }
 
@@ -306,14 +316,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       }
     }
     key.updatedAt = nowTimestamp();
-    if (!(await this.store.putKey(scope, key))) throw notFound(`key ${quote(req.hash)} not found`);
+    if (!(await this.store.putKey(scope, key)))
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
     return { key, usage: await readKeyUsage(this.store, key) };
   }
 
   async deleteKey(req: { hash: string }) {
     const { scope } = await this.findKey(req.hash);
     if (!(await this.store.deleteKey(scope, req.hash)))
-      throw notFound(`key ${quote(req.hash)} not found`);
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
     return { deleted: true };
   }
 

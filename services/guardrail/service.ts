@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type Guardrail,
   type GuardrailInput,
@@ -56,14 +57,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   /** The workspace of an existing (or default) guardrail, or 404. */
   private async workspaceOf(id: string): Promise<string> {
     const ws = await this.store.guardrailWorkspace(id);
-    if (!ws) throw notFound(`guardrail ${quote(id)} not found`);
+    if (!ws) throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
     return ws;
   }
 
   private async load(id: string): Promise<Guardrail> {
     const ws = await this.workspaceOf(id);
     const found = await this.store.getGuardrail(ws, id);
-    if (!found) throw notFound(`guardrail ${quote(id)} not found`);
+    if (!found) throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
     return found.value;
   }
 
@@ -76,7 +77,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const result = await this.store.createGuardrail(guardrail);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
-    if (result === "exists") throw conflict("guardrail id collision, retry");
+    if (result === "exists")
+      throw conflict(ErrorReason.ID_COLLISION, "guardrail id collision, retry");
     if (isLimitReached(result)) {
       throw limitError(
         `workspace ${workspaceId} already has ${result.count} guardrails (the maximum is ${result.limit}): delete one first`,
@@ -132,7 +134,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const now = nowTimestamp();
       const found = await this.store.getGuardrail(ws, req.id);
-      if (!found && !isDefault) throw notFound(`guardrail ${quote(req.id)} not found`);
+      if (!found && !isDefault)
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
       const current =
         found?.value ??
         // Materializing the workspace default: it starts from an empty policy.
@@ -155,16 +158,20 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         read: current,
         materialize: isDefault,
       });
-      if (result === "missing") throw notFound(`guardrail ${quote(req.id)} not found`);
+      if (result === "missing")
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
       if (result !== "conflict") return { guardrail: result.value };
     }
-    throw conflict("guardrail is being updated concurrently, retry later");
+    throw conflict(
+      ErrorReason.UPDATE_CONFLICT,
+      "guardrail is being updated concurrently, retry later",
+    );
   }
 
   async deleteGuardrail(req: { id: string }) {
     const ws = await this.workspaceOf(req.id);
     if (!(await this.store.deleteGuardrail(ws, req.id)))
-      throw notFound(`guardrail ${quote(req.id)} not found`);
+      throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
     return { deleted: true };
   }
 
@@ -194,7 +201,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       createdAtMs,
     }));
     const result = await this.store.assign(kind, records);
-    if (result === "missing") throw notFound(`guardrail ${quote(guardrailId)} not found`);
+    if (result === "missing")
+      throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(guardrailId)} not found`);
     if (isLimitReached(result)) {
       const what = kind === "key" ? "key assignments" : "member assignments";
       throw limitError(
@@ -277,7 +285,10 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async getWorkspaceDefault(req: { workspaceId: string }) {
     if (!(await this.store.getWorkspace(req.workspaceId))) {
-      throw notFound(`workspace ${quote(req.workspaceId)} not found`);
+      throw notFound(
+        ErrorReason.WORKSPACE_NOT_FOUND,
+        `workspace ${quote(req.workspaceId)} not found`,
+      );
     }
     const id = defaultGuardrailId(req.workspaceId);
     const found = await this.store.getGuardrail(req.workspaceId, id);
@@ -286,7 +297,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async resolveEffectivePolicy(req: { keyHash: string }) {
     const gov = await this.store.loadGovernance(req.keyHash);
-    if (!gov) throw notFound(`key ${quote(req.keyHash)} not found`);
+    if (!gov) throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.keyHash)} not found`);
     const sources: [string, Guardrail | undefined][] = [
       ["key", gov.keyGuardrail],
       ["member", gov.memberGuardrail],

@@ -73,7 +73,7 @@ function checkVoice(
 export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): SpeechPlan {
   if (!req.model) throw invalidArgument("model is required");
   const model = catalog.find(req.model);
-  if (!model) throw notFound(`Model ${quote(req.model)} not found`);
+  if (!model) throw notFound(ErrorReason.MODEL_NOT_FOUND, `Model ${quote(req.model)} not found`);
   const endpoints = model.endpoints;
 
   checkInstructions("instructions", req.instructions);

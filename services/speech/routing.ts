@@ -1,3 +1,4 @@
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { notFound } from "../../platform/errors.js";
 import type { CatalogEndpoint } from "./catalog/types.js";
 import type { SpeechPlan } from "./request.js";
@@ -63,7 +64,10 @@ export function routeEndpoints(
     return !why;
   });
   if (capable.length === 0) {
-    throw notFound("No endpoints available matching the request's requirements");
+    throw notFound(
+      ErrorReason.NO_CAPABLE_ENDPOINT,
+      "No endpoints available matching the request's requirements",
+    );
   }
   const allowed = capable.filter((e) => {
     const why = firstReason([...DATA_POLICY_RULES, ...policyRules], e, plan);
@@ -71,7 +75,10 @@ export function routeEndpoints(
     return !why;
   });
   if (allowed.length === 0) {
-    throw notFound("No endpoints available matching your guardrail restrictions and data policy");
+    throw notFound(
+      ErrorReason.NO_ALLOWED_ENDPOINT,
+      "No endpoints available matching your guardrail restrictions and data policy",
+    );
   }
   return { endpoints: allowed, excluded };
 }

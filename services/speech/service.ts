@@ -197,7 +197,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     const refusal = modelRefusal(principal.policy, validated.model);
     if (refusal) {
       admissionRefusals.labels("model").inc();
-      throw permissionDenied(refusal);
+      throw permissionDenied(refusal.reason, refusal.message);
     }
     const filtered = await filterText(
       principal.filters,
@@ -379,7 +379,11 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     // Records are read with a standard key of the workspace that made them.
     const { principal } = callerOf(ctx);
     const generation = await this.generations.get(principal.scope, req.id);
-    if (!generation) throw notFound(`generation ${req.id.slice(0, 80)} not found`);
+    if (!generation)
+      throw notFound(
+        ErrorReason.GENERATION_NOT_FOUND,
+        `generation ${req.id.slice(0, 80)} not found`,
+      );
     return { generation };
   }
 
@@ -387,7 +391,8 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     if (!isKeyHash(req.keyHash))
       throw invalidArgument("key_hash must be 64 lowercase hex characters");
     const principal = await this.deps.governance.get(req.keyHash);
-    if (!principal) throw notFound(`key ${quote(req.keyHash)} not found`);
+    if (!principal)
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.keyHash)} not found`);
     return explain(this.deps.store, this.deps.catalog, principal, req.model, req.region);
   }
 }

@@ -20,6 +20,7 @@ describe("gRPC services: typed error reasons in grpc-status-details-bin (plain @
   let redis: ThrowawayRedis;
   let system: RunningSystem;
   let accounts: PlainClient;
+  let guardrails: PlainClient;
   let speech: PlainClient;
   const admin = () => metadata({ key: MANAGEMENT_KEY });
 
@@ -40,16 +41,41 @@ describe("gRPC services: typed error reasons in grpc-status-details-bin (plain @
     return res.secret;
   }
 
+  /** A standard key in a new workspace, governed by a guardrail made of `policy`. */
+  async function governedKey(name: string, policy: Record<string, unknown>): Promise<string> {
+    const ws = await workspace(name);
+    const res = (await unary(
+      accounts,
+      "CreateKey",
+      { name, kind: "KEY_KIND_STANDARD", workspace_id: ws },
+      admin(),
+    )) as { secret: string; key: { hash: string } };
+    const g = (await unary(
+      guardrails,
+      "CreateGuardrail",
+      { guardrail: { name, workspace_id: ws, ...policy } },
+      admin(),
+    )) as { guardrail: { id: string } };
+    await unary(
+      guardrails,
+      "AssignKeys",
+      { guardrail_id: g.guardrail.id, key_hashes: [res.key.hash] },
+      admin(),
+    );
+    return res.secret;
+  }
+
   before(async () => {
     redis = await startRedis();
     // These calls speak through the embedded engine (the kit starts systems without it).
     system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     accounts = plainClient("account", system.guardrailGrpcPort);
+    guardrails = plainClient("guardrail", system.guardrailGrpcPort);
     speech = plainClient("speech", system.speechGrpcPort);
   });
 
   after(async () => {
-    for (const c of [accounts, speech]) c?.close();
+    for (const c of [accounts, guardrails, speech]) c?.close();
     await system?.close();
     await redis?.stop();
   });
@@ -96,11 +122,69 @@ describe("gRPC services: typed error reasons in grpc-status-details-bin (plain @
     expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_WORKSPACE_HAS_ENABLED_KEYS");
   });
 
-  it("an error the code says all about gives no reason", async () => {
+  it("a region the guardrail leaves out: PERMISSION_DENIED with reason REGION_NOT_ALLOWED", async () => {
+    // A direct caller is in its listener's region, global here.
+    const secret = await governedKey("europe only", {
+      allowed_data_regions: { values: ["REGION_EUROPE"] },
+    });
+    const err = await refusal(serverStream(speech, "Synthesize", SPEAK, metadata({ key: secret })));
+    expect(err.code).to.equal(grpc.status.PERMISSION_DENIED);
+    expect(errorInfoOf(err)).to.deep.equal({ reason: "ERROR_REASON_REGION_NOT_ALLOWED" });
+  });
+
+  it("a content filter block: PERMISSION_DENIED with reason CONTENT_BLOCKED", async () => {
+    const secret = await governedKey("no secrets", {
+      content_filters: {
+        values: [{ pattern: "secret", action: "FILTER_ACTION_BLOCK", label: "Secrets" }],
+      },
+    });
+    const text = "a secret word";
+    const err = await refusal(
+      serverStream(speech, "Synthesize", { ...SPEAK, text }, metadata({ key: secret })),
+    );
+    expect(err.code).to.equal(grpc.status.PERMISSION_DENIED);
+    expect(err.details).to.match(/^Request blocked by content filter/);
+    expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_CONTENT_BLOCKED");
+  });
+
+  it("a model outside allowed_models: PERMISSION_DENIED with reason MODEL_NOT_ALLOWED", async () => {
+    const secret = await governedKey("other model only", {
+      allowed_models: { values: ["openai/gpt-4o-mini-tts"] },
+    });
+    const err = await refusal(serverStream(speech, "Synthesize", SPEAK, metadata({ key: secret })));
+    expect(err.code).to.equal(grpc.status.PERMISSION_DENIED);
+    expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_MODEL_NOT_ALLOWED");
+  });
+
+  it("a key nobody issued: UNAUTHENTICATED with reason API_KEY_INVALID", async () => {
+    const err = await refusal(
+      serverStream(speech, "Synthesize", SPEAK, metadata({ key: "sk-rg-v1-not-a-key" })),
+    );
+    expect(err.code).to.equal(grpc.status.UNAUTHENTICATED);
+    expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_API_KEY_INVALID");
+  });
+
+  it("a standard key on a management RPC: PERMISSION_DENIED with reason MANAGEMENT_KEY_REQUIRED", async () => {
+    const secret = await key(await workspace("not an admin"));
+    const err = await refusal(
+      unary(accounts, "CreateWorkspace", { name: "x" }, metadata({ key: secret })),
+    );
+    expect(err.code).to.equal(grpc.status.PERMISSION_DENIED);
+    expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_MANAGEMENT_KEY_REQUIRED");
+  });
+
+  it("a resource that does not exist: NOT_FOUND with the resource's reason", async () => {
     const err = await refusal(
       unary(accounts, "GetWorkspace", { id: "no-such-workspace" }, admin()),
     );
     expect(err.code).to.equal(grpc.status.NOT_FOUND);
+    expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_WORKSPACE_NOT_FOUND");
+  });
+
+  it("plain input validation gives no reason: the code and the field named say it all", async () => {
+    const err = await refusal(unary(accounts, "CreateWorkspace", { name: "  " }, admin()));
+    expect(err.code).to.equal(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).to.match(/^name must be/);
     expect(errorInfoOf(err)).to.equal(undefined);
   });
 });

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { expect } from "chai";
-import { errorStatusOf, STATUS_BY_REASON } from "../../../gateway/error-status.js";
+import { errorStatusOf, STATUS_BY_CODE, STATUS_BY_REASON } from "../../../gateway/error-status.js";
 import { errorReply } from "../../../gateway/http-error.js";
 import { ErrorReason, ErrorReasonSchema } from "../../../gen/railgate/common/v1/error_info_pb.js";
 import { withReason } from "../../../platform/errors.js";
@@ -48,6 +48,90 @@ describe("gateway: error reason -> HTTP status table", () => {
         status,
       );
     }
+  });
+
+  it("keeps the status the code gave for every refusal that now names its reason", () => {
+    // The code each reason is raised with, and the status the spec gives that refusal.
+    const cases: [Code, ErrorReason, number][] = [
+      [Code.Unauthenticated, ErrorReason.API_KEY_MISSING, 401],
+      [Code.Unauthenticated, ErrorReason.API_KEY_MALFORMED, 401],
+      [Code.Unauthenticated, ErrorReason.API_KEY_INVALID, 401],
+      [Code.Unauthenticated, ErrorReason.API_KEY_DISABLED, 401],
+      [Code.PermissionDenied, ErrorReason.MANAGEMENT_KEY_REQUIRED, 403],
+      [Code.PermissionDenied, ErrorReason.STANDARD_KEY_REQUIRED, 403],
+      [Code.Unauthenticated, ErrorReason.GATEWAY_TOKEN_INVALID, 401],
+      [Code.PermissionDenied, ErrorReason.GATEWAY_CREDENTIAL_REQUIRED, 403],
+      [Code.PermissionDenied, ErrorReason.REGION_NOT_ALLOWED, 403],
+      [Code.PermissionDenied, ErrorReason.MODEL_NOT_ALLOWED, 403],
+      [Code.PermissionDenied, ErrorReason.MODEL_IGNORED, 403],
+      [Code.PermissionDenied, ErrorReason.CONTENT_BLOCKED, 403],
+      [Code.PermissionDenied, ErrorReason.PROMPT_INJECTION_BLOCKED, 403],
+      [Code.NotFound, ErrorReason.NO_ALLOWED_ENDPOINT, 404],
+      [Code.NotFound, ErrorReason.NO_CAPABLE_ENDPOINT, 404],
+      [Code.NotFound, ErrorReason.WORKSPACE_NOT_FOUND, 404],
+      [Code.NotFound, ErrorReason.KEY_NOT_FOUND, 404],
+      [Code.NotFound, ErrorReason.GUARDRAIL_NOT_FOUND, 404],
+      [Code.NotFound, ErrorReason.MODEL_NOT_FOUND, 404],
+      [Code.NotFound, ErrorReason.GENERATION_NOT_FOUND, 404],
+      [Code.Aborted, ErrorReason.UPDATE_CONFLICT, 409],
+      [Code.Aborted, ErrorReason.ID_COLLISION, 409],
+      [Code.AlreadyExists, ErrorReason.ID_COLLISION, 409],
+      [Code.AlreadyExists, ErrorReason.SLUG_TAKEN, 409],
+    ];
+    for (const [code, reason, status] of cases) {
+      const err = withReason(code, reason, "refused");
+      expect(STATUS_BY_CODE[code], `${Code[code]} without a reason`).to.equal(status);
+      expect(errorStatusOf(err).status, ErrorReason[reason]).to.equal(status);
+      expect(errorStatusOf(overGrpc(err)).status, `${ErrorReason[reason]} over gRPC`).to.equal(
+        status,
+      );
+    }
+  });
+
+  it("is tested for every reason of the proto, by one of the two case lists above", () => {
+    // The reasons those two tests name; a reason added to the proto must join one of them.
+    const tested = new Set([
+      ErrorReason.INSUFFICIENT_CREDITS,
+      ErrorReason.PAYLOAD_TOO_LARGE,
+      ErrorReason.RATE_LIMITED,
+      ErrorReason.KEY_LIMIT_EXCEEDED,
+      ErrorReason.BUDGET_EXCEEDED,
+      ErrorReason.COUNT_LIMIT_REACHED,
+      ErrorReason.WORKSPACE_HAS_ENABLED_KEYS,
+      ErrorReason.STORE_UNAVAILABLE,
+      ErrorReason.UPSTREAM_ERROR,
+      ErrorReason.UPSTREAM_UNREACHABLE,
+      ErrorReason.UPSTREAM_UNAVAILABLE,
+      ErrorReason.UPSTREAM_TIMEOUT,
+      ErrorReason.UPSTREAM_OVERLOADED,
+      ErrorReason.API_KEY_MISSING,
+      ErrorReason.API_KEY_MALFORMED,
+      ErrorReason.API_KEY_INVALID,
+      ErrorReason.API_KEY_DISABLED,
+      ErrorReason.MANAGEMENT_KEY_REQUIRED,
+      ErrorReason.STANDARD_KEY_REQUIRED,
+      ErrorReason.GATEWAY_TOKEN_INVALID,
+      ErrorReason.GATEWAY_CREDENTIAL_REQUIRED,
+      ErrorReason.REGION_NOT_ALLOWED,
+      ErrorReason.MODEL_NOT_ALLOWED,
+      ErrorReason.MODEL_IGNORED,
+      ErrorReason.CONTENT_BLOCKED,
+      ErrorReason.PROMPT_INJECTION_BLOCKED,
+      ErrorReason.NO_ALLOWED_ENDPOINT,
+      ErrorReason.NO_CAPABLE_ENDPOINT,
+      ErrorReason.WORKSPACE_NOT_FOUND,
+      ErrorReason.KEY_NOT_FOUND,
+      ErrorReason.GUARDRAIL_NOT_FOUND,
+      ErrorReason.MODEL_NOT_FOUND,
+      ErrorReason.GENERATION_NOT_FOUND,
+      ErrorReason.UPDATE_CONFLICT,
+      ErrorReason.ID_COLLISION,
+      ErrorReason.SLUG_TAKEN,
+    ]);
+    const untested = ErrorReasonSchema.values
+      .filter((v) => v.number !== ErrorReason.UNSPECIFIED && !tested.has(v.number))
+      .map((v) => v.name);
+    expect(untested).to.deep.equal([]);
   });
 
   it("falls back to the gRPC code without a reason, or with one this build does not know", () => {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/common/v1/error_info.proto.
  */
 export const file_railgate_common_v1_error_info: GenFile = /*@__PURE__*/
-  fileDesc("CiNyYWlsZ2F0ZS9jb21tb24vdjEvZXJyb3JfaW5mby5wcm90bxIScmFpbGdhdGUuY29tbW9uLnYxInYKCUVycm9ySW5mbxIvCgZyZWFzb24YASABKA4yHy5yYWlsZ2F0ZS5jb21tb24udjEuRXJyb3JSZWFzb24SIAoTcmV0cnlfYWZ0ZXJfc2Vjb25kcxgCIAEoDUgAiAEBQhYKFF9yZXRyeV9hZnRlcl9zZWNvbmRzKosECgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIlCiFFUlJPUl9SRUFTT05fSU5TVUZGSUNJRU5UX0NSRURJVFMQARIiCh5FUlJPUl9SRUFTT05fUEFZTE9BRF9UT09fTEFSR0UQAhIdChlFUlJPUl9SRUFTT05fUkFURV9MSU1JVEVEEAMSIwofRVJST1JfUkVBU09OX0tFWV9MSU1JVF9FWENFRURFRBAEEiAKHEVSUk9SX1JFQVNPTl9CVURHRVRfRVhDRUVERUQQBRIkCiBFUlJPUl9SRUFTT05fQ09VTlRfTElNSVRfUkVBQ0hFRBAGEisKJ0VSUk9SX1JFQVNPTl9XT1JLU1BBQ0VfSEFTX0VOQUJMRURfS0VZUxAHEiIKHkVSUk9SX1JFQVNPTl9TVE9SRV9VTkFWQUlMQUJMRRAIEh8KG0VSUk9SX1JFQVNPTl9VUFNUUkVBTV9FUlJPUhAJEiUKIUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9VTlJFQUNIQUJMRRAKEiUKIUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9VTkFWQUlMQUJMRRALEiEKHUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9USU1FT1VUEAwSJAogRVJST1JfUkVBU09OX1VQU1RSRUFNX09WRVJMT0FERUQQDWIGcHJvdG8z");
+  fileDesc("CiNyYWlsZ2F0ZS9jb21tb24vdjEvZXJyb3JfaW5mby5wcm90bxIScmFpbGdhdGUuY29tbW9uLnYxInYKCUVycm9ySW5mbxIvCgZyZWFzb24YASABKA4yHy5yYWlsZ2F0ZS5jb21tb24udjEuRXJyb3JSZWFzb24SIAoTcmV0cnlfYWZ0ZXJfc2Vjb25kcxgCIAEoDUgAiAEBQhYKFF9yZXRyeV9hZnRlcl9zZWNvbmRzKtMKCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIlCiFFUlJPUl9SRUFTT05fSU5TVUZGSUNJRU5UX0NSRURJVFMQARIiCh5FUlJPUl9SRUFTT05fUEFZTE9BRF9UT09fTEFSR0UQAhIdChlFUlJPUl9SRUFTT05fUkFURV9MSU1JVEVEEAMSIwofRVJST1JfUkVBU09OX0tFWV9MSU1JVF9FWENFRURFRBAEEiAKHEVSUk9SX1JFQVNPTl9CVURHRVRfRVhDRUVERUQQBRIkCiBFUlJPUl9SRUFTT05fQ09VTlRfTElNSVRfUkVBQ0hFRBAGEisKJ0VSUk9SX1JFQVNPTl9XT1JLU1BBQ0VfSEFTX0VOQUJMRURfS0VZUxAHEiIKHkVSUk9SX1JFQVNPTl9TVE9SRV9VTkFWQUlMQUJMRRAIEh8KG0VSUk9SX1JFQVNPTl9VUFNUUkVBTV9FUlJPUhAJEiUKIUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9VTlJFQUNIQUJMRRAKEiUKIUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9VTkFWQUlMQUJMRRALEiEKHUVSUk9SX1JFQVNPTl9VUFNUUkVBTV9USU1FT1VUEAwSJAogRVJST1JfUkVBU09OX1VQU1RSRUFNX09WRVJMT0FERUQQDRIgChxFUlJPUl9SRUFTT05fQVBJX0tFWV9NSVNTSU5HEA4SIgoeRVJST1JfUkVBU09OX0FQSV9LRVlfTUFMRk9STUVEEA8SIAocRVJST1JfUkVBU09OX0FQSV9LRVlfSU5WQUxJRBAQEiEKHUVSUk9SX1JFQVNPTl9BUElfS0VZX0RJU0FCTEVEEBESKAokRVJST1JfUkVBU09OX01BTkFHRU1FTlRfS0VZX1JFUVVJUkVEEBISJgoiRVJST1JfUkVBU09OX1NUQU5EQVJEX0tFWV9SRVFVSVJFRBATEiYKIkVSUk9SX1JFQVNPTl9HQVRFV0FZX1RPS0VOX0lOVkFMSUQQFBIsCihFUlJPUl9SRUFTT05fR0FURVdBWV9DUkVERU5USUFMX1JFUVVJUkVEEBUSIwofRVJST1JfUkVBU09OX1JFR0lPTl9OT1RfQUxMT1dFRBAWEiIKHkVSUk9SX1JFQVNPTl9NT0RFTF9OT1RfQUxMT1dFRBAXEh4KGkVSUk9SX1JFQVNPTl9NT0RFTF9JR05PUkVEEBgSIAocRVJST1JfUkVBU09OX0NPTlRFTlRfQkxPQ0tFRBAZEikKJUVSUk9SX1JFQVNPTl9QUk9NUFRfSU5KRUNUSU9OX0JMT0NLRUQQGhIkCiBFUlJPUl9SRUFTT05fTk9fQUxMT1dFRF9FTkRQT0lOVBAbEiQKIEVSUk9SX1JFQVNPTl9OT19DQVBBQkxFX0VORFBPSU5UEBwSJAogRVJST1JfUkVBU09OX1dPUktTUEFDRV9OT1RfRk9VTkQQHRIeChpFUlJPUl9SRUFTT05fS0VZX05PVF9GT1VORBAeEiQKIEVSUk9SX1JFQVNPTl9HVUFSRFJBSUxfTk9UX0ZPVU5EEB8SIAocRVJST1JfUkVBU09OX01PREVMX05PVF9GT1VORBAgEiUKIUVSUk9SX1JFQVNPTl9HRU5FUkFUSU9OX05PVF9GT1VORBAhEiAKHEVSUk9SX1JFQVNPTl9VUERBVEVfQ09ORkxJQ1QQIhIdChlFUlJPUl9SRUFTT05fSURfQ09MTElTSU9OECMSGwoXRVJST1JfUkVBU09OX1NMVUdfVEFLRU4QJGIGcHJvdG8z");
 
 /**
  * The typed reason of an error, attached as an error detail (gRPC status
@@ -43,7 +43,10 @@ export const ErrorInfoSchema: GenMessage<ErrorInfo> = /*@__PURE__*/
 /**
  * Why a call failed, finer than its gRPC code: the spec's HTTP statuses that
  * no gRPC code expresses (402, 413, 524, 529, a 409 that is not a retry) and
- * refusals a caller may want to tell apart (a key's limit vs a budget). Each
+ * refusals a caller may want to tell apart (a key's limit vs a budget, a
+ * region vs a model vs a content filter, which resource was not found). Every
+ * refusal carries one; plain input validation (INVALID_ARGUMENT naming the
+ * field) carries none, as the code says all of it. Each
  * reason is the service's word on what happened; the gateway alone decides
  * which HTTP status it becomes (one table, gateway/error-status.ts).
  *
@@ -147,6 +150,168 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_UPSTREAM_OVERLOADED = 13;
    */
   UPSTREAM_OVERLOADED = 13,
+
+  /**
+   * The call sent no API key (HTTP 401).
+   *
+   * @generated from enum value: ERROR_REASON_API_KEY_MISSING = 14;
+   */
+  API_KEY_MISSING = 14,
+
+  /**
+   * The authorization metadata is not "Bearer <key>" (HTTP 401).
+   *
+   * @generated from enum value: ERROR_REASON_API_KEY_MALFORMED = 15;
+   */
+  API_KEY_MALFORMED = 15,
+
+  /**
+   * No key with this secret exists (HTTP 401).
+   *
+   * @generated from enum value: ERROR_REASON_API_KEY_INVALID = 16;
+   */
+  API_KEY_INVALID = 16,
+
+  /**
+   * The key exists but is disabled (HTTP 401).
+   *
+   * @generated from enum value: ERROR_REASON_API_KEY_DISABLED = 17;
+   */
+  API_KEY_DISABLED = 17,
+
+  /**
+   * The method needs a management key and the caller used a standard one (HTTP 403).
+   *
+   * @generated from enum value: ERROR_REASON_MANAGEMENT_KEY_REQUIRED = 18;
+   */
+  MANAGEMENT_KEY_REQUIRED = 18,
+
+  /**
+   * The method needs a standard key and the caller used a management one (HTTP 403).
+   *
+   * @generated from enum value: ERROR_REASON_STANDARD_KEY_REQUIRED = 19;
+   */
+  STANDARD_KEY_REQUIRED = 19,
+
+  /**
+   * The service credential (x-railgate-internal-token) presented is wrong (HTTP 401).
+   *
+   * @generated from enum value: ERROR_REASON_GATEWAY_TOKEN_INVALID = 20;
+   */
+  GATEWAY_TOKEN_INVALID = 20,
+
+  /**
+   * Only a Railgate gateway may assert the ingress region, and the caller proved none (HTTP 403).
+   *
+   * @generated from enum value: ERROR_REASON_GATEWAY_CREDENTIAL_REQUIRED = 21;
+   */
+  GATEWAY_CREDENTIAL_REQUIRED = 21,
+
+  /**
+   * The call arrived through a region the governing guardrails' allowed_data_regions leave out.
+   *
+   * @generated from enum value: ERROR_REASON_REGION_NOT_ALLOWED = 22;
+   */
+  REGION_NOT_ALLOWED = 22,
+
+  /**
+   * The model is not in a governing guardrail's allowed_models.
+   *
+   * @generated from enum value: ERROR_REASON_MODEL_NOT_ALLOWED = 23;
+   */
+  MODEL_NOT_ALLOWED = 23,
+
+  /**
+   * The model is in a governing guardrail's ignored_models.
+   *
+   * @generated from enum value: ERROR_REASON_MODEL_IGNORED = 24;
+   */
+  MODEL_IGNORED = 24,
+
+  /**
+   * A content filter rule with action block matched the text.
+   *
+   * @generated from enum value: ERROR_REASON_CONTENT_BLOCKED = 25;
+   */
+  CONTENT_BLOCKED = 25,
+
+  /**
+   * The prompt injection filter matched; error metadata names the patterns.
+   *
+   * @generated from enum value: ERROR_REASON_PROMPT_INJECTION_BLOCKED = 26;
+   */
+  PROMPT_INJECTION_BLOCKED = 26,
+
+  /**
+   * The model has endpoints that can serve the request, but the guardrails' provider
+   * lists and data policy, or the request's own data policy, exclude them all (HTTP 404).
+   *
+   * @generated from enum value: ERROR_REASON_NO_ALLOWED_ENDPOINT = 27;
+   */
+  NO_ALLOWED_ENDPOINT = 27,
+
+  /**
+   * No endpoint of the model can serve the request as asked, whatever the policy (HTTP 404).
+   *
+   * @generated from enum value: ERROR_REASON_NO_CAPABLE_ENDPOINT = 28;
+   */
+  NO_CAPABLE_ENDPOINT = 28,
+
+  /**
+   * No workspace with this id or slug.
+   *
+   * @generated from enum value: ERROR_REASON_WORKSPACE_NOT_FOUND = 29;
+   */
+  WORKSPACE_NOT_FOUND = 29,
+
+  /**
+   * No key with this hash (in the scope the call may see).
+   *
+   * @generated from enum value: ERROR_REASON_KEY_NOT_FOUND = 30;
+   */
+  KEY_NOT_FOUND = 30,
+
+  /**
+   * No guardrail with this id.
+   *
+   * @generated from enum value: ERROR_REASON_GUARDRAIL_NOT_FOUND = 31;
+   */
+  GUARDRAIL_NOT_FOUND = 31,
+
+  /**
+   * No model with this id or alias in the catalog.
+   *
+   * @generated from enum value: ERROR_REASON_MODEL_NOT_FOUND = 32;
+   */
+  MODEL_NOT_FOUND = 32,
+
+  /**
+   * No generation with this id.
+   *
+   * @generated from enum value: ERROR_REASON_GENERATION_NOT_FOUND = 33;
+   */
+  GENERATION_NOT_FOUND = 33,
+
+  /**
+   * Concurrent updates of the same guardrail fields kept colliding; retry later.
+   *
+   * @generated from enum value: ERROR_REASON_UPDATE_CONFLICT = 34;
+   */
+  UPDATE_CONFLICT = 34,
+
+  /**
+   * A freshly drawn id was already taken; retry.
+   *
+   * @generated from enum value: ERROR_REASON_ID_COLLISION = 35;
+   */
+  ID_COLLISION = 35,
+
+  /**
+   * The workspace slug is already used by another workspace (HTTP 409): pick another.
+   *
+   * @generated from enum value: ERROR_REASON_SLUG_TAKEN = 36;
+   */
+  SLUG_TAKEN = 36,
 }
 
 /**
