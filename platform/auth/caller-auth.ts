@@ -44,11 +44,6 @@ export function callerOf(ctx: HandlerContext): Caller & { principal: Principal }
   return caller as Caller & { principal: Principal };
 }
 
-/** The caller of any RPC (its region is always known). */
-export function callerRegion(ctx: HandlerContext): RegionName | undefined {
-  return ctx.values.get(callerContextKey)?.region;
-}
-
 /** Resolves a key hash to the key and its effective policy (cached, invalidated on change). */
 export interface PrincipalSource {
   get(keyHash: string): Promise<Principal | undefined>;
