@@ -1,10 +1,11 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Cluster } from "ioredis";
 import { freePort } from "./free-port.js";
+import { spawnRedis } from "./redis-server.js";
 
 const run = promisify(execFile);
 
@@ -18,27 +19,14 @@ export interface ThrowawayCluster {
 export async function startRedisCluster(): Promise<ThrowawayCluster> {
   const dir = mkdtempSync(join(tmpdir(), "railgate-cluster-"));
   const ports = [await freePort(), await freePort(), await freePort()];
-  const procs: ChildProcess[] = ports.map((port) =>
-    spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
+  const procs = ports.map(
+    (port) =>
+      spawnRedis(port, dir, [
         "--cluster-enabled",
         "yes",
         "--cluster-config-file",
         `nodes-${port}.conf`,
-        "--dir",
-        dir,
-      ],
-      { stdio: "ignore" },
-    ),
+      ]).process,
   );
   const nodes = ports.map((p) => `127.0.0.1:${p}`);
   for (const port of ports) {

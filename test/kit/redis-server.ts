@@ -20,7 +20,8 @@ export interface ThrowawayRedis {
   restart(): Promise<void>;
 }
 
-function spawnRedis(port: number, dir: string): Child {
+/** A loopback redis-server without persistence in `dir`; `extra` adds options (cluster mode). */
+export function spawnRedis(port: number, dir: string, extra: string[] = []): Child {
   // Tracked by processes.ts: a run that dies or is interrupted still kills it.
   return spawnChild(
     "redis-server",
@@ -35,6 +36,7 @@ function spawnRedis(port: number, dir: string): Child {
       "no",
       "--dir",
       dir,
+      ...extra,
     ],
     process.env,
   );

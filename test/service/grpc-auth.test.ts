@@ -1,9 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { type GuardrailServer, startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
-import type { Store } from "../../store/types.js";
 import {
   metadata,
   type PlainClient,
@@ -12,6 +10,7 @@ import {
   statusOf,
   unary,
 } from "../kit/grpc-plain.js";
+import { usePlainGuardrailServer } from "../kit/plain-guardrail-server.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
@@ -282,34 +281,22 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
 
 describe("gRPC services: a listener told its region (RAILGATE_GRPC_REGION)", () => {
   let redis: ThrowawayRedis;
-  let store: Store;
-  let server: GuardrailServer;
-  let accounts: PlainClient;
-  let guardrails: PlainClient;
-
-  before(async () => {
-    redis = await startRedis();
-    store = new RedisStore(redis.client(), "rg");
-    server = await startGuardrailServer(store, 0, "127.0.0.1", {
-      managementKey: MANAGEMENT_KEY,
-      listenerRegion: "europe",
-    });
-    accounts = plainClient("account", server.port);
-    guardrails = plainClient("guardrail", server.port);
-  });
-
+  const h = usePlainGuardrailServer(
+    async () => {
+      redis = await startRedis();
+      return new RedisStore(redis.client(), "rg");
+    },
+    { listenerRegion: "europe" },
+  );
+  // After the server's own after-hook (mocha runs them in order): the store has closed.
   after(async () => {
-    accounts?.close();
-    guardrails?.close();
-    await server?.close();
-    await store?.close();
     await redis?.stop();
   });
 
   it("admits a europe-only key that calls it directly, and no longer once its guardrail says us", async () => {
     const admin = metadata({ key: MANAGEMENT_KEY });
     const created = (await unary(
-      accounts,
+      h.accounts,
       "CreateKey",
       { name: "eu", kind: "KEY_KIND_STANDARD" },
       admin,
@@ -318,22 +305,22 @@ describe("gRPC services: a listener told its region (RAILGATE_GRPC_REGION)", () 
       secret: string;
     };
     const g = (await unary(
-      guardrails,
+      h.guardrails,
       "CreateGuardrail",
       { guardrail: { name: "EU", allowed_data_regions: { values: ["REGION_EUROPE"] } } },
       admin,
     )) as { guardrail: { id: string } };
     await unary(
-      guardrails,
+      h.guardrails,
       "AssignKeys",
       { guardrail_id: g.guardrail.id, key_hashes: [created.key.hash] },
       admin,
     );
-    const me = await unary(accounts, "Authenticate", {}, metadata({ key: created.secret }));
+    const me = await unary(h.accounts, "Authenticate", {}, metadata({ key: created.secret }));
     expect((me.key as { hash: string }).hash).to.equal(created.key.hash);
 
     await unary(
-      guardrails,
+      h.guardrails,
       "UpdateGuardrail",
       {
         id: g.guardrail.id,
@@ -345,7 +332,7 @@ describe("gRPC services: a listener told its region (RAILGATE_GRPC_REGION)", () 
     let code = grpc.status.OK;
     for (let i = 0; i < 50 && code === grpc.status.OK; i++) {
       code = (
-        await statusOf(unary(accounts, "Authenticate", {}, metadata({ key: created.secret })))
+        await statusOf(unary(h.accounts, "Authenticate", {}, metadata({ key: created.secret })))
       ).code;
       if (code === grpc.status.OK) await new Promise((r) => setTimeout(r, 20));
     }

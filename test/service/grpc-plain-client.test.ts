@@ -1,11 +1,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
-import { startGuardrailServer } from "../../services/guardrail/server.js";
-import { MemoryStore } from "../../store/memory-store.js";
-import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";
-import { metadata, type PlainClient, plainClient, unary } from "../kit/grpc-plain.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { metadata, type PlainClient, unary } from "../kit/grpc-plain.js";
+import { onBothStores, usePlainGuardrailServer } from "../kit/plain-guardrail-server.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
 
 /**
@@ -15,31 +12,14 @@ import { MANAGEMENT_KEY } from "../kit/system.js";
  */
 function suite(name: string, openStore: () => Promise<Store>) {
   describe(`GuardrailService over plain @grpc/grpc-js (${name} store)`, () => {
-    let server: Awaited<ReturnType<typeof startGuardrailServer>>;
-    let store: Store;
-    let guardrails: PlainClient;
-    let accounts: PlainClient;
+    const h = usePlainGuardrailServer(openStore);
     // Every call authenticates from its metadata, like any other caller.
     const admin = () => metadata({ key: MANAGEMENT_KEY });
     const call = (client: PlainClient, method: string, req: unknown, md = admin()) =>
       unary(client, method, req, md);
 
-    before(async () => {
-      store = await openStore();
-      server = await startGuardrailServer(store, 0, "127.0.0.1", { managementKey: MANAGEMENT_KEY });
-      guardrails = plainClient("guardrail", server.port);
-      accounts = plainClient("account", server.port);
-    });
-
-    after(async () => {
-      guardrails.close();
-      accounts.close();
-      await server.close();
-      await store.close();
-    });
-
     it("creates, reads and updates a guardrail with a field mask", async () => {
-      const created = (await call(guardrails, "CreateGuardrail", {
+      const created = (await call(h.guardrails, "CreateGuardrail", {
         guardrail: {
           name: "grpc",
           allowed_models: { values: ["openai/gpt-4o-mini-tts"] },
@@ -53,7 +33,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
       expect(g.enforce_zdr_xai).to.equal(false);
       expect(g.updated_at).to.equal(null);
 
-      const got = (await call(guardrails, "GetGuardrail", { id: g.id })) as {
+      const got = (await call(h.guardrails, "GetGuardrail", { id: g.id })) as {
         guardrail: Record<string, unknown>;
       };
       expect((got.guardrail.allowed_models as { values: string[] }).values).to.deep.equal([
@@ -61,7 +41,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
       ]);
 
       // allowed_models in the mask without a value = null; description untouched.
-      const updated = (await call(guardrails, "UpdateGuardrail", {
+      const updated = (await call(h.guardrails, "UpdateGuardrail", {
         id: g.id,
         guardrail: { name: "renamed" },
         update_mask: { paths: ["name", "allowed_models"] },
@@ -72,20 +52,20 @@ function suite(name: string, openStore: () => Promise<Store>) {
     });
 
     it("answers INVALID_ARGUMENT naming the field, and NOT_FOUND for unknown ids", async () => {
-      const invalid = await call(guardrails, "CreateGuardrail", {
+      const invalid = await call(h.guardrails, "CreateGuardrail", {
         guardrail: { name: "x", limit_usd: 5 },
       }).catch((e: grpc.ServiceError) => e);
       expect((invalid as grpc.ServiceError).code).to.equal(grpc.status.INVALID_ARGUMENT);
       expect((invalid as grpc.ServiceError).details).to.match(/limit_usd and reset_interval/);
 
-      const missing = await call(guardrails, "GetGuardrail", {
+      const missing = await call(h.guardrails, "GetGuardrail", {
         id: "00000000-0000-4000-8000-000000000000",
       }).catch((e: grpc.ServiceError) => e);
       expect((missing as grpc.ServiceError).code).to.equal(grpc.status.NOT_FOUND);
     });
 
     it("authenticates keys and resolves the guardrails that govern them", async () => {
-      const created = (await call(accounts, "CreateKey", {
+      const created = (await call(h.accounts, "CreateKey", {
         name: "svc",
         kind: "KEY_KIND_STANDARD",
       })) as {
@@ -93,7 +73,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
         secret: string;
       };
       const auth = (await call(
-        accounts,
+        h.accounts,
         "Authenticate",
         {},
         metadata({ key: created.secret }),
@@ -101,20 +81,22 @@ function suite(name: string, openStore: () => Promise<Store>) {
         key: { hash: string };
       };
       expect(auth.key.hash).to.equal(created.key.hash);
-      const bad = await call(accounts, "Authenticate", {}, metadata({ key: "nope" })).catch(
+      const bad = await call(h.accounts, "Authenticate", {}, metadata({ key: "nope" })).catch(
         (e: grpc.ServiceError) => e,
       );
       expect((bad as grpc.ServiceError).code).to.equal(grpc.status.UNAUTHENTICATED);
 
-      const g = (await call(guardrails, "CreateGuardrail", { guardrail: { name: "for-key" } })) as {
+      const g = (await call(h.guardrails, "CreateGuardrail", {
+        guardrail: { name: "for-key" },
+      })) as {
         guardrail: { id: string };
       };
-      const assigned = await call(guardrails, "AssignKeys", {
+      const assigned = await call(h.guardrails, "AssignKeys", {
         guardrail_id: g.guardrail.id,
         key_hashes: [created.key.hash],
       });
       expect(assigned.assigned_count).to.equal(1);
-      const policy = (await call(guardrails, "ResolveEffectivePolicy", {
+      const policy = (await call(h.guardrails, "ResolveEffectivePolicy", {
         key_hash: created.key.hash,
       })) as {
         guardrails: { source: string; guardrail: { id: string } }[];
@@ -126,14 +108,4 @@ function suite(name: string, openStore: () => Promise<Store>) {
   });
 }
 
-describe("plain gRPC clients", () => {
-  let redis: ThrowawayRedis;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis?.stop();
-  });
-  suite("redis", async () => new RedisStore(redis.client(), "rg"));
-  suite("memory", async () => new MemoryStore());
-});
+onBothStores("plain gRPC clients", suite);

@@ -1,11 +1,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
-import { startGuardrailServer } from "../../services/guardrail/server.js";
-import { MemoryStore } from "../../store/memory-store.js";
-import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";
-import { metadata, type PlainClient, plainClient, statusOf, unary } from "../kit/grpc-plain.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { metadata, type PlainClient, statusOf, unary } from "../kit/grpc-plain.js";
+import { onBothStores, usePlainGuardrailServer } from "../kit/plain-guardrail-server.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
 
 type Guardrail = Record<string, unknown> & { id: string; updated_at: unknown };
@@ -18,36 +15,19 @@ type Guardrail = Record<string, unknown> & { id: string; updated_at: unknown };
  */
 function suite(name: string, openStore: () => Promise<Store>) {
   describe(`gRPC validation parity with HTTP (${name} store)`, () => {
-    let server: Awaited<ReturnType<typeof startGuardrailServer>>;
-    let store: Store;
-    let guardrails: PlainClient;
-    let accounts: PlainClient;
+    const h = usePlainGuardrailServer(openStore);
     const call = (client: PlainClient, method: string, req: unknown) =>
       unary(client, method, req, metadata({ key: MANAGEMENT_KEY }));
     const createGuardrail = async (guardrail: Record<string, unknown>) =>
-      ((await call(guardrails, "CreateGuardrail", { guardrail })) as { guardrail: Guardrail })
+      ((await call(h.guardrails, "CreateGuardrail", { guardrail })) as { guardrail: Guardrail })
         .guardrail;
     const get = async (id: string) =>
-      ((await call(guardrails, "GetGuardrail", { id })) as { guardrail: Guardrail }).guardrail;
+      ((await call(h.guardrails, "GetGuardrail", { id })) as { guardrail: Guardrail }).guardrail;
     const invalid = async (p: Promise<unknown>, message: RegExp) => {
       const status = await statusOf(p);
       expect(status.code, status.details).to.equal(grpc.status.INVALID_ARGUMENT);
       expect(status.details, status.details).to.match(message);
     };
-
-    before(async () => {
-      store = await openStore();
-      server = await startGuardrailServer(store, 0, "127.0.0.1", { managementKey: MANAGEMENT_KEY });
-      guardrails = plainClient("guardrail", server.port);
-      accounts = plainClient("account", server.port);
-    });
-
-    after(async () => {
-      guardrails.close();
-      accounts.close();
-      await server.close();
-      await store.close();
-    });
 
     it("refuses enum values the API does not define, on create and on update", async () => {
       const builtin = (scan_scope: unknown) => ({
@@ -57,32 +37,32 @@ function suite(name: string, openStore: () => Promise<Store>) {
         },
       });
       await invalid(
-        call(guardrails, "CreateGuardrail", { guardrail: builtin(99) }),
+        call(h.guardrails, "CreateGuardrail", { guardrail: builtin(99) }),
         // (Up to the first comma: grpc-js decodes grpc-message with decodeURI, which leaves a
         // percent-encoded "," as "%2C"; Connect encodes it with encodeURIComponent.)
         /content_filter_builtins\[0\]\.scan_scope must be one of "user_only"/,
       );
       await invalid(
-        call(guardrails, "CreateGuardrail", {
+        call(h.guardrails, "CreateGuardrail", {
           guardrail: { name: "r", allowed_data_regions: { values: [7] } },
         }),
         /allowed_data_regions\[0\] must be one of/,
       );
       await invalid(
-        call(guardrails, "CreateGuardrail", {
+        call(h.guardrails, "CreateGuardrail", {
           guardrail: { name: "i", limit_usd: 1, reset_interval: 9 },
         }),
         /reset_interval must be one of/,
       );
       await invalid(
-        call(guardrails, "CreateGuardrail", {
+        call(h.guardrails, "CreateGuardrail", {
           guardrail: { name: "a", content_filters: { values: [{ pattern: "x+", action: 5 }] } },
         }),
         /content_filters\[0\]\.action is required and must be one of/,
       );
       const g = await createGuardrail(builtin("SCAN_SCOPE_USER_ONLY"));
       await invalid(
-        call(guardrails, "UpdateGuardrail", {
+        call(h.guardrails, "UpdateGuardrail", {
           id: g.id,
           guardrail: { content_filter_builtins: builtin(42).content_filter_builtins },
           update_mask: { paths: ["content_filter_builtins"] },
@@ -97,11 +77,11 @@ function suite(name: string, openStore: () => Promise<Store>) {
     it("refuses an update with an empty mask, and it never moves updated_at", async () => {
       const g = await createGuardrail({ name: "masked" });
       await invalid(
-        call(guardrails, "UpdateGuardrail", { id: g.id, guardrail: { description: "x" } }),
+        call(h.guardrails, "UpdateGuardrail", { id: g.id, guardrail: { description: "x" } }),
         /update_mask must name at least 1 field/,
       );
       await invalid(
-        call(guardrails, "UpdateGuardrail", {
+        call(h.guardrails, "UpdateGuardrail", {
           id: g.id,
           guardrail: {},
           update_mask: { paths: [] },
@@ -116,7 +96,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
     it("refuses fields set outside the mask, naming them, and changes nothing", async () => {
       const g = await createGuardrail({ name: "outside" });
       await invalid(
-        call(guardrails, "UpdateGuardrail", {
+        call(h.guardrails, "UpdateGuardrail", {
           id: g.id,
           guardrail: { name: "renamed", description: "d" },
           update_mask: { paths: ["description"] },
@@ -124,7 +104,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
         /guardrail\.name is set but update_mask does not name it/,
       );
       await invalid(
-        call(guardrails, "UpdateGuardrail", {
+        call(h.guardrails, "UpdateGuardrail", {
           id: g.id,
           guardrail: { allowed_models: { values: ["a/b"] } },
           update_mask: { paths: ["workspace_id"] },
@@ -138,7 +118,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
         null,
       ]);
       // The same update with the field in the mask goes through.
-      const ok = (await call(guardrails, "UpdateGuardrail", {
+      const ok = (await call(h.guardrails, "UpdateGuardrail", {
         id: g.id,
         guardrail: { name: "renamed", description: "d" },
         update_mask: { paths: ["name", "description"] },
@@ -150,54 +130,54 @@ function suite(name: string, openStore: () => Promise<Store>) {
     it("holds assignment calls to the HTTP rules", async () => {
       const g = await createGuardrail({ name: "assign" });
       await invalid(
-        call(guardrails, "AssignKeys", { guardrail_id: g.id, key_hashes: [] }),
+        call(h.guardrails, "AssignKeys", { guardrail_id: g.id, key_hashes: [] }),
         /key_hashes must have at least 1 element/,
       );
       await invalid(
-        call(guardrails, "UnassignMembers", { guardrail_id: g.id, member_user_ids: [""] }),
+        call(h.guardrails, "UnassignMembers", { guardrail_id: g.id, member_user_ids: [""] }),
         /member_user_ids\[0\] must be 1 to 256 characters/,
       );
       await invalid(
-        call(guardrails, "ListKeyAssignments", { guardrail_id: "nope", offset: 0, limit: 0 }),
+        call(h.guardrails, "ListKeyAssignments", { guardrail_id: "nope", offset: 0, limit: 0 }),
         /guardrail_id must be a lowercase UUID/,
       );
     });
 
     it("refuses empty workspace and key updates, and a workspace with enabled keys is not deleted", async () => {
       const ws = (
-        (await call(accounts, "CreateWorkspace", { name: "Grpc ws" })) as {
+        (await call(h.accounts, "CreateWorkspace", { name: "Grpc ws" })) as {
           workspace: { id: string; updated_at: unknown };
         }
       ).workspace;
       await invalid(
-        call(accounts, "UpdateWorkspace", { id: ws.id, name: "x" }),
+        call(h.accounts, "UpdateWorkspace", { id: ws.id, name: "x" }),
         /update_mask must name at least 1 field/,
       );
       await invalid(
-        call(accounts, "UpdateWorkspace", {
+        call(h.accounts, "UpdateWorkspace", {
           id: ws.id,
           name: "x",
           update_mask: { paths: ["description"] },
         }),
         /name is set but update_mask does not name it/,
       );
-      const read = (await call(accounts, "GetWorkspace", { id: ws.id })) as {
+      const read = (await call(h.accounts, "GetWorkspace", { id: ws.id })) as {
         workspace: { name: string; updated_at: unknown };
       };
       expect([read.workspace.name, read.workspace.updated_at]).to.deep.equal(["Grpc ws", null]);
 
-      const live = (await call(accounts, "CreateKey", {
+      const live = (await call(h.accounts, "CreateKey", {
         name: "live",
         kind: "KEY_KIND_STANDARD",
         workspace_id: ws.id,
       })) as { key: { hash: string } };
       // Keys follow the same mask rules: nothing changes, updated_at included.
       await invalid(
-        call(accounts, "UpdateKey", { hash: live.key.hash, disabled: true }),
+        call(h.accounts, "UpdateKey", { hash: live.key.hash, disabled: true }),
         /update_mask must name at least 1 field/,
       );
       await invalid(
-        call(accounts, "UpdateKey", {
+        call(h.accounts, "UpdateKey", {
           hash: live.key.hash,
           name: "renamed",
           disabled: true,
@@ -205,7 +185,7 @@ function suite(name: string, openStore: () => Promise<Store>) {
         }),
         /disabled is set but update_mask does not name it/,
       );
-      const key = (await call(accounts, "GetKey", { hash: live.key.hash })) as {
+      const key = (await call(h.accounts, "GetKey", { hash: live.key.hash })) as {
         key: { name: string; disabled: boolean; updated_at: unknown };
       };
       expect([key.key.name, key.key.disabled, key.key.updated_at]).to.deep.equal([
@@ -213,22 +193,12 @@ function suite(name: string, openStore: () => Promise<Store>) {
         false,
         null,
       ]);
-      const refused = await statusOf(call(accounts, "DeleteWorkspace", { id: ws.id }));
+      const refused = await statusOf(call(h.accounts, "DeleteWorkspace", { id: ws.id }));
       expect(refused.code).to.equal(grpc.status.FAILED_PRECONDITION);
       expect(refused.details).to.match(/active \(enabled\) keys cannot be deleted/);
-      expect(await store.getWorkspace(ws.id)).to.not.equal(undefined);
+      expect(await h.store.getWorkspace(ws.id)).to.not.equal(undefined);
     });
   });
 }
 
-describe("gRPC validation", () => {
-  let redis: ThrowawayRedis;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis?.stop();
-  });
-  suite("redis", async () => new RedisStore(redis.client(), "rg"));
-  suite("memory", async () => new MemoryStore());
-});
+onBothStores("gRPC validation", suite);
