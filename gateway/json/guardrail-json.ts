@@ -12,8 +12,6 @@ import type { JsonSchema } from "../openapi/spec-schema.js";
 import { NOT_BLANK } from "./fields.js";
 import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";
 
-export { isoOrNull } from "./proto-json.js";
-
 /** A list restriction: 1 to listMaxItems non-blank strings (null: no restriction). */
 const STRING_LIST_RULES: JsonRules = {
   minItems: 1,

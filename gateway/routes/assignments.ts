@@ -1,4 +1,3 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type {
   KeyAssignment,
   MemberAssignment,
@@ -7,6 +6,7 @@ import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkElements, checkFields, checkQuery, queryPage, type Spec } from "../json/fields.js";
+import { isoOrNull } from "../json/proto-json.js";
 import {
   DATE_TIME,
   type JsonSchema,
@@ -25,7 +25,7 @@ function keyAssignmentJson(a: KeyAssignment) {
     key_name: a.keyName,
     key_label: a.keyLabel,
     assigned_by: a.assignedBy || null,
-    created_at: a.createdAt ? timestampDate(a.createdAt).toISOString() : null,
+    created_at: isoOrNull(a.createdAt),
   };
 }
 
@@ -37,7 +37,7 @@ function memberAssignmentJson(a: MemberAssignment) {
     workspace_id: a.workspaceId,
     organization_id: a.organizationId,
     assigned_by: a.assignedBy || null,
-    created_at: a.createdAt ? timestampDate(a.createdAt).toISOString() : null,
+    created_at: isoOrNull(a.createdAt),
   };
 }
 

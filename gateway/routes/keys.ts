@@ -19,7 +19,7 @@ import {
   queryPage,
   type Spec,
 } from "../json/fields.js";
-import { isoOrNull } from "../json/guardrail-json.js";
+import { isoOrNull } from "../json/proto-json.js";
 import {
   BOOLEAN,
   DATE_TIME,

@@ -1,11 +1,11 @@
 import { once } from "node:events";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AudioFormat, type Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { pickRateLimitHeaders } from "../../platform/rate-limit-headers.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery } from "../json/fields.js";
+import { isoOrNull } from "../json/proto-json.js";
 import { SPEECH_BODY_SCHEMA, speechRequestFromJson } from "../json/speech-json.js";
 import {
   arrayOf,
@@ -32,7 +32,7 @@ const FORMAT_NAMES: Partial<Record<AudioFormat, string>> = {
  * attribution or web search: those are null; `usage`/`total_cost` are what it cost.
  */
 function generationToJson(g: Generation) {
-  const createdAt = g.createdAt ? timestampDate(g.createdAt).toISOString() : null;
+  const createdAt = isoOrNull(g.createdAt);
   return {
     id: g.id,
     model: g.model,
