@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account.proto.
  */
 export const file_railgate_account_v1_account: GenFile = /*@__PURE__*/
-  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi2gEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLxAgoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSLgAQoIS2V5VXNhZ2USEQoJdXNhZ2VfdXNkGAEgASgBEhcKD3VzYWdlX2RhaWx5X3VzZBgCIAEoARIYChB1c2FnZV93ZWVrbHlfdXNkGAMgASgBEhkKEXVzYWdlX21vbnRobHlfdXNkGAQgASgBEhYKDmJ5b2tfdXNhZ2VfdXNkGAUgASgBEhwKFGJ5b2tfdXNhZ2VfZGFpbHlfdXNkGAYgASgBEh0KFWJ5b2tfdXNhZ2Vfd2Vla2x5X3VzZBgHIAEoARIeChZieW9rX3VzYWdlX21vbnRobHlfdXNkGAggASgBKlMKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIXChNLRVlfS0lORF9NQU5BR0VNRU5UEAESFQoRS0VZX0tJTkRfU1RBTkRBUkQQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi7wEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthdWRpb19jYWNoZRgUIAEoCCLvAwoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgNIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCLgAQoIS2V5VXNhZ2USEQoJdXNhZ2VfdXNkGAEgASgBEhcKD3VzYWdlX2RhaWx5X3VzZBgCIAEoARIYChB1c2FnZV93ZWVrbHlfdXNkGAMgASgBEhkKEXVzYWdlX21vbnRobHlfdXNkGAQgASgBEhYKDmJ5b2tfdXNhZ2VfdXNkGAUgASgBEhwKFGJ5b2tfdXNhZ2VfZGFpbHlfdXNkGAYgASgBEh0KFWJ5b2tfdXNhZ2Vfd2Vla2x5X3VzZBgHIAEoARIeChZieW9rX3VzYWdlX21vbnRobHlfdXNkGAggASgBKoQBCg1LZXlMaW1pdFJlc2V0Eh8KG0tFWV9MSU1JVF9SRVNFVF9VTlNQRUNJRklFRBAAEhkKFUtFWV9MSU1JVF9SRVNFVF9EQUlMWRABEhoKFktFWV9MSU1JVF9SRVNFVF9XRUVLTFkQAhIbChdLRVlfTElNSVRfUkVTRVRfTU9OVEhMWRADKlMKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIXChNLRVlfS0lORF9NQU5BR0VNRU5UEAESFQoRS0VZX0tJTkRfU1RBTkRBUkQQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message railgate.account.v1.Workspace
@@ -59,6 +59,14 @@ export type Workspace = Message<"railgate.account.v1.Workspace"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 8;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Opt-in: identical speech requests of this workspace are served from its own audio cache
+   * (never shared with another workspace; README "Audio cache").
+   *
+   * @generated from field: bool audio_cache = 20;
+   */
+  audioCache: boolean;
 };
 
 /**
@@ -145,6 +153,20 @@ export type ApiKey = Message<"railgate.account.v1.ApiKey"> & {
    * @generated from field: optional int32 rate_limit_per_minute = 12;
    */
   rateLimitPerMinute?: number | undefined;
+
+  /**
+   * The window `limit` applies to; unset = all-time.
+   *
+   * @generated from field: optional railgate.account.v1.KeyLimitReset limit_reset = 13;
+   */
+  limitReset?: KeyLimitReset | undefined;
+
+  /**
+   * After this instant the key is refused (401, API_KEY_EXPIRED); unset = never.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 14;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**
@@ -214,6 +236,41 @@ export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
   messageDesc(file_railgate_account_v1_account, 2);
 
 /**
+ * The window a key's limit applies to (OpenRouter's limit_reset). Windows are the budget
+ * windows, in UTC: days from 00:00, weeks from Monday 00:00, months from the 1st. A key
+ * without one has an all-time limit; UNSPECIFIED is never valid.
+ *
+ * @generated from enum railgate.account.v1.KeyLimitReset
+ */
+export enum KeyLimitReset {
+  /**
+   * @generated from enum value: KEY_LIMIT_RESET_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: KEY_LIMIT_RESET_DAILY = 1;
+   */
+  DAILY = 1,
+
+  /**
+   * @generated from enum value: KEY_LIMIT_RESET_WEEKLY = 2;
+   */
+  WEEKLY = 2,
+
+  /**
+   * @generated from enum value: KEY_LIMIT_RESET_MONTHLY = 3;
+   */
+  MONTHLY = 3,
+}
+
+/**
+ * Describes the enum railgate.account.v1.KeyLimitReset.
+ */
+export const KeyLimitResetSchema: GenEnum<KeyLimitReset> = /*@__PURE__*/
+  enumDesc(file_railgate_account_v1_account, 0);
+
+/**
  * @generated from enum railgate.account.v1.KeyKind
  */
 export enum KeyKind {
@@ -241,5 +298,5 @@ export enum KeyKind {
  * Describes the enum railgate.account.v1.KeyKind.
  */
 export const KeyKindSchema: GenEnum<KeyKind> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 0);
+  enumDesc(file_railgate_account_v1_account, 1);
 

@@ -4,17 +4,22 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldMask } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
-import type { ApiKey, KeyKind, KeyUsage, Workspace } from "./account_pb.js";
+import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ApiKey, KeyKind, KeyLimitReset, KeyUsage, Workspace } from "./account_pb.js";
 import { file_railgate_account_v1_account } from "./account_pb.js";
+import type { AuditEvent } from "./audit_pb.js";
+import { file_railgate_account_v1_audit } from "./audit_pb.js";
+import { file_railgate_common_v1_access } from "../../common/v1/access_pb.js";
+import type { Region } from "../../guardrail/v1/guardrail_pb.js";
+import { file_railgate_guardrail_v1_guardrail } from "../../guardrail/v1/guardrail_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file railgate/account/v1/account_service.proto.
  */
 export const file_railgate_account_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJJChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUitwEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IHCgVfbmFtZUIHCgVfc2x1Z0IOCgxfZGVzY3JpcHRpb24iTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItYBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBAUIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZSJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UidgoPTGlzdEtleXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBpbmNsdWRlX2Rpc2FibGVkGAQgASgIQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui7QEKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBAUIHCgVfbmFtZUILCglfZGlzYWJsZWRCCAoGX2xpbWl0QhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGUiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCKsAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRIcChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgDIAMoCRIdChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBCABKAUiKQoRR2V0Q3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIogBChJHZXRDcmVkaXRzUmVzcG9uc2USFAoMd29ya3NwYWNlX2lkGAEgASgJEhgKC2JhbGFuY2VfdXNkGAIgASgBSACIAQESGQoRdG90YWxfY3JlZGl0c191c2QYAyABKAESFwoPdG90YWxfdXNhZ2VfdXNkGAQgASgBQg4KDF9iYWxhbmNlX3VzZCI9ChFBZGRDcmVkaXRzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEgoKYW1vdW50X3VzZBgCIAEoASI/ChJBZGRDcmVkaXRzUmVzcG9uc2USFAoMd29ya3NwYWNlX2lkGAEgASgJEhMKC2JhbGFuY2VfdXNkGAIgASgBIhsKGVdhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QiKwoaV2F0Y2hJbnZhbGlkYXRpb25zUmVzcG9uc2USDQoFc2NvcGUYASABKAky7gsKDkFjY291bnRTZXJ2aWNlEmwKD0NyZWF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USYwoMR2V0V29ya3NwYWNlEigucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXNwb25zZRJpCg5MaXN0V29ya3NwYWNlcxIqLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEmwKD1VwZGF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USbAoPRGVsZXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXNwb25zZRJaCglDcmVhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlElEKBkdldEtleRIiLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVxdWVzdBojLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVzcG9uc2USVwoITGlzdEtleXMSJC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RLZXlzUmVxdWVzdBolLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXNwb25zZRJaCglVcGRhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlc3BvbnNlEloKCURlbGV0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVzcG9uc2USYwoMQXV0aGVudGljYXRlEigucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXNwb25zZRJmCg1HZXRDdXJyZW50S2V5EikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVxdWVzdBoqLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3VycmVudEtleVJlc3BvbnNlEl0KCkdldENyZWRpdHMSJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXF1ZXN0GicucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDcmVkaXRzUmVzcG9uc2USXQoKQWRkQ3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFkZENyZWRpdHNSZXNwb25zZRJ3ChJXYXRjaEludmFsaWRhdGlvbnMSLi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QaLy5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_field_mask, file_railgate_account_v1_account]);
+  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJeChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgthdWRpb19jYWNoZRgUIAEoCCJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUi4QEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIYCgthdWRpb19jYWNoZRgUIAEoCEgDiAEBQgcKBV9uYW1lQgcKBV9zbHVnQg4KDF9kZXNjcmlwdGlvbkIOCgxfYXVkaW9fY2FjaGUiTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItQCChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UidgoPTGlzdEtleXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBpbmNsdWRlX2Rpc2FibGVkGAQgASgIQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui6wIKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgEiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV9uYW1lQgsKCV9kaXNhYmxlZEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCLRAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRI7ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgFIAMoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SHQoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSgQIAxAEIikKEUdldENyZWRpdHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSKIAQoSR2V0Q3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIYCgtiYWxhbmNlX3VzZBgCIAEoAUgAiAEBEhkKEXRvdGFsX2NyZWRpdHNfdXNkGAMgASgBEhcKD3RvdGFsX3VzYWdlX3VzZBgEIAEoAUIOCgxfYmFsYW5jZV91c2QiPQoRQWRkQ3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEhIKCmFtb3VudF91c2QYAiABKAEiPwoSQWRkQ3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRITCgtiYWxhbmNlX3VzZBgCIAEoASLqAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIOCgZhY3Rpb24YASABKAkSFQoNcmVzb3VyY2VfdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRINCgVhY3RvchgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSKAoEZnJvbRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmN1cnNvchgIIAEoCRINCgVsaW1pdBgJIAEoBSJfChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIvCgZldmVudHMYASADKAsyHy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1ZGl0RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkiGwoZV2F0Y2hJbnZhbGlkYXRpb25zUmVxdWVzdCIrChpXYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZRINCgVzY29wZRgBIAEoCTLuDAoOQWNjb3VudFNlcnZpY2USbAoPQ3JlYXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5DcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5DcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRJjCgxHZXRXb3Jrc3BhY2USKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldFdvcmtzcGFjZVJlc3BvbnNlEmkKDkxpc3RXb3Jrc3BhY2VzEioucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USbAoPVXBkYXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5VcGRhdGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5VcGRhdGVXb3Jrc3BhY2VSZXNwb25zZRJsCg9EZWxldGVXb3Jrc3BhY2USKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QaLC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkRlbGV0ZVdvcmtzcGFjZVJlc3BvbnNlEloKCUNyZWF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVzcG9uc2USUQoGR2V0S2V5EiIucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXF1ZXN0GiMucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXNwb25zZRJXCghMaXN0S2V5cxIkLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXF1ZXN0GiUucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0S2V5c1Jlc3BvbnNlEloKCVVwZGF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVzcG9uc2USWgoJRGVsZXRlS2V5EiUucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXF1ZXN0GiYucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXNwb25zZRJpCgxBdXRoZW50aWNhdGUSKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlIgTI8xgDEmwKDUdldEN1cnJlbnRLZXkSKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldEN1cnJlbnRLZXlSZXF1ZXN0GioucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVzcG9uc2UiBMjzGAMSXQoKR2V0Q3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXNwb25zZRJdCgpBZGRDcmVkaXRzEiYucmFpbGdhdGUuYWNjb3VudC52MS5BZGRDcmVkaXRzUmVxdWVzdBonLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1Jlc3BvbnNlEmwKD0xpc3RBdWRpdEV2ZW50cxIrLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USfQoSV2F0Y2hJbnZhbGlkYXRpb25zEi4ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXF1ZXN0Gi8ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZSIEyPMYBDABYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_railgate_account_v1_account, file_railgate_account_v1_audit, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * @generated from message railgate.account.v1.CreateWorkspaceRequest
@@ -36,6 +41,11 @@ export type CreateWorkspaceRequest = Message<"railgate.account.v1.CreateWorkspac
    * @generated from field: string description = 3;
    */
   description: string;
+
+  /**
+   * @generated from field: bool audio_cache = 20;
+   */
+  audioCache: boolean;
 };
 
 /**
@@ -170,6 +180,11 @@ export type UpdateWorkspaceRequest = Message<"railgate.account.v1.UpdateWorkspac
    * @generated from field: google.protobuf.FieldMask update_mask = 5;
    */
   updateMask?: FieldMask | undefined;
+
+  /**
+   * @generated from field: optional bool audio_cache = 20;
+   */
+  audioCache?: boolean | undefined;
 };
 
 /**
@@ -265,6 +280,20 @@ export type CreateKeyRequest = Message<"railgate.account.v1.CreateKeyRequest"> &
    * @generated from field: optional int32 rate_limit_per_minute = 6;
    */
   rateLimitPerMinute?: number | undefined;
+
+  /**
+   * The window `limit` applies to; unset = all-time.
+   *
+   * @generated from field: optional railgate.account.v1.KeyLimitReset limit_reset = 7;
+   */
+  limitReset?: KeyLimitReset | undefined;
+
+  /**
+   * Must be in the future; unset = never expires.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 8;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**
@@ -428,8 +457,8 @@ export type UpdateKeyRequest = Message<"railgate.account.v1.UpdateKeyRequest"> &
   limit?: number | undefined;
 
   /**
-   * Paths among "name", "disabled", "limit", "rate_limit_per_minute"; a path
-   * with no value clears it.
+   * Paths among "name", "disabled", "limit", "rate_limit_per_minute",
+   * "limit_reset", "expires_at"; a path with no value clears it.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 5;
    */
@@ -439,6 +468,18 @@ export type UpdateKeyRequest = Message<"railgate.account.v1.UpdateKeyRequest"> &
    * @generated from field: optional int32 rate_limit_per_minute = 6;
    */
   rateLimitPerMinute?: number | undefined;
+
+  /**
+   * @generated from field: optional railgate.account.v1.KeyLimitReset limit_reset = 7;
+   */
+  limitReset?: KeyLimitReset | undefined;
+
+  /**
+   * Must be in the future when set.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 8;
+   */
+  expiresAt?: Timestamp | undefined;
 };
 
 /**
@@ -564,9 +605,9 @@ export type GetCurrentKeyResponse = Message<"railgate.account.v1.GetCurrentKeyRe
   /**
    * The ingress regions its requests may use: what its guardrails allow together.
    *
-   * @generated from field: repeated string allowed_data_regions = 3;
+   * @generated from field: repeated railgate.guardrail.v1.Region allowed_data_regions = 5;
    */
-  allowedDataRegions: string[];
+  allowedDataRegions: Region[];
 
   /**
    * Speech requests per minute: the key's own limit, else the deployment's.
@@ -687,6 +728,99 @@ export const AddCreditsResponseSchema: GenMessage<AddCreditsResponse> = /*@__PUR
   messageDesc(file_railgate_account_v1_account_service, 27);
 
 /**
+ * @generated from message railgate.account.v1.ListAuditEventsRequest
+ */
+export type ListAuditEventsRequest = Message<"railgate.account.v1.ListAuditEventsRequest"> & {
+  /**
+   * Each filter narrows the list; empty = any.
+   *
+   * @generated from field: string action = 1;
+   */
+  action: string;
+
+  /**
+   * @generated from field: string resource_type = 2;
+   */
+  resourceType: string;
+
+  /**
+   * @generated from field: string resource_id = 3;
+   */
+  resourceId: string;
+
+  /**
+   * The actor's key hash.
+   *
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string workspace_id = 5;
+   */
+  workspaceId: string;
+
+  /**
+   * Inclusive.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 6;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * Exclusive.
+   *
+   * @generated from field: google.protobuf.Timestamp to = 7;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * The previous page's next_cursor.
+   *
+   * @generated from field: string cursor = 8;
+   */
+  cursor: string;
+
+  /**
+   * 1..100; 0 = 50.
+   *
+   * @generated from field: int32 limit = 9;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.ListAuditEventsRequest.
+ * Use `create(ListAuditEventsRequestSchema)` to create a new message.
+ */
+export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 28);
+
+/**
+ * @generated from message railgate.account.v1.ListAuditEventsResponse
+ */
+export type ListAuditEventsResponse = Message<"railgate.account.v1.ListAuditEventsResponse"> & {
+  /**
+   * @generated from field: repeated railgate.account.v1.AuditEvent events = 1;
+   */
+  events: AuditEvent[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message railgate.account.v1.ListAuditEventsResponse.
+ * Use `create(ListAuditEventsResponseSchema)` to create a new message.
+ */
+export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 29);
+
+/**
  * @generated from message railgate.account.v1.WatchInvalidationsRequest
  */
 export type WatchInvalidationsRequest = Message<"railgate.account.v1.WatchInvalidationsRequest"> & {
@@ -697,7 +831,7 @@ export type WatchInvalidationsRequest = Message<"railgate.account.v1.WatchInvali
  * Use `create(WatchInvalidationsRequestSchema)` to create a new message.
  */
 export const WatchInvalidationsRequestSchema: GenMessage<WatchInvalidationsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 28);
+  messageDesc(file_railgate_account_v1_account_service, 30);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsResponse
@@ -714,7 +848,7 @@ export type WatchInvalidationsResponse = Message<"railgate.account.v1.WatchInval
  * Use `create(WatchInvalidationsResponseSchema)` to create a new message.
  */
 export const WatchInvalidationsResponseSchema: GenMessage<WatchInvalidationsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 29);
+  messageDesc(file_railgate_account_v1_account_service, 31);
 
 /**
  * Workspaces, members and API keys, and authentication of a bearer key.
@@ -850,6 +984,16 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof AddCreditsRequestSchema;
     output: typeof AddCreditsResponseSchema;
+  },
+  /**
+   * The audit log of management writes, newest first, filtered and paged by cursor.
+   *
+   * @generated from rpc railgate.account.v1.AccountService.ListAuditEvents
+   */
+  listAuditEvents: {
+    methodKind: "unary";
+    input: typeof ListAuditEventsRequestSchema;
+    output: typeof ListAuditEventsResponseSchema;
   },
   /**
    * Streams the scope (workspace id, "org", or "*" for everything) of every

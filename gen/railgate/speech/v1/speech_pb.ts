@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { FilterAction, Region } from "../../guardrail/v1/guardrail_pb.js";
+import { file_railgate_guardrail_v1_guardrail } from "../../guardrail/v1/guardrail_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file railgate/speech/v1/speech.proto.
  */
 export const file_railgate_speech_v1_speech: GenFile = /*@__PURE__*/
-  fileDesc("Ch9yYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoLnByb3RvEhJyYWlsZ2F0ZS5zcGVlY2gudjEiTwoEVHVybhIMCgR0ZXh0GAEgASgJEg0KBXZvaWNlGAIgASgJEhkKDGluc3RydWN0aW9ucxgDIAEoCUgAiAEBQg8KDV9pbnN0cnVjdGlvbnMiMAoFVHVybnMSJwoFdHVybnMYASADKAsyGC5yYWlsZ2F0ZS5zcGVlY2gudjEuVHVybiIaCgpJbnB1dEF1ZGlvEgwKBGRhdGEYASABKAkiFwoISW1hZ2VVcmwSCwoDdXJsGAEgASgJIpEBCg1SZWZlcmVuY2VQYXJ0EjUKC2lucHV0X2F1ZGlvGAEgASgLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLklucHV0QXVkaW9IABIOCgR0ZXh0GAIgASgJSAASMQoJaW1hZ2VfdXJsGAMgASgLMhwucmFpbGdhdGUuc3BlZWNoLnYxLkltYWdlVXJsSABCBgoEcGFydCL8AQoTUHJvdmlkZXJQcmVmZXJlbmNlcxIQCgN6ZHIYASABKAhIAIgBARI7Cg9kYXRhX2NvbGxlY3Rpb24YAiABKA4yIi5yYWlsZ2F0ZS5zcGVlY2gudjEuRGF0YUNvbGxlY3Rpb24SRQoHb3B0aW9ucxgDIAMoCzI0LnJhaWxnYXRlLnNwZWVjaC52MS5Qcm92aWRlclByZWZlcmVuY2VzLk9wdGlvbnNFbnRyeRpHCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEiYKBXZhbHVlGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDoCOAFCBgoEX3pkciKSAQoMQ2FwYWJpbGl0aWVzEg0KBXNwZWVkGAEgASgIEhUKDW11bHRpX3NwZWFrZXIYAiABKAgSFAoMaW5zdHJ1Y3Rpb25zGAMgASgIEhUKDXZvaWNlX2Nsb25pbmcYBCABKAgSFgoObWF4X3JlZmVyZW5jZXMYBSABKAUSFwoPaW1hZ2VfcmVmZXJlbmNlGAYgASgIInYKCkRhdGFQb2xpY3kSGwoTemVyb19kYXRhX3JldGVudGlvbhgBIAEoCBIYChBzYWZldHlfcmV0ZW50aW9uGAIgASgIEhYKDnRyYWluc19vbl9kYXRhGAMgASgIEhkKEXB1Ymxpc2hlc19wcm9tcHRzGAQgASgIItcBCghFbmRwb2ludBIQCghwcm92aWRlchgBIAEoCRIMCgRraW5kGAIgASgJEg8KB2FkYXB0ZXIYAyABKAkSHwoXcHJpY2VfcGVyX21pbGxpb25fY2hhcnMYBCABKAESNgoMY2FwYWJpbGl0aWVzGAUgASgLMiAucmFpbGdhdGUuc3BlZWNoLnYxLkNhcGFiaWxpdGllcxIzCgtkYXRhX3BvbGljeRgGIAEoCzIeLnJhaWxnYXRlLnNwZWVjaC52MS5EYXRhUG9saWN5EgwKBGJ5b2sYByABKAgiNAoFVm9pY2USCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglsYW5ndWFnZXMYAyADKAki0wEKBU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSKQoGdm9pY2VzGAQgAygLMhkucmFpbGdhdGUuc3BlZWNoLnYxLlZvaWNlEi8KCWVuZHBvaW50cxgFIAMoCzIcLnJhaWxnYXRlLnNwZWVjaC52MS5FbmRwb2ludBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhbGlhc2VzGAcgAygJIksKDUZpbHRlck91dGNvbWUSDAoEc2x1ZxgBIAEoCRINCgVsYWJlbBgCIAEoCRIOCgZhY3Rpb24YAyABKAkSDQoFY291bnQYBCABKAUihwQKCkdlbmVyYXRpb24SCgoCaWQYASABKAkSDQoFbW9kZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSEgoKY2hhcmFjdGVycxgEIAEoBRIQCghjb3N0X3VzZBgFIAEoARIvCgZmb3JtYXQYBiABKA4yHy5yYWlsZ2F0ZS5zcGVlY2gudjEuQXVkaW9Gb3JtYXQSGAoQZHVyYXRpb25fc2Vjb25kcxgHIAEoARISCgpzZXNzaW9uX2lkGAggASgJEgwKBHVzZXIYCSABKAkSJgoFdHJhY2UYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjoKD2ZpbHRlcl9vdXRjb21lcxgLIAMoCzIhLnJhaWxnYXRlLnNwZWVjaC52MS5GaWx0ZXJPdXRjb21lEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGtleV9oYXNoGA0gASgJEhQKDHdvcmtzcGFjZV9pZBgOIAEoCRIOCgZzdGF0dXMYDyABKAkSDQoFYnl0ZXMYECABKAMSHQoVdGltZV90b19maXJzdF9ieXRlX21zGBEgASgBEg0KBXZvaWNlGBIgASgJEg0KBXNwZWVkGBMgASgBEhMKC2RhdGFfcmVnaW9uGBQgASgJEgwKBGJ5b2sYGCABKAgqbQoLQXVkaW9Gb3JtYXQSHAoYQVVESU9fRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQQVVESU9fRk9STUFUX1BDTRABEhQKEEFVRElPX0ZPUk1BVF9NUDMQAhIUChBBVURJT19GT1JNQVRfV0FWEAMqZgoORGF0YUNvbGxlY3Rpb24SHwobREFUQV9DT0xMRUNUSU9OX1VOU1BFQ0lGSUVEEAASGQoVREFUQV9DT0xMRUNUSU9OX0FMTE9XEAESGAoUREFUQV9DT0xMRUNUSU9OX0RFTlkQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch9yYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoLnByb3RvEhJyYWlsZ2F0ZS5zcGVlY2gudjEiTwoEVHVybhIMCgR0ZXh0GAEgASgJEg0KBXZvaWNlGAIgASgJEhkKDGluc3RydWN0aW9ucxgDIAEoCUgAiAEBQg8KDV9pbnN0cnVjdGlvbnMiMAoFVHVybnMSJwoFdHVybnMYASADKAsyGC5yYWlsZ2F0ZS5zcGVlY2gudjEuVHVybiIaCgpJbnB1dEF1ZGlvEgwKBGRhdGEYASABKAkiFwoISW1hZ2VVcmwSCwoDdXJsGAEgASgJIpEBCg1SZWZlcmVuY2VQYXJ0EjUKC2lucHV0X2F1ZGlvGAEgASgLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLklucHV0QXVkaW9IABIOCgR0ZXh0GAIgASgJSAASMQoJaW1hZ2VfdXJsGAMgASgLMhwucmFpbGdhdGUuc3BlZWNoLnYxLkltYWdlVXJsSABCBgoEcGFydCK8AwoTUHJvdmlkZXJQcmVmZXJlbmNlcxIQCgN6ZHIYASABKAhIAIgBARI7Cg9kYXRhX2NvbGxlY3Rpb24YAiABKA4yIi5yYWlsZ2F0ZS5zcGVlY2gudjEuRGF0YUNvbGxlY3Rpb24SRQoHb3B0aW9ucxgDIAMoCzI0LnJhaWxnYXRlLnNwZWVjaC52MS5Qcm92aWRlclByZWZlcmVuY2VzLk9wdGlvbnNFbnRyeRINCgVvcmRlchgEIAMoCRIMCgRvbmx5GAUgAygJEg4KBmlnbm9yZRgGIAMoCRIcCg9hbGxvd19mYWxsYmFja3MYByABKAhIAYgBARIuCgRzb3J0GAggASgOMiAucmFpbGdhdGUuc3BlZWNoLnYxLlByb3ZpZGVyU29ydBIvCgltYXhfcHJpY2UYCSABKAsyHC5yYWlsZ2F0ZS5zcGVlY2gudjEuTWF4UHJpY2UaRwoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRImCgV2YWx1ZRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Q6AjgBQgYKBF96ZHJCEgoQX2FsbG93X2ZhbGxiYWNrcyKwAQoITWF4UHJpY2USEwoGcHJvbXB0GAEgASgBSACIAQESFwoKY29tcGxldGlvbhgCIAEoAUgBiAEBEhQKB3JlcXVlc3QYAyABKAFIAogBARISCgVhdWRpbxgEIAEoAUgDiAEBEhIKBWltYWdlGAUgASgBSASIAQFCCQoHX3Byb21wdEINCgtfY29tcGxldGlvbkIKCghfcmVxdWVzdEIICgZfYXVkaW9CCAoGX2ltYWdlIpIBCgxDYXBhYmlsaXRpZXMSDQoFc3BlZWQYASABKAgSFQoNbXVsdGlfc3BlYWtlchgCIAEoCBIUCgxpbnN0cnVjdGlvbnMYAyABKAgSFQoNdm9pY2VfY2xvbmluZxgEIAEoCBIWCg5tYXhfcmVmZXJlbmNlcxgFIAEoBRIXCg9pbWFnZV9yZWZlcmVuY2UYBiABKAgidgoKRGF0YVBvbGljeRIbChN6ZXJvX2RhdGFfcmV0ZW50aW9uGAEgASgIEhgKEHNhZmV0eV9yZXRlbnRpb24YAiABKAgSFgoOdHJhaW5zX29uX2RhdGEYAyABKAgSGQoRcHVibGlzaGVzX3Byb21wdHMYBCABKAgioQIKCEVuZHBvaW50EhAKCHByb3ZpZGVyGAEgASgJEgwKBGtpbmQYAiABKAkSDwoHYWRhcHRlchgDIAEoCRIfChdwcmljZV9wZXJfbWlsbGlvbl9jaGFycxgEIAEoARI2CgxjYXBhYmlsaXRpZXMYBSABKAsyIC5yYWlsZ2F0ZS5zcGVlY2gudjEuQ2FwYWJpbGl0aWVzEjMKC2RhdGFfcG9saWN5GAYgASgLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLkRhdGFQb2xpY3kSDAoEYnlvaxgHIAEoCBIwCgdmb3JtYXRzGAggAygOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhYKDnVwc3RyZWFtX21vZGVsGAkgASgJIjQKBVZvaWNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJbGFuZ3VhZ2VzGAMgAygJItMBCgVNb2RlbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBnZvaWNlcxgEIAMoCzIZLnJhaWxnYXRlLnNwZWVjaC52MS5Wb2ljZRIvCgllbmRwb2ludHMYBSADKAsyHC5yYWlsZ2F0ZS5zcGVlY2gudjEuRW5kcG9pbnQSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYWxpYXNlcxgHIAMoCSKMAQoNRmlsdGVyT3V0Y29tZRIMCgRzbHVnGAEgASgJEg0KBWxhYmVsGAIgASgJEjMKBmFjdGlvbhgGIAEoDjIjLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5GaWx0ZXJBY3Rpb24SDQoFY291bnQYBCABKAUSFAoMZ3VhcmRyYWlsX2lkGAUgASgJSgQIAxAEIuAFCgpHZW5lcmF0aW9uEgoKAmlkGAEgASgJEg0KBW1vZGVsGAIgASgJEhAKCHByb3ZpZGVyGAMgASgJEhIKCmNoYXJhY3RlcnMYBCABKAUSEAoIY29zdF91c2QYBSABKAESLwoGZm9ybWF0GAYgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhgKEGR1cmF0aW9uX3NlY29uZHMYByABKAESEgoKc2Vzc2lvbl9pZBgIIAEoCRIMCgR1c2VyGAkgASgJEiYKBXRyYWNlGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI6Cg9maWx0ZXJfb3V0Y29tZXMYCyADKAsyIS5yYWlsZ2F0ZS5zcGVlY2gudjEuRmlsdGVyT3V0Y29tZRIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghrZXlfaGFzaBgNIAEoCRIUCgx3b3Jrc3BhY2VfaWQYDiABKAkSNAoGc3RhdHVzGCogASgOMiQucmFpbGdhdGUuc3BlZWNoLnYxLkdlbmVyYXRpb25TdGF0dXMSDQoFYnl0ZXMYECABKAMSHQoVdGltZV90b19maXJzdF9ieXRlX21zGBEgASgBEg0KBXZvaWNlGBIgASgJEg0KBXNwZWVkGBMgASgBEjIKC2RhdGFfcmVnaW9uGCsgASgOMh0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlZ2lvbhIMCgRieW9rGBggASgIEhYKDnJlZnVzYWxfcmVhc29uGBkgASgJEhQKDGd1YXJkcmFpbF9pZBgaIAEoCRIwCgdyb3V0aW5nGB4gAygLMh8ucmFpbGdhdGUuc3BlZWNoLnYxLlJvdXRpbmdTdGVwEg4KBmNhY2hlZBgoIAEoCBIWCg5jYWNoZV9kaXNjb3VudBgpIAEoAUoECA8QEEoECBQQFSKMAQoLUm91dGluZ1N0ZXASEAoIcHJvdmlkZXIYASABKAkSMwoHb3V0Y29tZRgGIAEoDjIiLnJhaWxnYXRlLnNwZWVjaC52MS5Sb3V0aW5nT3V0Y29tZRIOCgZyZWFzb24YAyABKAkSEAoIYXR0ZW1wdHMYBCABKAUSDgoGc3RhdHVzGAUgASgFSgQIAhADKrEBCgtBdWRpb0Zvcm1hdBIcChhBVURJT19GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBBVURJT19GT1JNQVRfUENNEAESFAoQQVVESU9fRk9STUFUX01QMxACEhQKEEFVRElPX0ZPUk1BVF9XQVYQAxIVChFBVURJT19GT1JNQVRfT1BVUxAEEhQKEEFVRElPX0ZPUk1BVF9BQUMQBRIVChFBVURJT19GT1JNQVRfRkxBQxAGKn8KDFByb3ZpZGVyU29ydBIdChlQUk9WSURFUl9TT1JUX1VOU1BFQ0lGSUVEEAASFwoTUFJPVklERVJfU09SVF9QUklDRRABEhkKFVBST1ZJREVSX1NPUlRfTEFURU5DWRACEhwKGFBST1ZJREVSX1NPUlRfVEhST1VHSFBVVBADKmYKDkRhdGFDb2xsZWN0aW9uEh8KG0RBVEFfQ09MTEVDVElPTl9VTlNQRUNJRklFRBAAEhkKFURBVEFfQ09MTEVDVElPTl9BTExPVxABEhgKFERBVEFfQ09MTEVDVElPTl9ERU5ZEAIqtAEKEEdlbmVyYXRpb25TdGF0dXMSIQodR0VORVJBVElPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIfChtHRU5FUkFUSU9OX1NUQVRVU19DT01QTEVURUQQARIcChhHRU5FUkFUSU9OX1NUQVRVU19GQUlMRUQQAhIfChtHRU5FUkFUSU9OX1NUQVRVU19DQU5DRUxMRUQQAxIdChlHRU5FUkFUSU9OX1NUQVRVU19SRUZVU0VEEAQqpQEKDlJvdXRpbmdPdXRjb21lEh8KG1JPVVRJTkdfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhoKFlJPVVRJTkdfT1VUQ09NRV9TRVJWRUQQARIaChZST1VUSU5HX09VVENPTUVfRkFJTEVEEAISGwoXUk9VVElOR19PVVRDT01FX1NLSVBQRUQQAxIdChlST1VUSU5HX09VVENPTUVfTk9UX1RSSUVEEARiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * One speaker turn of multi-speaker input.
@@ -162,6 +164,44 @@ export type ProviderPreferences = Message<"railgate.speech.v1.ProviderPreference
    * @generated from field: map<string, google.protobuf.Struct> options = 3;
    */
   options: { [key: string]: JsonObject };
+
+  /**
+   * OpenRouter's provider routing. Provider ids to try first, in this order.
+   *
+   * @generated from field: repeated string order = 4;
+   */
+  order: string[];
+
+  /**
+   * Only these providers may serve (empty: no restriction).
+   *
+   * @generated from field: repeated string only = 5;
+   */
+  only: string[];
+
+  /**
+   * These providers never serve.
+   *
+   * @generated from field: repeated string ignore = 6;
+   */
+  ignore: string[];
+
+  /**
+   * Unset = true: other eligible endpoints follow the ordered ones (or the first one).
+   *
+   * @generated from field: optional bool allow_fallbacks = 7;
+   */
+  allowFallbacks?: boolean | undefined;
+
+  /**
+   * @generated from field: railgate.speech.v1.ProviderSort sort = 8;
+   */
+  sort: ProviderSort;
+
+  /**
+   * @generated from field: railgate.speech.v1.MaxPrice max_price = 9;
+   */
+  maxPrice?: MaxPrice | undefined;
 };
 
 /**
@@ -170,6 +210,50 @@ export type ProviderPreferences = Message<"railgate.speech.v1.ProviderPreference
  */
 export const ProviderPreferencesSchema: GenMessage<ProviderPreferences> = /*@__PURE__*/
   messageDesc(file_railgate_speech_v1_speech, 5);
+
+/**
+ * The most a request will pay, in USD (OpenRouter's max_price): an endpoint over any given
+ * bound is skipped. Speech output is free, so completion, audio and image bound nothing.
+ *
+ * @generated from message railgate.speech.v1.MaxPrice
+ */
+export type MaxPrice = Message<"railgate.speech.v1.MaxPrice"> & {
+  /**
+   * Per million input characters (the catalog's price unit).
+   *
+   * @generated from field: optional double prompt = 1;
+   */
+  prompt?: number | undefined;
+
+  /**
+   * @generated from field: optional double completion = 2;
+   */
+  completion?: number | undefined;
+
+  /**
+   * For this whole request (its characters at the endpoint's price).
+   *
+   * @generated from field: optional double request = 3;
+   */
+  request?: number | undefined;
+
+  /**
+   * @generated from field: optional double audio = 4;
+   */
+  audio?: number | undefined;
+
+  /**
+   * @generated from field: optional double image = 5;
+   */
+  image?: number | undefined;
+};
+
+/**
+ * Describes the message railgate.speech.v1.MaxPrice.
+ * Use `create(MaxPriceSchema)` to create a new message.
+ */
+export const MaxPriceSchema: GenMessage<MaxPrice> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech, 6);
 
 /**
  * @generated from message railgate.speech.v1.Capabilities
@@ -211,7 +295,7 @@ export type Capabilities = Message<"railgate.speech.v1.Capabilities"> & {
  * Use `create(CapabilitiesSchema)` to create a new message.
  */
 export const CapabilitiesSchema: GenMessage<Capabilities> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 6);
+  messageDesc(file_railgate_speech_v1_speech, 7);
 
 /**
  * @generated from message railgate.speech.v1.DataPolicy
@@ -243,7 +327,7 @@ export type DataPolicy = Message<"railgate.speech.v1.DataPolicy"> & {
  * Use `create(DataPolicySchema)` to create a new message.
  */
 export const DataPolicySchema: GenMessage<DataPolicy> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 7);
+  messageDesc(file_railgate_speech_v1_speech, 8);
 
 /**
  * @generated from message railgate.speech.v1.Endpoint
@@ -291,6 +375,22 @@ export type Endpoint = Message<"railgate.speech.v1.Endpoint"> & {
    * @generated from field: bool byok = 7;
    */
   byok: boolean;
+
+  /**
+   * The response formats this endpoint can produce; a request is routed only to one that can.
+   *
+   * @generated from field: repeated railgate.speech.v1.AudioFormat formats = 8;
+   */
+  formats: AudioFormat[];
+
+  /**
+   * The model id the upstream knows (upstream adapters); empty: the model id's part after its
+   * vendor prefix. The catalog in memory is these messages, so Railgate's own fields live here
+   * too; the HTTP model list renders chosen fields and leaves this one out.
+   *
+   * @generated from field: string upstream_model = 9;
+   */
+  upstreamModel: string;
 };
 
 /**
@@ -298,7 +398,7 @@ export type Endpoint = Message<"railgate.speech.v1.Endpoint"> & {
  * Use `create(EndpointSchema)` to create a new message.
  */
 export const EndpointSchema: GenMessage<Endpoint> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 8);
+  messageDesc(file_railgate_speech_v1_speech, 9);
 
 /**
  * @generated from message railgate.speech.v1.Voice
@@ -325,7 +425,7 @@ export type Voice = Message<"railgate.speech.v1.Voice"> & {
  * Use `create(VoiceSchema)` to create a new message.
  */
 export const VoiceSchema: GenMessage<Voice> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 9);
+  messageDesc(file_railgate_speech_v1_speech, 10);
 
 /**
  * @generated from message railgate.speech.v1.Model
@@ -374,7 +474,7 @@ export type Model = Message<"railgate.speech.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 10);
+  messageDesc(file_railgate_speech_v1_speech, 11);
 
 /**
  * @generated from message railgate.speech.v1.FilterOutcome
@@ -393,14 +493,21 @@ export type FilterOutcome = Message<"railgate.speech.v1.FilterOutcome"> & {
   label: string;
 
   /**
-   * @generated from field: string action = 3;
+   * @generated from field: railgate.guardrail.v1.FilterAction action = 6;
    */
-  action: string;
+  action: FilterAction;
 
   /**
    * @generated from field: int32 count = 4;
    */
   count: number;
+
+  /**
+   * The guardrail whose rule this was (the first one, when several guardrails hold the same rule).
+   *
+   * @generated from field: string guardrail_id = 5;
+   */
+  guardrailId: string;
 };
 
 /**
@@ -408,7 +515,7 @@ export type FilterOutcome = Message<"railgate.speech.v1.FilterOutcome"> & {
  * Use `create(FilterOutcomeSchema)` to create a new message.
  */
 export const FilterOutcomeSchema: GenMessage<FilterOutcome> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 11);
+  messageDesc(file_railgate_speech_v1_speech, 12);
 
 /**
  * What was produced; never holds the input text.
@@ -487,11 +594,9 @@ export type Generation = Message<"railgate.speech.v1.Generation"> & {
   workspaceId: string;
 
   /**
-   * "completed", "failed" or "cancelled".
-   *
-   * @generated from field: string status = 15;
+   * @generated from field: railgate.speech.v1.GenerationStatus status = 42;
    */
-  status: string;
+  status: GenerationStatus;
 
   /**
    * @generated from field: int64 bytes = 16;
@@ -515,11 +620,11 @@ export type Generation = Message<"railgate.speech.v1.Generation"> & {
 
   /**
    * The data region the request was served in: the regional ingress address it
-   * arrived through ("global", "europe", "us"), the one allowed_data_regions governs.
+   * arrived through, the one allowed_data_regions governs.
    *
-   * @generated from field: string data_region = 20;
+   * @generated from field: railgate.guardrail.v1.Region data_region = 43;
    */
-  dataRegion: string;
+  dataRegion: Region;
 
   /**
    * Served through the caller's own provider key (BYOK): paid there, not from credits.
@@ -527,6 +632,46 @@ export type Generation = Message<"railgate.speech.v1.Generation"> & {
    * @generated from field: bool byok = 24;
    */
   byok: boolean;
+
+  /**
+   * Why a refused request was refused: the error reason's name in lower case
+   * ("content_blocked", "budget_exceeded", "model_not_allowed", ...); empty when served.
+   *
+   * @generated from field: string refusal_reason = 25;
+   */
+  refusalReason: string;
+
+  /**
+   * The guardrail that decided this request's outcome: the one that refused it (budget, model
+   * rules, a blocking filter), else the one whose filter acted most strongly (redact over flag).
+   * Empty when no guardrail decided anything.
+   *
+   * @generated from field: string guardrail_id = 26;
+   */
+  guardrailId: string;
+
+  /**
+   * Every endpoint of the model and what routing did with it, in the order considered: the
+   * one that served, those that failed (with status and attempts), those skipped and why.
+   *
+   * @generated from field: repeated railgate.speech.v1.RoutingStep routing = 30;
+   */
+  routing: RoutingStep[];
+
+  /**
+   * Served from the workspace's audio cache (a stored clip, or a synthesis another identical
+   * request started): billed at the cache price, the difference to the endpoint's in cache_discount.
+   *
+   * @generated from field: bool cached = 40;
+   */
+  cached: boolean;
+
+  /**
+   * OpenRouter's cache_discount: what the cache saved against the endpoint's price, in USD.
+   *
+   * @generated from field: double cache_discount = 41;
+   */
+  cacheDiscount: number;
 };
 
 /**
@@ -534,7 +679,52 @@ export type Generation = Message<"railgate.speech.v1.Generation"> & {
  * Use `create(GenerationSchema)` to create a new message.
  */
 export const GenerationSchema: GenMessage<Generation> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech, 12);
+  messageDesc(file_railgate_speech_v1_speech, 13);
+
+/**
+ * One endpoint in a request's routing.
+ *
+ * @generated from message railgate.speech.v1.RoutingStep
+ */
+export type RoutingStep = Message<"railgate.speech.v1.RoutingStep"> & {
+  /**
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: railgate.speech.v1.RoutingOutcome outcome = 6;
+   */
+  outcome: RoutingOutcome;
+
+  /**
+   * Why it was skipped, or how its last attempt failed ("HTTP 503", "timeout", ...).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Attempts made (retries included).
+   *
+   * @generated from field: int32 attempts = 4;
+   */
+  attempts: number;
+
+  /**
+   * The last attempt's upstream HTTP status, when it answered one.
+   *
+   * @generated from field: int32 status = 5;
+   */
+  status: number;
+};
+
+/**
+ * Describes the message railgate.speech.v1.RoutingStep.
+ * Use `create(RoutingStepSchema)` to create a new message.
+ */
+export const RoutingStepSchema: GenMessage<RoutingStep> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech, 14);
 
 /**
  * @generated from enum railgate.speech.v1.AudioFormat
@@ -562,6 +752,27 @@ export enum AudioFormat {
    * @generated from enum value: AUDIO_FORMAT_WAV = 3;
    */
   WAV = 3,
+
+  /**
+   * Opus in an Ogg container (RFC 7845), as OpenAI's "opus".
+   *
+   * @generated from enum value: AUDIO_FORMAT_OPUS = 4;
+   */
+  OPUS = 4,
+
+  /**
+   * AAC-LC in ADTS frames, as OpenAI's "aac".
+   *
+   * @generated from enum value: AUDIO_FORMAT_AAC = 5;
+   */
+  AAC = 5,
+
+  /**
+   * A FLAC stream (16-bit mono at 24 kHz from the embedded engine).
+   *
+   * @generated from enum value: AUDIO_FORMAT_FLAC = 6;
+   */
+  FLAC = 6,
 }
 
 /**
@@ -569,6 +780,45 @@ export enum AudioFormat {
  */
 export const AudioFormatSchema: GenEnum<AudioFormat> = /*@__PURE__*/
   enumDesc(file_railgate_speech_v1_speech, 0);
+
+/**
+ * provider.sort: the order eligible endpoints are tried in when provider.order does not say.
+ *
+ * @generated from enum railgate.speech.v1.ProviderSort
+ */
+export enum ProviderSort {
+  /**
+   * @generated from enum value: PROVIDER_SORT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Catalog price per million characters, lowest first.
+   *
+   * @generated from enum value: PROVIDER_SORT_PRICE = 1;
+   */
+  PRICE = 1,
+
+  /**
+   * Time to first byte as this speech process measured it, lowest first.
+   *
+   * @generated from enum value: PROVIDER_SORT_LATENCY = 2;
+   */
+  LATENCY = 2,
+
+  /**
+   * Audio bytes per second after the first byte, as measured, highest first.
+   *
+   * @generated from enum value: PROVIDER_SORT_THROUGHPUT = 3;
+   */
+  THROUGHPUT = 3,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.ProviderSort.
+ */
+export const ProviderSortSchema: GenEnum<ProviderSort> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech, 1);
 
 /**
  * @generated from enum railgate.speech.v1.DataCollection
@@ -594,5 +844,97 @@ export enum DataCollection {
  * Describes the enum railgate.speech.v1.DataCollection.
  */
 export const DataCollectionSchema: GenEnum<DataCollection> = /*@__PURE__*/
-  enumDesc(file_railgate_speech_v1_speech, 1);
+  enumDesc(file_railgate_speech_v1_speech, 2);
+
+/**
+ * How a generation ended; its API names ("completed", ...) in platform/generation-statuses.ts.
+ *
+ * @generated from enum railgate.speech.v1.GenerationStatus
+ */
+export enum GenerationStatus {
+  /**
+   * @generated from enum value: GENERATION_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Its audio streamed to the end.
+   *
+   * @generated from enum value: GENERATION_STATUS_COMPLETED = 1;
+   */
+  COMPLETED = 1,
+
+  /**
+   * No endpoint served it, or its stream broke after the first byte.
+   *
+   * @generated from enum value: GENERATION_STATUS_FAILED = 2;
+   */
+  FAILED = 2,
+
+  /**
+   * The client went away before the end.
+   *
+   * @generated from enum value: GENERATION_STATUS_CANCELLED = 3;
+   */
+  CANCELLED = 3,
+
+  /**
+   * Never served: a rule, a blocking filter or admission refused it (see refusal_reason).
+   *
+   * @generated from enum value: GENERATION_STATUS_REFUSED = 4;
+   */
+  REFUSED = 4,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.GenerationStatus.
+ */
+export const GenerationStatusSchema: GenEnum<GenerationStatus> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech, 3);
+
+/**
+ * What routing did with one endpoint of a request.
+ *
+ * @generated from enum railgate.speech.v1.RoutingOutcome
+ */
+export enum RoutingOutcome {
+  /**
+   * @generated from enum value: ROUTING_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It produced the audio.
+   *
+   * @generated from enum value: ROUTING_OUTCOME_SERVED = 1;
+   */
+  SERVED = 1,
+
+  /**
+   * Every attempt failed before its first byte.
+   *
+   * @generated from enum value: ROUTING_OUTCOME_FAILED = 2;
+   */
+  FAILED = 2,
+
+  /**
+   * Never tried: see the step's reason.
+   *
+   * @generated from enum value: ROUTING_OUTCOME_SKIPPED = 3;
+   */
+  SKIPPED = 3,
+
+  /**
+   * Eligible, but an earlier endpoint served or the deadline passed.
+   *
+   * @generated from enum value: ROUTING_OUTCOME_NOT_TRIED = 4;
+   */
+  NOT_TRIED = 4,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.RoutingOutcome.
+ */
+export const RoutingOutcomeSchema: GenEnum<RoutingOutcome> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech, 4);
 

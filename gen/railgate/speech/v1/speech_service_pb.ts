@@ -2,10 +2,14 @@
 // @generated from file railgate/speech/v1/speech_service.proto (package railgate.speech.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
-import type { AudioFormat, Generation, Model, ProviderPreferences, ReferencePart, Turns } from "./speech_pb.js";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_railgate_common_v1_access } from "../../common/v1/access_pb.js";
+import type { FilterAction, Region, RegionList, ResetInterval, StringList } from "../../guardrail/v1/guardrail_pb.js";
+import { file_railgate_guardrail_v1_guardrail } from "../../guardrail/v1/guardrail_pb.js";
+import type { AudioFormat, Generation, GenerationStatus, Model, ProviderPreferences, ReferencePart, RoutingStep, Turns } from "./speech_pb.js";
 import { file_railgate_speech_v1_speech } from "./speech_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -13,7 +17,70 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file railgate/speech/v1/speech_service.proto.
  */
 export const file_railgate_speech_v1_speech_service: GenFile = /*@__PURE__*/
-  fileDesc("CidyYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoX3NlcnZpY2UucHJvdG8SEnJhaWxnYXRlLnNwZWVjaC52MSLxAwoRU3ludGhlc2l6ZVJlcXVlc3QSDQoFbW9kZWwYAyABKAkSDgoEdGV4dBgEIAEoCUgAEioKBXR1cm5zGAUgASgLMhkucmFpbGdhdGUuc3BlZWNoLnYxLlR1cm5zSAASEgoFdm9pY2UYBiABKAlIAYgBARI4Cg9yZXNwb25zZV9mb3JtYXQYByABKA4yHy5yYWlsZ2F0ZS5zcGVlY2gudjEuQXVkaW9Gb3JtYXQSEgoFc3BlZWQYCCABKAFIAogBARI7ChBpbnB1dF9yZWZlcmVuY2VzGAkgAygLMiEucmFpbGdhdGUuc3BlZWNoLnYxLlJlZmVyZW5jZVBhcnQSGQoMaW5zdHJ1Y3Rpb25zGAogASgJSAOIAQESOQoIcHJvdmlkZXIYCyABKAsyJy5yYWlsZ2F0ZS5zcGVlY2gudjEuUHJvdmlkZXJQcmVmZXJlbmNlcxISCgpzZXNzaW9uX2lkGAwgASgJEiYKBXRyYWNlGA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgR1c2VyGA4gASgJQgcKBWlucHV0QggKBl92b2ljZUIICgZfc3BlZWRCDwoNX2luc3RydWN0aW9uc0oECAEQAkoECAIQA1IIa2V5X2hhc2hSDmluZ3Jlc3NfcmVnaW9uIrYBCg5TeW50aGVzaXNTdGFydBIvCgZmb3JtYXQYASABKA4yHy5yYWlsZ2F0ZS5zcGVlY2gudjEuQXVkaW9Gb3JtYXQSFAoMY29udGVudF90eXBlGAIgASgJEhMKC3NhbXBsZV9yYXRlGAMgASgFEhAKCGNoYW5uZWxzGAQgASgFEhUKDWdlbmVyYXRpb25faWQYBSABKAkSDQoFbW9kZWwYBiABKAkSEAoIcHJvdmlkZXIYByABKAkiYwoSU3ludGhlc2l6ZVJlc3BvbnNlEjMKBXN0YXJ0GAEgASgLMiIucmFpbGdhdGUuc3BlZWNoLnYxLlN5bnRoZXNpc1N0YXJ0SAASDwoFYXVkaW8YAiABKAxIAEIHCgVldmVudCITChFMaXN0TW9kZWxzUmVxdWVzdCI/ChJMaXN0TW9kZWxzUmVzcG9uc2USKQoGbW9kZWxzGAEgAygLMhkucmFpbGdhdGUuc3BlZWNoLnYxLk1vZGVsIjIKFEdldEdlbmVyYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJSgQIAhADUghrZXlfaGFzaCJLChVHZXRHZW5lcmF0aW9uUmVzcG9uc2USMgoKZ2VuZXJhdGlvbhgBIAEoCzIeLnJhaWxnYXRlLnNwZWVjaC52MS5HZW5lcmF0aW9uIkEKDkV4cGxhaW5SZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJEg0KBW1vZGVsGAIgASgJEg4KBnJlZ2lvbhgDIAEoCSJRChBFeHBsYWluR3VhcmRyYWlsEg4KBnNvdXJjZRgBIAEoCRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2NvbnRyaWJ1dGVzGAQgAygJItIBCg1FeHBsYWluQnVkZ2V0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIWCg5ndWFyZHJhaWxfbmFtZRgCIAEoCRIRCglsaW1pdF91c2QYAyABKAESEAoIaW50ZXJ2YWwYBCABKAkSDgoGd2luZG93GAUgASgJEhEKCXNwZW50X3VzZBgGIAEoARIUCgxpbmNsdWRlX2J5b2sYByABKAgSDQoFc2NvcGUYCCABKAkSDwoHc3ViamVjdBgJIAEoCRIVCg1yZW1haW5pbmdfdXNkGAogASgBImYKD0V4cGxhaW5FbmRwb2ludBIQCghwcm92aWRlchgBIAEoCRIQCghlbGlnaWJsZRgCIAEoCBIOCgZyZWFzb24YAyABKAkSHwoXcHJpY2VfcGVyX21pbGxpb25fY2hhcnMYBCABKAEidgoMRXhwbGFpbk1vZGVsEg0KBW1vZGVsGAEgASgJEg8KB2FsbG93ZWQYAiABKAgSDgoGcmVhc29uGAMgASgJEjYKCWVuZHBvaW50cxgEIAMoCzIjLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluRW5kcG9pbnQi9gIKD0V4cGxhaW5SZXNwb25zZRIQCghrZXlfaGFzaBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSOAoKZ3VhcmRyYWlscxgDIAMoCzIkLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluR3VhcmRyYWlsEjEKEGVmZmVjdGl2ZV9wb2xpY3kYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnJlZ2lvbhgFIAEoCRIbCg5yZWdpb25fYWxsb3dlZBgGIAEoCEgAiAEBEjIKB2J1ZGdldHMYByADKAsyIS5yYWlsZ2F0ZS5zcGVlY2gudjEuRXhwbGFpbkJ1ZGdldBIwCgZtb2RlbHMYCCADKAsyIC5yYWlsZ2F0ZS5zcGVlY2gudjEuRXhwbGFpbk1vZGVsEhgKC2NyZWRpdHNfdXNkGAkgASgBSAGIAQFCEQoPX3JlZ2lvbl9hbGxvd2VkQg4KDF9jcmVkaXRzX3VzZDKFAwoNU3BlZWNoU2VydmljZRJdCgpTeW50aGVzaXplEiUucmFpbGdhdGUuc3BlZWNoLnYxLlN5bnRoZXNpemVSZXF1ZXN0GiYucmFpbGdhdGUuc3BlZWNoLnYxLlN5bnRoZXNpemVSZXNwb25zZTABElsKCkxpc3RNb2RlbHMSJS5yYWlsZ2F0ZS5zcGVlY2gudjEuTGlzdE1vZGVsc1JlcXVlc3QaJi5yYWlsZ2F0ZS5zcGVlY2gudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEmQKDUdldEdlbmVyYXRpb24SKC5yYWlsZ2F0ZS5zcGVlY2gudjEuR2V0R2VuZXJhdGlvblJlcXVlc3QaKS5yYWlsZ2F0ZS5zcGVlY2gudjEuR2V0R2VuZXJhdGlvblJlc3BvbnNlElIKB0V4cGxhaW4SIi5yYWlsZ2F0ZS5zcGVlY2gudjEuRXhwbGFpblJlcXVlc3QaIy5yYWlsZ2F0ZS5zcGVlY2gudjEuRXhwbGFpblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_railgate_speech_v1_speech]);
+  fileDesc("CidyYWlsZ2F0ZS9zcGVlY2gvdjEvc3BlZWNoX3NlcnZpY2UucHJvdG8SEnJhaWxnYXRlLnNwZWVjaC52MSIsChRHZXRBdWRpb0NhY2hlUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkifAoVR2V0QXVkaW9DYWNoZVJlc3BvbnNlEg0KBWNsaXBzGAEgASgDEg0KBWJ5dGVzGAIgASgDEhQKDGJ1ZGdldF9ieXRlcxgDIAEoAxIMCgRoaXRzGAQgASgDEhEKCWNvbGxhcHNlZBgFIAEoAxIOCgZtaXNzZXMYBiABKAMi8QMKEVN5bnRoZXNpemVSZXF1ZXN0Eg0KBW1vZGVsGAMgASgJEg4KBHRleHQYBCABKAlIABIqCgV0dXJucxgFIAEoCzIZLnJhaWxnYXRlLnNwZWVjaC52MS5UdXJuc0gAEhIKBXZvaWNlGAYgASgJSAGIAQESOAoPcmVzcG9uc2VfZm9ybWF0GAcgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhIKBXNwZWVkGAggASgBSAKIAQESOwoQaW5wdXRfcmVmZXJlbmNlcxgJIAMoCzIhLnJhaWxnYXRlLnNwZWVjaC52MS5SZWZlcmVuY2VQYXJ0EhkKDGluc3RydWN0aW9ucxgKIAEoCUgDiAEBEjkKCHByb3ZpZGVyGAsgASgLMicucmFpbGdhdGUuc3BlZWNoLnYxLlByb3ZpZGVyUHJlZmVyZW5jZXMSEgoKc2Vzc2lvbl9pZBgMIAEoCRImCgV0cmFjZRgNIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEdXNlchgOIAEoCUIHCgVpbnB1dEIICgZfdm9pY2VCCAoGX3NwZWVkQg8KDV9pbnN0cnVjdGlvbnNKBAgBEAJKBAgCEANSCGtleV9oYXNoUg5pbmdyZXNzX3JlZ2lvbiK2AQoOU3ludGhlc2lzU3RhcnQSLwoGZm9ybWF0GAEgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkF1ZGlvRm9ybWF0EhQKDGNvbnRlbnRfdHlwZRgCIAEoCRITCgtzYW1wbGVfcmF0ZRgDIAEoBRIQCghjaGFubmVscxgEIAEoBRIVCg1nZW5lcmF0aW9uX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEhAKCHByb3ZpZGVyGAcgASgJImMKElN5bnRoZXNpemVSZXNwb25zZRIzCgVzdGFydBgBIAEoCzIiLnJhaWxnYXRlLnNwZWVjaC52MS5TeW50aGVzaXNTdGFydEgAEg8KBWF1ZGlvGAIgASgMSABCBwoFZXZlbnQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiPwoSTGlzdE1vZGVsc1Jlc3BvbnNlEikKBm1vZGVscxgBIAMoCzIZLnJhaWxnYXRlLnNwZWVjaC52MS5Nb2RlbCIXChVMaXN0VXNlck1vZGVsc1JlcXVlc3QiQwoWTGlzdFVzZXJNb2RlbHNSZXNwb25zZRIpCgZtb2RlbHMYASADKAsyGS5yYWlsZ2F0ZS5zcGVlY2gudjEuTW9kZWwiMgoUR2V0R2VuZXJhdGlvblJlcXVlc3QSCgoCaWQYASABKAlKBAgCEANSCGtleV9oYXNoIksKFUdldEdlbmVyYXRpb25SZXNwb25zZRIyCgpnZW5lcmF0aW9uGAEgASgLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLkdlbmVyYXRpb24i4AIKFkxpc3RHZW5lcmF0aW9uc1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGY3Vyc29yGAIgASgJEhAKCGtleV9oYXNoGAMgASgJEg0KBW1vZGVsGAQgASgJEhAKCHByb3ZpZGVyGAUgASgJEjQKBnN0YXR1cxgMIAEoDjIkLnJhaWxnYXRlLnNwZWVjaC52MS5HZW5lcmF0aW9uU3RhdHVzEjQKB291dGNvbWUYDSABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRmlsdGVyQWN0aW9uEhQKDGd1YXJkcmFpbF9pZBgIIAEoCRIoCgRmcm9tGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMd29ya3NwYWNlX2lkGAsgASgJSgQIBhAHSgQIBxAIImMKF0xpc3RHZW5lcmF0aW9uc1Jlc3BvbnNlEjMKC2dlbmVyYXRpb25zGAEgAygLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLkdlbmVyYXRpb24SEwoLbmV4dF9jdXJzb3IYAiABKAkiYAoSR2V0QWN0aXZpdHlSZXF1ZXN0EgwKBGRhdGUYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhAKCGtleV9oYXNoGAMgASgJEhQKDGJ5X3dvcmtzcGFjZRgEIAEoCCKcAQoMQWN0aXZpdHlJdGVtEgwKBGRhdGUYASABKAkSDQoFbW9kZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDQoFdXNhZ2UYBCABKAESEgoKYnlva191c2FnZRgFIAEoARIQCghyZXF1ZXN0cxgGIAEoAxISCgpjaGFyYWN0ZXJzGAcgASgDEhQKDHdvcmtzcGFjZV9pZBgIIAEoCSJGChNHZXRBY3Rpdml0eVJlc3BvbnNlEi8KBWl0ZW1zGAEgAygLMiAucmFpbGdhdGUuc3BlZWNoLnYxLkFjdGl2aXR5SXRlbSKgAQoPR2V0VXNhZ2VSZXF1ZXN0EhMKC2dyYW51bGFyaXR5GAEgASgJEhAKCGdyb3VwX2J5GAIgASgJEigKBGZyb20YAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgx3b3Jrc3BhY2VfaWQYBSABKAkikgIKClVzYWdlUG9pbnQSKgoGYnVja2V0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVncm91cBgCIAEoCRISCgVsYWJlbBgDIAEoCUgAiAEBEhAKCHJlcXVlc3RzGAQgASgDEhEKCXNwZW5kX3VzZBgFIAEoARIYCgt0dGZiX3A1MF9tcxgGIAEoAUgBiAEBEhgKC3R0ZmJfcDk1X21zGAcgASgBSAKIAQESDwoHYmxvY2tlZBgIIAEoAxIQCghyZWRhY3RlZBgJIAEoAxIPCgdmbGFnZ2VkGAogASgDQggKBl9sYWJlbEIOCgxfdHRmYl9wNTBfbXNCDgoMX3R0ZmJfcDk1X21zIkIKEEdldFVzYWdlUmVzcG9uc2USLgoGcG9pbnRzGAEgAygLMh4ucmFpbGdhdGUuc3BlZWNoLnYxLlVzYWdlUG9pbnQiWAoORXhwbGFpblJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkSDQoFbW9kZWwYAiABKAkSDgoGcmVnaW9uGAMgASgJEhUKDWdlbmVyYXRpb25faWQYBCABKAkifAoQRXhwbGFpbkd1YXJkcmFpbBIzCgZzb3VyY2UYBSABKA4yIy5yYWlsZ2F0ZS5zcGVlY2gudjEuR3VhcmRyYWlsU291cmNlEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLY29udHJpYnV0ZXMYBCADKAlKBAgBEAIipQIKDUV4cGxhaW5CdWRnZXQSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEhYKDmd1YXJkcmFpbF9uYW1lGAIgASgJEhEKCWxpbWl0X3VzZBgDIAEoARI2CghpbnRlcnZhbBgLIAEoDjIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXNldEludGVydmFsEg4KBndpbmRvdxgFIAEoCRIRCglzcGVudF91c2QYBiABKAESFAoMaW5jbHVkZV9ieW9rGAcgASgIEi4KBXNjb3BlGAwgASgOMh8ucmFpbGdhdGUuc3BlZWNoLnYxLkJ1ZGdldFNjb3BlEg8KB3N1YmplY3QYCSABKAkSFQoNcmVtYWluaW5nX3VzZBgKIAEoAUoECAQQBUoECAgQCSKpAgoPRXhwbGFpbkVuZHBvaW50EhAKCHByb3ZpZGVyGAEgASgJEhAKCGVsaWdpYmxlGAIgASgIEg4KBnJlYXNvbhgDIAEoCRIfChdwcmljZV9wZXJfbWlsbGlvbl9jaGFycxgEIAEoARIxCgdicmVha2VyGAkgASgOMiAucmFpbGdhdGUuc3BlZWNoLnYxLkJyZWFrZXJTdGF0ZRIUCgd0dGZiX21zGAYgASgBSACIAQESKAobdGhyb3VnaHB1dF9ieXRlc19wZXJfc2Vjb25kGAcgASgBSAGIAQESHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYCCABKAVCCgoIX3R0ZmJfbXNCHgocX3Rocm91Z2hwdXRfYnl0ZXNfcGVyX3NlY29uZEoECAUQBiJ2CgxFeHBsYWluTW9kZWwSDQoFbW9kZWwYASABKAkSDwoHYWxsb3dlZBgCIAEoCBIOCgZyZWFzb24YAyABKAkSNgoJZW5kcG9pbnRzGAQgAygLMiMucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5FbmRwb2ludCJ5Cg9FZmZlY3RpdmVGaWx0ZXISDAoEc2x1ZxgBIAEoCRIzCgZhY3Rpb24YAiABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRmlsdGVyQWN0aW9uEg0KBWxhYmVsGAMgASgJEhQKDGd1YXJkcmFpbF9pZBgEIAEoCSJcCgtFbmZvcmNlZFpkchIRCglhbnRocm9waWMYASABKAgSDgoGb3BlbmFpGAIgASgIEg4KBmdvb2dsZRgDIAEoCBILCgN4YWkYBCABKAgSDQoFb3RoZXIYBSABKAgirgQKD0VmZmVjdGl2ZVBvbGljeRI/ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgBIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb25MaXN0EjkKDmFsbG93ZWRfbW9kZWxzGAIgASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSPAoRYWxsb3dlZF9wcm92aWRlcnMYAyABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBIWCg5pZ25vcmVkX21vZGVscxgEIAMoCRIZChFpZ25vcmVkX3Byb3ZpZGVycxgFIAMoCRI0CgtlbmZvcmNlX3pkchgGIAEoCzIfLnJhaWxnYXRlLnNwZWVjaC52MS5FbmZvcmNlZFpkchIlCh1lbmFibGVfZnJlZV9tb2RlbF9wdWJsaWNhdGlvbhgHIAEoCBIiChplbmFibGVfZnJlZV9tb2RlbF90cmFpbmluZxgIIAEoCBIiChplbmFibGVfcGFpZF9tb2RlbF90cmFpbmluZxgJIAEoCBIlCh1hbGxvd19zYWZldHlfcmV0ZW50aW9uX2dvb2dsZRgKIAEoCBIkChxhbGxvd19zYWZldHlfcmV0ZW50aW9uX290aGVyGAsgASgIEjwKD2NvbnRlbnRfZmlsdGVycxgMIAMoCzIjLnJhaWxnYXRlLnNwZWVjaC52MS5FZmZlY3RpdmVGaWx0ZXIi9gMKD0V4cGxhaW5SZXNwb25zZRIQCghrZXlfaGFzaBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSOAoKZ3VhcmRyYWlscxgDIAMoCzIkLnJhaWxnYXRlLnNwZWVjaC52MS5FeHBsYWluR3VhcmRyYWlsEj0KEGVmZmVjdGl2ZV9wb2xpY3kYDCABKAsyIy5yYWlsZ2F0ZS5zcGVlY2gudjEuRWZmZWN0aXZlUG9saWN5Ei0KBnJlZ2lvbhgNIAEoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SGwoOcmVnaW9uX2FsbG93ZWQYBiABKAhIAIgBARIyCgdidWRnZXRzGAcgAygLMiEucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5CdWRnZXQSMAoGbW9kZWxzGAggAygLMiAucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5Nb2RlbBIYCgtjcmVkaXRzX3VzZBgJIAEoAUgBiAEBEhUKDWdlbmVyYXRpb25faWQYCiABKAkSMAoHcm91dGluZxgLIAMoCzIfLnJhaWxnYXRlLnNwZWVjaC52MS5Sb3V0aW5nU3RlcEIRCg9fcmVnaW9uX2FsbG93ZWRCDgoMX2NyZWRpdHNfdXNkSgQIBBAFSgQIBRAGKpIBCg9HdWFyZHJhaWxTb3VyY2USIAocR1VBUkRSQUlMX1NPVVJDRV9VTlNQRUNJRklFRBAAEhgKFEdVQVJEUkFJTF9TT1VSQ0VfS0VZEAESGwoXR1VBUkRSQUlMX1NPVVJDRV9NRU1CRVIQAhImCiJHVUFSRFJBSUxfU09VUkNFX1dPUktTUEFDRV9ERUZBVUxUEAMqsQEKC0J1ZGdldFNjb3BlEhwKGEJVREdFVF9TQ09QRV9VTlNQRUNJRklFRBAAEikKJUJVREdFVF9TQ09QRV9XT1JLU1BBQ0VfREVGQVVMVF9NRU1CRVIQARImCiJCVURHRVRfU0NPUEVfV09SS1NQQUNFX0RFRkFVTFRfS0VZEAISFwoTQlVER0VUX1NDT1BFX01FTUJFUhADEhgKFEJVREdFVF9TQ09QRV9BUElfS0VZEAQqfAoMQnJlYWtlclN0YXRlEh0KGUJSRUFLRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRCUkVBS0VSX1NUQVRFX0NMT1NFRBABEhYKEkJSRUFLRVJfU1RBVEVfT1BFThACEhsKF0JSRUFLRVJfU1RBVEVfSEFMRl9PUEVOEAMyoQcKDVNwZWVjaFNlcnZpY2USYwoKU3ludGhlc2l6ZRIlLnJhaWxnYXRlLnNwZWVjaC52MS5TeW50aGVzaXplUmVxdWVzdBomLnJhaWxnYXRlLnNwZWVjaC52MS5TeW50aGVzaXplUmVzcG9uc2UiBMjzGAIwARJhCgpMaXN0TW9kZWxzEiUucmFpbGdhdGUuc3BlZWNoLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiYucmFpbGdhdGUuc3BlZWNoLnYxLkxpc3RNb2RlbHNSZXNwb25zZSIEyPMYBRJtCg5MaXN0VXNlck1vZGVscxIpLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0VXNlck1vZGVsc1JlcXVlc3QaKi5yYWlsZ2F0ZS5zcGVlY2gudjEuTGlzdFVzZXJNb2RlbHNSZXNwb25zZSIEyPMYAhJqCg1HZXRHZW5lcmF0aW9uEigucmFpbGdhdGUuc3BlZWNoLnYxLkdldEdlbmVyYXRpb25SZXF1ZXN0GikucmFpbGdhdGUuc3BlZWNoLnYxLkdldEdlbmVyYXRpb25SZXNwb25zZSIEyPMYAxJwCg9MaXN0R2VuZXJhdGlvbnMSKi5yYWlsZ2F0ZS5zcGVlY2gudjEuTGlzdEdlbmVyYXRpb25zUmVxdWVzdBorLnJhaWxnYXRlLnNwZWVjaC52MS5MaXN0R2VuZXJhdGlvbnNSZXNwb25zZSIEyPMYAxJkCgtHZXRBY3Rpdml0eRImLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRBY3Rpdml0eVJlcXVlc3QaJy5yYWlsZ2F0ZS5zcGVlY2gudjEuR2V0QWN0aXZpdHlSZXNwb25zZSIEyPMYAxJbCghHZXRVc2FnZRIjLnJhaWxnYXRlLnNwZWVjaC52MS5HZXRVc2FnZVJlcXVlc3QaJC5yYWlsZ2F0ZS5zcGVlY2gudjEuR2V0VXNhZ2VSZXNwb25zZSIEyPMYAxJSCgdFeHBsYWluEiIucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5SZXF1ZXN0GiMucmFpbGdhdGUuc3BlZWNoLnYxLkV4cGxhaW5SZXNwb25zZRJkCg1HZXRBdWRpb0NhY2hlEigucmFpbGdhdGUuc3BlZWNoLnYxLkdldEF1ZGlvQ2FjaGVSZXF1ZXN0GikucmFpbGdhdGUuc3BlZWNoLnYxLkdldEF1ZGlvQ2FjaGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail, file_railgate_speech_v1_speech]);
+
+/**
+ * @generated from message railgate.speech.v1.GetAudioCacheRequest
+ */
+export type GetAudioCacheRequest = Message<"railgate.speech.v1.GetAudioCacheRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetAudioCacheRequest.
+ * Use `create(GetAudioCacheRequestSchema)` to create a new message.
+ */
+export const GetAudioCacheRequestSchema: GenMessage<GetAudioCacheRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 0);
+
+/**
+ * @generated from message railgate.speech.v1.GetAudioCacheResponse
+ */
+export type GetAudioCacheResponse = Message<"railgate.speech.v1.GetAudioCacheResponse"> & {
+  /**
+   * Clips stored and their bytes, within budget_bytes (AUDIO_CACHE_WORKSPACE_BYTES).
+   *
+   * @generated from field: int64 clips = 1;
+   */
+  clips: bigint;
+
+  /**
+   * @generated from field: int64 bytes = 2;
+   */
+  bytes: bigint;
+
+  /**
+   * @generated from field: int64 budget_bytes = 3;
+   */
+  budgetBytes: bigint;
+
+  /**
+   * Requests served from a stored clip, by joining a synthesis in progress, or synthesized.
+   *
+   * @generated from field: int64 hits = 4;
+   */
+  hits: bigint;
+
+  /**
+   * @generated from field: int64 collapsed = 5;
+   */
+  collapsed: bigint;
+
+  /**
+   * @generated from field: int64 misses = 6;
+   */
+  misses: bigint;
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetAudioCacheResponse.
+ * Use `create(GetAudioCacheResponseSchema)` to create a new message.
+ */
+export const GetAudioCacheResponseSchema: GenMessage<GetAudioCacheResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 1);
 
 /**
  * @generated from message railgate.speech.v1.SynthesizeRequest
@@ -94,7 +161,7 @@ export type SynthesizeRequest = Message<"railgate.speech.v1.SynthesizeRequest"> 
  * Use `create(SynthesizeRequestSchema)` to create a new message.
  */
 export const SynthesizeRequestSchema: GenMessage<SynthesizeRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 0);
+  messageDesc(file_railgate_speech_v1_speech_service, 2);
 
 /**
  * @generated from message railgate.speech.v1.SynthesisStart
@@ -141,7 +208,7 @@ export type SynthesisStart = Message<"railgate.speech.v1.SynthesisStart"> & {
  * Use `create(SynthesisStartSchema)` to create a new message.
  */
 export const SynthesisStartSchema: GenMessage<SynthesisStart> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 1);
+  messageDesc(file_railgate_speech_v1_speech_service, 3);
 
 /**
  * @generated from message railgate.speech.v1.SynthesizeResponse
@@ -170,7 +237,7 @@ export type SynthesizeResponse = Message<"railgate.speech.v1.SynthesizeResponse"
  * Use `create(SynthesizeResponseSchema)` to create a new message.
  */
 export const SynthesizeResponseSchema: GenMessage<SynthesizeResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 2);
+  messageDesc(file_railgate_speech_v1_speech_service, 4);
 
 /**
  * @generated from message railgate.speech.v1.ListModelsRequest
@@ -183,7 +250,7 @@ export type ListModelsRequest = Message<"railgate.speech.v1.ListModelsRequest"> 
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 3);
+  messageDesc(file_railgate_speech_v1_speech_service, 5);
 
 /**
  * @generated from message railgate.speech.v1.ListModelsResponse
@@ -200,7 +267,37 @@ export type ListModelsResponse = Message<"railgate.speech.v1.ListModelsResponse"
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 4);
+  messageDesc(file_railgate_speech_v1_speech_service, 6);
+
+/**
+ * @generated from message railgate.speech.v1.ListUserModelsRequest
+ */
+export type ListUserModelsRequest = Message<"railgate.speech.v1.ListUserModelsRequest"> & {
+};
+
+/**
+ * Describes the message railgate.speech.v1.ListUserModelsRequest.
+ * Use `create(ListUserModelsRequestSchema)` to create a new message.
+ */
+export const ListUserModelsRequestSchema: GenMessage<ListUserModelsRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 7);
+
+/**
+ * @generated from message railgate.speech.v1.ListUserModelsResponse
+ */
+export type ListUserModelsResponse = Message<"railgate.speech.v1.ListUserModelsResponse"> & {
+  /**
+   * @generated from field: repeated railgate.speech.v1.Model models = 1;
+   */
+  models: Model[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.ListUserModelsResponse.
+ * Use `create(ListUserModelsResponseSchema)` to create a new message.
+ */
+export const ListUserModelsResponseSchema: GenMessage<ListUserModelsResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 8);
 
 /**
  * Only generations of the calling key's workspace are visible.
@@ -219,7 +316,7 @@ export type GetGenerationRequest = Message<"railgate.speech.v1.GetGenerationRequ
  * Use `create(GetGenerationRequestSchema)` to create a new message.
  */
 export const GetGenerationRequestSchema: GenMessage<GetGenerationRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 5);
+  messageDesc(file_railgate_speech_v1_speech_service, 9);
 
 /**
  * @generated from message railgate.speech.v1.GetGenerationResponse
@@ -236,7 +333,351 @@ export type GetGenerationResponse = Message<"railgate.speech.v1.GetGenerationRes
  * Use `create(GetGenerationResponseSchema)` to create a new message.
  */
 export const GetGenerationResponseSchema: GenMessage<GetGenerationResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 6);
+  messageDesc(file_railgate_speech_v1_speech_service, 10);
+
+/**
+ * @generated from message railgate.speech.v1.ListGenerationsRequest
+ */
+export type ListGenerationsRequest = Message<"railgate.speech.v1.ListGenerationsRequest"> & {
+  /**
+   * 1..100; 0 = the default (20).
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * The next_cursor of the previous page; empty = the newest records.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+
+  /**
+   * Filters; empty (unspecified) = any.
+   *
+   * @generated from field: string key_hash = 3;
+   */
+  keyHash: string;
+
+  /**
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string provider = 5;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: railgate.speech.v1.GenerationStatus status = 12;
+   */
+  status: GenerationStatus;
+
+  /**
+   * A content filter of this action acted (the HTTP query's "blocked", "redacted", "flagged").
+   *
+   * @generated from field: railgate.guardrail.v1.FilterAction outcome = 13;
+   */
+  outcome: FilterAction;
+
+  /**
+   * Records whose outcome this guardrail decided (Generation.guardrail_id).
+   *
+   * @generated from field: string guardrail_id = 8;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 9;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 10;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * Management key only: one workspace (id); empty = every workspace.
+   *
+   * @generated from field: string workspace_id = 11;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ListGenerationsRequest.
+ * Use `create(ListGenerationsRequestSchema)` to create a new message.
+ */
+export const ListGenerationsRequestSchema: GenMessage<ListGenerationsRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 11);
+
+/**
+ * @generated from message railgate.speech.v1.ListGenerationsResponse
+ */
+export type ListGenerationsResponse = Message<"railgate.speech.v1.ListGenerationsResponse"> & {
+  /**
+   * @generated from field: repeated railgate.speech.v1.Generation generations = 1;
+   */
+  generations: Generation[];
+
+  /**
+   * Empty when this is the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ListGenerationsResponse.
+ * Use `create(ListGenerationsResponseSchema)` to create a new message.
+ */
+export const ListGenerationsResponseSchema: GenMessage<ListGenerationsResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 12);
+
+/**
+ * @generated from message railgate.speech.v1.GetActivityRequest
+ */
+export type GetActivityRequest = Message<"railgate.speech.v1.GetActivityRequest"> & {
+  /**
+   * One UTC day (YYYY-MM-DD) within the last 30; empty = the last 30 days.
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * Management key only: one workspace (id); empty = every workspace.
+   *
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * Only this key's requests (its hash); a standard key always reads only its own.
+   *
+   * @generated from field: string key_hash = 3;
+   */
+  keyHash: string;
+
+  /**
+   * Split each row per workspace (OpenRouter's group_by=workspace).
+   *
+   * @generated from field: bool by_workspace = 4;
+   */
+  byWorkspace: boolean;
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetActivityRequest.
+ * Use `create(GetActivityRequestSchema)` to create a new message.
+ */
+export const GetActivityRequestSchema: GenMessage<GetActivityRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 13);
+
+/**
+ * @generated from message railgate.speech.v1.ActivityItem
+ */
+export type ActivityItem = Message<"railgate.speech.v1.ActivityItem"> & {
+  /**
+   * YYYY-MM-DD (UTC).
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string provider = 3;
+   */
+  provider: string;
+
+  /**
+   * Spend on credits, USD.
+   *
+   * @generated from field: double usage = 4;
+   */
+  usage: number;
+
+  /**
+   * Spend through the caller's own provider keys (BYOK), USD.
+   *
+   * @generated from field: double byok_usage = 5;
+   */
+  byokUsage: number;
+
+  /**
+   * @generated from field: int64 requests = 6;
+   */
+  requests: bigint;
+
+  /**
+   * @generated from field: int64 characters = 7;
+   */
+  characters: bigint;
+
+  /**
+   * Set when the request asked for by_workspace.
+   *
+   * @generated from field: string workspace_id = 8;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.ActivityItem.
+ * Use `create(ActivityItemSchema)` to create a new message.
+ */
+export const ActivityItemSchema: GenMessage<ActivityItem> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 14);
+
+/**
+ * @generated from message railgate.speech.v1.GetActivityResponse
+ */
+export type GetActivityResponse = Message<"railgate.speech.v1.GetActivityResponse"> & {
+  /**
+   * @generated from field: repeated railgate.speech.v1.ActivityItem items = 1;
+   */
+  items: ActivityItem[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetActivityResponse.
+ * Use `create(GetActivityResponseSchema)` to create a new message.
+ */
+export const GetActivityResponseSchema: GenMessage<GetActivityResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 15);
+
+/**
+ * @generated from message railgate.speech.v1.GetUsageRequest
+ */
+export type GetUsageRequest = Message<"railgate.speech.v1.GetUsageRequest"> & {
+  /**
+   * "hour" or "day".
+   *
+   * @generated from field: string granularity = 1;
+   */
+  granularity: string;
+
+  /**
+   * "key", "guardrail", "model", "provider", "workspace" or "status".
+   *
+   * @generated from field: string group_by = 2;
+   */
+  groupBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 3;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 4;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * Management key only: one workspace (id); empty = every workspace.
+   *
+   * @generated from field: string workspace_id = 5;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetUsageRequest.
+ * Use `create(GetUsageRequestSchema)` to create a new message.
+ */
+export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 16);
+
+/**
+ * @generated from message railgate.speech.v1.UsagePoint
+ */
+export type UsagePoint = Message<"railgate.speech.v1.UsagePoint"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp bucket = 1;
+   */
+  bucket?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string group = 2;
+   */
+  group: string;
+
+  /**
+   * The key's, guardrail's or workspace's name where one exists.
+   *
+   * @generated from field: optional string label = 3;
+   */
+  label?: string | undefined;
+
+  /**
+   * @generated from field: int64 requests = 4;
+   */
+  requests: bigint;
+
+  /**
+   * @generated from field: double spend_usd = 5;
+   */
+  spendUsd: number;
+
+  /**
+   * @generated from field: optional double ttfb_p50_ms = 6;
+   */
+  ttfbP50Ms?: number | undefined;
+
+  /**
+   * @generated from field: optional double ttfb_p95_ms = 7;
+   */
+  ttfbP95Ms?: number | undefined;
+
+  /**
+   * @generated from field: int64 blocked = 8;
+   */
+  blocked: bigint;
+
+  /**
+   * @generated from field: int64 redacted = 9;
+   */
+  redacted: bigint;
+
+  /**
+   * @generated from field: int64 flagged = 10;
+   */
+  flagged: bigint;
+};
+
+/**
+ * Describes the message railgate.speech.v1.UsagePoint.
+ * Use `create(UsagePointSchema)` to create a new message.
+ */
+export const UsagePointSchema: GenMessage<UsagePoint> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 17);
+
+/**
+ * @generated from message railgate.speech.v1.GetUsageResponse
+ */
+export type GetUsageResponse = Message<"railgate.speech.v1.GetUsageResponse"> & {
+  /**
+   * @generated from field: repeated railgate.speech.v1.UsagePoint points = 1;
+   */
+  points: UsagePoint[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.GetUsageResponse.
+ * Use `create(GetUsageResponseSchema)` to create a new message.
+ */
+export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 18);
 
 /**
  * @generated from message railgate.speech.v1.ExplainRequest
@@ -257,11 +698,19 @@ export type ExplainRequest = Message<"railgate.speech.v1.ExplainRequest"> & {
   model: string;
 
   /**
-   * Optional: check this ingress region ("global", "europe", "us").
+   * Optional: check this ingress region ("global", "europe", "us"): the Region enum's API name,
+   * as the HTTP query spells it; the service parses it into the enum's value once.
    *
    * @generated from field: string region = 3;
    */
   region: string;
+
+  /**
+   * Optional: a generation made with this key, whose routing (endpoints tried, and why) is shown.
+   *
+   * @generated from field: string generation_id = 4;
+   */
+  generationId: string;
 };
 
 /**
@@ -269,18 +718,16 @@ export type ExplainRequest = Message<"railgate.speech.v1.ExplainRequest"> & {
  * Use `create(ExplainRequestSchema)` to create a new message.
  */
 export const ExplainRequestSchema: GenMessage<ExplainRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 7);
+  messageDesc(file_railgate_speech_v1_speech_service, 19);
 
 /**
  * @generated from message railgate.speech.v1.ExplainGuardrail
  */
 export type ExplainGuardrail = Message<"railgate.speech.v1.ExplainGuardrail"> & {
   /**
-   * "key", "member" or "workspace_default".
-   *
-   * @generated from field: string source = 1;
+   * @generated from field: railgate.speech.v1.GuardrailSource source = 5;
    */
-  source: string;
+  source: GuardrailSource;
 
   /**
    * @generated from field: string id = 2;
@@ -305,7 +752,7 @@ export type ExplainGuardrail = Message<"railgate.speech.v1.ExplainGuardrail"> & 
  * Use `create(ExplainGuardrailSchema)` to create a new message.
  */
 export const ExplainGuardrailSchema: GenMessage<ExplainGuardrail> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 8);
+  messageDesc(file_railgate_speech_v1_speech_service, 20);
 
 /**
  * @generated from message railgate.speech.v1.ExplainBudget
@@ -327,11 +774,15 @@ export type ExplainBudget = Message<"railgate.speech.v1.ExplainBudget"> & {
   limitUsd: number;
 
   /**
-   * @generated from field: string interval = 4;
+   * The guardrail's reset_interval.
+   *
+   * @generated from field: railgate.guardrail.v1.ResetInterval interval = 11;
    */
-  interval: string;
+  interval: ResetInterval;
 
   /**
+   * The calendar window counted now ("2026-11-26", "2026-W48", "2026-11").
+   *
    * @generated from field: string window = 5;
    */
   window: string;
@@ -347,12 +798,11 @@ export type ExplainBudget = Message<"railgate.speech.v1.ExplainBudget"> & {
   includeByok: boolean;
 
   /**
-   * Budgets are per entity: which layer this counter is ("workspace_default_member",
-   * "workspace_default_key", "member", "api_key").
+   * Budgets are per entity: which layer this counter is.
    *
-   * @generated from field: string scope = 8;
+   * @generated from field: railgate.speech.v1.BudgetScope scope = 12;
    */
-  scope: string;
+  scope: BudgetScope;
 
   /**
    * Whose spend it counts: the key's hash, or the member's user id.
@@ -374,7 +824,7 @@ export type ExplainBudget = Message<"railgate.speech.v1.ExplainBudget"> & {
  * Use `create(ExplainBudgetSchema)` to create a new message.
  */
 export const ExplainBudgetSchema: GenMessage<ExplainBudget> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 9);
+  messageDesc(file_railgate_speech_v1_speech_service, 21);
 
 /**
  * @generated from message railgate.speech.v1.ExplainEndpoint
@@ -401,6 +851,29 @@ export type ExplainEndpoint = Message<"railgate.speech.v1.ExplainEndpoint"> & {
    * @generated from field: double price_per_million_chars = 4;
    */
   pricePerMillionChars: number;
+
+  /**
+   * Its health as this speech process sees it: the circuit breaker and the live measurements
+   * provider.sort uses (unset until measured).
+   *
+   * @generated from field: railgate.speech.v1.BreakerState breaker = 9;
+   */
+  breaker: BreakerState;
+
+  /**
+   * @generated from field: optional double ttfb_ms = 6;
+   */
+  ttfbMs?: number | undefined;
+
+  /**
+   * @generated from field: optional double throughput_bytes_per_second = 7;
+   */
+  throughputBytesPerSecond?: number | undefined;
+
+  /**
+   * @generated from field: int32 consecutive_failures = 8;
+   */
+  consecutiveFailures: number;
 };
 
 /**
@@ -408,7 +881,7 @@ export type ExplainEndpoint = Message<"railgate.speech.v1.ExplainEndpoint"> & {
  * Use `create(ExplainEndpointSchema)` to create a new message.
  */
 export const ExplainEndpointSchema: GenMessage<ExplainEndpoint> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 10);
+  messageDesc(file_railgate_speech_v1_speech_service, 22);
 
 /**
  * @generated from message railgate.speech.v1.ExplainModel
@@ -442,7 +915,162 @@ export type ExplainModel = Message<"railgate.speech.v1.ExplainModel"> & {
  * Use `create(ExplainModelSchema)` to create a new message.
  */
 export const ExplainModelSchema: GenMessage<ExplainModel> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 11);
+  messageDesc(file_railgate_speech_v1_speech_service, 23);
+
+/**
+ * A content filter of the effective policy, and the guardrail it came from.
+ *
+ * @generated from message railgate.speech.v1.EffectiveFilter
+ */
+export type EffectiveFilter = Message<"railgate.speech.v1.EffectiveFilter"> & {
+  /**
+   * Builtin slug, or "custom".
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.FilterAction action = 2;
+   */
+  action: FilterAction;
+
+  /**
+   * @generated from field: string label = 3;
+   */
+  label: string;
+
+  /**
+   * @generated from field: string guardrail_id = 4;
+   */
+  guardrailId: string;
+};
+
+/**
+ * Describes the message railgate.speech.v1.EffectiveFilter.
+ * Use `create(EffectiveFilterSchema)` to create a new message.
+ */
+export const EffectiveFilterSchema: GenMessage<EffectiveFilter> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 24);
+
+/**
+ * Zero data retention enforced per vendor (any guardrail enforcing it enforces it).
+ *
+ * @generated from message railgate.speech.v1.EnforcedZdr
+ */
+export type EnforcedZdr = Message<"railgate.speech.v1.EnforcedZdr"> & {
+  /**
+   * @generated from field: bool anthropic = 1;
+   */
+  anthropic: boolean;
+
+  /**
+   * @generated from field: bool openai = 2;
+   */
+  openai: boolean;
+
+  /**
+   * @generated from field: bool google = 3;
+   */
+  google: boolean;
+
+  /**
+   * @generated from field: bool xai = 4;
+   */
+  xai: boolean;
+
+  /**
+   * @generated from field: bool other = 5;
+   */
+  other: boolean;
+};
+
+/**
+ * Describes the message railgate.speech.v1.EnforcedZdr.
+ * Use `create(EnforcedZdrSchema)` to create a new message.
+ */
+export const EnforcedZdrSchema: GenMessage<EnforcedZdr> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 25);
+
+/**
+ * Every governing guardrail folded into one policy (the README's policy algebra).
+ *
+ * @generated from message railgate.speech.v1.EffectivePolicy
+ */
+export type EffectivePolicy = Message<"railgate.speech.v1.EffectivePolicy"> & {
+  /**
+   * Unset: unrestricted (JSON null).
+   *
+   * @generated from field: railgate.guardrail.v1.RegionList allowed_data_regions = 1;
+   */
+  allowedDataRegions?: RegionList | undefined;
+
+  /**
+   * By catalog id (guardrails may name one model by different slugs); unset: unrestricted.
+   *
+   * @generated from field: railgate.guardrail.v1.StringList allowed_models = 2;
+   */
+  allowedModels?: StringList | undefined;
+
+  /**
+   * Unset: unrestricted.
+   *
+   * @generated from field: railgate.guardrail.v1.StringList allowed_providers = 3;
+   */
+  allowedProviders?: StringList | undefined;
+
+  /**
+   * @generated from field: repeated string ignored_models = 4;
+   */
+  ignoredModels: string[];
+
+  /**
+   * @generated from field: repeated string ignored_providers = 5;
+   */
+  ignoredProviders: string[];
+
+  /**
+   * @generated from field: railgate.speech.v1.EnforcedZdr enforce_zdr = 6;
+   */
+  enforceZdr?: EnforcedZdr | undefined;
+
+  /**
+   * @generated from field: bool enable_free_model_publication = 7;
+   */
+  enableFreeModelPublication: boolean;
+
+  /**
+   * @generated from field: bool enable_free_model_training = 8;
+   */
+  enableFreeModelTraining: boolean;
+
+  /**
+   * @generated from field: bool enable_paid_model_training = 9;
+   */
+  enablePaidModelTraining: boolean;
+
+  /**
+   * @generated from field: bool allow_safety_retention_google = 10;
+   */
+  allowSafetyRetentionGoogle: boolean;
+
+  /**
+   * @generated from field: bool allow_safety_retention_other = 11;
+   */
+  allowSafetyRetentionOther: boolean;
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.EffectiveFilter content_filters = 12;
+   */
+  contentFilters: EffectiveFilter[];
+};
+
+/**
+ * Describes the message railgate.speech.v1.EffectivePolicy.
+ * Use `create(EffectivePolicySchema)` to create a new message.
+ */
+export const EffectivePolicySchema: GenMessage<EffectivePolicy> = /*@__PURE__*/
+  messageDesc(file_railgate_speech_v1_speech_service, 26);
 
 /**
  * @generated from message railgate.speech.v1.ExplainResponse
@@ -464,16 +1092,16 @@ export type ExplainResponse = Message<"railgate.speech.v1.ExplainResponse"> & {
   guardrails: ExplainGuardrail[];
 
   /**
-   * The combined policy, as the README's policy algebra computes it.
-   *
-   * @generated from field: google.protobuf.Struct effective_policy = 4;
+   * @generated from field: railgate.speech.v1.EffectivePolicy effective_policy = 12;
    */
-  effectivePolicy?: JsonObject | undefined;
+  effectivePolicy?: EffectivePolicy | undefined;
 
   /**
-   * @generated from field: string region = 5;
+   * The region asked about (ExplainRequest.region); unspecified when none was.
+   *
+   * @generated from field: railgate.guardrail.v1.Region region = 13;
    */
-  region: string;
+  region: Region;
 
   /**
    * @generated from field: optional bool region_allowed = 6;
@@ -496,6 +1124,18 @@ export type ExplainResponse = Message<"railgate.speech.v1.ExplainResponse"> & {
    * @generated from field: optional double credits_usd = 9;
    */
   creditsUsd?: number | undefined;
+
+  /**
+   * With ExplainRequest.generation_id: that generation and its routing, endpoint by endpoint.
+   *
+   * @generated from field: string generation_id = 10;
+   */
+  generationId: string;
+
+  /**
+   * @generated from field: repeated railgate.speech.v1.RoutingStep routing = 11;
+   */
+  routing: RoutingStep[];
 };
 
 /**
@@ -503,7 +1143,119 @@ export type ExplainResponse = Message<"railgate.speech.v1.ExplainResponse"> & {
  * Use `create(ExplainResponseSchema)` to create a new message.
  */
 export const ExplainResponseSchema: GenMessage<ExplainResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_speech_v1_speech_service, 12);
+  messageDesc(file_railgate_speech_v1_speech_service, 27);
+
+/**
+ * How a guardrail governs a key (its API name: "key", "member", "workspace_default").
+ *
+ * @generated from enum railgate.speech.v1.GuardrailSource
+ */
+export enum GuardrailSource {
+  /**
+   * @generated from enum value: GUARDRAIL_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Assigned to the key.
+   *
+   * @generated from enum value: GUARDRAIL_SOURCE_KEY = 1;
+   */
+  KEY = 1,
+
+  /**
+   * Assigned to the key's member.
+   *
+   * @generated from enum value: GUARDRAIL_SOURCE_MEMBER = 2;
+   */
+  MEMBER = 2,
+
+  /**
+   * The workspace's default guardrail.
+   *
+   * @generated from enum value: GUARDRAIL_SOURCE_WORKSPACE_DEFAULT = 3;
+   */
+  WORKSPACE_DEFAULT = 3,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.GuardrailSource.
+ */
+export const GuardrailSourceSchema: GenEnum<GuardrailSource> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech_service, 0);
+
+/**
+ * Which budget layer a spend counter is, named as OpenRouter's KeyBudgetScope: the workspace
+ * default guardrail against the member's total and against this key, the member's guardrail,
+ * the key's guardrail.
+ *
+ * @generated from enum railgate.speech.v1.BudgetScope
+ */
+export enum BudgetScope {
+  /**
+   * @generated from enum value: BUDGET_SCOPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BUDGET_SCOPE_WORKSPACE_DEFAULT_MEMBER = 1;
+   */
+  WORKSPACE_DEFAULT_MEMBER = 1,
+
+  /**
+   * @generated from enum value: BUDGET_SCOPE_WORKSPACE_DEFAULT_KEY = 2;
+   */
+  WORKSPACE_DEFAULT_KEY = 2,
+
+  /**
+   * @generated from enum value: BUDGET_SCOPE_MEMBER = 3;
+   */
+  MEMBER = 3,
+
+  /**
+   * @generated from enum value: BUDGET_SCOPE_API_KEY = 4;
+   */
+  API_KEY = 4,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.BudgetScope.
+ */
+export const BudgetScopeSchema: GenEnum<BudgetScope> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech_service, 1);
+
+/**
+ * An endpoint's circuit breaker: closed (serving), open (skipped), half_open (one probe in flight).
+ *
+ * @generated from enum railgate.speech.v1.BreakerState
+ */
+export enum BreakerState {
+  /**
+   * @generated from enum value: BREAKER_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BREAKER_STATE_CLOSED = 1;
+   */
+  CLOSED = 1,
+
+  /**
+   * @generated from enum value: BREAKER_STATE_OPEN = 2;
+   */
+  OPEN = 2,
+
+  /**
+   * @generated from enum value: BREAKER_STATE_HALF_OPEN = 3;
+   */
+  HALF_OPEN = 3,
+}
+
+/**
+ * Describes the enum railgate.speech.v1.BreakerState.
+ */
+export const BreakerStateSchema: GenEnum<BreakerState> = /*@__PURE__*/
+  enumDesc(file_railgate_speech_v1_speech_service, 2);
 
 /**
  * Text to speech under the caller's effective guardrail policy.
@@ -537,12 +1289,57 @@ export const SpeechService: GenService<{
     output: typeof ListModelsResponseSchema;
   },
   /**
+   * The models the calling standard key may use under its guardrails (model
+   * lists, provider lists, ZDR, data policy), each with only the endpoints
+   * those guardrails leave it; models left with none are omitted.
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.ListUserModels
+   */
+  listUserModels: {
+    methodKind: "unary";
+    input: typeof ListUserModelsRequestSchema;
+    output: typeof ListUserModelsResponseSchema;
+  },
+  /**
+   * A standard key reads its workspace's records, a management key any workspace's.
+   *
    * @generated from rpc railgate.speech.v1.SpeechService.GetGeneration
    */
   getGeneration: {
     methodKind: "unary";
     input: typeof GetGenerationRequestSchema;
     output: typeof GetGenerationResponseSchema;
+  },
+  /**
+   * The request log, newest first, paged by an opaque cursor. A standard key sees the records
+   * made with it; a management key every workspace's, or one.
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.ListGenerations
+   */
+  listGenerations: {
+    methodKind: "unary";
+    input: typeof ListGenerationsRequestSchema;
+    output: typeof ListGenerationsResponseSchema;
+  },
+  /**
+   * Usage per UTC day, model and provider (OpenRouter's activity), over 30 days or one day.
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.GetActivity
+   */
+  getActivity: {
+    methodKind: "unary";
+    input: typeof GetActivityRequestSchema;
+    output: typeof GetActivityResponseSchema;
+  },
+  /**
+   * Usage series for charts: per hour or day, grouped by one dimension.
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.GetUsage
+   */
+  getUsage: {
+    methodKind: "unary";
+    input: typeof GetUsageRequestSchema;
+    output: typeof GetUsageResponseSchema;
   },
   /**
    * Why a key's requests are allowed or refused: its effective policy, which
@@ -554,6 +1351,16 @@ export const SpeechService: GenService<{
     methodKind: "unary";
     input: typeof ExplainRequestSchema;
     output: typeof ExplainResponseSchema;
+  },
+  /**
+   * A workspace's audio cache: what it holds and how it answered (management key).
+   *
+   * @generated from rpc railgate.speech.v1.SpeechService.GetAudioCache
+   */
+  getAudioCache: {
+    methodKind: "unary";
+    input: typeof GetAudioCacheRequestSchema;
+    output: typeof GetAudioCacheResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_railgate_speech_v1_speech_service, 0);
