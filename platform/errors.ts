@@ -44,18 +44,29 @@ export function alreadyExists(reason: ErrorReason, message: string): ConnectErro
  * which HTTP status that is, is the gateway's choice (gateway/error-status.ts).
  * As a typed detail it crosses gRPC (status details) and the in-process
  * transport alike, and any gRPC client can read it.
+ *
+ * `cause` is what went wrong inside (an exception, a provider's own words, an
+ * address): it stays in the process, where the service logs it with the
+ * request id (platform/grpc-server.ts), and never enters the message.
  */
 export function withReason(
   code: Code,
   reason: ErrorReason,
   message: string,
   retryAfterSeconds?: number,
+  cause?: unknown,
 ): ConnectError {
   const info = create(
     ErrorInfoSchema,
     retryAfterSeconds === undefined ? { reason } : { reason, retryAfterSeconds },
   );
-  return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: info }]);
+  return new ConnectError(
+    message,
+    code,
+    undefined,
+    [{ desc: ErrorInfoSchema, value: info }],
+    cause,
+  );
 }
 
 /** The reason an error carries, if any (see withReason). */
@@ -82,4 +93,24 @@ export function withErrorMetadata(
 /** The metadata an error carries, if any (see withErrorMetadata). */
 export function errorMetadataOf(err: ConnectError): ErrorMetadata | undefined {
   return err.findDetails(ErrorMetadataSchema)[0];
+}
+
+/**
+ * One line for the log about what went wrong inside: an error's name, message and code, and
+ * those of its causes (a provider's `fetch failed` says little; its cause names the address).
+ * No stack: the line is about the outside failure, not where our code noticed it.
+ */
+export function errorDetail(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
+    if (!(e instanceof Error)) {
+      parts.push(String(e).slice(0, 500));
+      break;
+    }
+    const code = (e as NodeJS.ErrnoException).code;
+    const text = e instanceof ConnectError ? e.rawMessage : e.message;
+    parts.push(`${e.name}: ${text.slice(0, 500)}${typeof code === "string" ? ` (${code})` : ""}`);
+    e = e.cause;
+  }
+  return parts.join("; caused by ");
 }

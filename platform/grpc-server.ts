@@ -2,16 +2,21 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { peerContextValues } from "./auth/peer-identity.js";
+import { peerContextValues, socketContextValues } from "./auth/peer-identity.js";
+import { errorDetail } from "./errors.js";
+import { createDirectHandler } from "./grpc-direct.js";
 import { grpcMetricsInterceptor } from "./grpc-metrics.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { tracingInterceptor } from "./grpc-tracing.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
+import { LogDedupe } from "./log-dedupe.js";
 import { componentLogger } from "./logger.js";
 import { reflectionServices } from "./reflection.js";
 import { REQUEST_ID_HEADER } from "./request-id.js";
 
 const log = componentLogger("grpc");
+/** A bug every request hits is one line per window with a count, not one per request. */
+const faults = new LogDedupe();
 
 /**
  * The longest error message a service sends. It travels percent-encoded in the
@@ -25,7 +30,7 @@ export const MAX_ERROR_MESSAGE_CHARS = 1000;
  * may write: a client that knows it refuses an oversized message itself (413
  * at the gateway) instead of streaming it into the shared HTTP/2 session.
  * Reference audio arrives inside the speech request as base64 data URLs (the
- * gateway caps the HTTP body at 16 MiB by default).
+ * gateway caps the HTTP body at 21 MiB by default).
  */
 export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
@@ -33,12 +38,51 @@ export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
  * Anything that is not a deliberate ConnectError is a bug: log it with its
  * stack here, and hand the caller a generic Internal error so no stack trace
  * or internal detail ever leaves the process. A deliberate one keeps its code,
- * metadata and details, with its message cut to MAX_ERROR_MESSAGE_CHARS.
+ * metadata and details, with its message cut to MAX_ERROR_MESSAGE_CHARS; the
+ * internal detail it carries as its `cause` (an address, a provider's words, a
+ * store client's error: never in the message) is logged here, with the
+ * request id, and goes no further.
+ * Except when the call was cancelled (its caller went away, or a shutdown cut it): whatever
+ * the handler throws then (an AbortError, mostly) is the cancellation arriving, an expected
+ * outcome that any client can cause at will, so it is Canceled and logged at debug only.
  */
-function hideUnexpected(err: unknown, procedure: string, requestId: string | null): ConnectError {
+function hideUnexpected(
+  err: unknown,
+  procedure: string,
+  requestId: string | null,
+  signal: AbortSignal,
+): ConnectError {
   if (!(err instanceof ConnectError)) {
-    log.error({ err, procedure, requestId: requestId ?? undefined }, "unexpected error");
+    if (signal.aborted) {
+      log.debug({ procedure, requestId: requestId ?? undefined }, "call cancelled");
+      return new ConnectError("The call was cancelled", Code.Canceled);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    faults.write(
+      log,
+      "error",
+      `${procedure}\u0000${message}`,
+      { err, procedure, requestId: requestId ?? undefined },
+      "unexpected error",
+    );
     return new ConnectError("Internal server error", Code.Internal);
+  }
+  // A cancelled call's cause is only the caller's abort: nothing went wrong here.
+  if (err.cause !== undefined && err.code !== Code.Canceled) {
+    // A store or provider outage fails every call alike: one line and a count per window.
+    faults.write(
+      log,
+      "warn",
+      `${procedure}\u0000${err.code}\u0000${err.rawMessage}`,
+      {
+        procedure,
+        requestId: requestId ?? undefined,
+        code: Code[err.code],
+        message: err.rawMessage,
+        detail: errorDetail(err.cause),
+      },
+      "call failed",
+    );
   }
   if (err.rawMessage.length <= MAX_ERROR_MESSAGE_CHARS) return err;
   const cut = new ConnectError(
@@ -64,12 +108,12 @@ export const errorInterceptor: Interceptor = (next) => async (req) => {
       try {
         yield* upstream;
       } catch (err) {
-        throw hideUnexpected(err, procedure, requestId);
+        throw hideUnexpected(err, procedure, requestId, req.signal);
       }
     }
     return { ...res, message: guarded() };
   } catch (err) {
-    throw hideUnexpected(err, procedure, requestId);
+    throw hideUnexpected(err, procedure, requestId, req.signal);
   }
 };
 
@@ -140,13 +184,39 @@ export async function startGrpcServer(
   });
   const route: typeof handler = (req, res) =>
     (req.url?.startsWith("/grpc.reflection.") ? reflection : handler)(req, res);
+  // gRPC unary and server-streaming calls (every hot one: Synthesize, the guardrail checks)
+  // are served straight from their HTTP/2 streams, through the same interceptors; Connect's
+  // adapter keeps the rest (reflection's bidi stream, the Connect and gRPC-web protocols).
+  const direct = createDirectHandler({
+    services,
+    interceptors,
+    readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
+    contextValues: (stream) => socketContextValues(stream.session?.socket),
+  });
   const tls = options.tls;
+  // No request listener: node:http2 then builds no compat request and response per stream
+  // (it does only once one is added); the streams Connect serves get theirs built here.
   const server = tls
-    ? http2.createSecureServer(
-        { ...tls, requestCert: true, rejectUnauthorized: false, minVersion: "TLSv1.2" },
-        route,
-      )
-    : http2.createServer(route);
+    ? http2.createSecureServer({
+        ...tls,
+        requestCert: true,
+        rejectUnauthorized: false,
+        minVersion: "TLSv1.2",
+      })
+    : http2.createServer();
+  const onStream = (
+    stream: http2.ServerHttp2Stream,
+    headers: http2.IncomingHttpHeaders,
+    _flags: number,
+    rawHeaders: string[],
+  ) => {
+    if (direct(stream, headers)) return;
+    route(
+      new http2.Http2ServerRequest(stream, headers, {}, rawHeaders),
+      new http2.Http2ServerResponse(stream),
+    );
+  };
+  server.on("stream", onStream);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s) => {
     sessions.add(s);

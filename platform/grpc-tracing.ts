@@ -7,7 +7,10 @@ import {
   SpanKind,
   trace,
 } from "@opentelemetry/api";
-import { recordFailure, startSpan, tracingEnabled } from "./tracing.js";
+import { healthProbesTraced, recordFailure, startSpan, tracingEnabled } from "./tracing.js";
+
+/** grpc.health.v1.Health: its calls get no span unless TRACE_HEALTH_PROBES asks for them. */
+const HEALTH_SERVICE = "grpc.health.v1.Health";
 
 const headerGetter = {
   get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
@@ -35,12 +38,15 @@ async function* inContext<T>(ctx: Context, source: AsyncIterable<T>): AsyncGener
 
 /**
  * A server span per call, continuing the caller's W3C `traceparent` metadata (the gateway's
- * request span); the same on the wire and in process. Off: one boolean check.
+ * request span); the same on the wire and in process. Off: one boolean check. Health checks
+ * (Check, Watch) are probes a load balancer or an orchestrator repeats every few seconds: no
+ * span unless TRACE_HEALTH_PROBES.
  */
 export const tracingInterceptor: Interceptor = (next) => async (req) => {
   if (!tracingEnabled()) return next(req);
-  const parent = propagation.extract(ROOT_CONTEXT, req.header, headerGetter);
   const service = req.method.parent.typeName;
+  if (service === HEALTH_SERVICE && !healthProbesTraced()) return next(req);
+  const parent = propagation.extract(ROOT_CONTEXT, req.header, headerGetter);
   const span = startSpan(
     `${service}/${req.method.name}`,
     SpanKind.SERVER,

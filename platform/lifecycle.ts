@@ -1,5 +1,7 @@
-import { ConfigError, loadConfig, type RailgateConfig } from "./config.js";
-import { logger } from "./logger.js";
+import { ConfigError, loadConfig, type RailgateConfig, StartupRefused } from "./config.js";
+import { unknownVariables } from "./env-names.js";
+import { flushLogDedupe } from "./log-dedupe.js";
+import { configureLogging, logger } from "./logger.js";
 import { startMetricsServer } from "./metrics-server.js";
 import { configureTracing, shutdownTracing } from "./tracing.js";
 
@@ -24,6 +26,8 @@ export async function runUntilSignal(
 ) {
   try {
     const config = loadConfig();
+    configureLogging(config);
+    warnUnknownVariables(name);
     // Before anything serves, so the first request is traced too (a no-op unless configured).
     configureTracing(config.tracing);
     const component = await start(config);
@@ -32,6 +36,9 @@ export async function runUntilSignal(
       config.metricsPort === undefined
         ? undefined
         : await startMetricsServer(config.metricsPort, config.grpcHost);
+    // The port it bound (METRICS_PORT may be 0): what a scrape config must name.
+    if (metrics)
+      logger.info({ component: name, metricsPort: metrics.port }, "metrics listener is up");
     const running: Stoppable = {
       close: async (options) => {
         await component.close(options);
@@ -56,6 +63,8 @@ export async function runUntilSignal(
       const closing = running.close({ graceMs: grace });
       logger.info({ signal, component: name, graceMs: grace }, "draining, then shutting down");
       await closing;
+      // Counts of lines folded in the last window would otherwise go with the process.
+      flushLogDedupe();
       logger.info({ component: name }, "stopped");
       process.exit(0);
     };
@@ -65,9 +74,25 @@ export async function runUntilSignal(
     if (err instanceof ConfigError) {
       logger.fatal({ component: name, problems: err.problems }, err.message);
       process.stderr.write(`${err.message}\n`);
+    } else if (err instanceof StartupRefused) {
+      // The operator's to fix, and the whole story: no stack, said plainly on stderr too.
+      logger.fatal({ component: name }, err.message);
+      process.stderr.write(`${err.message}\n`);
     } else {
       logger.fatal({ err, component: name }, "failed to start");
     }
     process.exit(1);
+  }
+}
+
+/** A name that looks like a setting but is none is ignored: say so (by name, never the value). */
+function warnUnknownVariables(component: string): void {
+  for (const { name, suggestion } of unknownVariables(process.env)) {
+    logger.warn(
+      { component, variable: name, suggestion },
+      suggestion
+        ? `unknown environment variable ${name} (ignored): did you mean ${suggestion}?`
+        : `unknown environment variable ${name} (ignored): not a Railgate setting (README "Configuration")`,
+    );
   }
 }

@@ -16,7 +16,7 @@ export const GUARDRAIL_LIMITS = {
   listMaxItems: 1000,
   listItemMax: 200,
   customFiltersMax: 100,
-  patternMax: 1000,
+  patternMax: 100_000,
   labelMax: 100,
   limitUsdMax: 1_000_000_000,
   /** Distinct key hashes or member ids in one assign/unassign call, and a member id's length. */
@@ -60,8 +60,14 @@ export const SPEECH_LIMITS = {
   maxSessionIdChars: 256,
   maxUserChars: 256,
   maxReferenceClips: 3,
-  /** Decoded bytes of all reference parts together. */
-  maxReferenceBytes: 12 * 1024 * 1024,
+  /**
+   * Decoded bytes of all reference parts together: OpenRouter's 15 MiB. As base64 that is
+   * 20 MiB, which SPEECH_MAX_BODY_BYTES (21 MiB by default) leaves room for; 413 beyond.
+   */
+  maxReferenceBytes: 15 * 1024 * 1024,
+  /** provider.order, provider.only and provider.ignore: items each, and an item's length. */
+  providerListMaxItems: 100,
+  providerSlugMax: 200,
   /** A multiplier on the engine's default rate. */
   minSpeed: 0.25,
   maxSpeed: 4,
@@ -72,8 +78,15 @@ export const SPEECH_LIMITS = {
   trace: { maxBytes: 16 * 1024, maxDepth: 8, maxItems: 1_000 } satisfies JsonLimits,
   /** `provider.options`, all providers' options of one request together. */
   providerOptions: { maxBytes: 16 * 1024, maxDepth: 8, maxItems: 1_000 } satisfies JsonLimits,
-  /** Generation records are kept this long. */
-  generationTtlSeconds: 30 * 24 * 3600,
+} as const;
+
+/** The audit log's list: page sizes and the filters' lengths. */
+export const AUDIT_LIMITS = {
+  pageDefault: 50,
+  pageMax: 100,
+  /** action ("key.create") and resource_id (a hash, a uuid, a webhook id). */
+  actionMax: 64,
+  resourceIdMax: 256,
 } as const;
 
 /** List pages. */
@@ -128,3 +141,21 @@ export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
   keyAssignmentsPerWorkspace: 10_000,
   memberAssignmentsPerWorkspace: 10_000,
 });
+
+/** Budget-alert webhooks (README "Budget alerts (webhooks)"). */
+export const WEBHOOK_LIMITS = {
+  urlMax: 2048,
+  /** A signing secret given by the operator: long enough to resist guessing. */
+  secretMin: 16,
+  secretMax: 256,
+  thresholdsMax: 10,
+  /** Percentages of a limit; spend never passes 100% (admission refuses first). */
+  thresholdMin: 1,
+  thresholdMax: 100,
+  creditsBelowUsdMax: 1_000_000_000,
+  /** Each event is sent to every webhook of its workspace: a handful is plenty. */
+  perWorkspace: 20,
+  /** Deliveries per page of GET /webhooks/:id/deliveries: when no limit is given, and at most. */
+  /** A deliveries page (cursor-paged). */
+  deliveries: { pageDefault: 50, pageMax: 100 },
+} as const;

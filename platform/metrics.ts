@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /**
  * The process's one Prometheus registry. Every module that counts something imports its
@@ -7,11 +7,34 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
  */
 export const registry = new Registry();
 
+/**
+ * prom-client's process series (process_cpu_seconds_total, process_resident_memory_bytes,
+ * nodejs_eventloop_lag_*, nodejs_gc_duration_seconds, nodejs_heap_*...) in every process: what
+ * an operator looks at first when latency rises. They cost a few reads of /proc and of V8's heap
+ * statistics per scrape; the event-loop delay histogram is sampled by libuv, not by a timer here.
+ */
+collectDefaultMetrics({ register: registry });
+
 /** Gateway requests, by the route's pattern (never the raw path: ids would explode the series). */
 export const httpRequests = new Counter({
   name: "railgate_http_requests_total",
   help: "HTTP requests answered by the gateway, by route pattern, method, status and region",
   labelNames: ["route", "method", "status", "region"] as const,
+  registers: [registry],
+});
+
+/**
+ * Gateway request latency buckets: management calls answer in milliseconds, a speech response
+ * lasts as long as its audio (the histogram times the whole response, up to its last byte).
+ */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Same labels as railgate_http_requests_total but the region: latency does not depend on it. */
+export const httpRequestDuration = new Histogram({
+  name: "railgate_http_request_duration_seconds",
+  help: "Time from a gateway request's arrival to its response's end, by route pattern, method and status",
+  labelNames: ["route", "method", "status"] as const,
+  buckets: HTTP_BUCKETS,
   registers: [registry],
 });
 
@@ -38,6 +61,66 @@ export const upstreamErrors = new Counter({
   name: "railgate_upstream_errors_total",
   help: "Speech endpoints that failed before their first byte, by provider",
   labelNames: ["provider"] as const,
+  registers: [registry],
+});
+
+/**
+ * Each speech endpoint's circuit breaker in this process: 0 closed, 1 half-open (a probe in
+ * flight), 2 open (skipped). A series appears once the endpoint first fails.
+ */
+export const endpointBreakerState = new Gauge({
+  name: "railgate_speech_endpoint_breaker_state",
+  help: "Circuit breaker of a speech endpoint in this process: 0 closed, 1 half-open, 2 open",
+  labelNames: ["model", "provider"] as const,
+  registers: [registry],
+});
+
+/** The live measurements provider.sort ranks endpoints by (moving averages, this process). */
+export const endpointTimeToFirstByte = new Gauge({
+  name: "railgate_speech_endpoint_ttfb_seconds",
+  help: "Moving average of a speech endpoint's time to first byte, as this process measured it",
+  labelNames: ["model", "provider"] as const,
+  registers: [registry],
+});
+
+export const endpointThroughput = new Gauge({
+  name: "railgate_speech_endpoint_throughput_bytes_per_second",
+  help: "Moving average of a speech endpoint's audio bytes per second after its first byte",
+  labelNames: ["model", "provider"] as const,
+  registers: [registry],
+});
+
+export const audioCacheLookups = new Counter({
+  name: "railgate_audio_cache_lookups_total",
+  help: "Speech requests of opted-in workspaces by what the audio cache did: hit (a stored clip), collapsed (joined an identical synthesis in progress) or miss (synthesized)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const audioCacheStores = new Counter({
+  name: "railgate_audio_cache_stores_total",
+  help: "Completed clips handed to the audio cache, by outcome: stored, exists, too_large (over the workspace's budget or the memory cap), failed (the store did not answer)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const audioCacheEvictions = new Counter({
+  name: "railgate_audio_cache_evictions_total",
+  help: "Clips evicted (least recently used first) to keep a workspace's audio cache within its byte budget",
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: "railgate_webhook_attempts_total",
+  help: "Budget-alert delivery attempts by outcome: delivered, retry (failed, tried again later) or failed (given up)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const budgetAlertsQueued = new Counter({
+  name: "railgate_budget_alerts_queued_total",
+  help: "Budget-alert events queued for delivery, by type (once per webhook and window)",
+  labelNames: ["type"] as const,
   registers: [registry],
 });
 
@@ -72,6 +155,56 @@ export const grpcServerCalls = new Counter({
   registers: [registry],
 });
 
+/** gRPC call buckets: a unary call takes a millisecond or two, a speech stream seconds. */
+const GRPC_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+
+export const grpcServerDuration = new Histogram({
+  name: "railgate_grpc_server_duration_seconds",
+  help: "Time a service took to handle a call (a stream: until it ended), by service, method and final code",
+  labelNames: ["service", "method", "code"] as const,
+  buckets: GRPC_BUCKETS,
+  registers: [registry],
+});
+
+export const grpcClientDuration = new Histogram({
+  name: "railgate_grpc_client_duration_seconds",
+  help: "Time the gateway's calls to the services took as it saw them (a stream: until it ended), by service, method and final code",
+  labelNames: ["service", "method", "code"] as const,
+  buckets: GRPC_BUCKETS,
+  registers: [registry],
+});
+
+/**
+ * Stores that report whether they answer (one per store this process opened); each caches its
+ * answer briefly so a scrape costs at most one PING, and answers false when the store did not.
+ */
+const stores = new Map<() => Promise<boolean>, "redis" | "memory">();
+
+/** Reports `up` in railgate_store_up until the returned function is called. */
+export function trackStore(kind: "redis" | "memory", up: () => Promise<boolean>): () => void {
+  stores.set(up, kind);
+  return () => stores.delete(up);
+}
+
+new Gauge({
+  name: "railgate_store_up",
+  help: "1 when the store (Redis, or the embedded store) answered its last check, else 0; by store kind",
+  labelNames: ["store"] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    // Several stores of one kind (tests run systems side by side): down if any one is.
+    const byKind = new Map<string, boolean>();
+    const readings = await Promise.all(
+      [...stores].map(async ([up, kind]) => [kind, await up()] as const),
+    );
+    for (const [kind, up] of readings) byKind.set(kind, (byKind.get(kind) ?? true) && up);
+    for (const [kind, up] of byKind) this.set({ store: kind }, up ? 1 : 0);
+  },
+});
+
 /** Engine pools that report their queued jobs; read only when Prometheus scrapes. */
 const engineQueues = new Set<() => number>();
 
@@ -89,6 +222,36 @@ new Gauge({
     let n = 0;
     for (const depth of engineQueues) n += depth();
     this.set(n);
+  },
+});
+
+/** Records of the batched log writers (request log, audit log...), by writer and what became of them. */
+export const logRecords = new Counter({
+  name: "railgate_log_records_total",
+  help: "Records the log writers wrote to the database or dropped (queue full, refused, shutting down)",
+  labelNames: ["writer", "result"] as const,
+  registers: [registry],
+});
+
+/** Log writers that report their waiting records; read only when Prometheus scrapes. */
+const logQueues = new Map<() => number, string>();
+
+/** Reports `depth` as writer `name`'s queue until the returned function is called. */
+export function trackLogQueue(name: string, depth: () => number): () => void {
+  logQueues.set(depth, name);
+  return () => logQueues.delete(depth);
+}
+
+new Gauge({
+  name: "railgate_log_queue_depth",
+  help: "Log records waiting for the database, by writer",
+  labelNames: ["writer"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    const sums = new Map<string, number>();
+    for (const [depth, name] of logQueues) sums.set(name, (sums.get(name) ?? 0) + depth());
+    for (const [name, n] of sums) this.set({ writer: name }, n);
   },
 });
 
@@ -186,4 +349,49 @@ budgetGauge(
   (g, s) => {
     if (s.budget) g.set(ids(s), s.budget.remainingUsd);
   },
+);
+
+/** One metered workspace's credits, as the credit gauges report them. */
+export interface CreditSample {
+  workspaceId: string;
+  balanceUsd: number;
+  /** Every credit ever added to the workspace. */
+  addedUsd: number;
+}
+
+/** Readers of the workspaces' credits (one per account service in this process), as the budgets'. */
+const creditReaders = new Set<() => Promise<CreditSample[] | undefined>>();
+
+/** Reports `read`'s samples in the credit gauges until the returned function is called. */
+export function trackCredits(read: () => Promise<CreditSample[] | undefined>): () => void {
+  creditReaders.add(read);
+  return () => creditReaders.delete(read);
+}
+
+function creditGauge(name: string, help: string, value: (s: CreditSample) => number): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ["workspace_id"] as const,
+    registers: [registry],
+    async collect() {
+      // Reset first, as the budget gauges: a store that failed reports nothing, never stale numbers.
+      this.reset();
+      for (const read of creditReaders) {
+        for (const s of (await read()) ?? []) this.set({ workspace_id: s.workspaceId }, value(s));
+      }
+    },
+  });
+}
+
+creditGauge(
+  "railgate_workspace_credits_usd",
+  "A metered workspace's credit balance (unmetered workspaces have no series)",
+  (s) => s.balanceUsd,
+);
+
+creditGauge(
+  "railgate_workspace_credits_added_usd",
+  "Every credit ever added to a metered workspace (so the balance can be read as a share of it)",
+  (s) => s.addedUsd,
 );

@@ -1,4 +1,5 @@
-import { Region, RegionSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { type Region, RegionSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { type EnumApiName, enumNames } from "./enum-names.js";
 
 /**
  * The ingress regions, one gateway listener each. The proto enum
@@ -9,33 +10,24 @@ import { Region, RegionSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.
  * something by region (ports, listeners) name it. It lives in platform/
  * because configuration and caller authentication read it as well as policy.
  */
-export type RegionName = Lowercase<Exclude<keyof typeof Region, "UNSPECIFIED">>;
+export type RegionName = EnumApiName<typeof Region>;
 
-const NAMED = RegionSchema.values.filter((v) => v.number !== Region.UNSPECIFIED);
+const REGIONS = enumNames<typeof Region>(RegionSchema);
 
 /** Every region, in the proto's order. */
-export const REGION_NAMES: readonly RegionName[] = NAMED.map(
-  (v) => v.localName.toLowerCase() as RegionName,
-);
-
-const BY_NAME: ReadonlyMap<string, Region> = new Map(
-  NAMED.map((v) => [v.localName.toLowerCase(), v.number as Region]),
-);
-const BY_VALUE: ReadonlyMap<number, RegionName> = new Map(
-  NAMED.map((v) => [v.number, v.localName.toLowerCase() as RegionName]),
-);
+export const REGION_NAMES: readonly RegionName[] = REGIONS.names;
 
 export function isRegionName(s: string): s is RegionName {
-  return BY_NAME.has(s);
+  return REGIONS.is(s);
 }
 
 /** The name of an enum value, or undefined for UNSPECIFIED and numbers no region has. */
 export function regionName(value: Region): RegionName | undefined {
-  return BY_VALUE.get(value);
+  return REGIONS.name(value);
 }
 
 export function regionValue(name: RegionName): Region {
-  return BY_NAME.get(name) as Region;
+  return REGIONS.value(name);
 }
 
 /** The names quoted for a message: `"global", "europe", "us"`, or `... "europe" or "us"`. */

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { isStoreUnavailable } from "../store/availability.js";
 import { componentLogger } from "./logger.js";
+import { isStoreUnavailable } from "./store-availability.js";
 
 const log = componentLogger("retry-queue");
 

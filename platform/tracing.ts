@@ -16,6 +16,17 @@ import {
   SimpleSpanProcessor,
   type SpanExporter,
 } from "@opentelemetry/sdk-trace-node";
+import { ContainedExporter } from "./contained-exporter.js";
+import { componentLogger } from "./logger.js";
+
+const log = componentLogger("tracing");
+
+/**
+ * How long shutdown waits for the last spans to reach the collector. An unreachable one made
+ * the exporter retry for tens of seconds, past an orchestrator's kill timer: spans are not
+ * worth a late or failed shutdown.
+ */
+export const SHUTDOWN_FLUSH_MS = 2_000;
 
 /**
  * OpenTelemetry traces. Off unless configured (OTEL_TRACES_EXPORTER=otlp, or an
@@ -26,9 +37,20 @@ let tracer = trace.getTracer("railgate");
 
 let provider: NodeTracerProvider | undefined;
 
+/** TRACE_HEALTH_PROBES: whether /healthz and grpc.health.v1 calls get spans. */
+let traceHealthProbes = false;
+
 /** Whether spans are recorded at all (the hot paths skip everything when not). */
 export function tracingEnabled(): boolean {
   return provider !== undefined;
+}
+
+/**
+ * Whether a health probe is traced: off by default, since load balancers and orchestrators
+ * probe every few seconds and their spans would bury the requests' in the collector.
+ */
+export function healthProbesTraced(): boolean {
+  return provider !== undefined && traceHealthProbes;
 }
 
 export interface TracingConfig {
@@ -36,9 +58,16 @@ export interface TracingConfig {
   /** OTLP/HTTP base URL (e.g. http://jaeger:4318); spans go to `<endpoint>/v1/traces`. */
   endpoint?: string;
   serviceName: string;
+  /** TRACE_HEALTH_PROBES. */
+  healthProbes: boolean;
 }
 
-function install(exporter: SpanExporter, serviceName: string, batch: boolean): void {
+function install(
+  exporter: SpanExporter,
+  serviceName: string,
+  batch: boolean,
+  healthProbes: boolean,
+): void {
   const next = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": serviceName }),
     spanProcessors: [batch ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
@@ -52,31 +81,61 @@ function install(exporter: SpanExporter, serviceName: string, batch: boolean): v
   // trace.disable() orphaned the proxy tracer taken before: take one of the new provider.
   tracer = trace.getTracer("railgate");
   provider = next;
+  traceHealthProbes = healthProbes;
 }
 
 /** Start-up: installs the OTLP/HTTP exporter when configured; a no-op otherwise. */
 export function configureTracing(config: TracingConfig): void {
   if (config.exporter !== "otlp") return;
   const url = config.endpoint ? `${config.endpoint.replace(/\/+$/, "")}/v1/traces` : undefined;
-  install(new OTLPTraceExporter(url ? { url } : {}), config.serviceName, true);
+  const exporter = new ContainedExporter(new OTLPTraceExporter(url ? { url } : {}));
+  install(exporter, config.serviceName, true, config.healthProbes);
 }
 
-/** Flushes buffered spans and unregisters (shutdown, and the end of a test). */
+/**
+ * Flushes buffered spans and unregisters (shutdown, and the end of a test). Never throws and
+ * never waits more than `SHUTDOWN_FLUSH_MS`: a collector that is down or slow costs the spans
+ * still buffered (one warning), not the shutdown.
+ */
 export async function shutdownTracing(): Promise<void> {
   const current = provider;
   provider = undefined;
+  traceHealthProbes = false;
   trace.disable();
   context.disable();
   propagation.disable();
-  await current?.shutdown();
+  if (!current) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), SHUTDOWN_FLUSH_MS);
+  });
+  try {
+    const outcome = await Promise.race([current.shutdown().then(() => "flushed" as const), late]);
+    if (outcome === "late") {
+      log.warn(
+        { waitedMs: SHUTDOWN_FLUSH_MS },
+        "trace flush on shutdown did not finish in time: the buffered spans are dropped",
+      );
+    }
+  } catch (err) {
+    log.warn(
+      { reason: err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200) },
+      "trace flush on shutdown failed: the buffered spans are dropped",
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
  * Test hook: every span goes to `exporter` (an InMemorySpanExporter) as soon as it ends.
  * Undo with shutdownTracing().
  */
-export function installTestTracing(exporter: SpanExporter): void {
-  install(exporter, "railgate-test", false);
+export function installTestTracing(
+  exporter: SpanExporter,
+  options: { healthProbes: boolean } = { healthProbes: false },
+): void {
+  install(exporter, "railgate-test", false, options.healthProbes);
 }
 
 /** Marks a span failed with the error's message (never its stack: it may name internals). */

@@ -1,13 +1,18 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
+import { type DescMethod, getOption } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { type ApiKey, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
+import { Access, access } from "../../gen/railgate/common/v1/access_pb.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
-import type { Principal } from "../../governance/governance-cache.js";
+import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../errors.js";
 import { hashSecret } from "../ids.js";
 import { admissionRefusals } from "../metrics.js";
 import { isRegionName, quotedRegionNames, type RegionName } from "../regions.js";
 import { CALLER_HEADERS } from "./caller-headers.js";
+import { keyExpiredAt, keyExpiredMessage } from "./key-expiry.js";
+import { bearerSecret, keyRefusals } from "./key-refusals.js";
 import { peerVerifiedKey } from "./peer-identity.js";
 
 /**
@@ -19,8 +24,52 @@ import { peerVerifiedKey } from "./peer-identity.js";
  */
 export type RpcAccess = "public" | "management" | "standard" | "any-key" | "gateway";
 
+const ACCESS_NAMES: Readonly<Record<Access, RpcAccess>> = {
+  [Access.UNSPECIFIED]: "management",
+  [Access.MANAGEMENT]: "management",
+  [Access.STANDARD]: "standard",
+  [Access.ANY_KEY]: "any-key",
+  [Access.GATEWAY]: "gateway",
+  [Access.PUBLIC]: "public",
+};
+
+/**
+ * An RPC's access, as its method states it in the proto (the `railgate.common.v1.access`
+ * option, the one place it is declared); a method stating none needs a management key. The
+ * standard grpc.health.v1 service, not ours to annotate, is public.
+ */
+export function rpcAccess(method: DescMethod): RpcAccess {
+  let known = accessOf.get(method);
+  if (known === undefined) {
+    known =
+      method.parent.typeName === Health.typeName
+        ? "public"
+        : ACCESS_NAMES[getOption(method, access)];
+    accessOf.set(method, known);
+  }
+  return known;
+}
+
+/** Read once per method: getOption decodes the option (an extension container) on every call. */
+const accessOf = new WeakMap<DescMethod, RpcAccess>();
+
+/**
+ * What authentication reads of a principal: its key, and the regions its governing guardrails
+ * allow. The principal a service resolves (governance/governance-cache.ts) carries more, the
+ * whole effective policy and the compiled filters; that type lives above this layer, so the
+ * interceptor and callerOf are generic over it.
+ */
+export interface AuthPrincipal {
+  key: ApiKey;
+  policy: {
+    /** null = every region. */
+    regions: ReadonlySet<RegionName> | null;
+    guardrails: readonly { guardrail: Pick<Guardrail, "name" | "allowedDataRegions"> }[];
+  };
+}
+
 /** What a handler knows about its caller, set by the interceptor before the handler runs. */
-export interface Caller {
+export interface Caller<Principal extends AuthPrincipal = AuthPrincipal> {
   /** Absent only on public RPCs and on gateway-access calls made with the service credential alone. */
   principal?: Principal;
   /** The region the request entered through: asserted by a gateway, else the listener's. */
@@ -29,49 +78,54 @@ export interface Caller {
   viaGateway: boolean;
 }
 
-const callerContextKey = createContextKey<Caller | undefined>(undefined, {
+const callerContextKey = createContextKey<Caller<AuthPrincipal> | undefined>(undefined, {
   description: "authenticated caller",
 });
 
-/** The caller of an RPC whose access is not "public"; throws if the interceptor did not run. */
-export function callerOf(ctx: HandlerContext): Caller & { principal: Principal } {
+/**
+ * The caller of an RPC whose access is not "public"; throws if the interceptor did not run.
+ * `Principal` is what the server's PrincipalSource resolves (the interceptor stored it).
+ */
+export function callerOf<Principal extends AuthPrincipal = AuthPrincipal>(
+  ctx: HandlerContext,
+): Caller<Principal> & { principal: Principal } {
   const caller = ctx.values.get(callerContextKey);
-  if (!caller?.principal)
-    throw unauthenticated(
-      ErrorReason.API_KEY_MISSING,
-      "Missing API key: send authorization: Bearer <key>",
-    );
-  return caller as Caller & { principal: Principal };
+  if (!caller?.principal) throw keyRefusals.missing("grpc");
+  return caller as Caller<Principal> & { principal: Principal };
 }
 
 /** Resolves a key hash to the key and its effective policy (cached, invalidated on change). */
-export interface PrincipalSource {
+export interface PrincipalSource<Principal extends AuthPrincipal = AuthPrincipal> {
   get(keyHash: string): Promise<Principal | undefined>;
 }
 
-export interface CallerAuthOptions {
-  principals: PrincipalSource;
+export interface CallerAuthOptions<Principal extends AuthPrincipal = AuthPrincipal> {
+  principals: PrincipalSource<Principal>;
   /** The shared secret of Railgate gateways; unset = no caller may assert a region. */
   internalToken?: string;
   /** The ingress region of every caller that is not a gateway. */
   listenerRegion: RegionName;
-  /**
-   * Access per "<service type name>/<method name>" (or "<service type name>/*");
-   * a method not listed needs a management key.
-   */
-  access: Record<string, RpcAccess>;
   /** Called for a key the store does not know; true = it was registered again (the operator's). */
   recover?: (keyHash: string) => Promise<boolean>;
+  /**
+   * Told of every call refused by region rule 1, before the refusal is thrown: the speech
+   * service logs refused speech requests (the request log says which guardrail decided).
+   * Must not throw.
+   */
+  onRegionRefused?: (refused: {
+    principal: Principal;
+    region: RegionName;
+    method: string;
+    message: unknown;
+  }) => void;
 }
 
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
-
 function digest(s: string): Buffer {
-  return createHash("sha256").update(s, "utf8").digest();
+  return hash("sha256", s, "buffer");
 }
 
 /** The 403 of region rule 1, naming the guardrails that restrict the regions. */
-export function regionRefusal(principal: Principal, region: RegionName): string | undefined {
+export function regionRefusal(principal: AuthPrincipal, region: RegionName): string | undefined {
   const allowed = principal.policy.regions;
   if (!allowed || allowed.has(region)) return undefined;
   const by = principal.policy.guardrails
@@ -90,13 +144,12 @@ export function regionRefusal(principal: Principal, region: RegionName): string 
  * 1 (a governed key must arrive through an allowed region) applies to every
  * call made with a key.
  */
-export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
+export function callerAuthInterceptor<Principal extends AuthPrincipal>(
+  options: CallerAuthOptions<Principal>,
+): Interceptor {
   const token = options.internalToken ? digest(options.internalToken) : undefined;
   return (next) => async (req) => {
-    const access =
-      options.access[`${req.service.typeName}/${req.method.name}`] ??
-      options.access[`${req.service.typeName}/*`] ??
-      "management";
+    const access = rpcAccess(req.method);
     const presented = req.header.get(CALLER_HEADERS.internalToken);
     // A client certificate from the gateways' CA proves a gateway as well as the token does.
     let viaGateway = req.contextValues.get(peerVerifiedKey);
@@ -125,46 +178,44 @@ export function callerAuthInterceptor(options: CallerAuthOptions): Interceptor {
       }
       region = asserted;
     }
-    const caller: Caller = { region, viaGateway };
+    const caller: Caller<Principal> = { region, viaGateway };
     req.contextValues.set(callerContextKey, caller);
     if (access === "public") return next(req);
     const header = req.header.get("authorization");
     if (header === null) {
       if (access === "gateway" && viaGateway) return next(req);
-      throw unauthenticated(
-        ErrorReason.API_KEY_MISSING,
-        "Missing API key: send authorization: Bearer <key>",
-      );
+      throw keyRefusals.missing("grpc");
     }
-    const secret = BEARER.exec(header)?.[1];
-    if (!secret)
-      throw unauthenticated(
-        ErrorReason.API_KEY_MALFORMED,
-        "Malformed authorization metadata: expected Bearer <key>",
-      );
+    const secret = bearerSecret(header);
+    if (!secret) throw keyRefusals.malformed("grpc");
     const hash = hashSecret(secret);
     let principal = await options.principals.get(hash);
     if (!principal && (await options.recover?.(hash)))
       principal = await options.principals.get(hash);
-    if (!principal) throw unauthenticated(ErrorReason.API_KEY_INVALID, "Invalid API key");
-    if (principal.key.disabled)
-      throw unauthenticated(ErrorReason.API_KEY_DISABLED, "API key is disabled");
+    if (!principal) throw keyRefusals.invalid();
+    if (principal.key.disabled) throw keyRefusals.disabled();
+    const expiredAt = keyExpiredAt(principal.key);
+    if (expiredAt) throw unauthenticated(ErrorReason.API_KEY_EXPIRED, keyExpiredMessage(expiredAt));
     const kind = principal.key.kind;
-    if ((access === "management" || access === "gateway") && kind !== KeyKind.MANAGEMENT) {
-      throw permissionDenied(
-        ErrorReason.MANAGEMENT_KEY_REQUIRED,
-        "This operation requires a management key",
-      );
-    }
-    if (access === "standard" && kind !== KeyKind.STANDARD) {
-      throw permissionDenied(
-        ErrorReason.STANDARD_KEY_REQUIRED,
-        "Management keys cannot call this endpoint: use a standard API key",
-      );
-    }
+    if ((access === "management" || access === "gateway") && kind !== KeyKind.MANAGEMENT)
+      throw keyRefusals.managementRequired();
+    if (access === "standard" && kind !== KeyKind.STANDARD) throw keyRefusals.standardRequired();
     const refusal = regionRefusal(principal, region);
     if (refusal) {
       admissionRefusals.labels("region").inc();
+      if (options.onRegionRefused) {
+        // A server-streaming call's one request message arrives as a stream: it is read here
+        // (the call is refused, nothing else will read it). Client streams are not read.
+        let message: unknown;
+        if (!req.stream) message = req.message;
+        else if (req.method.methodKind === "server_streaming") {
+          for await (const m of req.message) {
+            message = m;
+            break;
+          }
+        }
+        options.onRegionRefused({ principal, region, method: req.method.name, message });
+      }
       throw permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal);
     }
     caller.principal = principal;

@@ -12,8 +12,13 @@ export const peerVerifiedKey = createContextKey(false, { description: "mTLS peer
 
 /** Context values of a call, read from its connection before any handler runs. */
 export function peerContextValues(req: IncomingMessage | Http2ServerRequest) {
+  return socketContextValues(req.socket);
+}
+
+/** The same, from the connection itself (a call served straight from its HTTP/2 stream). */
+export function socketContextValues(connection: unknown) {
   const values = createContextValues();
-  const socket = req.socket as TLSSocket | undefined;
+  const socket = connection as TLSSocket | undefined;
   if (socket?.encrypted && socket.authorized) values.set(peerVerifiedKey, true);
   return values;
 }

@@ -1,0 +1,19 @@
+import {
+  type GenerationStatus,
+  GenerationStatusSchema,
+} from "../gen/railgate/speech/v1/speech_pb.js";
+import { type EnumApiName, enumNames } from "./enum-names.js";
+
+/**
+ * How a generation ended (railgate.speech.v1.GenerationStatus) and its API names: "completed",
+ * "failed", "cancelled", or "refused" when it never started (a rule, a blocking filter,
+ * admission or routing refused it). Records carry the enum; the generation JSON, the list's
+ * status filter and the request log's status column (text, so its SQL and indexes read names)
+ * read and write these names through this one table.
+ */
+export type GenerationStatusName = EnumApiName<typeof GenerationStatus>;
+
+export const GENERATION_STATUSES = enumNames<typeof GenerationStatus>(GenerationStatusSchema);
+
+/** The status a refused request's record carries: refused by a rule, or failed at every endpoint. */
+export type RefusalStatus = GenerationStatus.REFUSED | GenerationStatus.FAILED;
