@@ -1,3 +1,5 @@
+import type { UsageCounter } from "./key-usage.js";
+
 /**
  * One budget counter a request is charged against: the spend of one entity
  * (a key or a member) under one guardrail, kept per UTC day so that the spend
@@ -57,6 +59,12 @@ export interface Admission {
   creditMicros: number;
   /** The key's credit limit; undefined = none. */
   keyLimitMicros?: number;
+  /**
+   * Where a key limit with limit_reset is checked: the key's credit-spend counter of the
+   * current window (keyLimitCounter), reserved with keyMicros besides the all-time spend.
+   * Undefined: the limit (if any) is all-time, checked on the all-time spend.
+   */
+  keyLimitWindow?: UsageCounter;
   keyMicros: number;
   budgets: BudgetCharge[];
 }

@@ -8,6 +8,7 @@ import {
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../platform/ids.js";
 import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
+import { type Clock, systemClock } from "../platform/time.js";
 import {
   type Admission,
   type AdmissionResult,
@@ -21,13 +22,15 @@ import {
   SPEND_TTL_SECONDS,
   type SpendWindow,
 } from "./admission.js";
+import { MemoryAudioClips } from "./audio-clips/memory-audio-clips.js";
+import type { AudioClipStore } from "./audio-clips/types.js";
 import {
   decodeFields,
   encodeField,
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
-import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
+import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import {
   type AssignmentKind,
@@ -37,12 +40,8 @@ import {
   ORG_SCOPE,
   type Page,
   type Store,
-  type StoredRecord,
   type Versioned,
 } from "./types.js";
-
-/** Records (generation logs) the embedded store keeps at most. */
-const MAX_RECORDS = 100_000;
 
 /**
  * A page of what `all` yields that `keep` accepts, and their count: only the
@@ -104,7 +103,19 @@ export class MemoryStore implements Store {
   private defaultWs: string | undefined;
   private bootstrapped = false;
 
-  constructor(private readonly limits: CountLimits = COUNT_LIMITS) {}
+  constructor(
+    private readonly limits: CountLimits = COUNT_LIMITS,
+    /** Counters' expiries and settlement's usage windows: admission's clock (tests pin one). */
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  private audioClips?: AudioClipStore;
+
+  /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
+  openAudioClips(options: { memoryBytes: number }): AudioClipStore {
+    this.audioClips ??= new MemoryAudioClips(options.memoryBytes);
+    return this.audioClips;
+  }
 
   private emptyScope(workspace?: Workspace): Scope {
     return {
@@ -215,6 +226,13 @@ export class MemoryStore implements Store {
   async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
     const stored = this.scopes.get(workspaceId)?.guardrails.get(id);
     return stored && decodeGuardrail(stored);
+  }
+
+  async readGuardrail(
+    workspaceId: string,
+    id: string,
+  ): Promise<Versioned<Readonly<Guardrail>> | undefined> {
+    return this.getGuardrail(workspaceId, id);
   }
 
   async createGuardrail(
@@ -463,38 +481,12 @@ export class MemoryStore implements Store {
     };
   }
 
-  private records = new Map<string, { data: Uint8Array; expiresAt: number }>();
-
-  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
-    // The embedded store lives in the heap: past a bound, forget the oldest records first
-    // (Maps iterate in insertion order) rather than grow without limit.
-    if (this.records.size >= MAX_RECORDS) {
-      const now = Date.now();
-      for (const [key, r] of this.records) if (r.expiresAt <= now) this.records.delete(key);
-      for (const key of this.records.keys()) {
-        if (this.records.size < MAX_RECORDS * 0.9) break;
-        this.records.delete(key);
-      }
-    }
-    this.records.set(`${scope}/${kind}/${id}`, {
-      data: data.slice(),
-      expiresAt: Date.now() + ttlSeconds * 1000,
-    });
-  }
-
-  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
-    const key = `${scope}/${kind}/${id}`;
-    const r = this.records.get(key);
-    if (r && r.expiresAt <= Date.now()) this.records.delete(key);
-    return r && r.expiresAt > Date.now() ? r.data.slice() : undefined;
-  }
-
   /** Counters with optional expiry, mirroring the Redis keys the Lua scripts use. */
   private counters = new Map<string, { value: number; expiresAt: number }>();
 
   private counter(key: string): number {
     const c = this.counters.get(key);
-    if (c && c.expiresAt <= Date.now()) {
+    if (c && c.expiresAt <= this.clock.now()) {
       this.counters.delete(key);
       return 0;
     }
@@ -502,7 +494,7 @@ export class MemoryStore implements Store {
   }
 
   private bump(key: string, by: number, ttlMs?: number): number {
-    const now = Date.now();
+    const now = this.clock.now();
     // Rate windows leave one expired counter per key and minute behind: sweep them now and then.
     if (this.counters.size > 10_000 && this.counters.size % 1_000 === 0) {
       for (const [k, c] of this.counters) if (c.expiresAt <= now) this.counters.delete(k);
@@ -521,7 +513,7 @@ export class MemoryStore implements Store {
 
   private has(key: string): boolean {
     const c = this.counters.get(key);
-    return c !== undefined && c.expiresAt > Date.now();
+    return c !== undefined && c.expiresAt > this.clock.now();
   }
 
   /** One entity's spend under one guardrail on one UTC day (Redis keeps the days in one hash). */
@@ -558,7 +550,7 @@ export class MemoryStore implements Store {
       return {
         ok: false,
         reason: "rate-limit",
-        retryAfterMs: Math.max(0, (c?.expiresAt ?? 0) - Date.now()),
+        retryAfterMs: Math.max(0, (c?.expiresAt ?? 0) - this.clock.now()),
       };
     }
     const creditKey = `${a.scope}/credits`;
@@ -581,8 +573,10 @@ export class MemoryStore implements Store {
       }
     }
     const keySpend = `${a.scope}/keyspend/${a.keyHash}`;
+    // A limit with limit_reset is checked on its window's spend, an all-time one on all of it.
+    const keyWindow = a.keyLimitWindow && `${a.scope}/${a.keyLimitWindow.suffix}`;
     if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
-      const spent = this.counter(keySpend);
+      const spent = this.counter(keyWindow ?? keySpend);
       if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
         return { ok: false, reason: "key-limit", spentMicros: spent };
       }
@@ -590,6 +584,8 @@ export class MemoryStore implements Store {
     if (a.rate) this.bump(rateKey, 1, rateWindowRemainingMs(a.rate));
     if (metered && a.creditMicros > 0) this.bump(creditKey, -a.creditMicros);
     if (a.keyMicros > 0) this.bump(keySpend, a.keyMicros);
+    if (keyWindow && a.keyMicros > 0)
+      this.bump(keyWindow, a.keyMicros, (a.keyLimitWindow?.ttlSeconds ?? 0) * 1000);
     for (const b of a.budgets) {
       if (b.amountMicros <= 0) continue;
       const key = this.spendKey(a.scope, b, b.day);
@@ -603,19 +599,12 @@ export class MemoryStore implements Store {
       });
       // Like EXPIRE on the Redis hash: every charge renews the counter's lifetime.
       const c = this.counters.get(key);
-      if (c) c.expiresAt = Date.now() + SPEND_TTL_SECONDS * 1000;
+      if (c) c.expiresAt = this.clock.now() + SPEND_TTL_SECONDS * 1000;
     }
     return a.rate ? { ok: true, metered, rateUsed: this.counter(rateKey) } : { ok: true, metered };
   }
 
-  async settle(
-    a: Admission,
-    actual: Settlement,
-    metered: boolean,
-    record?: StoredRecord,
-  ): Promise<void> {
-    if (record)
-      await this.putRecord(a.scope, record.kind, record.id, record.data, record.ttlSeconds);
+  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
     if (a.id) {
       const marker = `${a.scope}/settled/${a.id}`;
       if (this.has(marker)) return;
@@ -624,12 +613,23 @@ export class MemoryStore implements Store {
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
-    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
-    keyUsageCounters(a.keyHash, new Date()).forEach((c, i) => {
-      const amount = amounts[i] ?? 0;
-      if (amount > 0)
-        this.bump(`${a.scope}/${c.suffix}`, amount, c.ttlSeconds ? c.ttlSeconds * 1000 : undefined);
-    });
+    const usage = settlementUsage(
+      a.keyHash,
+      a.keyLimitWindow,
+      a.keyMicros,
+      actual.keyMicros,
+      actual.byokMicros ?? 0,
+      new Date(this.clock.now()),
+    );
+    for (const c of usage) {
+      const key = `${a.scope}/${c.suffix}`;
+      if (c.delta) {
+        // The reservation's own window counter, while it lives (as on Redis).
+        if (c.amountMicros !== 0 && this.has(key)) this.bump(key, c.amountMicros);
+      } else if (c.amountMicros > 0) {
+        this.bump(key, c.amountMicros, c.ttlSeconds ? c.ttlSeconds * 1000 : undefined);
+      }
+    }
     const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
     for (const b of a.budgets) {
       // The reservation's own day, even if the stream ended after midnight.

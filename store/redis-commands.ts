@@ -6,10 +6,11 @@ import * as lua from "./redis-scripts.js";
  * RedisCommander (so clients, Clusters, pipelines and transactions all carry
  * it), with its KEYS then ARGV as a labelled tuple in the order the script's
  * comment in redis-scripts.ts gives, and its reply as the script builds it.
- * A script whose key count is fixed is defined with numberOfKeys; the three
- * whose count varies take it as their first argument. Where arguments carry
- * lists and their counts (ADMIT, SETTLE, ASSIGN, PATCH_GUARDRAIL), a packer
- * below lays them out from an object, so a count never disagrees with its list.
+ * A script whose key count is fixed is defined with numberOfKeys; ASSIGN,
+ * whose count varies, takes it as its first argument. Where arguments carry
+ * lists and their counts (ADMIT_GROUP, SETTLE_GROUP, ASSIGN, PATCH_GUARDRAIL),
+ * a packer below lays them out from an object, so a count never disagrees
+ * with its list.
  * ioredis does not check replies: each reply type restates what its script
  * returns, and redis-replies.ts reads it once into the store's own types.
  */
@@ -86,16 +87,6 @@ export type DeleteKeyArgs = [
   hash: string,
   scopePrefix: string,
 ];
-export type IndexScopeArgs = [
-  layout: RedisKey,
-  keyIndex: RedisKey,
-  enabledKeyIndex: RedisKey,
-  keyAssignments: RedisKey,
-  memberAssignments: RedisKey,
-  keyAssignmentIndex: RedisKey,
-  memberAssignmentIndex: RedisKey,
-  scopePrefix: string,
-];
 export type UnassignArgs = [
   assignments: RedisKey,
   index: RedisKey,
@@ -121,7 +112,6 @@ export type DeleteWorkspaceArgs = [
   enabledKeyIndex: RedisKey,
   keyAssignmentIndex: RedisKey,
   memberAssignmentIndex: RedisKey,
-  layout: RedisKey,
   scopePrefix: string,
 ];
 /** Variable key counts: numKeys, the fixed keys, then what the packer lays out. */
@@ -132,26 +122,24 @@ export type AssignArgs = [
   index: RedisKey,
   ...checksThenArgv: (RedisKey | number)[],
 ];
-export type AdmitArgs = [
-  numKeys: number,
-  rate: RedisKey,
+/** One script for a group of requests of a scope: its credits key, prefix, then what the packer lays out. */
+export type AdmitGroupArgs = [
   credits: RedisKey,
-  keySpend: RedisKey,
-  spendIndex: RedisKey,
-  ...budgetsThenArgv: (RedisKey | number | string)[],
+  scopePrefix: string,
+  counterTtlSeconds: number,
+  daysKept: number,
+  ...requests: (string | number)[],
 ];
 export type GuardrailSpendArgs = [
   spendIndex: RedisKey,
   scopePrefix: string,
   ...guardrailIdFirstDayLastDay: (string | number)[],
 ];
-export type SettleArgs = [
-  numKeys: number,
-  settled: RedisKey,
+export type SettleGroupArgs = [
   credits: RedisKey,
-  keySpend: RedisKey,
-  record: RedisKey,
-  ...countersThenArgv: (RedisKey | Buffer | number)[],
+  scopePrefix: string,
+  markerTtlSeconds: number,
+  ...windowsThenRequests: (string | number)[],
 ];
 
 /** Scripts that count what exists against a limit answer with the count when it is reached. */
@@ -178,7 +166,9 @@ export type AdmitReply =
   | ["rate-limit", pttl: number]
   | ["credits", balanceMicros: number]
   | ["budget", budgetIndex: number, spentMicros: number]
-  | ["key-limit", spentMicros: number];
+  | ["key-limit", spentMicros: number]
+  /** That request alone met an error (a counter of the wrong type): the others were admitted. */
+  | ["error", message: string];
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -193,13 +183,14 @@ declare module "ioredis" {
     ): Result<CountedReply<"exists" | "missing-workspace">, Context>;
     rgPutKey(...args: PutKeyArgs): Result<Done, Context>;
     rgDeleteKey(...args: DeleteKeyArgs): Result<Done, Context>;
-    rgIndexScope(...args: IndexScopeArgs): Result<Done, Context>;
     rgAssign(...args: AssignArgs): Result<AssignReply, Context>;
     rgUnassign(...args: UnassignArgs): Result<number, Context>;
     rgLoadGovernanceBuffer(...args: LoadGovernanceArgs): Result<LoadGovernanceReply, Context>;
     rgDeleteWorkspace(...args: DeleteWorkspaceArgs): Result<DeleteWorkspaceReply, Context>;
-    rgAdmit(...args: AdmitArgs): Result<AdmitReply, Context>;
-    rgSettle(...args: SettleArgs): Result<Done, Context>;
+    /** One reply per request, in order. */
+    rgAdmitGroup(...args: AdmitGroupArgs): Result<AdmitReply[], Context>;
+    /** Per request: 1 applied, 0 a repeated admission id (skipped), or the error it alone met. */
+    rgSettleGroup(...args: SettleGroupArgs): Result<(number | string)[], Context>;
     /** Per guardrail, in order: keys' total, members' total, largest entity, entities. */
     rgGuardrailSpend(...args: GuardrailSpendArgs): Result<number[], Context>;
   }
@@ -221,13 +212,12 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgCreateKey: { lua: lua.CREATE_KEY, numberOfKeys: 4 },
   rgPutKey: { lua: lua.PUT_KEY, numberOfKeys: 3 },
   rgDeleteKey: { lua: lua.DELETE_KEY, numberOfKeys: 5 },
-  rgIndexScope: { lua: lua.INDEX_SCOPE, numberOfKeys: 7 },
   rgAssign: { lua: lua.ASSIGN },
   rgUnassign: { lua: lua.UNASSIGN, numberOfKeys: 3 },
   rgLoadGovernance: { lua: lua.LOAD_GOVERNANCE, numberOfKeys: 3 },
-  rgDeleteWorkspace: { lua: lua.DELETE_WORKSPACE, numberOfKeys: 9 },
-  rgAdmit: { lua: lua.ADMIT },
-  rgSettle: { lua: lua.SETTLE },
+  rgDeleteWorkspace: { lua: lua.DELETE_WORKSPACE, numberOfKeys: 8 },
+  rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },
+  rgSettleGroup: { lua: lua.SETTLE_GROUP, numberOfKeys: 1 },
   rgGuardrailSpend: { lua: lua.GUARDRAIL_SPEND, numberOfKeys: 1 },
 };
 
@@ -302,84 +292,120 @@ export function assignArgs(c: AssignCall): AssignArgs {
   ];
 }
 
-export interface AdmitCall {
-  keys: { rate: RedisKey; credits: RedisKey; keySpend: RedisKey; spendIndex: RedisKey };
+/** The entity of the request's own key, which the scripts spell out from its hash. */
+const OWN_KEY = "k";
+
+/** One request of an admission group, with its key names reduced to what the script cannot derive. */
+export interface AdmitItem {
+  keyHash: string;
   /** Absent: no rate limit. */
-  rate?: { limit: number; windowRemainingMs: number };
+  rate?: { limit: number; windowIndex: number; windowRemainingMs: number };
   creditMicros: number;
   /** Absent: the key has no limit of its own. */
   keyLimitMicros?: number;
   keyMicros: number;
-  counterTtlSeconds: number;
-  daysKept: number;
+  /** The key limit's window (its id, e.g. "daily:2026-11-26", and ttl); absent: all-time. */
+  keyWindow?: { id: string; ttlSeconds: number };
   budgets: {
-    counter: RedisKey;
+    guardrailId: string;
+    entity: string;
     limitMicros: number;
     amountMicros: number;
     firstDay: number;
     day: number;
-    /** The counter's member in the spend index (guardrail id / entity). */
-    indexMember: string;
   }[];
 }
 
-export function admitArgs(c: AdmitCall): AdmitArgs {
-  const { rate, credits, keySpend, spendIndex } = c.keys;
-  return [
-    4 + c.budgets.length,
-    rate,
-    credits,
-    keySpend,
-    spendIndex,
-    ...c.budgets.map((b) => b.counter),
-    c.rate?.limit ?? 0,
-    c.rate?.windowRemainingMs ?? 0,
-    c.creditMicros,
-    c.keyLimitMicros ?? -1,
-    c.keyMicros,
-    c.counterTtlSeconds,
-    c.daysKept,
-    ...c.budgets.flatMap((b) => [b.limitMicros, b.amountMicros, b.firstDay, b.day, b.indexMember]),
-  ];
+export interface AdmitGroupCall {
+  credits: RedisKey;
+  scopePrefix: string;
+  counterTtlSeconds: number;
+  daysKept: number;
+  items: AdmitItem[];
 }
 
-export interface SettleCall {
-  keys: { credits: RedisKey; keySpend: RedisKey };
-  /** Settle at most once: the admission id's marker, and how long it is remembered. */
-  once?: { marker: RedisKey; ttlSeconds: number };
-  /**
-   * Where an admission without an id points its marker key, unused: every key
-   * is listed, and must share the counters' hash tag.
-   */
-  placeholder: RedisKey;
+export function admitGroupArgs(c: AdmitGroupCall): AdmitGroupArgs {
+  const args: (string | number)[] = [];
+  for (const a of c.items) {
+    args.push(
+      a.keyHash,
+      a.rate?.limit ?? 0,
+      a.rate?.windowIndex ?? 0,
+      a.rate?.windowRemainingMs ?? 0,
+      a.creditMicros,
+      a.keyLimitMicros ?? -1,
+      a.keyMicros,
+      a.keyWindow?.id ?? "",
+      Math.max(1, a.keyWindow?.ttlSeconds ?? 0),
+      a.budgets.length,
+    );
+    for (const b of a.budgets) {
+      args.push(
+        b.guardrailId,
+        b.entity === `key:${a.keyHash}` ? OWN_KEY : b.entity,
+        b.limitMicros,
+        b.amountMicros,
+        b.firstDay,
+        b.day,
+      );
+    }
+  }
+  return [c.credits, c.scopePrefix, c.counterTtlSeconds, c.daysKept, ...args];
+}
+
+/** The key limit's windows, as SETTLE_GROUP numbers them (0: none). */
+const WINDOW_NUMBER = { daily: 1, weekly: 2, monthly: 3 } as const;
+
+/** One request of a settlement group. */
+export interface SettleItem {
+  /** Settle at most once per id; absent: always apply. */
+  id?: string;
+  keyHash: string;
   metered: boolean;
   creditRefundMicros: number;
   keyDeltaMicros: number;
-  record?: { key: RedisKey; ttlSeconds: number; data: Uint8Array };
-  usage: { counter: RedisKey; amountMicros: number; ttlSeconds: number }[];
-  /** Applied to the day each reservation was charged to. */
-  budgets: { counter: RedisKey; day: number; deltaMicros: number }[];
+  /** The real cost on credits and through BYOK, added to the key's usage counters of now. */
+  creditMicros: number;
+  byokMicros: number;
+  /** The key limit's window counter, which holds the reservation: the difference goes there. */
+  keyWindow?: { interval: keyof typeof WINDOW_NUMBER; id: string; deltaMicros: number };
+  /** Deltas applied to the day each reservation was charged to (zero ones can be left out). */
+  budgets: { guardrailId: string; entity: string; day: number; deltaMicros: number }[];
 }
 
-export function settleArgs(c: SettleCall): SettleArgs {
-  const { credits, keySpend } = c.keys;
-  const data = c.record?.data;
-  return [
-    4 + c.usage.length + c.budgets.length,
-    c.once?.marker ?? c.placeholder,
-    credits,
-    keySpend,
-    c.record?.key ?? c.placeholder,
-    ...c.usage.map((u) => u.counter),
-    ...c.budgets.map((b) => b.counter),
-    c.once?.ttlSeconds ?? 0,
-    c.metered ? "1" : "0",
-    c.creditRefundMicros,
-    c.keyDeltaMicros,
-    c.record?.ttlSeconds ?? 0,
-    data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : "",
-    c.usage.length,
-    ...c.usage.flatMap((u) => [u.amountMicros, u.ttlSeconds]),
-    ...c.budgets.flatMap((b) => [b.day, b.deltaMicros]),
-  ];
+export interface SettleGroupCall {
+  credits: RedisKey;
+  scopePrefix: string;
+  markerTtlSeconds: number;
+  /** The usage windows of now: daily, weekly, monthly. */
+  windows: { id: string; ttlSeconds: number }[];
+  items: SettleItem[];
+}
+
+export function settleGroupArgs(c: SettleGroupCall): SettleGroupArgs {
+  const args: (string | number)[] = c.windows.flatMap((w) => [w.id, w.ttlSeconds]);
+  for (const s of c.items) {
+    args.push(
+      s.id ?? "",
+      s.metered ? "1" : "0",
+      s.creditRefundMicros,
+      s.keyDeltaMicros,
+      s.keyHash,
+      s.creditMicros,
+      s.byokMicros,
+      s.keyWindow ? WINDOW_NUMBER[s.keyWindow.interval] : 0,
+      s.keyWindow?.id ?? "",
+      s.keyWindow?.deltaMicros ?? 0,
+      s.budgets.length,
+    );
+    for (const b of s.budgets) {
+      args.push(
+        b.guardrailId,
+        b.entity === `key:${s.keyHash}` ? OWN_KEY : b.entity,
+        b.day,
+        b.deltaMicros,
+      );
+    }
+  }
+  return [c.credits, c.scopePrefix, c.markerTtlSeconds, ...args];
 }

@@ -38,8 +38,6 @@ export class RedisKeys {
   /** The assignments of one guardrail; scripts derive it as `<scope prefix><tag>:g:<id>`. */
   guardrailAssignments = (ws: string, kind: "key" | "member", guardrailId: string) =>
     this.tagged(ws, `${assignmentTag(kind)}:g:${guardrailId}`);
-  /** Set once the scope's indexes above are complete (built lazily for older data). */
-  layout = (ws: string) => this.tagged(ws, "layout");
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
   /** Every credit ever added: with the balance it tells the workspace's total usage. */
@@ -58,7 +56,6 @@ export class RedisKeys {
   spendIndex = (ws: string) => this.tagged(ws, "spend-i");
   /** Pub/sub channel announcing which scope changed (cache invalidation). */
   invalidations = () => `${this.prefix}:invalidate`;
-  record = (ws: string, kind: string, id: string) => this.tagged(ws, `r:${kind}:${id}`);
   /** Marks an admission as settled, so a retried settlement applies once. */
   settled = (ws: string, admissionId: string) => this.tagged(ws, `settled:${admissionId}`);
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */

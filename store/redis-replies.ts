@@ -26,8 +26,14 @@ export function patched(reply: PatchGuardrailReply): Versioned<Guardrail> | "con
   return { value: decodeFields([guardrail], version), version };
 }
 
-/** The verdict of ADMIT; a refused budget is named by its place in the admission's budgets. */
-export function admission(reply: AdmitReply, a: Admission): AdmissionResult {
+/**
+ * The verdict of one request of ADMIT_GROUP (its own error, if any, is read by the caller); a
+ * refused budget is named by its place in the admission's budgets.
+ */
+export function admission(
+  reply: Exclude<AdmitReply, ["error", string]>,
+  a: Admission,
+): AdmissionResult {
   switch (reply[0]) {
     case "ok":
       return a.rate

@@ -1,61 +1,15 @@
-import { ApiKeySchema } from "../gen/railgate/account/v1/account_pb.js";
-import { VERSION_FIELD } from "./guardrail-fields.js";
-
 /**
  * Lua scripts: each runs atomically on one hash tag. Keys a script derives
  * itself (from an index) carry the same tag, which keeps them cluster-safe.
  */
 
-/**
- * Lua helpers shared by scripts: a reader of top-level protobuf fields (tag,
- * wire type, byte range), enough to find one field of a stored message or to
- * split a whole guardrail into its fields, and the stored-guardrail reader.
- */
+/** The stored-guardrail reader scripts share: one entry per field ("f:<number>"). */
 const LUA_LIB = `
-local function pb_varint(s, i)
-  local n, mul = 0, 1
-  while true do
-    local b = string.byte(s, i)
-    i = i + 1
-    n = n + (b % 128) * mul
-    if b < 128 then return n, i end
-    mul = mul * 128
-  end
-end
--- Calls fn(number, first, last, value) for each top-level field (value: varints only).
-local function pb_each(s, fn)
-  local i = 1
-  while i <= #s do
-    local first = i
-    local tag
-    tag, i = pb_varint(s, i)
-    local wire = tag % 8
-    local value = nil
-    if wire == 0 then value, i = pb_varint(s, i)
-    elseif wire == 1 then i = i + 8
-    elseif wire == 2 then local len; len, i = pb_varint(s, i); i = i + len
-    elseif wire == 5 then i = i + 4
-    else error("unsupported protobuf wire type " .. wire) end
-    fn(math.floor(tag / 8), first, i - 1, value)
-  end
-end
--- A guardrail stored whole in "d" (the layout before per-field storage) becomes one entry per field.
-local function split_legacy(gkey)
-  local d = redis.call("HGET", gkey, "d")
-  if not d then return end
-  local parts = {}
-  pb_each(d, function(num, first, last)
-    if num ~= ${VERSION_FIELD} then parts["f:" .. num] = (parts["f:" .. num] or "") .. string.sub(d, first, last) end
-  end)
-  redis.call("HDEL", gkey, "d")
-  for f, bytes in pairs(parts) do redis.call("HSET", gkey, f, bytes) end
-end
 -- A stored guardrail as one protobuf message ("" when missing).
 local function read_guardrail(gkey)
   local all = redis.call("HGETALL", gkey)
   local out = {}
   for j = 1, #all, 2 do
-    if all[j] == "d" then return all[j + 1] end
     if string.sub(all[j], 1, 2) == "f:" then out[#out + 1] = all[j + 1] end
   end
   return table.concat(out)
@@ -126,7 +80,6 @@ if redis.call("EXISTS", g) == 0 then
   redis.call("ZADD", KEYS[3], "NX", ARGV[3], ARGV[4])
   return { "ok", 1, read_guardrail(g) }
 end
-split_legacy(g)
 for i = guard_from, base_from - 1, 2 do
   if (redis.call("HGET", g, "f:" .. ARGV[i]) or "") ~= ARGV[i + 1] then return { "conflict" } end
 end
@@ -269,8 +222,8 @@ return { key, guardrail(assigned(KEYS[2], ARGV[1])), guardrail(assigned(KEYS[3],
 
 /**
  * KEYS: workspace, guardrail index, key index, key assignments, member
- * assignments, enabled key index, key and member assignment indexes, layout
- * marker. ARGV: scope prefix.
+ * assignments, enabled key index, key and member assignment indexes. ARGV:
+ * scope prefix.
  * Returns { "ok", deleted guardrail ids, deleted key hashes } (their global
  * pointers are removed by the caller), { "active-keys", count } when enabled
  * keys remain (then nothing is deleted), or nil when the workspace did not exist.
@@ -285,41 +238,17 @@ for _, id in ipairs(gs) do
   redis.call("DEL", ARGV[1] .. "g:" .. id, ARGV[1] .. "ka:g:" .. id, ARGV[1] .. "ma:g:" .. id)
 end
 for _, h in ipairs(ks) do redis.call("DEL", ARGV[1] .. "k:" .. h) end
-redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 return { "ok", gs, ks }
 `;
 
 /**
- * Builds a scope's indexes from its records, once: data written before the
- * enabled-key and assignment indexes existed. Writers keep them up to date
- * from then on (and already did for what they wrote meanwhile: indexing is
- * idempotent). KEYS: layout marker, key index, enabled key index, key
- * assignments, member assignments, their two indexes. ARGV: scope prefix.
- */
-export const INDEX_SCOPE = `${LUA_LIB}
-if redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
-local ks = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
-for j = 1, #ks, 2 do
-  local data = redis.call("GET", ARGV[1] .. "k:" .. ks[j])
-  if data then
-    local disabled = false
-    pb_each(data, function(num, first, last, value)
-      if num == ${ApiKeySchema.field.disabled.number} and value and value ~= 0 then disabled = true end
-    end)
-    if not disabled then redis.call("ZADD", KEYS[3], ks[j + 1], ks[j]) end
-  end
+/** The message of an error caught by pcall (redis.call raises a table with the reply's text). */
+const LUA_FAILURE = `
+local function failure(e)
+  if type(e) == "table" then return tostring(e.err or "script error") end
+  return tostring(e)
 end
-local tags = { "ka", "ma" }
-for i = 1, 2 do
-  local all = redis.call("HGETALL", KEYS[3 + i])
-  for j = 1, #all, 2 do
-    local rec = cjson.decode(all[j + 1])
-    redis.call("ZADD", KEYS[5 + i], rec.createdAtMs, all[j])
-    redis.call("ZADD", ARGV[1] .. tags[i] .. ":g:" .. rec.guardrailId, rec.createdAtMs, all[j])
-  end
-end
-redis.call("SET", KEYS[1], "2")
-return 1
 `;
 
 /**
@@ -351,64 +280,103 @@ end
 `;
 
 /**
- * Admission: every check first, then every reservation, so a refused request
- * changes nothing. KEYS: rate, credits, key spend, the spend index, then one
- * spend counter per budget. ARGV: rateLimit (0 = none), ms until the rate window
- * ends, creditMicros, keyLimitMicros (-1 = none), keyMicros, counter ttl, days
- * kept, then limit, amount, window's first day, today and the counter's index
- * member per budget. Budgets are checked before the key's own limit
- * (OpenRouter's order).
+ * Admission of a group of requests of one scope, each in turn exactly as it
+ * would be alone (every check first, then every reservation, so a refused
+ * request changes nothing): the group is one script, one round trip, for
+ * requests that arrived together (store/group-commit.ts). Key names are built
+ * here from the scope's prefix, so each request sends its key hash once
+ * rather than five long key names. KEYS: the scope's credits. ARGV: the
+ * scope's key prefix, counter ttl, days kept, then per request: key hash,
+ * rate limit (0 = none), rate window index, ms until the rate window ends,
+ * creditMicros, keyLimitMicros (-1 = none), keyMicros, the key limit window's
+ * id ("" = the limit, if any, is all-time, on the key's all-time spend) and
+ * its ttl, the number of budgets, then per budget: guardrail id, entity ("k"
+ * = the request's own key), limit, amount, window's first day, today. Budgets
+ * are checked before the key's own limit (OpenRouter's order). Answers one
+ * reply per request: { "ok", metered, rate used }, the refusal, or
+ * { "error", message } for a request that alone met an error.
  */
-export const ADMIT = `${LUA_SPEND}
-local rl = tonumber(ARGV[1])
-if rl > 0 and tonumber(redis.call("GET", KEYS[1]) or "0") >= rl then
-  return { "rate-limit", redis.call("PTTL", KEYS[1]) }
-end
-local credit = tonumber(ARGV[3])
-local metered = redis.call("EXISTS", KEYS[2]) == 1
-if metered and credit > 0 then
-  local balance = tonumber(redis.call("GET", KEYS[2]))
-  if balance < credit then return { "credits", balance } end
-end
--- A request that costs a counter nothing (free or BYOK) cannot exceed it.
-for i = 5, #KEYS do
-  local base = 8 + (i - 5) * 5
-  local limit = tonumber(ARGV[base])
-  local amount = tonumber(ARGV[base + 1])
-  if amount > 0 then
-    local spent = window_spent(KEYS[i], ARGV[base + 2], ARGV[base + 3])
-    if spent >= limit or spent + amount > limit then return { "budget", i - 5, spent } end
+export const ADMIT_GROUP = `${LUA_SPEND}${LUA_FAILURE}
+local P = ARGV[1]
+local ttl = ARGV[2]
+local kept = tonumber(ARGV[3])
+local credits = KEYS[1]
+local function admit(i)
+  local hash = ARGV[i]
+  local rl = tonumber(ARGV[i + 1])
+  local rate = P .. "rate:" .. hash .. ":" .. ARGV[i + 2]
+  local credit = tonumber(ARGV[i + 4])
+  local klim = tonumber(ARGV[i + 5])
+  local kamt = tonumber(ARGV[i + 6])
+  local spend = P .. "keyspend:" .. hash
+  local kwin = spend
+  if ARGV[i + 7] ~= "" then kwin = P .. "keyusage:" .. hash .. ":credit:" .. ARGV[i + 7] end
+  local nb = tonumber(ARGV[i + 9])
+  local budgets = {}
+  for b = 1, nb do
+    local j = i + 10 + (b - 1) * 6
+    local entity = ARGV[j + 1]
+    if entity == "k" then entity = "key:" .. hash end
+    budgets[b] = { key = P .. "spend-d:" .. ARGV[j] .. ":" .. entity, member = ARGV[j] .. "/" .. entity,
+      limit = tonumber(ARGV[j + 2]), amount = tonumber(ARGV[j + 3]), raw = ARGV[j + 3], first = ARGV[j + 4], day = ARGV[j + 5] }
   end
-end
-local klim = tonumber(ARGV[4])
-local kamt = tonumber(ARGV[5])
-if klim >= 0 and kamt > 0 then
-  local spent = tonumber(redis.call("GET", KEYS[3]) or "0")
-  if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
-end
-local used = 0
-if rl > 0 then
-  used = redis.call("INCR", KEYS[1])
-  if used == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
-end
-if metered and credit > 0 then redis.call("DECRBY", KEYS[2], credit) end
-if kamt > 0 then redis.call("INCRBY", KEYS[3], kamt) end
-local charged = false
-for i = 5, #KEYS do
-  local base = 8 + (i - 5) * 5
-  if tonumber(ARGV[base + 1]) > 0 then
-    charge(KEYS[i], ARGV[base + 3], ARGV[base + 1], ARGV[6], tonumber(ARGV[7]))
-    -- GT: a replica whose clock is still on yesterday never hides today's charge.
-    redis.call("ZADD", KEYS[4], "GT", ARGV[base + 3], ARGV[base + 4])
-    charged = true
+  if rl > 0 and tonumber(redis.call("GET", rate) or "0") >= rl then
+    return { "rate-limit", redis.call("PTTL", rate) }
   end
+  local metered = redis.call("EXISTS", credits) == 1
+  if metered and credit > 0 then
+    local balance = tonumber(redis.call("GET", credits))
+    if balance < credit then return { "credits", balance } end
+  end
+  -- A request that costs a counter nothing (free or BYOK) cannot exceed it.
+  for b, c in ipairs(budgets) do
+    if c.amount > 0 then
+      local spent = window_spent(c.key, c.first, c.day)
+      if spent >= c.limit or spent + c.amount > c.limit then return { "budget", b - 1, spent } end
+    end
+  end
+  if klim >= 0 and kamt > 0 then
+    local spent = tonumber(redis.call("GET", kwin) or "0")
+    if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
+  end
+  local used = 0
+  if rl > 0 then
+    used = redis.call("INCR", rate)
+    if used == 1 then redis.call("PEXPIRE", rate, ARGV[i + 3]) end
+  end
+  if metered and credit > 0 then redis.call("DECRBY", credits, ARGV[i + 4]) end
+  if kamt > 0 then
+    redis.call("INCRBY", spend, ARGV[i + 6])
+    if kwin ~= spend then
+      redis.call("INCRBY", kwin, ARGV[i + 6])
+      redis.call("EXPIRE", kwin, math.max(1, tonumber(ARGV[i + 8])))
+    end
+  end
+  local charged = nil
+  for _, c in ipairs(budgets) do
+    if c.amount > 0 then
+      charge(c.key, c.day, c.raw, ttl, kept)
+      -- GT: a replica whose clock is still on yesterday never hides today's charge.
+      redis.call("ZADD", P .. "spend-i", "GT", c.day, c.member)
+      charged = charged or c.day
+    end
+  end
+  if charged then
+    -- Counters whose last charge no window can reach any more have expired (or soon will).
+    redis.call("ZREMRANGEBYSCORE", P .. "spend-i", "-inf", "(" .. (tonumber(charged) - kept))
+    redis.call("EXPIRE", P .. "spend-i", ttl)
+  end
+  return { "ok", metered and 1 or 0, used }
 end
-if charged then
-  -- Counters whose last charge no window can reach any more have expired (or soon will).
-  redis.call("ZREMRANGEBYSCORE", KEYS[4], "-inf", "(" .. (tonumber(ARGV[8 + 3]) - tonumber(ARGV[7])))
-  redis.call("EXPIRE", KEYS[4], ARGV[6])
+local out = {}
+local i = 4
+while i <= #ARGV do
+  -- A request that fails (a counter of the wrong type) fails alone; the others go on.
+  local done, reply = pcall(admit, i)
+  out[#out + 1] = done and reply or { "error", failure(reply) }
+  i = i + 10 + tonumber(ARGV[i + 9]) * 6
 end
-return { "ok", metered and 1 or 0, used }
+return out
 `;
 
 /**
@@ -461,39 +429,83 @@ return out
 `;
 
 /**
- * Replaces reservations with real costs, once per admission id, and stores
- * the request's record: the one round trip after a stream. KEYS: the id's
- * settled marker, credits, key spend, the record, U key usage counters, budget
- * counters. ARGV: marker ttl (0 = no id: always apply), metered (0/1),
- * creditRefund, keyDelta, record ttl (0 = no record), record bytes, U, then
- * amount and ttl (0 = kept) per usage counter, then per budget the day its
- * reservation was charged to and the delta (applied to that day, even when the
- * stream ended after midnight, while that day's bucket still exists).
- * Answers 0 when the id was already settled (the record is written anyway:
- * a retry that lost its answer must still leave the record).
+ * Replaces reservations with real costs, once per admission id, for a group of
+ * requests of one scope (store/group-commit.ts): the one round trip after a
+ * stream, shared by the streams that ended together (the request's record goes
+ * to the request-log database, not here). Each request's marker, set in the
+ * same atomic step as its counters move, makes a retried group (or one request
+ * of it) apply nothing twice. KEYS: the scope's credits. ARGV: the scope's key
+ * prefix, marker ttl, then the key usage windows of now (daily, weekly,
+ * monthly: window id and ttl each), then per request: admission id ("" =
+ * always apply), metered (0/1), credit refund, key spend delta, key hash, real
+ * credit cost, BYOK cost, the key limit's window (0 = none, 1-3 = daily,
+ * weekly, monthly), that window's id as the admission reserved it and the
+ * difference to apply there (while its counter exists), the number of
+ * budgets, then per budget: guardrail id, entity ("k" = the request's key),
+ * the day its reservation was charged to and the delta (applied to that day,
+ * even when the stream ended after midnight, while that day's bucket still
+ * exists). Answers per request 1 (applied), 0 (a repeat: skipped) or the
+ * error that request alone met.
  */
-export const SETTLE = `
-if tonumber(ARGV[5]) > 0 then redis.call("SET", KEYS[4], ARGV[6], "EX", ARGV[5]) end
-if tonumber(ARGV[1]) > 0 and not redis.call("SET", KEYS[1], "1", "NX", "EX", ARGV[1]) then return 0 end
-if ARGV[2] == "1" and tonumber(ARGV[3]) ~= 0 and redis.call("EXISTS", KEYS[2]) == 1 then
-  redis.call("INCRBY", KEYS[2], ARGV[3])
-end
-if tonumber(ARGV[4]) ~= 0 then redis.call("INCRBY", KEYS[3], ARGV[4]) end
-local u = tonumber(ARGV[7])
-for j = 1, u do
-  local amount = tonumber(ARGV[6 + 2 * j])
-  local ttl = tonumber(ARGV[7 + 2 * j])
-  if amount > 0 then
-    redis.call("INCRBY", KEYS[4 + j], amount)
-    if ttl > 0 then redis.call("EXPIRE", KEYS[4 + j], ttl) end
+export const SETTLE_GROUP = `${LUA_FAILURE}
+local P = ARGV[1]
+local marker_ttl = tonumber(ARGV[2])
+local windows = { { id = ARGV[3], ttl = ARGV[4] }, { id = ARGV[5], ttl = ARGV[6] }, { id = ARGV[7], ttl = ARGV[8] } }
+local credits = KEYS[1]
+local function settle(i, first_budget, next_i)
+  local id = ARGV[i]
+  local hash = ARGV[i + 4]
+  if id ~= "" and marker_ttl > 0 and not redis.call("SET", P .. "settled:" .. id, "1", "NX", "EX", marker_ttl) then
+    return 0
   end
-end
-for i = 5 + u, #KEYS do
-  local base = 8 + 2 * u + (i - 5 - u) * 2
-  local day = ARGV[base]
-  if tonumber(ARGV[base + 1]) ~= 0 and redis.call("HEXISTS", KEYS[i], day) == 1 then
-    redis.call("HINCRBY", KEYS[i], day, ARGV[base + 1])
+  local refund = tonumber(ARGV[i + 2])
+  if ARGV[i + 1] == "1" and refund ~= 0 and redis.call("EXISTS", credits) == 1 then
+    redis.call("INCRBY", credits, ARGV[i + 2])
   end
+  if tonumber(ARGV[i + 3]) ~= 0 then redis.call("INCRBY", P .. "keyspend:" .. hash, ARGV[i + 3]) end
+  local usage = P .. "keyusage:" .. hash .. ":"
+  local credit = tonumber(ARGV[i + 5])
+  local byok = tonumber(ARGV[i + 6])
+  local limited = tonumber(ARGV[i + 7])
+  for w = 1, 3 do
+    if w == limited then
+      -- The key limit's window counter: it holds the reservation, so the difference moves.
+      local key = usage .. "credit:" .. ARGV[i + 8]
+      local delta = tonumber(ARGV[i + 9])
+      if delta ~= 0 and redis.call("EXISTS", key) == 1 then redis.call("INCRBY", key, ARGV[i + 9]) end
+    elseif credit > 0 then
+      local key = usage .. "credit:" .. windows[w].id
+      redis.call("INCRBY", key, ARGV[i + 5])
+      redis.call("EXPIRE", key, windows[w].ttl)
+    end
+  end
+  if byok > 0 then
+    redis.call("INCRBY", usage .. "byok:total", ARGV[i + 6])
+    for w = 1, 3 do
+      local key = usage .. "byok:" .. windows[w].id
+      redis.call("INCRBY", key, ARGV[i + 6])
+      redis.call("EXPIRE", key, windows[w].ttl)
+    end
+  end
+  for j = first_budget, next_i - 1, 4 do
+    local entity = ARGV[j + 1]
+    if entity == "k" then entity = "key:" .. hash end
+    local key = P .. "spend-d:" .. ARGV[j] .. ":" .. entity
+    if tonumber(ARGV[j + 3]) ~= 0 and redis.call("HEXISTS", key, ARGV[j + 2]) == 1 then
+      redis.call("HINCRBY", key, ARGV[j + 2], ARGV[j + 3])
+    end
+  end
+  return 1
 end
-return 1
+local out = {}
+local i = 9
+while i <= #ARGV do
+  local first_budget = i + 11
+  local next_i = first_budget + tonumber(ARGV[i + 10]) * 4
+  -- A request that fails (a counter of the wrong type) fails alone; the others go on.
+  local done, reply = pcall(settle, i, first_budget, next_i)
+  out[#out + 1] = done and reply or failure(reply)
+  i = next_i
+end
+return out
 `;

@@ -9,6 +9,7 @@ import {
 import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { defaultGuardrailId } from "../platform/ids.js";
 import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
+import { type Clock, systemClock } from "../platform/time.js";
 import {
   type Admission,
   type AdmissionResult,
@@ -23,21 +24,33 @@ import {
   SPEND_TTL_SECONDS,
   type SpendWindow,
 } from "./admission.js";
+import { RedisAudioClips } from "./audio-clips/redis-audio-clips.js";
+import type { AudioClipStore } from "./audio-clips/types.js";
+import { DecodedGuardrails } from "./decoded-guardrails.js";
+import { GroupCommit } from "./group-commit.js";
 import {
   decodeFields,
   encodeField,
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
-import { type KeyUsage, keyUsageAmounts, keyUsageCounters, keyUsageFrom } from "./key-usage.js";
+import {
+  type KeyUsage,
+  keyUsageCounters,
+  keyUsageFrom,
+  type UsageCounter,
+  usageWindows,
+} from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import {
-  admitArgs,
+  type AdmitReply,
+  admitGroupArgs,
   assignArgs,
   defineCommands,
   fieldArgs,
   patchArgs,
-  settleArgs,
+  type SettleItem,
+  settleGroupArgs,
 } from "./redis-commands.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import { admission, counted, patched } from "./redis-replies.js";
@@ -49,7 +62,6 @@ import {
   ORG_SCOPE,
   type Page,
   type Store,
-  type StoredRecord,
   type Versioned,
 } from "./types.js";
 
@@ -73,14 +85,32 @@ function namedFields(g: Guardrail, names: string[]): [number, Uint8Array][] {
   });
 }
 
-/** A guardrail hash as stored: one entry per field (or, before that layout, whole in "d"). */
-function decodeStored(raw: Record<string, Buffer>): Versioned<Guardrail> | undefined {
-  const version = Number(raw.v?.toString() ?? "0");
-  const parts = raw.d
-    ? [raw.d]
-    : Object.entries(raw).flatMap(([f, b]) => (f.startsWith("f:") ? [b] : []));
-  if (parts.length === 0) return undefined;
-  return { value: decodeFields(parts, version), version };
+const FIELD_PREFIX = Buffer.from("f:");
+const VERSION_KEY = Buffer.from("v");
+
+/** A guardrail hash as read: its field encodings and its version. */
+interface FieldHash {
+  parts: Buffer[];
+  version: number;
+}
+
+/**
+ * A guardrail hash as stored: one entry per field ("f:<number>") and the version ("v"), as
+ * HGETALL's flat [key, value, key, value...] reply. Read from the reply as it comes: ioredis'
+ * own HGETALL reply (an object) turns every Buffer key into a string twice, which cost every
+ * guardrail read more than decoding the guardrail itself. None when the hash has no field.
+ */
+function fieldHash(raw: Buffer[]): FieldHash | undefined {
+  let version = 0;
+  const parts: Buffer[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i] as Buffer;
+    const value = raw[i + 1] as Buffer;
+    if (key.equals(VERSION_KEY)) version = Number(value.toString());
+    else if (key.length >= 2 && key[0] === FIELD_PREFIX[0] && key[1] === FIELD_PREFIX[1])
+      parts.push(value);
+  }
+  return parts.length === 0 ? undefined : { parts, version };
 }
 
 function ms(ts: { seconds: bigint; nanos: number } | undefined): number {
@@ -113,46 +143,43 @@ async function pageAcross(
   return { picks, total };
 }
 
-/** The Redis (or Redis Cluster) store: the deployment's only shared state. */
 /** Bounds the guardrail -> workspace memo (about 100 bytes an entry). */
 const MAX_REMEMBERED_POINTERS = 100_000;
 
+/** Requests per admission or settlement script at most: one script keeps Redis busy ~1 ms. */
+const GROUP_MAX_ITEMS = 64;
+
+/** The window id of a key limit's counter (its suffix ends with it). */
+function windowIdOf(c: UsageCounter): string {
+  if (c.windowId === undefined) throw new Error(`usage counter ${c.suffix} has no window`);
+  return c.windowId;
+}
+
+/** The Redis (or Redis Cluster) store: the deployment's only shared state. */
 export class RedisStore implements Store {
   readonly kind = "redis" as const;
   private readonly k: RedisKeys;
   private readonly pointers = new Map<string, string>();
+  private readonly decoded = new DecodedGuardrails();
 
   constructor(
     private readonly client: Client,
-    prefix: string,
+    private readonly prefix: string,
     private readonly limits: CountLimits = COUNT_LIMITS,
+    /** Settlement's usage windows: admission's clock (tests pin one). */
+    private readonly clock: Clock = systemClock,
   ) {
     this.k = new RedisKeys(prefix);
     defineCommands(client);
   }
 
-  /** Scopes whose indexes this process knows to be complete (see INDEX_SCOPE). */
-  private readonly indexed = new Set<string>();
-
-  /** Builds a scope's enabled-key and assignment indexes if older data lacks them. */
-  private async ensureIndexed(scope: string): Promise<void> {
-    if (this.indexed.has(scope)) return;
-    await this.client.rgIndexScope(
-      this.k.layout(scope),
-      this.k.keyIndex(scope),
-      this.k.enabledKeyIndex(scope),
-      this.k.assignments(scope, "key"),
-      this.k.assignments(scope, "member"),
-      this.k.assignmentIndex(scope, "key"),
-      this.k.assignmentIndex(scope, "member"),
-      this.k.scopePrefix(scope),
-    );
-    // Ids of workspaces deleted by other replicas would pile up: start over now and then.
-    if (this.indexed.size >= 10_000) this.indexed.clear();
-    this.indexed.add(scope);
+  openAudioClips(): AudioClipStore {
+    return new RedisAudioClips(this.client, this.prefix);
   }
 
   async close(): Promise<void> {
+    // Admissions and settlements still grouped or on their way are answered first.
+    await Promise.all([this.admissions.flush(), this.settlements.flush()]);
     this.subscriber?.disconnect();
     await this.client.quit();
   }
@@ -225,8 +252,6 @@ export class RedisStore implements Store {
       await this.client.zrem(this.k.workspaces(), ws.id);
       return "slug-taken";
     }
-    // A new workspace's indexes are complete from the start.
-    await this.client.set(this.k.layout(ws.id), "2");
     await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
     // The default guardrail's id resolves before it is materialized.
     await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
@@ -266,8 +291,6 @@ export class RedisStore implements Store {
   async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
     const ws = await this.getWorkspace(id);
     if (!ws) return "missing";
-    // The script counts the enabled keys from their index: it must be complete.
-    await this.ensureIndexed(id);
     const reply = await this.client.rgDeleteWorkspace(
       this.k.workspace(id),
       this.k.guardrailIndex(id),
@@ -277,12 +300,10 @@ export class RedisStore implements Store {
       this.k.enabledKeyIndex(id),
       this.k.assignmentIndex(id, "key"),
       this.k.assignmentIndex(id, "member"),
-      this.k.layout(id),
       this.k.scopePrefix(id),
     );
     if (!reply) return "missing";
     if (reply[0] === "active-keys") return { activeKeys: reply[1] };
-    this.indexed.delete(id);
     const [, guardrails, keys] = reply;
     const pointers = [
       this.k.guardrailPointer(defaultGuardrailId(id)),
@@ -318,7 +339,25 @@ export class RedisStore implements Store {
   }
 
   async getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined> {
-    return decodeStored(await this.client.hgetallBuffer(this.k.guardrail(workspaceId, id)));
+    const hash = await this.fieldHash(this.k.guardrail(workspaceId, id));
+    return hash && { value: decodeFields(hash.parts, hash.version), version: hash.version };
+  }
+
+  async readGuardrail(
+    workspaceId: string,
+    id: string,
+  ): Promise<Versioned<Readonly<Guardrail>> | undefined> {
+    const key = this.k.guardrail(workspaceId, id);
+    const hash = await this.fieldHash(key);
+    return (
+      hash && { value: this.decoded.decode(key, hash.parts, hash.version), version: hash.version }
+    );
+  }
+
+  private async fieldHash(key: string): Promise<FieldHash | undefined> {
+    // Spelled in capitals: ioredis applies its HGETALL reply transformer (to an object) by the
+    // lower-case name only, so this returns Redis's own flat reply (see fieldHash).
+    return fieldHash((await this.client.callBuffer("HGETALL", key)) as Buffer[]);
   }
 
   async createGuardrail(
@@ -367,8 +406,6 @@ export class RedisStore implements Store {
   }
 
   async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
-    // Its assignments are found through the per-guardrail indexes.
-    await this.ensureIndexed(workspaceId);
     const n = await this.client.rgDeleteGuardrail(
       this.k.guardrail(workspaceId, id),
       this.k.guardrailIndex(workspaceId),
@@ -492,7 +529,6 @@ export class RedisStore implements Store {
       scope === undefined
         ? [ORG_SCOPE, ...(await this.client.zrange(this.k.workspaces(), 0, -1))]
         : [scope];
-    if (enabledOnly) await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
     const { picks, total } = await pageAcross(
       this.client,
       scopes.map((s) => (enabledOnly ? this.k.enabledKeyIndex(s) : this.k.keyIndex(s))),
@@ -577,7 +613,6 @@ export class RedisStore implements Store {
       workspaceId === undefined
         ? await this.client.zrange(this.k.workspaces(), 0, -1)
         : [workspaceId];
-    await Promise.all(scopes.map((s) => this.ensureIndexed(s)));
     const { picks, total } = await pageAcross(
       this.client,
       scopes.map((s) =>
@@ -632,80 +667,103 @@ export class RedisStore implements Store {
     };
   }
 
-  async putRecord(scope: string, kind: string, id: string, data: Uint8Array, ttlSeconds: number) {
-    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    await this.client.set(this.k.record(scope, kind, id), buf, "EX", ttlSeconds);
+  /**
+   * Admissions and settlements of one scope that arrive together go to Redis as one script
+   * (store/group-commit.ts): under load, one round trip serves many requests, each admitted
+   * exactly as alone, in order, so no limit is ever passed.
+   */
+  private readonly admissions = new GroupCommit<Admission, AdmissionResult>(
+    (scope, items) => this.admitGroup(scope, items),
+    GROUP_MAX_ITEMS,
+  );
+  private readonly settlements = new GroupCommit<SettleItem, undefined>(
+    (scope, items) => this.settleGroup(scope, items),
+    GROUP_MAX_ITEMS,
+  );
+
+  admit(a: Admission): Promise<AdmissionResult> {
+    return this.admissions.submit(a.scope, a);
   }
 
-  async getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined> {
-    return (await this.client.getBuffer(this.k.record(scope, kind, id))) ?? undefined;
-  }
-
-  async admit(a: Admission): Promise<AdmissionResult> {
-    const reply = await this.client.rgAdmit(
-      ...admitArgs({
-        keys: {
-          rate: this.k.rate(a.scope, a.keyHash, a.rate ? rateWindowIndex(a.rate) : 0),
-          credits: this.k.credits(a.scope),
-          keySpend: this.k.keySpend(a.scope, a.keyHash),
-          spendIndex: this.k.spendIndex(a.scope),
-        },
-        rate: a.rate && { limit: a.rate.limit, windowRemainingMs: rateWindowRemainingMs(a.rate) },
-        creditMicros: a.creditMicros,
-        keyLimitMicros: a.keyLimitMicros,
-        keyMicros: a.keyMicros,
+  private async admitGroup(
+    scope: string,
+    items: Admission[],
+  ): Promise<(AdmissionResult | Error)[]> {
+    const replies = await this.client.rgAdmitGroup(
+      ...admitGroupArgs({
+        credits: this.k.credits(scope),
+        scopePrefix: this.k.scopePrefix(scope),
         counterTtlSeconds: SPEND_TTL_SECONDS,
         daysKept: SPEND_DAYS_KEPT,
-        budgets: a.budgets.map((b) => ({
-          counter: this.k.budgetSpend(a.scope, b.guardrailId, b.entity),
-          limitMicros: b.limitMicros,
-          amountMicros: b.amountMicros,
-          firstDay: b.firstDay,
-          day: b.day,
-          indexMember: counterId(b),
+        items: items.map((a) => ({
+          keyHash: a.keyHash,
+          rate: a.rate && {
+            limit: a.rate.limit,
+            windowIndex: rateWindowIndex(a.rate),
+            windowRemainingMs: rateWindowRemainingMs(a.rate),
+          },
+          creditMicros: a.creditMicros,
+          keyLimitMicros: a.keyLimitMicros,
+          keyMicros: a.keyMicros,
+          keyWindow: a.keyLimitWindow && {
+            id: windowIdOf(a.keyLimitWindow),
+            ttlSeconds: a.keyLimitWindow.ttlSeconds,
+          },
+          budgets: a.budgets,
         })),
       }),
     );
-    return admission(reply, a);
+    return items.map((a, i) => {
+      const reply = replies[i] as AdmitReply;
+      return reply[0] === "error" ? new Error(`ADMIT_GROUP: ${reply[1]}`) : admission(reply, a);
+    });
   }
 
-  async settle(
-    a: Admission,
-    actual: Settlement,
-    metered: boolean,
-    record?: StoredRecord,
-  ): Promise<void> {
+  /**
+   * Grouped with the settlements of the scope that end together (one script); the promise
+   * settles with the group, so a caller that keeps failed writes for retry (the speech
+   * service) still keeps this one. Idempotent by the admission's id.
+   */
+  settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
     const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
-    const usage = keyUsageCounters(a.keyHash, new Date());
-    const amounts = keyUsageAmounts(actual.keyMicros, actual.byokMicros ?? 0);
-    await this.client.rgSettle(
-      ...settleArgs({
-        keys: { credits: this.k.credits(a.scope), keySpend: this.k.keySpend(a.scope, a.keyHash) },
-        once: a.id
-          ? { marker: this.k.settled(a.scope, a.id), ttlSeconds: SETTLED_MARKER_TTL_SECONDS }
-          : undefined,
-        // Stands in for an absent marker or record: the counters' hash tag keeps one slot.
-        placeholder: this.k.settled(a.scope, "-"),
-        metered,
-        creditRefundMicros: a.creditMicros - actual.creditMicros,
-        keyDeltaMicros: actual.keyMicros - a.keyMicros,
-        record: record && {
-          key: this.k.record(a.scope, record.kind, record.id),
-          ttlSeconds: record.ttlSeconds,
-          data: record.data,
-        },
-        usage: usage.map((c, i) => ({
-          counter: this.k.keyUsage(a.scope, c.suffix),
-          amountMicros: amounts[i] ?? 0,
-          ttlSeconds: c.ttlSeconds,
-        })),
-        budgets: a.budgets.map((b) => ({
-          counter: this.k.budgetSpend(a.scope, b.guardrailId, b.entity),
-          day: b.day,
-          deltaMicros: (real.get(counterId(b)) ?? 0) - b.amountMicros,
-        })),
+    const window = a.keyLimitWindow;
+    return this.settlements.submit(a.scope, {
+      id: a.id,
+      keyHash: a.keyHash,
+      metered,
+      creditRefundMicros: a.creditMicros - actual.creditMicros,
+      keyDeltaMicros: actual.keyMicros - a.keyMicros,
+      creditMicros: actual.keyMicros,
+      byokMicros: actual.byokMicros ?? 0,
+      keyWindow: window?.creditWindow && {
+        interval: window.creditWindow,
+        id: windowIdOf(window),
+        deltaMicros: actual.keyMicros - a.keyMicros,
+      },
+      // A counter the request cost exactly what it reserved has nothing to move.
+      budgets: a.budgets.flatMap((b) => {
+        const deltaMicros = (real.get(counterId(b)) ?? 0) - b.amountMicros;
+        return deltaMicros === 0
+          ? []
+          : [{ guardrailId: b.guardrailId, entity: b.entity, day: b.day, deltaMicros }];
+      }),
+    });
+  }
+
+  private async settleGroup(scope: string, items: SettleItem[]): Promise<(undefined | Error)[]> {
+    const replies = await this.client.rgSettleGroup(
+      ...settleGroupArgs({
+        credits: this.k.credits(scope),
+        scopePrefix: this.k.scopePrefix(scope),
+        markerTtlSeconds: SETTLED_MARKER_TTL_SECONDS,
+        windows: usageWindows(new Date(this.clock.now())),
+        items,
       }),
     );
+    return items.map((_, i) => {
+      const reply = replies[i];
+      return typeof reply === "string" ? new Error(`SETTLE_GROUP: ${reply}`) : undefined;
+    });
   }
 
   async getCredits(scope: string): Promise<number | undefined> {

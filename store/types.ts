@@ -8,6 +8,7 @@ import type {
   Settlement,
   SpendWindow,
 } from "./admission.js";
+import type { AudioClipStore } from "./audio-clips/types.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 
@@ -65,14 +66,6 @@ export interface GuardrailPatch {
   materialize: boolean;
 }
 
-/** An opaque per-workspace record with a lifetime (a generation record), by kind and id. */
-export interface StoredRecord {
-  kind: string;
-  id: string;
-  data: Uint8Array;
-  ttlSeconds: number;
-}
-
 /** Where management keys live: a pseudo workspace of the organization. */
 export const ORG_SCOPE = "org";
 
@@ -108,7 +101,17 @@ export interface Store {
 
   // Guardrails. A guardrail's workspace never changes, so the pointer is cacheable.
   guardrailWorkspace(id: string): Promise<string | undefined>;
+  /** A copy of the guardrail as stored: the caller may change it. */
   getGuardrail(workspaceId: string, id: string): Promise<Versioned<Guardrail> | undefined>;
+  /**
+   * The guardrail as stored, for a read-only answer: the value may be shared with other
+   * readers (the Redis store keeps the message it decoded while the stored bytes stay the same),
+   * and it is then frozen.
+   */
+  readGuardrail(
+    workspaceId: string,
+    id: string,
+  ): Promise<Versioned<Readonly<Guardrail>> | undefined>;
   /**
    * Creates a guardrail at version 1. Refused with LimitReached beyond
    * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count).
@@ -178,30 +181,15 @@ export interface Store {
   /** The key and every guardrail that governs it, read atomically. */
   loadGovernance(hash: string): Promise<Governance | undefined>;
 
-  // Opaque per-workspace records with a lifetime (generation records).
-  putRecord(
-    scope: string,
-    kind: string,
-    id: string,
-    data: Uint8Array,
-    ttlSeconds: number,
-  ): Promise<void>;
-  getRecord(scope: string, kind: string, id: string): Promise<Uint8Array | undefined>;
-
   // Metering: every counter changes atomically (Lua on Redis).
   /** Checks and reserves a request's rate, credits, key limit and budgets at once. */
   admit(admission: Admission): Promise<AdmissionResult>;
   /**
-   * Replaces an admitted request's reservations by what it really cost and,
-   * in the same round trip (one script on Redis), stores the request's record.
-   * Idempotent by the admission's id: a repeat changes no counter.
+   * Replaces an admitted request's reservations by what it really cost, in one round trip (one
+   * script on Redis). Idempotent by the admission's id: a repeat changes no counter. The
+   * request's record goes to the request-log database (services/speech/generations.ts).
    */
-  settle(
-    admission: Admission,
-    actual: Settlement,
-    metered: boolean,
-    record?: StoredRecord,
-  ): Promise<void>;
+  settle(admission: Admission, actual: Settlement, metered: boolean): Promise<void>;
   /** Workspace credit balance in micro-USD; undefined = unmetered. */
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
@@ -226,4 +214,10 @@ export interface Store {
    * replica. Returns an unsubscribe function.
    */
   onInvalidate(listener: (scope: string) => void): () => void;
+
+  /**
+   * The audio cache's clips in this store (Redis: shared by every replica, one workspace per
+   * hash tag; memory: this process only, within `memoryBytes` over every workspace).
+   */
+  openAudioClips(options: { memoryBytes: number }): AudioClipStore;
 }

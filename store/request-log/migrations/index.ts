@@ -1,0 +1,14 @@
+import { migration as generations } from "./0001-generations.js";
+import { migration as auditLog } from "./0002-audit-log.js";
+import { migration as webhooks } from "./0003-webhooks.js";
+import type { Migration } from "./migration.js";
+
+/**
+ * Every migration, in version order. Numbers taken or reserved (one per feature, so branches
+ * built at the same time never collide):
+ *   0001 generations (the request log)
+ *   0002 audit log
+ *   0003 webhooks    (reserved for the budget-webhook work)
+ * A new migration takes the next free number and is appended here.
+ */
+export const MIGRATIONS: readonly Migration[] = [generations, auditLog, webhooks];
