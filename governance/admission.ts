@@ -1,19 +1,28 @@
 import { Code } from "@connectrpc/connect";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import type { CatalogEndpoint } from "../platform/catalog/types.js";
 import { withReason } from "../platform/errors.js";
 import { newId } from "../platform/ids.js";
+import { keyLimitWindow } from "../platform/key-limit-reset.js";
 import { admissionRefusals } from "../platform/metrics.js";
 import { type RateWindowState, rateLimitHeaderValues } from "../platform/rate-limit-headers.js";
-import type { CatalogEndpoint } from "../services/speech/catalog/types.js";
+import type { WindowInterval } from "../platform/windows.js";
+import { budgetDays } from "../platform/windows.js";
 import { type Admission, rateWindowRemainingMs, type Settlement } from "../store/admission.js";
+import { keyLimitCounter } from "../store/key-usage.js";
 import type { Store } from "../store/types.js";
+import { markDecidedBy } from "./decided-by.js";
 import type { Principal } from "./governance-cache.js";
 import { type BudgetScope, budgetCounters } from "./policy/budget-counters.js";
 import { fromMicros, toMicros } from "./policy/money.js";
-import { budgetWindow } from "./policy/windows.js";
 
 const RATE_WINDOW_MS = 60_000;
-const PERIOD = { daily: "day", weekly: "week", monthly: "month" } as const;
+/** A window in the words of a refusal ("per day"); a window added to the enum must be named here. */
+const PERIOD: Readonly<Record<WindowInterval, string>> = {
+  daily: "day",
+  weekly: "week",
+  monthly: "month",
+};
 
 /** Whose budget refused, in the words of the refusal. */
 function budgetOwner(scope: BudgetScope | undefined, memberUserId: string): string {
@@ -59,7 +68,7 @@ export async function admitRequest(
       0,
       ...endpoints
         .filter((e) => byok || !e.byok)
-        .map((e) => costMicros(characters, e.price_per_million_chars)),
+        .map((e) => costMicros(characters, e.pricePerMillionChars)),
     );
   const worstAll = worst(true);
   const worstCredit = worst(false);
@@ -68,6 +77,8 @@ export async function admitRequest(
   const counters = budgetCounters(principal.policy.budgets, key.hash, key.memberUserId).filter(
     (c) => c.budget.includeByok || endpoints.some((e) => !e.byok),
   );
+  // A key limit with limit_reset counts the spend of its current UTC window only.
+  const limitWindow = key.limit === undefined ? undefined : keyLimitWindow(key.limitReset);
   // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
@@ -81,11 +92,12 @@ export async function admitRequest(
         : undefined,
     creditMicros: worstCredit,
     keyLimitMicros: key.limit === undefined ? undefined : toMicros(key.limit),
+    keyLimitWindow: limitWindow && keyLimitCounter(key.hash, limitWindow, now),
     keyMicros: worstCredit,
     // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
     // serve (not even a limit_usd of 0, which otherwise refuses everything).
     budgets: counters.map(({ budget: b, entity }) => {
-      const window = budgetWindow(b.interval, now);
+      const window = budgetDays(b.interval, now);
       return {
         guardrailId: b.guardrailId,
         entity,
@@ -140,17 +152,20 @@ export async function admitRequest(
       throw withReason(
         Code.PermissionDenied,
         ErrorReason.KEY_LIMIT_EXCEEDED,
-        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)} used`,
+        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)}${limitWindow ? ` per ${PERIOD[limitWindow]} (limit_reset: ${limitWindow}, UTC)` : ""} used`,
       );
     case "budget": {
       const c = counters.find(
         (x) => x.budget.guardrailId === result.guardrailId && x.entity === result.entity,
       );
       const b = c?.budget;
-      throw withReason(
-        Code.PermissionDenied,
-        ErrorReason.BUDGET_EXCEEDED,
-        `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+      throw markDecidedBy(
+        withReason(
+          Code.PermissionDenied,
+          ErrorReason.BUDGET_EXCEEDED,
+          `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+        ),
+        result.guardrailId,
       );
     }
   }
@@ -166,7 +181,7 @@ export function settlement(
   characters: number,
   served: CatalogEndpoint | undefined,
 ): Settlement {
-  const cost = served ? costMicros(characters, served.price_per_million_chars) : 0;
+  const cost = served ? costMicros(characters, served.pricePerMillionChars) : 0;
   const credit = served && !served.byok ? cost : 0;
   return {
     creditMicros: credit,

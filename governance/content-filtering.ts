@@ -1,21 +1,65 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { FilterAction } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { type FilterOutcome, FilterOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
+import type { ReferenceInput, SynthesisSegment } from "../platform/catalog/speech-input.js";
 import { permissionDenied, withErrorMetadata } from "../platform/errors.js";
+import { FILTER_ACTIONS } from "../platform/filter-actions.js";
 import { admissionRefusals, guardrailFilterActions } from "../platform/metrics.js";
-import type { ReferenceInput, SynthesisSegment } from "../services/speech/engines/types.js";
+import { markDecidedBy } from "./decided-by.js";
+import { labelOf } from "./filters/compiled-filters.js";
 import {
   applyFilters,
   type Blocked,
   type CompiledFilters,
   type TextPart,
 } from "./filters/index.js";
+import type { FilterRuleSpec } from "./policy/types.js";
 
 export interface FilteredText {
   segments: SynthesisSegment[];
   references: ReferenceInput[];
   outcomes: FilterOutcome[];
+}
+
+/**
+ * The guardrail a rule's outcome comes from: the first (in precedence order: key, member,
+ * workspace default) whose rule has the same slug, action and label. Compiled filter sets are
+ * shared by content across guardrails, so the attribution is made here, from the policy.
+ */
+function guardrailOf(
+  rules: readonly FilterRuleSpec[],
+  o: { slug: string; label: string; action: string },
+): string {
+  return (
+    rules.find((r) => r.slug === o.slug && r.action === o.action && labelOf(r) === o.label)
+      ?.guardrailId ?? ""
+  );
+}
+
+const STRONGEST_FIRST = [FilterAction.BLOCK, FilterAction.REDACT, FilterAction.FLAG] as const;
+
+/** The outcome that decided the request: a block, else a redaction, else a flag. */
+export function decidingOutcome(outcomes: readonly FilterOutcome[]): FilterOutcome | undefined {
+  for (const action of STRONGEST_FIRST) {
+    const hit = outcomes.find((o) => o.action === action);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
+ * Thrown when a block rule matched: the client's error, and the outcomes so far (each with its
+ * guardrail), which the request log records with the refusal.
+ */
+export class FilterBlocked extends Error {
+  constructor(
+    readonly error: ReturnType<typeof blockedError>,
+    readonly outcomes: FilterOutcome[],
+  ) {
+    super(error.message);
+  }
 }
 
 /**
@@ -49,6 +93,8 @@ function blockedError(blocked: Blocked) {
  */
 export async function filterText(
   filters: CompiledFilters,
+  /** The policy's rules, each with its guardrail: who each outcome is attributed to. */
+  rules: readonly FilterRuleSpec[],
   segments: SynthesisSegment[],
   references: ReferenceInput[],
   signal?: AbortSignal,
@@ -65,9 +111,22 @@ export async function filterText(
   // One increment per rule that matched (not per match): what an operator alerts on is how
   // often a guardrail acted, the counts per request stay in the generation record.
   for (const o of result.outcomes) guardrailFilterActions.labels(o.slug, o.action).inc();
+  const outcomes = result.outcomes.map((o) =>
+    // The engine names actions; the record carries the enum.
+    create(FilterOutcomeSchema, {
+      ...o,
+      action: FILTER_ACTIONS.value(o.action),
+      guardrailId: guardrailOf(rules, o),
+    }),
+  );
   if (result.blockedBy) {
     admissionRefusals.labels("filter-block").inc();
-    throw blockedError(result.blockedBy);
+    const by = result.blockedBy;
+    const error = markDecidedBy(
+      blockedError(by),
+      guardrailOf(rules, { slug: by.slug, label: by.label, action: "block" }),
+    );
+    throw new FilterBlocked(error, outcomes);
   }
   let i = 0;
   const next = () => result.parts[i++]?.text;
@@ -82,6 +141,6 @@ export async function filterText(
   return {
     segments: filteredSegments,
     references: filteredReferences,
-    outcomes: result.outcomes.map((o) => create(FilterOutcomeSchema, o)),
+    outcomes,
   };
 }

@@ -1,23 +1,30 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
+  type EffectivePolicy as EffectivePolicyMessage,
+  EffectivePolicySchema,
   type ExplainModel,
   ExplainModelSchema,
   type ExplainResponse,
   ExplainResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { invalidArgument, notFound } from "../platform/errors.js";
-import { isRegionName, quotedRegionNames, regionName } from "../platform/regions.js";
-import { GUARDRAIL_FIELDS } from "../services/guardrail/field-table.js";
-import type { ModelCatalog } from "../services/speech/catalog/model-catalog.js";
-import type { CatalogModel } from "../services/speech/catalog/types.js";
+import { BREAKER_STATES, type BreakerStateName } from "../platform/breaker-states.js";
+import { BUDGET_SCOPES } from "../platform/budget-scopes.js";
+import type { ModelCatalog } from "../platform/catalog/model-catalog.js";
+import type { CatalogModel } from "../platform/catalog/types.js";
+import { notFound } from "../platform/errors.js";
+import { FILTER_ACTIONS } from "../platform/filter-actions.js";
+import { GUARDRAIL_FIELDS } from "../platform/guardrail-fields.js";
+import { GUARDRAIL_SOURCES } from "../platform/guardrail-sources.js";
+import { type RegionName, regionName, regionValue } from "../platform/regions.js";
+import { RESET_INTERVALS } from "../platform/reset-intervals.js";
+import { budgetWindow } from "../platform/windows.js";
 import type { Store } from "../store/types.js";
 import type { Principal } from "./governance-cache.js";
 import { budgetCounters } from "./policy/budget-counters.js";
 import { fromMicros, toMicros } from "./policy/money.js";
 import type { EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
-import { budgetWindow } from "./policy/windows.js";
 import { allowListRefusers, modelRefusal, policyRules } from "./policy-rules.js";
 
 function list(name: string, values: string[] | undefined): string[] {
@@ -71,37 +78,52 @@ function contributions(g: GoverningGuardrail): string[] {
   ];
 }
 
-function policyJson(p: EffectivePolicy, catalog: ModelCatalog): JsonObject {
-  const set = (s: ReadonlySet<string> | null) => (s ? [...s] : null);
-  return {
-    allowed_data_regions: set(p.regions),
+function policyMessage(p: EffectivePolicy, catalog: ModelCatalog): EffectivePolicyMessage {
+  // An unrestricted list stays unset (JSON null); a restricting one is set, even when empty.
+  const list = (s: ReadonlySet<string> | null) => (s ? { values: [...s] } : undefined);
+  return create(EffectivePolicySchema, {
+    allowedDataRegions: p.regions ? { values: [...p.regions].map(regionValue) } : undefined,
     // By catalog id: guardrails may name one model by different slugs, so the
     // intersection of the raw strings would mislead.
-    allowed_models: p.allowedModels
-      ? catalog
-          .models()
-          .filter((m) => allowListRefusers(p, m).length === 0)
-          .map((m) => m.id)
-      : null,
-    allowed_providers: set(p.allowedProviders),
-    ignored_models: [...p.ignoredModels],
-    ignored_providers: [...p.ignoredProviders],
-    enforce_zdr: { ...p.zdr },
-    enable_free_model_publication: p.enableFreeModelPublication,
-    enable_free_model_training: p.enableFreeModelTraining,
-    enable_paid_model_training: p.enablePaidModelTraining,
-    allow_safety_retention_google: p.allowSafetyRetentionGoogle,
-    allow_safety_retention_other: p.allowSafetyRetentionOther,
-    content_filters: p.filters.map((f) => ({
+    allowedModels: p.allowedModels
+      ? {
+          values: catalog
+            .models()
+            .filter((m) => allowListRefusers(p, m).length === 0)
+            .map((m) => m.id),
+        }
+      : undefined,
+    allowedProviders: list(p.allowedProviders),
+    ignoredModels: [...p.ignoredModels],
+    ignoredProviders: [...p.ignoredProviders],
+    enforceZdr: { ...p.zdr },
+    enableFreeModelPublication: p.enableFreeModelPublication,
+    enableFreeModelTraining: p.enableFreeModelTraining,
+    enablePaidModelTraining: p.enablePaidModelTraining,
+    allowSafetyRetentionGoogle: p.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: p.allowSafetyRetentionOther,
+    contentFilters: p.filters.map((f) => ({
       slug: f.slug,
-      action: f.action,
+      action: FILTER_ACTIONS.value(f.action),
       label: f.label,
-      guardrail_id: f.guardrailId,
+      guardrailId: f.guardrailId,
     })),
-  };
+  });
 }
 
-function explainModel(p: Principal, model: CatalogModel): ExplainModel {
+/**
+ * An endpoint's live health as the speech service sees it (its circuit breaker and the
+ * measurements provider.sort uses): given by the caller, which owns them.
+ */
+export interface EndpointHealthView {
+  breaker: BreakerStateName;
+  consecutiveFailures: number;
+  ttfbMs?: number;
+  throughputBps?: number;
+}
+export type EndpointHealthOf = (modelId: string, provider: string) => EndpointHealthView;
+
+function explainModel(p: Principal, model: CatalogModel, health?: EndpointHealthOf): ExplainModel {
   const refusal = modelRefusal(p.policy, model);
   const rules = policyRules(p.policy, model);
   return create(ExplainModelSchema, {
@@ -115,11 +137,16 @@ function explainModel(p: Principal, model: CatalogModel): ExplainModel {
         // Request-specific rules (capabilities, provider.zdr) depend on a request, not on the policy.
         reason = rule(e) ?? "";
       }
+      const h = health?.(model.id, e.provider);
       return {
         provider: e.provider,
         eligible: !reason,
         reason,
-        pricePerMillionChars: e.price_per_million_chars,
+        pricePerMillionChars: e.pricePerMillionChars,
+        breaker: BREAKER_STATES.value(h?.breaker ?? "closed"),
+        consecutiveFailures: h?.consecutiveFailures ?? 0,
+        ttfbMs: h?.ttfbMs,
+        throughputBytesPerSecond: h?.throughputBps,
       };
     }),
   });
@@ -130,17 +157,18 @@ export async function explain(
   catalog: ModelCatalog,
   principal: Principal,
   modelId: string,
-  region: string,
+  /** The region to check; undefined: none asked (the caller parsed the request's name). */
+  region: RegionName | undefined,
+  /** Admission's "now": the budget windows explained are the ones admission charges. */
+  now: Date,
+  health?: EndpointHealthOf,
 ): Promise<ExplainResponse> {
-  if (region && !isRegionName(region))
-    throw invalidArgument(`region must be one of ${quotedRegionNames()}`);
   let models = catalog.models();
   if (modelId) {
     const m = catalog.find(modelId);
     if (!m) throw notFound(ErrorReason.MODEL_NOT_FOUND, `Model ${modelId.slice(0, 128)} not found`);
     models = [m];
   }
-  const now = new Date();
   const key = principal.key;
   // The counters admission checks, in its order: per key, and per member for the member's keys.
   const windows = budgetCounters(principal.policy.budgets, key.hash, key.memberUserId).map((c) => ({
@@ -161,16 +189,17 @@ export async function explain(
     keyHash: principal.key.hash,
     workspaceId: principal.key.workspaceId,
     guardrails: principal.policy.guardrails.map((g) => ({
-      source: g.source,
+      source: GUARDRAIL_SOURCES.value(g.source),
       id: g.guardrail.id,
       name: g.guardrail.name,
       contributes: contributions(g),
     })),
-    effectivePolicy: policyJson(principal.policy, catalog),
-    region,
-    regionAllowed: isRegionName(region)
-      ? !principal.policy.regions || principal.policy.regions.has(region)
-      : undefined,
+    effectivePolicy: policyMessage(principal.policy, catalog),
+    region: region === undefined ? undefined : regionValue(region),
+    regionAllowed:
+      region === undefined
+        ? undefined
+        : !principal.policy.regions || principal.policy.regions.has(region),
     budgets: windows.map(({ c, w }, i) => {
       const b = c.budget;
       const used = spent[i] ?? 0;
@@ -178,16 +207,16 @@ export async function explain(
         guardrailId: b.guardrailId,
         guardrailName: b.guardrailName,
         limitUsd: b.limitUsd,
-        interval: b.interval,
+        interval: RESET_INTERVALS.value(b.interval),
         window: w.id,
         spentUsd: fromMicros(used),
         includeByok: b.includeByok,
-        scope: c.scope,
+        scope: BUDGET_SCOPES.value(c.scope),
         subject: c.entity.slice(c.entity.indexOf(":") + 1),
         remainingUsd: fromMicros(Math.max(0, toMicros(b.limitUsd) - used)),
       };
     }),
-    models: models.map((m) => explainModel(principal, m)),
+    models: models.map((m) => explainModel(principal, m, health)),
     creditsUsd: credits === undefined ? undefined : fromMicros(credits),
   });
 }

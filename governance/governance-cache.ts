@@ -1,5 +1,6 @@
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import { componentLogger } from "../platform/logger.js";
+import { ScopedCache } from "../platform/scoped-cache.js";
 import type { Store } from "../store/types.js";
 import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
@@ -14,6 +15,8 @@ export interface Principal {
   scope: string;
   policy: EffectivePolicy;
   filters: CompiledFilters;
+  /** The workspace opted in to the audio cache (its audio_cache setting); absent = off. */
+  audioCache?: boolean;
 }
 
 /** Entries are dropped by invalidation; the TTL only bounds staleness if pub/sub were ever lost. */
@@ -28,10 +31,10 @@ const MAX_ENTRIES = 50_000;
  * costs no Redis round trip.
  */
 export class GovernanceCache {
-  private readonly entries = new Map<string, { principal: Principal; at: number }>();
-  /** Bumped per scope on invalidation, so a load that raced a change is not cached. */
-  private readonly epochs = new Map<string, number>();
-  private globalEpoch = 0;
+  private readonly cache = new ScopedCache<Principal>({
+    maxEntries: MAX_ENTRIES,
+    maxAgeMs: MAX_AGE_MS,
+  });
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -46,22 +49,14 @@ export class GovernanceCache {
   }
 
   invalidate(scope: string): void {
-    if (scope === "*") {
-      this.globalEpoch++;
-      this.entries.clear();
-      return;
-    }
-    this.epochs.set(scope, (this.epochs.get(scope) ?? 0) + 1);
-    for (const [hash, e] of this.entries)
-      if (e.principal.scope === scope) this.entries.delete(hash);
+    this.cache.invalidate(scope);
   }
 
   async get(keyHash: string): Promise<Principal | undefined> {
-    const hit = this.entries.get(keyHash);
-    if (hit && Date.now() - hit.at < MAX_AGE_MS) return hit.principal;
-    const global = this.globalEpoch;
+    const hit = this.cache.get(keyHash);
+    if (hit) return hit;
     // The scope is unknown before loading; snapshot every epoch we might compare against.
-    const epochsBefore = new Map(this.epochs);
+    const since = this.cache.snapshot();
     const gov = await this.store.loadGovernance(keyHash);
     if (!gov) return undefined;
     const scope = gov.key.workspaceId || "org";
@@ -80,15 +75,18 @@ export class GovernanceCache {
       log.error({ err, keyHash }, "stored content filters do not compile");
       throw err;
     }
-    const principal: Principal = { key: gov.key, scope, policy, filters };
+    // A workspace change is announced on the same scope, so its audio_cache setting is as fresh
+    // as the key's guardrails (read only when a key's principal is (re)loaded).
+    const workspace = scope === "org" ? undefined : await this.store.getWorkspace(scope);
+    const principal: Principal = {
+      key: gov.key,
+      scope,
+      policy,
+      filters,
+      audioCache: workspace?.audioCache === true,
+    };
     // Only cache what no invalidation overtook while it was loading.
-    if (
-      global === this.globalEpoch &&
-      (epochsBefore.get(scope) ?? 0) === (this.epochs.get(scope) ?? 0)
-    ) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(keyHash, { principal, at: Date.now() });
-    }
+    this.cache.set(keyHash, scope, principal, since);
     return principal;
   }
 }

@@ -1,5 +1,5 @@
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
-import type { CatalogEndpoint, CatalogModel } from "../services/speech/catalog/types.js";
+import type { CatalogEndpoint, CatalogModel } from "../platform/catalog/types.js";
 import type { EffectivePolicy, GoverningGuardrail, ZdrVendor } from "./policy/types.js";
 
 /** A reason an endpoint is excluded by the policy, or undefined when it may serve. */
@@ -41,6 +41,16 @@ export function allowListRefusers(
     const allowed = g.guardrail.allowedModels?.values;
     return allowed !== undefined && !ids.some((id) => allowed.includes(id));
   });
+}
+
+/** The guardrail whose model rules refuse the model (the first, in precedence order), if any. */
+export function modelRefuserId(policy: EffectivePolicy, model: CatalogModel): string | undefined {
+  const refuser = allowListRefusers(policy, model)[0];
+  if (refuser) return refuser.guardrail.id;
+  const ids = [model.id, ...model.aliases];
+  return policy.guardrails.find((g) =>
+    ids.some((id) => g.guardrail.ignoredModels?.values.includes(id)),
+  )?.guardrail.id;
 }
 
 /** A policy refusal: its typed reason (for gRPC callers) and its message (for people). */
@@ -97,7 +107,7 @@ export function policyRules(
     (e) => (policy.ignoredProviders.has(e.provider) ? "provider in ignored_providers" : undefined),
     (e) => {
       if (!enforced && !requestZdr) return undefined;
-      if (!e.data_policy.zero_data_retention)
+      if (!e.dataPolicy.zeroDataRetention)
         return enforced ? `not zero-data-retention (enforce_zdr_${vendor})` : undefined;
       const allowSafety =
         vendor === "google"
@@ -105,13 +115,13 @@ export function policyRules(
           : vendor === "other"
             ? policy.allowSafetyRetentionOther
             : true;
-      return e.data_policy.safety_retention && !allowSafety
+      return e.dataPolicy.safetyRetention && !allowSafety
         ? `retains prompts for safety monitoring (allow_safety_retention_${vendor === "google" ? "google" : "other"})`
         : undefined;
     },
     (e) => {
-      if (!e.data_policy.trains_on_data) return undefined;
-      const free = e.price_per_million_chars === 0;
+      if (!e.dataPolicy.trainsOnData) return undefined;
+      const free = e.pricePerMillionChars === 0;
       if (free && !policy.enableFreeModelTraining)
         return "free endpoint trains on data (enable_free_model_training)";
       if (!free && !policy.enablePaidModelTraining)
@@ -119,10 +129,27 @@ export function policyRules(
       return undefined;
     },
     (e) =>
-      e.data_policy.publishes_prompts &&
-      e.price_per_million_chars === 0 &&
+      e.dataPolicy.publishesPrompts &&
+      e.pricePerMillionChars === 0 &&
       !policy.enableFreeModelPublication
         ? "free endpoint publishes prompts (enable_free_model_publication)"
         : undefined,
   ];
+}
+
+/**
+ * The models a policy lets its key use, each with only the endpoints the policy leaves it
+ * (request-specific rules aside: capabilities and a request's own data policy depend on the
+ * request). A model the policy refuses, or whose every endpoint it excludes, is left out.
+ */
+export function usableModels(
+  policy: EffectivePolicy,
+  models: readonly CatalogModel[],
+): CatalogModel[] {
+  return models.flatMap((model) => {
+    if (modelRefusal(policy, model)) return [];
+    const rules = policyRules(policy, model);
+    const endpoints = model.endpoints.filter((e) => rules.every((rule) => rule(e) === undefined));
+    return endpoints.length > 0 ? [{ ...model, endpoints }] : [];
+  });
 }

@@ -1,8 +1,18 @@
 import { createHash } from "node:crypto";
-import { DEFAULT_BLOCK_LABEL, DEFAULT_REDACT_LABEL, SCOPED_BUILTIN } from "./builtin-table.js";
+import {
+  DEFAULT_BLOCK_LABEL,
+  DEFAULT_REDACT_LABEL,
+  SCOPED_BUILTIN,
+} from "../../platform/builtin-filters.js";
 import { BUILTIN_FILTERS } from "./detectors/builtins.js";
 import { compilePattern, customPatternDetector } from "./detectors/custom-pattern.js";
-import type { Detector, Span } from "./detectors/detector.js";
+import type { Detector, Pretested, Span } from "./detectors/detector.js";
+import {
+  LITERAL_LIST_MIN_CHARS,
+  literalList,
+  literalListDetector,
+} from "./detectors/literal-list.js";
+import { PatternGate } from "./pattern-gate.js";
 import { appliedHits, type Hit, redact, STRENGTH } from "./resolve-hits.js";
 import type {
   Blocked,
@@ -22,6 +32,30 @@ import type {
  * exceeded.
  */
 const CUSTOM_MICROS_PER_INSTRUCTION = 0.04;
+
+/**
+ * A word list's cost per character (an automaton step, and the occurrences it reports), priced
+ * like a regex builtin: it does not grow with the list (see detectors/literal-list.ts).
+ */
+const LITERAL_LIST_MICROS_PER_CHAR = 0.35;
+
+interface CustomDetector {
+  detector: Detector;
+  microsPerChar: number;
+}
+
+/** A custom pattern's detector and its price: a long word list on an automaton, else RE2. */
+function customDetector(pattern: string): CustomDetector {
+  const list = pattern.length > LITERAL_LIST_MIN_CHARS ? literalList(pattern) : undefined;
+  if (list) {
+    return { detector: literalListDetector(list), microsPerChar: LITERAL_LIST_MICROS_PER_CHAR };
+  }
+  const re = compilePattern(pattern);
+  return {
+    detector: customPatternDetector(re),
+    microsPerChar: CUSTOM_MICROS_PER_INSTRUCTION * re.programSize(),
+  };
+}
 
 interface CompiledRule {
   slug: string;
@@ -44,7 +78,8 @@ interface RuleHit extends Hit {
   pattern?: string;
 }
 
-function labelOf(rule: FilterRule): string {
+/** The label a rule's outcomes carry (what a redaction writes; what the request log shows). */
+export function labelOf(rule: FilterRule): string {
   const builtin = BUILTIN_FILTERS.get(rule.slug);
   if (builtin) return builtin.label;
   if (rule.label) return rule.label;
@@ -65,6 +100,16 @@ export class CompiledFilters {
    * (see CUSTOM_MICROS_PER_INSTRUCTION and detectors/builtins.ts).
    */
   readonly microsPerChar: number;
+  /**
+   * The largest one detector's microsPerChar: what one step of a budgeted run can cost
+   * (see apply's deadline).
+   */
+  readonly maxDetectorMicrosPerChar: number;
+  /**
+   * The most one step of the custom patterns' gate can cost, whatever the text's length (see
+   * PatternGate): with maxDetectorMicrosPerChar, what a budgeted run must keep in reserve.
+   */
+  readonly gateStepMicros: number;
   private readonly outcomeKeys: { slug: string; label: string; action: FilterActionName }[];
 
   private constructor(
@@ -72,15 +117,21 @@ export class CompiledFilters {
     readonly source: readonly FilterRule[],
     private readonly rules: CompiledRule[],
     outcomeKeys: { slug: string; label: string; action: FilterActionName }[],
+    private readonly gate: PatternGate | undefined,
   ) {
     this.empty = rules.length === 0;
     this.key = filterSetKey(source);
     this.outcomeKeys = outcomeKeys;
     let micros = 0;
+    let max = 0;
     for (const detector of new Set(rules.map((r) => r.detector))) {
-      micros += (rules.find((r) => r.detector === detector) as CompiledRule).microsPerChar;
+      const each = (rules.find((r) => r.detector === detector) as CompiledRule).microsPerChar;
+      micros += each;
+      max = Math.max(max, each);
     }
-    this.microsPerChar = micros;
+    this.microsPerChar = micros + (gate?.microsPerChar ?? 0);
+    this.maxDetectorMicrosPerChar = max;
+    this.gateStepMicros = gate?.stepMicros(CUSTOM_MICROS_PER_INSTRUCTION) ?? 0;
   }
 
   /** Throws an Error naming the problem when a custom pattern does not compile, or a slug is unknown. */
@@ -90,7 +141,7 @@ export class CompiledFilters {
     const outcomeIndex = new Map<string, number>();
     const seen = new Set<string>();
     // Guardrails often repeat a pattern: compile each distinct one once.
-    const patterns = new Map<string, { detector: Detector; microsPerChar: number }>();
+    const patterns = new Map<string, CustomDetector>();
     for (const rule of rules) {
       if (!Object.hasOwn(STRENGTH, rule.action))
         throw new Error(`Unknown content filter action ${JSON.stringify(rule.action)}`);
@@ -102,11 +153,7 @@ export class CompiledFilters {
         const pattern = rule.pattern ?? "";
         let known = patterns.get(pattern);
         if (!known) {
-          const re = compilePattern(pattern);
-          known = {
-            detector: customPatternDetector(re),
-            microsPerChar: CUSTOM_MICROS_PER_INSTRUCTION * re.programSize(),
-          };
+          known = customDetector(pattern);
           patterns.set(pattern, known);
         }
         ({ detector, microsPerChar } = known);
@@ -144,7 +191,8 @@ export class CompiledFilters {
       });
     }
     for (const detector of new Set(compiled.map((r) => r.detector))) detector.warm?.();
-    return new CompiledFilters(rules, compiled, outcomeKeys);
+    const gate = PatternGate.of(new Set(compiled.map((r) => r.detector)));
+    return new CompiledFilters(rules, compiled, outcomeKeys, gate);
   }
 
   /**
@@ -153,19 +201,33 @@ export class CompiledFilters {
    * the request, redact matches are replaced by their label, flag matches are
    * only counted. Outcomes carry counts, never the matched text.
    */
-  apply(parts: TextPart[]): FilterResult {
+  apply(parts: TextPart[], deadline?: number): FilterResult {
     if (this.empty) return { parts, outcomes: [] };
+    const found: Map<Detector, Span[]>[] = [];
+    // Every detector runs before any outcome is worked out: a run past its deadline
+    // (performance.now() milliseconds) stops between two detectors, having changed nothing.
+    for (const part of parts) {
+      const spans = new Map<Detector, Span[]>();
+      found.push(spans);
+      this.scan(part, spans, deadline);
+    }
     // Per outcome, the spans already counted: two rules reporting alike count a stretch once.
-    const counted = this.outcomeKeys.map(() => new Set<string>());
+    // Made on the first hit: most texts have none, and a set per outcome is garbage per request.
+    const counted: (Set<string> | undefined)[] = [];
     let firstBlock: { part: number; hit: RuleHit } | undefined;
     // Names of the injection patterns behind block matches, each once, in order of finding.
     const patterns = new Set<string>();
     const out = parts.map((part, p) => {
-      const hits = this.hitsIn(part);
+      const hits = this.hitsIn(part, found[p] as Map<Detector, Span[]>);
       if (hits.length === 0) return part;
       const applied = appliedHits(hits);
       for (const h of applied) {
-        counted[h.rule.outcome]?.add(`${p}:${h.start}:${h.end}`);
+        let spans = counted[h.rule.outcome];
+        if (!spans) {
+          spans = new Set<string>();
+          counted[h.rule.outcome] = spans;
+        }
+        spans.add(`${p}:${h.start}:${h.end}`);
         if (h.rule.action === "block" && h.pattern !== undefined) patterns.add(h.pattern);
         if (
           h.rule.action === "block" &&
@@ -191,18 +253,32 @@ export class CompiledFilters {
     return result;
   }
 
-  private hitsIn(part: TextPart): RuleHit[] {
+  /**
+   * Each detector the part's rules use, run once (rules sharing a detector scan once), told
+   * what the gate's one pass over the part found out about their regexes.
+   */
+  private scan(part: TextPart, found: Map<Detector, Span[]>, deadline: number | undefined): void {
+    if (part.text.length === 0) return;
+    let pretested: Pretested | undefined;
+    if (this.gate) {
+      const answer = this.gate.pass(part.text, deadline);
+      if (answer === "late") throw new PastDeadline();
+      pretested = answer;
+    }
+    for (const rule of this.rules) {
+      if (rule.userOnly && part.role !== "user") continue;
+      if (found.has(rule.detector)) continue;
+      if (deadline !== undefined && performance.now() > deadline) throw new PastDeadline();
+      found.set(rule.detector, rule.detector.find(part.text, pretested));
+    }
+  }
+
+  private hitsIn(part: TextPart, found: Map<Detector, Span[]>): RuleHit[] {
     const hits: RuleHit[] = [];
     if (part.text.length === 0) return hits;
-    // Rules sharing a detector (a slug in two guardrails, one pattern twice) scan once.
-    const found = new Map<Detector, Span[]>();
     this.rules.forEach((rule, order) => {
       if (rule.userOnly && part.role !== "user") return;
-      let spans = found.get(rule.detector);
-      if (!spans) {
-        spans = rule.detector.find(part.text);
-        found.set(rule.detector, spans);
-      }
+      const spans = found.get(rule.detector) ?? [];
       const strength = STRENGTH[rule.action];
       for (const s of spans) {
         const hit: RuleHit = {
@@ -218,6 +294,13 @@ export class CompiledFilters {
       }
     });
     return hits;
+  }
+}
+
+/** Thrown by apply() when its deadline passed before every detector ran. */
+export class PastDeadline extends Error {
+  constructor() {
+    super("content filtering passed its inline deadline");
   }
 }
 

@@ -1,5 +1,6 @@
 import { compileCustomPattern } from "./detectors/custom-pattern.js";
 import { canMatchEmpty } from "./detectors/linear-scan.js";
+import { LITERAL_LIST_MIN_CHARS, literalList } from "./detectors/literal-list.js";
 import { nestedQuantifierProblem } from "./nested-quantifiers.js";
 
 /**
@@ -16,6 +17,9 @@ import { nestedQuantifierProblem } from "./nested-quantifiers.js";
  * Returns the reason the pattern is unusable, or undefined when it is usable.
  */
 export function patternProblem(pattern: string): string | undefined {
+  // A long word list is valid RE2 that cannot match the empty string (literalList reads no
+  // other shape), and it runs on an automaton: compiling it on RE2 too would take a second.
+  if (pattern.length > LITERAL_LIST_MIN_CHARS && literalList(pattern)) return undefined;
   const compiled = compileCustomPattern(pattern);
   if ("problem" in compiled) return compiled.problem;
   const nested = nestedQuantifierProblem(pattern);

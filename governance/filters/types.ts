@@ -1,4 +1,7 @@
-export type FilterActionName = "block" | "redact" | "flag";
+import type { FilterActionName } from "../../platform/filter-actions.js";
+import type { ScanScopeName } from "../../platform/scan-scopes.js";
+
+export type { FilterActionName };
 
 export interface FilterRule {
   /** builtin slug, or "custom" */
@@ -12,7 +15,7 @@ export interface FilterRule {
   /** custom filters only: the RE2 pattern */
   pattern?: string;
   /** regex-prompt-injection only: "user_only" | "all_messages" (default all) */
-  scanScope?: "user_only" | "all_messages";
+  scanScope?: ScanScopeName;
 }
 
 export interface FilterOutcome {

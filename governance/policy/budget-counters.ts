@@ -1,15 +1,12 @@
+import type { BudgetScopeName } from "../../platform/budget-scopes.js";
 import type { BudgetSpec } from "./types.js";
 
 /**
  * Which budget layer a counter is, named as OpenRouter's KeyBudgetScope: the
  * workspace default guardrail against the member's total and against this
- * key, the member's guardrail, the key's guardrail.
+ * key, the member's guardrail, the key's guardrail (the proto enum's names).
  */
-export type BudgetScope =
-  | "workspace_default_member"
-  | "workspace_default_key"
-  | "member"
-  | "api_key";
+export type BudgetScope = BudgetScopeName;
 
 /** One spend counter a request is checked and charged against. */
 export interface BudgetCounter {

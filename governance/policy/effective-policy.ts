@@ -1,10 +1,7 @@
-import {
-  FilterAction,
-  type Guardrail,
-  ResetInterval,
-  ScanScope,
-} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { type Guardrail, ScanScope } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
 import { regionName } from "../../platform/regions.js";
+import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
 import type {
   AccountSettings,
   BudgetSpec,
@@ -13,20 +10,9 @@ import type {
   GoverningGuardrail,
 } from "./types.js";
 
-const ACTIONS: Partial<Record<FilterAction, FilterRuleSpec["action"]>> = {
-  [FilterAction.BLOCK]: "block",
-  [FilterAction.REDACT]: "redact",
-  [FilterAction.FLAG]: "flag",
-};
-const INTERVALS: Partial<Record<ResetInterval, BudgetSpec["interval"]>> = {
-  [ResetInterval.DAILY]: "daily",
-  [ResetInterval.WEEKLY]: "weekly",
-  [ResetInterval.MONTHLY]: "monthly",
-};
-
 /** The budget window of a guardrail's reset_interval; undefined when it has no limit. */
 export function budgetInterval(g: Guardrail): BudgetSpec["interval"] | undefined {
-  return INTERVALS[g.resetInterval];
+  return RESET_INTERVALS.name(g.resetInterval);
 }
 
 /** Intersection of the non-null sets; null when every input is null (no restriction). */
@@ -41,7 +27,7 @@ function intersect<T>(sets: (T[] | undefined)[]): Set<T> | null {
 
 function filtersOf(g: Guardrail): FilterRuleSpec[] {
   const builtins = (g.contentFilterBuiltins?.values ?? []).flatMap((b) => {
-    const action = ACTIONS[b.action];
+    const action = FILTER_ACTIONS.name(b.action);
     if (!action) return [];
     return [
       {
@@ -54,7 +40,7 @@ function filtersOf(g: Guardrail): FilterRuleSpec[] {
     ];
   });
   const custom = (g.contentFilters?.values ?? []).flatMap((f) => {
-    const action = ACTIONS[f.action];
+    const action = FILTER_ACTIONS.name(f.action);
     if (!action) return [];
     // An empty label lets the filter engine pick [REDACTED] or, for block, [BLOCKED].
     return [
@@ -126,5 +112,14 @@ export function effectivePolicy(
       account.allowSafetyRetentionOther && all((g) => g.allowSafetyRetentionOther !== false),
     filters: gs.flatMap(filtersOf),
     budgets,
+    forbidAudioCache: some(
+      (g) =>
+        g.forbidAudioCache ||
+        g.enforceZdrAnthropic ||
+        g.enforceZdrOpenai ||
+        g.enforceZdrGoogle ||
+        g.enforceZdrXai ||
+        g.enforceZdrOther,
+    ),
   };
 }

@@ -1,8 +1,13 @@
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { FilterActionName } from "../../platform/filter-actions.js";
+import type { GuardrailSourceName } from "../../platform/guardrail-sources.js";
 import type { RegionName } from "../../platform/regions.js";
+import type { ScanScopeName } from "../../platform/scan-scopes.js";
+import type { WindowInterval } from "../../platform/windows.js";
 
 export type ZdrVendor = "anthropic" | "openai" | "google" | "xai" | "other";
-export type GuardrailSource = "key" | "member" | "workspace_default";
+/** How a guardrail governs a key: "key", "member", "workspace_default" (the proto enum's names). */
+export type GuardrailSource = GuardrailSourceName;
 
 export interface GoverningGuardrail {
   source: GuardrailSource;
@@ -11,10 +16,10 @@ export interface GoverningGuardrail {
 
 export interface FilterRuleSpec {
   slug: string;
-  action: "block" | "redact" | "flag";
+  action: FilterActionName;
   label: string;
   pattern?: string;
-  scanScope?: "user_only" | "all_messages";
+  scanScope?: ScanScopeName;
   /** The guardrail it came from, for explanations. */
   guardrailId: string;
 }
@@ -25,7 +30,7 @@ export interface BudgetSpec {
   /** How the guardrail governs the key: it decides whose spend the budget counts (budget-counters.ts). */
   source: GuardrailSource;
   limitUsd: number;
-  interval: "daily" | "weekly" | "monthly";
+  interval: WindowInterval;
   includeByok: boolean;
 }
 
@@ -56,4 +61,10 @@ export interface EffectivePolicy {
   allowSafetyRetentionOther: boolean;
   filters: FilterRuleSpec[];
   budgets: BudgetSpec[];
+  /**
+   * The audio cache may neither serve nor store this key's requests: a guardrail says
+   * forbid_audio_cache, or enforces zero data retention for any vendor (a stored clip is
+   * retention by the gateway itself, whichever provider produced it).
+   */
+  forbidAudioCache: boolean;
 }

@@ -3,7 +3,7 @@ import {
   BUILTIN_TABLE,
   type BuiltinEntry,
   type BuiltinSlug,
-} from "../builtin-table.js";
+} from "../../../platform/builtin-filters.js";
 import { creditCardDetector } from "./credit-card.js";
 import type { Detector } from "./detector.js";
 import { emailDetector } from "./email.js";

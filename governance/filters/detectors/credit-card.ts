@@ -1,4 +1,4 @@
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import { builtinRegex, findAll, standsAlone } from "./regex.js";
 
 /** The Luhn (mod 10) checksum every payment card number carries. */
@@ -110,9 +110,10 @@ function cardsIn(groups: Group[]): Span[] {
  * can be caught too.
  */
 export const creditCardDetector: Detector = {
-  find(text: string): Span[] {
+  regexes: [DIGIT_RUN],
+  find(text: string, pretested?: Pretested): Span[] {
     const spans: Span[] = [];
-    for (const run of findAll(DIGIT_RUN, text)) {
+    for (const run of findAll(DIGIT_RUN, text, pretested)) {
       for (const card of cardsIn(groupsOf(text, run.start, run.end))) {
         // Spaces and dashes may join a card to neighbouring groups the window already left out.
         if (standsAlone(text, card.start, card.end, ".")) spans.push(card);

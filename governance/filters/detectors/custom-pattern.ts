@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import { withJsWhitespace } from "./js-whitespace.js";
 import { findAll } from "./regex.js";
 
@@ -52,8 +52,9 @@ export function compilePattern(pattern: string): RE2JS {
  */
 export function customPatternDetector(re: RE2JS): Detector {
   return {
-    find(text: string): Span[] {
-      return findAll(re, text);
+    regexes: [re],
+    find(text: string, pretested?: Pretested): Span[] {
+      return findAll(re, text, pretested);
     },
   };
 }

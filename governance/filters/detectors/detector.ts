@@ -1,3 +1,5 @@
+import type { RE2JS } from "re2js";
+
 /** A half-open range [start, end) of UTF-16 offsets into the scanned text. */
 export interface Span {
   start: number;
@@ -12,10 +14,22 @@ export interface Span {
  * called for any number of texts.
  */
 export interface Detector {
-  /** Non-empty, non-overlapping spans sorted by start. */
-  find(text: string): Span[];
+  /**
+   * Non-empty, non-overlapping spans sorted by start. `pretested` may already know whether
+   * some of `regexes` match somewhere in `text` (see PatternGate).
+   */
+  find(text: string, pretested?: Pretested): Span[];
+  /** The regexes `find` tests on the whole text before searching it: what a gate can answer for. */
+  regexes?: readonly RE2JS[];
   /** One-time set-up better paid when filters are compiled than on the first request. */
   warm?(): void;
+}
+
+/** What one pass over a text found out about regexes that detectors test on it. */
+export interface Pretested {
+  readonly text: string;
+  /** Whether `re` matches somewhere in `text`; undefined when the pass did not test it. */
+  matches(re: RE2JS): boolean | undefined;
 }
 
 /** Sorts spans and merges overlapping ones, so one stretch of text counts as one match. */

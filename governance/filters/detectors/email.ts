@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import { builtinRegex, findAll } from "./regex.js";
 
 /**
@@ -13,8 +13,9 @@ const LABEL = String.raw`[\p{L}\p{N}](?:[\p{L}\p{N}\-]{0,61}[\p{L}\p{N}])?`;
 const EMAIL = builtinRegex(`${LOCAL}@(?:${LABEL}\\.)+\\p{L}{2,63}\\b`, RE2JS.CASE_INSENSITIVE);
 
 export const emailDetector: Detector = {
-  find(text: string): Span[] {
+  regexes: [EMAIL],
+  find(text: string, pretested?: Pretested): Span[] {
     if (!text.includes("@")) return [];
-    return findAll(EMAIL, text);
+    return findAll(EMAIL, text, pretested);
   },
 };

@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { type Detector, normalizeSpans, type Span } from "./detector.js";
+import { type Detector, normalizeSpans, type Pretested, type Span } from "./detector.js";
 import { builtinRegex, findAll } from "./regex.js";
 
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
@@ -56,15 +56,16 @@ function v6StandsAlone(text: string, start: number, end: number): boolean {
  * Hex-only words joined by "::" ("cafe::beef") are valid IPv6 and are caught.
  */
 export const ipAddressDetector: Detector = {
-  find(text: string): Span[] {
+  regexes: [V4, V6],
+  find(text: string, pretested?: Pretested): Span[] {
     const spans: Span[] = [];
     if (text.includes(".")) {
-      for (const { start, end } of findAll(V4, text)) {
+      for (const { start, end } of findAll(V4, text, pretested)) {
         if (v4StandsAlone(text, start, end)) spans.push({ start, end });
       }
     }
     if (text.includes(":")) {
-      for (const { start, end } of findAll(V6, text)) {
+      for (const { start, end } of findAll(V6, text, pretested)) {
         if (v6StandsAlone(text, start, end)) spans.push({ start, end });
       }
     }

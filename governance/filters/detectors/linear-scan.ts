@@ -55,7 +55,8 @@ function contextBetween(before: number, after: number): number {
   return flags;
 }
 
-function emptyContext(text: string, pos: number): number {
+/** The empty-width conditions that hold at `pos` of `text`, as re2js's UTF-16 input sees them. */
+export function emptyContext(text: string, pos: number): number {
   return contextBetween(
     pos > 0 ? text.charCodeAt(pos - 1) : -1,
     pos < text.length ? text.charCodeAt(pos) : -1,

@@ -259,6 +259,8 @@ const isGiven = (lx: Lexicon, w: string) => lx.given.has(w) && !lx.notNames.has(
 function decide(lx: Lexicon, tokens: Token[], chain: Chain): boolean {
   const cls = (m: number) => classify(lx, (tokens[m] as Token).lower);
   const words = chain.members.filter((m) => !particles.has((tokens[m] as Token).lower));
+  // Particles alone ("Der alte Leuchtturm", "Van" opening a sentence) name no one.
+  if (words.length === 0) return false;
   // "Mount Everest", "San Francisco", "New York": a place, even where a sentence starts.
   if (placePrefixes.has((tokens[words[0] as number] as Token).lower)) return false;
   const initial = startsSentence(tokens, words[0] as number);

@@ -1,4 +1,4 @@
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import { builtinRegex, digitsOf, findAll, standsAlone } from "./regex.js";
 
 /**
@@ -42,9 +42,10 @@ function plausible(match: string): boolean {
 }
 
 export const phoneDetector: Detector = {
-  find(text: string): Span[] {
+  regexes: [PHONE],
+  find(text: string, pretested?: Pretested): Span[] {
     const spans: Span[] = [];
-    for (const { start, end } of findAll(PHONE, text)) {
+    for (const { start, end } of findAll(PHONE, text, pretested)) {
       // A match may start at "(" or "+": look for neighbours around the whole thing.
       if (plausible(text.slice(start, end)) && standsAlone(text, start, end))
         spans.push({ start, end });

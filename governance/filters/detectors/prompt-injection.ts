@@ -1,4 +1,4 @@
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import {
   base64Injections,
   collapsedSpacing,
@@ -74,8 +74,9 @@ function merged(spans: Span[]): Span[] {
  * classifier.
  */
 export const promptInjectionDetector: Detector = {
-  find(text: string): Span[] {
-    const spans: Span[] = findAll(INJECTION, text).map((s) => ({
+  regexes: [INJECTION],
+  find(text: string, pretested?: Pretested): Span[] {
+    const spans: Span[] = findAll(INJECTION, text, pretested).map((s) => ({
       ...s,
       name: nameOf(text.slice(s.start, s.end)),
     }));

@@ -1,15 +1,18 @@
 import { RE2JS } from "re2js";
-import type { Span } from "./detector.js";
+import type { Pretested, Span } from "./detector.js";
 import { findMatches, type ScanStats } from "./linear-scan.js";
 
 /**
  * Every non-empty match of `re` in `text`, left to right, in time linear in
  * the text (see linear-scan.ts). re2js's `test()` runs on a DFA and answers
  * "no match at all", the common case, an order of magnitude faster than a
- * scan that tracks where matches start, so it goes first.
+ * scan that tracks where matches start, so it goes first, unless `pretested` (a pass over
+ * this very text) already answered it.
  */
-export function findAll(re: RE2JS, text: string, stats?: ScanStats): Span[] {
-  if (text.length === 0 || !re.test(text)) return [];
+export function findAll(re: RE2JS, text: string, pretested?: Pretested, stats?: ScanStats): Span[] {
+  if (text.length === 0) return [];
+  const known = pretested?.text === text ? pretested.matches(re) : undefined;
+  if (known === false || (known === undefined && !re.test(text))) return [];
   return findMatches(re, text, stats);
 }
 

@@ -1,4 +1,4 @@
-import type { Detector, Span } from "./detector.js";
+import type { Detector, Pretested, Span } from "./detector.js";
 import { builtinRegex, findAll, standsAlone } from "./regex.js";
 
 /**
@@ -19,9 +19,10 @@ export function isIssuableSsn(area: string, group: string, serial: string): bool
 const GROUPS = /^(\d{3})[- ](\d{2})[- ](\d{4})$/;
 
 export const ssnDetector: Detector = {
-  find(text: string): Span[] {
+  regexes: [SSN],
+  find(text: string, pretested?: Pretested): Span[] {
     const spans: Span[] = [];
-    for (const { start, end } of findAll(SSN, text)) {
+    for (const { start, end } of findAll(SSN, text, pretested)) {
       const [, area, group, serial] = GROUPS.exec(text.slice(start, end)) ?? [];
       if (area === undefined || group === undefined || serial === undefined) continue;
       if (isIssuableSsn(area, group, serial) && standsAlone(text, start, end, "-. "))

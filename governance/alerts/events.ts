@@ -1,0 +1,83 @@
+import { newId } from "../../platform/ids.js";
+import type { WindowInterval } from "../../platform/windows.js";
+import type { BudgetScope } from "../policy/budget-counters.js";
+import { fromMicros } from "../policy/money.js";
+
+export type AlertEventType = "budget.threshold" | "credits.low" | "webhook.test";
+
+/** A limit window: a guardrail's reset_interval, or a key limit's (all-time unless it resets). */
+export interface AlertWindow {
+  interval: WindowInterval | "all_time";
+  /** Names the window within its interval, e.g. "daily:2026-11-22" (part of the once-only key). */
+  id: string;
+  start: Date | null;
+  end: Date | null;
+}
+
+/**
+ * What one event says. Every type carries every field (null where it does not
+ * apply), so a receiver reads one shape: `scope` says which limit it was
+ * (a guardrail budget layer, as Explain names them, or the key's own limit).
+ */
+export interface AlertEventData {
+  guardrail_id: string | null;
+  key_hash: string | null;
+  member: string | null;
+  scope: BudgetScope | "key_limit" | null;
+  threshold_pct: number | null;
+  spend_usd: number | null;
+  limit_usd: number | null;
+  window: { interval: AlertWindow["interval"]; start: string | null; end: string | null } | null;
+  balance_usd: number | null;
+  credits_below_usd: number | null;
+}
+
+/** The JSON body a webhook receives (signed as sent: see platform/webhook-signature.ts). */
+export interface AlertEvent {
+  id: string;
+  type: AlertEventType;
+  created_at: string;
+  workspace_id: string;
+  data: AlertEventData;
+}
+
+const NO_DATA: AlertEventData = {
+  guardrail_id: null,
+  key_hash: null,
+  member: null,
+  scope: null,
+  threshold_pct: null,
+  spend_usd: null,
+  limit_usd: null,
+  window: null,
+  balance_usd: null,
+  credits_below_usd: null,
+};
+
+export function alertEvent(
+  type: AlertEventType,
+  workspaceId: string,
+  now: Date,
+  data: Partial<AlertEventData> = {},
+): AlertEvent {
+  return {
+    id: `evt_${newId()}`,
+    type,
+    created_at: now.toISOString(),
+    workspace_id: workspaceId,
+    data: { ...NO_DATA, ...data },
+  };
+}
+
+export function windowJson(w: AlertWindow): AlertEventData["window"] {
+  return {
+    interval: w.interval,
+    start: w.start ? w.start.toISOString() : null,
+    end: w.end ? w.end.toISOString() : null,
+  };
+}
+
+/** Micro-dollars as the API's USD numbers. */
+export function usdOf(micros: number): number {
+  return fromMicros(micros);
+}
