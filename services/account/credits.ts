@@ -1,20 +1,12 @@
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
-import { invalidArgument } from "../../platform/errors.js";
-import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import type { Store } from "../../store/types.js";
 
-const MAX_TOP_UP_USD = ACCOUNT_LIMITS.topUpUsdMax;
-
+/** Adds a top-up (negative: a correction) whose amount the request rules have checked. */
 export async function addCredits(
   store: Store,
   workspaceId: string,
   amountUsd: number,
 ): Promise<number> {
-  if (!Number.isFinite(amountUsd) || amountUsd === 0 || Math.abs(amountUsd) > MAX_TOP_UP_USD) {
-    throw invalidArgument(
-      `amount_usd must be a non-zero number from -${MAX_TOP_UP_USD} to ${MAX_TOP_UP_USD}`,
-    );
-  }
   return fromMicros(await store.addCredits(workspaceId, toMicros(amountUsd)));
 }
 

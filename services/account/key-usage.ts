@@ -4,12 +4,13 @@ import {
   type KeyUsage,
   KeyUsageSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
+import type { Region } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { fromMicros } from "../../governance/policy/money.js";
-import { REGION_NAMES, type RegionName, regionName } from "../../platform/regions.js";
+import { REGION_NAMES, regionValue } from "../../platform/regions.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";
 
 /** What a key spent (settled requests), read from its counters in the key's own scope. */
-export async function readKeyUsage(store: Store, key: ApiKey, now = new Date()): Promise<KeyUsage> {
+export async function readKeyUsage(store: Store, key: ApiKey, now: Date): Promise<KeyUsage> {
   const u = await store.getKeyUsage(key.workspaceId || ORG_SCOPE, key.hash, now);
   return create(KeyUsageSchema, {
     usageUsd: fromMicros(u.totalMicros),
@@ -28,12 +29,12 @@ export async function readKeyUsage(store: Store, key: ApiKey, now = new Date()):
  * allowed_data_regions of every guardrail governing it (key, member, workspace default),
  * every region when none restricts them.
  */
-export async function keyRegions(store: Store, keyHash: string): Promise<RegionName[]> {
+export async function keyRegions(store: Store, keyHash: string): Promise<Region[]> {
   const gov = await store.loadGovernance(keyHash);
   const guardrails = [gov?.keyGuardrail, gov?.memberGuardrail, gov?.defaultGuardrail];
-  let allowed: RegionName[] = [...REGION_NAMES];
+  let allowed = REGION_NAMES.map(regionValue);
   for (const g of guardrails) {
-    const listed = g?.allowedDataRegions?.values.flatMap((r) => regionName(r) ?? []);
+    const listed = g?.allowedDataRegions?.values;
     if (listed) allowed = allowed.filter((r) => listed.includes(r));
   }
   return allowed;

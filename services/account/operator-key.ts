@@ -106,3 +106,35 @@ export class OperatorKey {
     this.unsubscribe?.();
   }
 }
+
+/** What the warning below tells an operator to run: the exact commands, for a copy and paste. */
+export const FIRST_KEY_COMMANDS = [
+  "export RAILGATE_MANAGEMENT_KEY=$(openssl rand -hex 32)   # then restart with it set",
+  `curl -s -X POST http://localhost:8080/api/v1/keys -H "Authorization: Bearer $RAILGATE_MANAGEMENT_KEY" -H 'Content-Type: application/json' -d '{"name":"first key"}'`,
+] as const;
+
+/**
+ * Start-up without RAILGATE_MANAGEMENT_KEY. No route mints a key without one, so when the
+ * store holds no management key either (a first start), nobody can ever create an API key:
+ * say so, loudly, with the commands that fix it. With management keys already in the store
+ * (made with an earlier one), running without the variable is a choice: one info line.
+ */
+export async function reportWithoutOperatorKey(store: Store): Promise<void> {
+  let existing: number | undefined;
+  try {
+    existing = (await store.listKeys(ORG_SCOPE, 0, 1, true)).total;
+  } catch {
+    existing = undefined;
+  }
+  if (existing !== undefined && existing > 0) {
+    log.info(
+      { managementKeys: existing },
+      "RAILGATE_MANAGEMENT_KEY is not set; the store holds management keys made earlier",
+    );
+    return;
+  }
+  log.warn(
+    { commands: FIRST_KEY_COMMANDS },
+    `RAILGATE_MANAGEMENT_KEY is not set and the store holds no management key: no API key can be created. To mint the first key, set it and restart, then create a key with it: ${FIRST_KEY_COMMANDS.join(" ; then: ")}`,
+  );
+}

@@ -10,66 +10,72 @@ import {
 import {
   type AccountService,
   type CreateKeyRequest,
+  type ListAuditEventsRequest,
   type UpdateKeyRequest,
   UpdateKeyRequestSchema,
   type UpdateWorkspaceRequest,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
+import { fromMicros, toMicros } from "../../governance/policy/money.js";
+import { auditOrigin } from "../../platform/audit.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
+import { CONFIG_DEFAULTS } from "../../platform/config.js";
 import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/errors.js";
 import {
   defaultGuardrailId,
   hashSecret,
-  isKeyHash,
   isUuid,
   newId,
   newSecret,
   secretLabel,
 } from "../../platform/ids.js";
-import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
-import { nowTimestamp } from "../../platform/time.js";
+import { slugify } from "../../platform/slug.js";
+import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
+import { copyMaskedFields } from "../../platform/update-mask.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
+import {
+  type AuditEntry,
+  type AuditLog,
+  changesBetween,
+} from "../../store/request-log/audit-log.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";
+import { listAuditEvents } from "./audit-events.js";
+import { keyAuditFields, workspaceAuditFields } from "./audit-fields.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
 import { invalidationStream } from "./invalidations.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";
-import { isSlug, slugify } from "./slug.js";
-import { checkUpdateMask } from "./update-mask.js";
 
-const NAME_MAX = ACCOUNT_LIMITS.nameMax;
-const DESCRIPTION_MAX = ACCOUNT_LIMITS.descriptionMax;
-const MEMBER_ID_MAX = ACCOUNT_LIMITS.memberIdMax;
-
-function checkName(field: string, name: string): void {
-  if (name.trim().length === 0 || [...name].length > NAME_MAX) {
-    throw invalidArgument(`${field} must be 1 to ${NAME_MAX} characters and not blank`);
-  }
-}
-
-const RATE_LIMIT_MAX = ACCOUNT_LIMITS.rateLimitPerMinuteMax;
-
-function checkRateLimit(v: number | undefined): void {
-  if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > RATE_LIMIT_MAX)) {
-    throw invalidArgument(
-      `rate_limit_per_minute must be an integer from 1 to ${RATE_LIMIT_MAX} or null`,
-    );
-  }
-}
-
-function checkLimit(limit: number | undefined): void {
-  if (limit !== undefined && (!Number.isFinite(limit) || limit < 0)) {
-    throw invalidArgument("limit must be a number >= 0 (USD) or null");
-  }
-}
-
+/**
+ * AccountService's handlers. It is served behind its request rules
+ * (request-rules.ts, checkedAccountService): a handler runs only on a request
+ * they passed, and checks here only what needs the store.
+ */
 export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
+  /** Aborted when the process drains: the invalidation streams end (see endWatches). */
+  private readonly draining = new AbortController();
+
   constructor(
     private readonly store: Store,
-    private readonly options: { rateLimitPerMinute: number } = { rateLimitPerMinute: 600 },
+    private readonly options: {
+      rateLimitPerMinute: number;
+      /** Where management writes are recorded; absent when the process has no database. */
+      audit?: AuditLog;
+      /** Admission's clock: key usage is read on the windows admission charges (tests pin one). */
+      clock?: Clock;
+    } = { rateLimitPerMinute: CONFIG_DEFAULTS.rateLimitPerMinute },
   ) {}
+
+  private now(): Date {
+    return new Date((this.options.clock ?? systemClock).now());
+  }
+
+  /** Records a write that succeeded (off the request's path: the log batches its writes). */
+  private record(ctx: HandlerContext, entry: AuditEntry): void {
+    this.options.audit?.record(auditOrigin(ctx), entry);
+  }
 
   /** Resolves an id or a slug to a stored workspace, or 404. */
   private async workspace(idOrSlug: string): Promise<Workspace> {
@@ -96,17 +102,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     );
   }
 
-  async createWorkspace(req: { name: string; slug: string; description: string }) {
-    checkName("name", req.name);
+  async createWorkspace(
+    req: { name: string; slug: string; description: string; audioCache?: boolean },
+    ctx: HandlerContext,
+  ) {
     const slug = req.slug || slugify(req.name);
-    if (!isSlug(slug)) {
-      throw invalidArgument(
-        `slug must be 1 to ${ACCOUNT_LIMITS.slugMax} lowercase letters, digits or inner hyphens (derive it from a name with letters, or pass one)`,
-      );
-    }
-    if ([...req.description].length > DESCRIPTION_MAX) {
-      throw invalidArgument(`description must be at most ${DESCRIPTION_MAX} characters`);
-    }
     const id = newId();
     const ws = create(WorkspaceSchema, {
       id,
@@ -114,6 +114,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       slug,
       description: req.description,
       defaultGuardrailId: defaultGuardrailId(id),
+      audioCache: req.audioCache ?? false,
       createdAt: nowTimestamp(),
     });
     const created = await this.store.createWorkspace(ws);
@@ -128,6 +129,12 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `the deployment already has ${created.count} workspaces (the maximum is ${created.limit}): delete one first`,
       );
     }
+    this.record(ctx, {
+      action: "workspace.create",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(null, workspaceAuditFields(ws)),
+    });
     return { workspace: ws };
   }
 
@@ -143,33 +150,17 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { workspaces: page.items, totalCount: page.total };
   }
 
-  async updateWorkspace(req: UpdateWorkspaceRequest) {
-    const paths = req.updateMask?.paths ?? [];
-    checkUpdateMask(UpdateWorkspaceRequestSchema, req, paths, ["name", "slug", "description"]);
+  async updateWorkspace(req: UpdateWorkspaceRequest, ctx: HandlerContext) {
     const ws = await this.workspace(req.id);
     const previousSlug = ws.slug;
-    for (const path of paths) {
-      if (path === "name") {
-        if (req.name === undefined) throw invalidArgument("name cannot be null");
-        checkName("name", req.name);
-        ws.name = req.name;
-      } else if (path === "slug") {
-        if (req.slug === undefined || !isSlug(req.slug)) {
-          throw invalidArgument(
-            `slug must be 1 to ${ACCOUNT_LIMITS.slugMax} lowercase letters, digits or inner hyphens`,
-          );
-        }
-        ws.slug = req.slug;
-      } else if (path === "description") {
-        const d = req.description ?? "";
-        if ([...d].length > DESCRIPTION_MAX) {
-          throw invalidArgument(`description must be at most ${DESCRIPTION_MAX} characters`);
-        }
-        ws.description = d;
-      } else {
-        throw invalidArgument(`${quote(path)} is not an updatable workspace field`);
-      }
-    }
+    const before = workspaceAuditFields(ws);
+    copyMaskedFields(
+      WorkspaceSchema,
+      ws,
+      UpdateWorkspaceRequestSchema,
+      req,
+      req.updateMask?.paths ?? [],
+    );
     ws.updatedAt = nowTimestamp();
     const result = await this.store.updateWorkspace(ws, previousSlug);
     if (result === "missing")
@@ -179,6 +170,12 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         ErrorReason.SLUG_TAKEN,
         `slug ${quote(ws.slug)} is already used by another workspace`,
       );
+    this.record(ctx, {
+      action: "workspace.update",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(before, workspaceAuditFields(ws)),
+    });
     return { workspace: ws };
   }
 
@@ -188,7 +185,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
    * use. The store checks and deletes in one atomic step, so a key enabled
    * meanwhile is never deleted with it.
    */
-  async deleteWorkspace(req: { id: string }) {
+  async deleteWorkspace(req: { id: string }, ctx: HandlerContext) {
     const ws = await this.workspace(req.id);
     const result = await this.store.deleteWorkspace(ws.id);
     if (result === "missing")
@@ -200,37 +197,30 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `workspace ${quote(req.id)} has ${result.activeKeys} active API key(s): a workspace with active (enabled) keys cannot be deleted; disable or delete its keys first`,
       );
     }
+    this.record(ctx, {
+      action: "workspace.delete",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(workspaceAuditFields(ws), null),
+    });
     return { deleted: true };
   }
 
-  async createKey(req: CreateKeyRequest) {
-    checkName("name", req.name);
-    checkLimit(req.limit);
-    checkRateLimit(req.rateLimitPerMinute);
-    if (req.memberUserId.length > MEMBER_ID_MAX) {
-      throw invalidArgument(`member_user_id must be at most ${MEMBER_ID_MAX} characters`);
-    }
+  async createKey(req: CreateKeyRequest, ctx: HandlerContext) {
     let scope: string;
     if (req.kind === KeyKind.MANAGEMENT) {
-      if (req.workspaceId) throw invalidArgument("workspace_id is not allowed for management keys");
-      if (req.memberUserId)
-        throw invalidArgument("member_user_id is not allowed for management keys");
       scope = ORG_SCOPE;
-    } else if (req.kind === KeyKind.STANDARD) {
-      if (req.workspaceId) {
-        scope = (
-          await this.workspace(req.workspaceId).catch(() => {
-            throw invalidArgument(`workspace_id ${quote(req.workspaceId)} does not exist`);
-          })
-        ).id;
-      } else {
-        const def = await this.store.defaultWorkspaceId();
-        if (!def)
-          throw invalidArgument("workspace_id is required: the default workspace has been deleted");
-        scope = def;
-      }
+    } else if (req.workspaceId) {
+      scope = (
+        await this.workspace(req.workspaceId).catch(() => {
+          throw invalidArgument(`workspace_id ${quote(req.workspaceId)} does not exist`);
+        })
+      ).id;
     } else {
-      throw invalidArgument('kind must be "management" or "standard"');
+      const def = await this.store.defaultWorkspaceId();
+      if (!def)
+        throw invalidArgument("workspace_id is required: the default workspace has been deleted");
+      scope = def;
     }
     const secret = newSecret(req.kind === KeyKind.MANAGEMENT ? "management" : "standard");
     const key = create(ApiKeySchema, {
@@ -242,6 +232,8 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       memberUserId: req.memberUserId,
       limit: req.limit,
       rateLimitPerMinute: req.rateLimitPerMinute,
+      limitReset: req.limitReset,
+      expiresAt: req.expiresAt,
       createdAt: nowTimestamp(),
     });
     const result = await this.store.createKey(scope, key);
@@ -255,11 +247,16 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `${where} already has ${result.count} ${what} (the maximum is ${result.limit}): delete one first`,
       );
     }
-    return { key, secret, usage: await readKeyUsage(this.store, key) };
+    this.record(ctx, {
+      action: "key.create",
+      resource: { type: "key", id: key.hash, label: key.name },
+      workspaceId: key.workspaceId || null,
+      changes: changesBetween(null, keyAuditFields(key)),
+    });
+    return { key, secret, usage: await readKeyUsage(this.store, key, this.now()) };
   }
 
   private async findKey(hash: string): Promise<{ scope: string; key: ApiKey }> {
-    if (!isKeyHash(hash)) throw invalidArgument("hash must be 64 lowercase hex characters");
     const scope = await this.store.keyScope(hash);
     const key = scope === undefined ? undefined : await this.store.getKey(scope, hash);
     if (scope === undefined || !key)
@@ -269,7 +266,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   async getKey(req: { hash: string }) {
     const { key } = await this.findKey(req.hash);
-    return { key, usage: await readKeyUsage(this.store, key) };
+    return { key, usage: await readKeyUsage(this.store, key, this.now()) };
   }
 
   async listKeys(req: {
@@ -283,48 +280,37 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
     // The store pages the enabled keys from an index of their own.
     const page = await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
-    const now = new Date();
+    const now = this.now();
     const usages = await Promise.all(page.items.map((k) => readKeyUsage(this.store, k, now)));
     return { keys: page.items, totalCount: page.total, usages };
   }
 
-  async updateKey(req: UpdateKeyRequest) {
-    const paths = req.updateMask?.paths ?? [];
-    checkUpdateMask(UpdateKeyRequestSchema, req, paths, [
-      "name",
-      "disabled",
-      "limit",
-      "rate_limit_per_minute",
-    ]);
+  async updateKey(req: UpdateKeyRequest, ctx: HandlerContext) {
     const { scope, key } = await this.findKey(req.hash);
-    for (const path of paths) {
-      if (path === "name") {
-        if (req.name === undefined) throw invalidArgument("name cannot be null");
-        checkName("name", req.name);
-        key.name = req.name;
-      } else if (path === "disabled") {
-        if (req.disabled === undefined) throw invalidArgument("disabled must be true or false");
-        key.disabled = req.disabled;
-      } else if (path === "limit") {
-        checkLimit(req.limit);
-        key.limit = req.limit;
-      } else if (path === "rate_limit_per_minute") {
-        checkRateLimit(req.rateLimitPerMinute);
-        key.rateLimitPerMinute = req.rateLimitPerMinute;
-      } else {
-        throw invalidArgument(`${quote(path)} is not an updatable key field`);
-      }
-    }
+    const before = keyAuditFields(key);
+    copyMaskedFields(ApiKeySchema, key, UpdateKeyRequestSchema, req, req.updateMask?.paths ?? []);
     key.updatedAt = nowTimestamp();
     if (!(await this.store.putKey(scope, key)))
       throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
-    return { key, usage: await readKeyUsage(this.store, key) };
+    this.record(ctx, {
+      action: "key.update",
+      resource: { type: "key", id: key.hash, label: key.name },
+      workspaceId: key.workspaceId || null,
+      changes: changesBetween(before, keyAuditFields(key)),
+    });
+    return { key, usage: await readKeyUsage(this.store, key, this.now()) };
   }
 
-  async deleteKey(req: { hash: string }) {
-    const { scope } = await this.findKey(req.hash);
+  async deleteKey(req: { hash: string }, ctx: HandlerContext) {
+    const { scope, key } = await this.findKey(req.hash);
     if (!(await this.store.deleteKey(scope, req.hash)))
       throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
+    this.record(ctx, {
+      action: "key.delete",
+      resource: { type: "key", id: key.hash, label: key.name },
+      workspaceId: key.workspaceId || null,
+      changes: changesBetween(keyAuditFields(key), null),
+    });
     return { deleted: true };
   }
 
@@ -337,7 +323,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   async getCurrentKey(_req: unknown, ctx: HandlerContext) {
     const { key } = callerOf(ctx).principal;
     const [usage, allowedDataRegions] = await Promise.all([
-      readKeyUsage(this.store, key),
+      readKeyUsage(this.store, key, this.now()),
       keyRegions(this.store, key.hash),
     ]);
     return {
@@ -354,12 +340,45 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return { workspaceId: ws.id, ...(await creditTotals(this.store, ws.id)) };
   }
 
-  async addCredits(req: { workspaceId: string; amountUsd: number }) {
+  /**
+   * A top-up is an audit event with the amount and the balance it left: the console's credit
+   * history is the audit log filtered to resource_type "credits" and the workspace.
+   */
+  async addCredits(req: { workspaceId: string; amountUsd: number }, ctx: HandlerContext) {
     const ws = await this.workspace(req.workspaceId);
-    return { workspaceId: ws.id, balanceUsd: await addCredits(this.store, ws.id, req.amountUsd) };
+    // Only to tell a first top-up (the workspace was unmetered: no balance before) from others.
+    const metered = (await this.store.getCredits(ws.id)) !== undefined;
+    const balanceUsd = await addCredits(this.store, ws.id, req.amountUsd);
+    this.record(ctx, {
+      action: "credits.add",
+      resource: { type: "credits", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: {
+        amount_usd: { before: null, after: req.amountUsd },
+        balance_usd: {
+          before: metered ? fromMicros(toMicros(balanceUsd) - toMicros(req.amountUsd)) : null,
+          after: balanceUsd,
+        },
+      },
+    });
+    return { workspaceId: ws.id, balanceUsd };
+  }
+
+  async listAuditEvents(req: ListAuditEventsRequest) {
+    return listAuditEvents(this.options.audit, req);
   }
 
   async *watchInvalidations(_req: unknown, ctx: HandlerContext) {
-    for await (const scope of invalidationStream(this.store, ctx.signal)) yield { scope };
+    const signal = AbortSignal.any([ctx.signal, this.draining.signal]);
+    for await (const scope of invalidationStream(this.store, signal)) yield { scope };
+  }
+
+  /**
+   * Ends every invalidation stream (cleanly: status OK), for a drain. They never end by
+   * themselves, so without this a draining replica would hold its gateways' streams for the
+   * whole grace period and then cut them; ended now, each gateway follows another replica at once.
+   */
+  endWatches(): void {
+    this.draining.abort();
   }
 }

@@ -1,9 +1,10 @@
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { budgetInterval } from "../../governance/policy/effective-policy.js";
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
-import { budgetWindow } from "../../governance/policy/windows.js";
 import { componentLogger } from "../../platform/logger.js";
 import type { GuardrailBudgetSample } from "../../platform/metrics.js";
+import { type Clock, systemClock } from "../../platform/time.js";
+import { budgetWindow } from "../../platform/windows.js";
 import type { Store } from "../../store/types.js";
 
 const log = componentLogger("guardrail-metrics");
@@ -91,6 +92,8 @@ export async function readGuardrailBudgets(
 export function cachedGuardrailBudgets(
   store: Store,
   ttlMs = BUDGET_GAUGES_TTL_MS,
+  /** Admission's clock: the windows read are the ones it charges. */
+  clock: Clock = systemClock,
 ): () => Promise<GuardrailBudgetSample[] | undefined> {
   let cached: { at: number; reading: Promise<GuardrailBudgetSample[] | undefined> } | undefined;
   return () => {
@@ -98,7 +101,7 @@ export function cachedGuardrailBudgets(
     if (!cached || now - cached.at >= ttlMs) {
       cached = {
         at: now,
-        reading: readGuardrailBudgets(store).catch((err: unknown) => {
+        reading: readGuardrailBudgets(store, new Date(clock.now())).catch((err: unknown) => {
           log.warn({ err }, "guardrail budget gauges skipped: the store did not answer");
           return undefined;
         }),

@@ -4,8 +4,12 @@ import {
   type StringList,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { loadCatalog } from "../speech/catalog/load-catalog.js";
-import type { Catalog } from "../speech/catalog/types.js";
+
+/** What this table reads of a catalog's model. */
+export interface CatalogModelIds {
+  id: string;
+  aliases: readonly string[];
+}
 
 /**
  * Model ids as guardrails store them: a client may name a model by any alias
@@ -14,9 +18,9 @@ import type { Catalog } from "../speech/catalog/types.js";
  *
  * Where the alias table comes from: the speech catalog modules
  * (services/speech/catalog/load-catalog.ts, default-catalog.ts) are plain
- * data — no engine, no network — so the guardrail service loads the same
+ * data — no engine, no network — so the guardrail container loads the same
  * catalog document SpeechService loads (SPEECH_CATALOG_FILE, or the built-in
- * one) and reads only its ids and aliases. Asking SpeechService over gRPC
+ * one; apps/guardrail/server.ts) and gives this table only its ids and aliases. Asking SpeechService over gRPC
  * instead would make every guardrail write depend on a second service being
  * up. Should the two processes ever load different catalogs, nothing is
  * enforced wrongly: enforcement (speech/policy-rules.ts) compares a model's
@@ -27,7 +31,7 @@ import type { Catalog } from "../speech/catalog/types.js";
 export class ModelIds {
   private readonly canonicalById = new Map<string, string>();
 
-  constructor(catalog: Pick<Catalog, "models">) {
+  constructor(catalog: { models: readonly CatalogModelIds[] }) {
     for (const m of catalog.models) {
       for (const id of [m.id, ...m.aliases]) this.canonicalById.set(id, m.id);
     }
@@ -53,16 +57,4 @@ export class ModelIds {
     g.ignoredModels = list(g.ignoredModels);
     return g;
   }
-}
-
-/**
- * The ids and aliases of the catalog SpeechService loads from `env`. An alias
- * names its model whether or not the model's provider is configured in this
- * process (the guardrail service holds no provider keys): the built-in
- * catalog lists its OpenAI models only when OPENAI_API_KEY is present, so it
- * is read here as if it were. The catalog keeps only the variable's name,
- * never its value, so no key is needed or read.
- */
-export function loadModelIds(env: NodeJS.ProcessEnv): ModelIds {
-  return new ModelIds(loadCatalog({ ...env, OPENAI_API_KEY: env.OPENAI_API_KEY || "-" }));
 }

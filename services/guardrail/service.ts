@@ -13,6 +13,7 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { auditOrigin } from "../../platform/audit.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
 import { defaultGuardrailId, newId } from "../../platform/ids.js";
@@ -22,11 +23,17 @@ import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
 import {
+  type AuditEntry,
+  type AuditLog,
+  changesBetween,
+} from "../../store/request-log/audit-log.js";
+import {
   type AssignmentKind,
   type AssignmentRecord,
   ORG_SCOPE,
   type Store,
 } from "../../store/types.js";
+import { guardrailAuditFields } from "./audit-fields.js";
 import type { ModelIds } from "./model-ids.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
@@ -52,7 +59,32 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   constructor(
     private readonly store: Store,
     private readonly modelIds: ModelIds,
+    /** Where management writes are recorded; absent when the process has no database. */
+    private readonly audit?: AuditLog,
   ) {}
+
+  /** Records a write that succeeded (off the request's path: the log batches its writes). */
+  private record(ctx: HandlerContext, entry: AuditEntry): void {
+    this.audit?.record(auditOrigin(ctx), entry);
+  }
+
+  private recordGuardrail(
+    ctx: HandlerContext,
+    action: string,
+    g: Guardrail,
+    before: Guardrail | null,
+    after: Guardrail | null,
+  ): void {
+    this.record(ctx, {
+      action,
+      resource: { type: "guardrail", id: g.id, label: g.name },
+      workspaceId: g.workspaceId,
+      changes: changesBetween(
+        before && guardrailAuditFields(before),
+        after && guardrailAuditFields(after),
+      ),
+    });
+  }
 
   /** The workspace of an existing (or default) guardrail, or 404. */
   private async workspaceOf(id: string): Promise<string> {
@@ -61,14 +93,15 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     return ws;
   }
 
-  private async load(id: string): Promise<Guardrail> {
+  /** The guardrail, read-only (see Store.readGuardrail): for answers and audit labels. */
+  private async load(id: string): Promise<Readonly<Guardrail>> {
     const ws = await this.workspaceOf(id);
-    const found = await this.store.getGuardrail(ws, id);
+    const found = await this.store.readGuardrail(ws, id);
     if (!found) throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
     return found.value;
   }
 
-  async createGuardrail(req: { guardrail?: GuardrailInput }) {
+  async createGuardrail(req: { guardrail?: GuardrailInput }, ctx: HandlerContext) {
     const input = req.guardrail ?? create(GuardrailInputSchema);
     const workspaceId = input.workspaceId ?? (await this.defaultWorkspace());
     const guardrail = this.modelIds.canonicalize(
@@ -85,8 +118,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       );
     }
     // Answer with what was stored (exactly the fields the store keeps).
-    const stored = await this.store.getGuardrail(workspaceId, guardrail.id);
-    return { guardrail: stored?.value ?? guardrail };
+    const stored = (await this.store.getGuardrail(workspaceId, guardrail.id))?.value ?? guardrail;
+    this.recordGuardrail(ctx, "guardrail.create", stored, null, stored);
+    return { guardrail: stored };
   }
 
   async getGuardrail(req: { id: string }) {
@@ -122,11 +156,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
    * since the read is the update re-applied to the fresh record; a storm of
    * such races gets 409.
    */
-  async updateGuardrail(req: {
-    id: string;
-    guardrail?: GuardrailInput;
-    updateMask?: { paths: string[] };
-  }) {
+  async updateGuardrail(
+    req: {
+      id: string;
+      guardrail?: GuardrailInput;
+      updateMask?: { paths: string[] };
+    },
+    ctx: HandlerContext,
+  ) {
     const ws = await this.workspaceOf(req.id);
     const input = req.guardrail ?? create(GuardrailInputSchema);
     const paths = req.updateMask?.paths ?? [];
@@ -160,7 +197,10 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       });
       if (result === "missing")
         throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
-      if (result !== "conflict") return { guardrail: result.value };
+      if (result !== "conflict") {
+        this.recordGuardrail(ctx, "guardrail.update", result.value, current, result.value);
+        return { guardrail: result.value };
+      }
     }
     throw conflict(
       ErrorReason.UPDATE_CONFLICT,
@@ -168,14 +208,45 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     );
   }
 
-  async deleteGuardrail(req: { id: string }) {
+  async deleteGuardrail(req: { id: string }, ctx: HandlerContext) {
     const ws = await this.workspaceOf(req.id);
+    // What it was, for the audit log (read first: afterwards it is gone).
+    const before = (await this.store.getGuardrail(ws, req.id))?.value;
     if (!(await this.store.deleteGuardrail(ws, req.id)))
       throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
+    if (before) this.recordGuardrail(ctx, "guardrail.delete", before, before, null);
     return { deleted: true };
   }
 
-  private async assign(kind: AssignmentKind, guardrailId: string, subjects: string[], by: string) {
+  /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */
+  private recordAssignment(
+    ctx: HandlerContext,
+    action: "assignment.create" | "assignment.delete",
+    kind: AssignmentKind,
+    guardrail: Guardrail,
+    subjects: string[],
+  ): void {
+    const field = kind === "key" ? "key_hashes" : "member_user_ids";
+    this.record(ctx, {
+      action,
+      resource: { type: "assignment", id: guardrail.id, label: guardrail.name },
+      workspaceId: guardrail.workspaceId,
+      changes: {
+        [field]:
+          action === "assignment.create"
+            ? { before: null, after: subjects }
+            : { before: subjects, after: null },
+      },
+    });
+  }
+
+  private async assign(
+    ctx: HandlerContext,
+    kind: AssignmentKind,
+    guardrailId: string,
+    subjects: string[],
+    by: string,
+  ) {
     const field = kind === "key" ? "key_hashes" : "member_user_ids";
     const guardrail = await this.load(guardrailId);
     if (by.length > ASSIGNED_BY_MAX)
@@ -209,12 +280,22 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         `workspace ${guardrail.workspaceId} already has ${result.count} ${what}; assigning ${result.adding} more would exceed the maximum of ${result.limit} (nothing was assigned)`,
       );
     }
+    if (result.assigned > 0)
+      this.recordAssignment(ctx, "assignment.create", kind, guardrail, unique);
     return result.assigned;
   }
 
-  private async unassign(kind: AssignmentKind, guardrailId: string, subjects: string[]) {
+  private async unassign(
+    ctx: HandlerContext,
+    kind: AssignmentKind,
+    guardrailId: string,
+    subjects: string[],
+  ) {
     const guardrail = await this.load(guardrailId);
-    return this.store.unassign(kind, guardrail.workspaceId, guardrailId, subjects);
+    const removed = await this.store.unassign(kind, guardrail.workspaceId, guardrailId, subjects);
+    if (removed > 0)
+      this.recordAssignment(ctx, "assignment.delete", kind, guardrail, [...new Set(subjects)]);
+    return removed;
   }
 
   private async listAssignments(
@@ -229,11 +310,11 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async assignKeys(req: { guardrailId: string; keyHashes: string[] }, ctx: HandlerContext) {
     const by = callerOf(ctx).principal.key.hash;
-    return { assignedCount: await this.assign("key", req.guardrailId, req.keyHashes, by) };
+    return { assignedCount: await this.assign(ctx, "key", req.guardrailId, req.keyHashes, by) };
   }
 
-  async unassignKeys(req: { guardrailId: string; keyHashes: string[] }) {
-    return { unassignedCount: await this.unassign("key", req.guardrailId, req.keyHashes) };
+  async unassignKeys(req: { guardrailId: string; keyHashes: string[] }, ctx: HandlerContext) {
+    return { unassignedCount: await this.unassign(ctx, "key", req.guardrailId, req.keyHashes) };
   }
 
   async listKeyAssignments(req: { guardrailId?: string; offset: number; limit: number }) {
@@ -257,11 +338,18 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   async assignMembers(req: { guardrailId: string; memberUserIds: string[] }, ctx: HandlerContext) {
     const by = callerOf(ctx).principal.key.hash;
-    return { assignedCount: await this.assign("member", req.guardrailId, req.memberUserIds, by) };
+    return {
+      assignedCount: await this.assign(ctx, "member", req.guardrailId, req.memberUserIds, by),
+    };
   }
 
-  async unassignMembers(req: { guardrailId: string; memberUserIds: string[] }) {
-    return { unassignedCount: await this.unassign("member", req.guardrailId, req.memberUserIds) };
+  async unassignMembers(
+    req: { guardrailId: string; memberUserIds: string[] },
+    ctx: HandlerContext,
+  ) {
+    return {
+      unassignedCount: await this.unassign(ctx, "member", req.guardrailId, req.memberUserIds),
+    };
   }
 
   async listMemberAssignments(req: { guardrailId?: string; offset: number; limit: number }) {

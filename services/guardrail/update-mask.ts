@@ -1,4 +1,4 @@
-import { clearField, clone, create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   BuiltinFilterListSchema,
@@ -7,23 +7,22 @@ import {
   GuardrailSchema,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { builtinEntry, SCOPED_BUILTIN } from "../../governance/filters/builtin-table.js";
-import { GUARDRAIL_FIELDS, type GuardrailField } from "./field-table.js";
+import { builtinEntry, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
+import { GUARDRAIL_FIELDS, type GuardrailField } from "../../platform/guardrail-fields.js";
+import { copyMaskedField } from "../../platform/update-mask.js";
 
-/** The paths an update mask may name (see field-table.ts). */
+/** The paths an update mask may name (see platform/guardrail-fields.ts). */
 export const UPDATABLE_PATHS: ReadonlySet<string> = GUARDRAIL_FIELDS.updatablePaths;
 
 type Fields = Record<string, unknown>;
 
 /**
- * Copies a field from the input onto a guardrail; unset in the input is the
- * client's null: a nullable field becomes unset, any other its zero value.
+ * Copies a field from the input onto a guardrail, with the null of every
+ * update (platform/update-mask.ts): a nullable field becomes unset, any other
+ * its zero value.
  */
 function copyField(to: Guardrail, f: GuardrailField, input: GuardrailInput): void {
-  if (!f.input) return;
-  const value = (input as unknown as Fields)[f.input.localName];
-  if (value === undefined) clearField(to, f.field);
-  else (to as unknown as Fields)[f.field.localName] = value;
+  if (f.input) copyMaskedField(to, f.field, input, f.input);
 }
 
 /**

@@ -1,19 +1,17 @@
 import {
-  FilterAction,
   type Guardrail,
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import {
-  BUILTIN_SLUGS,
-  isBuiltinSlug,
-  SCOPED_BUILTIN,
-} from "../../governance/filters/builtin-table.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
+import { BUILTIN_SLUGS, isBuiltinSlug, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
 import { invalidArgument } from "../../platform/errors.js";
+import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import { quotedRegionNames, regionName } from "../../platform/regions.js";
+import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
+import { SCAN_SCOPES } from "../../platform/scan-scopes.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -92,13 +90,13 @@ export function validateGuardrail(g: Guardrail): void {
       }
       if (seen.has(b.slug)) fail(`${at}.slug ${quote(b.slug)} appears more than once`);
       seen.add(b.slug);
-      if (b.action === FilterAction.UNSPECIFIED || FilterAction[b.action] === undefined) {
-        fail(`${at}.action is required and must be one of "block", "redact", "flag"`);
+      if (FILTER_ACTIONS.name(b.action) === undefined) {
+        fail(`${at}.action is required and must be one of ${FILTER_ACTIONS.quoted}`);
       }
       // Enum values a protobuf client may send that no name stands for are refused, as the
       // gateway refuses an unknown string: both surfaces store only what the API defines.
-      if (ScanScope[b.scanScope] === undefined) {
-        fail(`${at}.scan_scope must be one of "user_only", "all_messages"`);
+      if (b.scanScope !== ScanScope.UNSPECIFIED && SCAN_SCOPES.name(b.scanScope) === undefined) {
+        fail(`${at}.scan_scope must be one of ${SCAN_SCOPES.quoted}`);
       }
       if (b.scanScope !== ScanScope.UNSPECIFIED && b.slug !== SCOPED_BUILTIN) {
         fail(`${at}.scan_scope is only supported by "${SCOPED_BUILTIN}"`);
@@ -119,16 +117,19 @@ export function validateGuardrail(g: Guardrail): void {
         fail(`${at}.pattern must be at most ${LIMITS.patternMax} characters`);
       const problem = patternProblem(f.pattern);
       if (problem) fail(`${at}.pattern is not a usable regular expression: ${problem}`);
-      if (f.action === FilterAction.UNSPECIFIED || FilterAction[f.action] === undefined) {
-        fail(`${at}.action is required and must be one of "block", "redact", "flag"`);
+      if (FILTER_ACTIONS.name(f.action) === undefined) {
+        fail(`${at}.action is required and must be one of ${FILTER_ACTIONS.quoted}`);
       }
       if ([...f.label].length > LIMITS.labelMax)
         fail(`${at}.label must be at most ${LIMITS.labelMax} characters`);
     });
   }
 
-  if (ResetInterval[g.resetInterval] === undefined) {
-    fail(`reset_interval must be one of "daily", "weekly", "monthly" or null`);
+  if (
+    g.resetInterval !== ResetInterval.UNSPECIFIED &&
+    RESET_INTERVALS.name(g.resetInterval) === undefined
+  ) {
+    fail(`reset_interval must be one of ${RESET_INTERVALS.quoted} or null`);
   }
   const hasLimit = g.limitUsd !== undefined;
   const hasInterval = g.resetInterval !== ResetInterval.UNSPECIFIED;

@@ -1,5 +1,7 @@
+import { Code } from "@connectrpc/connect";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type { ReferencePart } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { invalidArgument } from "../../platform/errors.js";
+import { invalidArgument, withReason } from "../../platform/errors.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import type { ReferenceInput } from "./engines/types.js";
 
@@ -93,8 +95,11 @@ export function parseReferences(parts: ReferencePart[]): References {
     }
   });
   if (bytes > SPEECH_LIMITS.maxReferenceBytes) {
-    throw invalidArgument(
-      `input_references decode to more than ${SPEECH_LIMITS.maxReferenceBytes} bytes`,
+    // Too large, not malformed: 413 like an input over its limit (the spec's "payload too large").
+    throw withReason(
+      Code.InvalidArgument,
+      ErrorReason.PAYLOAD_TOO_LARGE,
+      `input_references decode to ${bytes} bytes, at most ${SPEECH_LIMITS.maxReferenceBytes} (15 MiB)`,
     );
   }
   return { mode: "audio", clips, parts: out };

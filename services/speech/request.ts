@@ -3,15 +3,17 @@ import { Code } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { AudioFormat, DataCollection } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { audioFormatName, formatList } from "../../platform/audio-formats.js";
+import type { ModelCatalog } from "../../platform/catalog/model-catalog.js";
+import type { CatalogModel } from "../../platform/catalog/types.js";
 import { invalidArgument, notFound, withReason } from "../../platform/errors.js";
 import { checkJsonLimits, checkJsonMembers } from "../../platform/json-checks.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import type { ResponseFormat } from "./audio/index.js";
-import type { ModelCatalog } from "./catalog/model-catalog.js";
-import type { CatalogModel } from "./catalog/types.js";
 import type { SynthesisSegment } from "./engines/types.js";
 import { parseReferences, type References } from "./references.js";
+import { type RoutingPreferences, routingPreferences } from "./routing/preferences.js";
 
 /** A speech request after every rule of the spec has been checked. */
 export interface SpeechPlan {
@@ -21,11 +23,15 @@ export interface SpeechPlan {
   characters: number;
   speed: number;
   format: ResponseFormat;
+  /** The same format as the catalog's endpoints list theirs (the proto enum). */
+  formatValue: AudioFormat;
   references: References;
   instructions?: string;
   zdr: boolean;
   dataCollection: "allow" | "deny";
   providerOptions: Record<string, JsonObject>;
+  /** provider.order, only, ignore, allow_fallbacks, sort, max_price. */
+  routing: RoutingPreferences;
   sessionId: string;
   user: string;
   trace?: JsonObject;
@@ -39,6 +45,10 @@ const TRACE_STRING_KEYS = [
   "generation_name",
   "parent_span_id",
 ];
+
+function throwInvalid(message: string): never {
+  throw invalidArgument(message);
+}
 
 function length(s: string): number {
   return [...s].length;
@@ -86,7 +96,7 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
     segments = [{ text: input.value, voice, instructions: req.instructions }];
   } else if (input.case === "turns") {
     const turns = input.value.turns;
-    if (!endpoints.some((e) => e.capabilities.multi_speaker)) {
+    if (!endpoints.some((e) => e.capabilities.multiSpeaker)) {
       throw invalidArgument(
         `input as an array of turns needs a multi-speaker model; ${model.id} is not one`,
       );
@@ -130,18 +140,21 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
     throw invalidArgument(`speed must be 1 for model ${model.id}: it has no speed control`);
   }
 
-  if (
-    req.responseFormat !== AudioFormat.UNSPECIFIED &&
-    AudioFormat[req.responseFormat] === undefined
-  ) {
-    throw invalidArgument('response_format must be "mp3", "pcm" or "wav"');
-  }
+  // Unspecified is Railgate's documented default, pcm (OpenAI's is mp3).
   const format: ResponseFormat =
-    req.responseFormat === AudioFormat.MP3
-      ? "mp3"
-      : req.responseFormat === AudioFormat.WAV
-        ? "wav"
-        : "pcm";
+    req.responseFormat === AudioFormat.UNSPECIFIED
+      ? "pcm"
+      : (audioFormatName(req.responseFormat) ??
+        throwInvalid(`response_format must be ${formatList()}`));
+  const formatValue =
+    req.responseFormat === AudioFormat.UNSPECIFIED ? AudioFormat.PCM : req.responseFormat;
+  if (!endpoints.some((e) => e.formats.includes(formatValue))) {
+    // formatList puts them in the table's order, each once.
+    const offered = endpoints.flatMap((e) => e.formats.flatMap((v) => audioFormatName(v) ?? []));
+    throw invalidArgument(
+      `response_format ${quote(format)} is not offered by model ${model.id}: it offers ${formatList(offered)}`,
+    );
+  }
 
   if (length(req.sessionId) > SPEECH_LIMITS.maxSessionIdChars) {
     throw invalidArgument(
@@ -179,11 +192,13 @@ export function planSpeech(req: SynthesizeRequest, catalog: ModelCatalog): Speec
     characters,
     speed,
     format,
+    formatValue,
     references: parseReferences(req.inputReferences),
     instructions: req.instructions,
     zdr: prefs?.zdr === true,
     dataCollection: prefs?.dataCollection === DataCollection.DENY ? "deny" : "allow",
     providerOptions: (prefs?.options ?? {}) as Record<string, JsonObject>,
+    routing: routingPreferences(prefs),
     sessionId: req.sessionId,
     user: req.user,
     trace,

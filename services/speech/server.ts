@@ -1,7 +1,21 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { create, isMessage } from "@bufbuild/protobuf";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { VoiceSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  SpeechService,
+  SynthesizeRequestSchema,
+} from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { AlertDetector } from "../../governance/alerts/detector.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
 import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
+import { ModelCatalog } from "../../platform/catalog/model-catalog.js";
+import type { Catalog, CatalogSource } from "../../platform/catalog/types.js";
+import {
+  type AudioCacheConfig,
+  CONFIG_DEFAULTS,
+  type SpeechRoutingConfig,
+} from "../../platform/config.js";
 import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
 import type { GrpcTls } from "../../platform/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/health.js";
@@ -10,10 +24,11 @@ import { componentLogger } from "../../platform/logger.js";
 import type { RegionName } from "../../platform/regions.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import type { Clock } from "../../platform/time.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
 import type { Store } from "../../store/types.js";
+import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
+import { AudioCache } from "./cache/audio-cache.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
-import { ModelCatalog } from "./catalog/model-catalog.js";
-import type { Catalog } from "./catalog/types.js";
 import { withoutEmbeddedEngine } from "./catalog/without-embedded-engine.js";
 import {
   type EmbeddedEngineSetting,
@@ -22,11 +37,16 @@ import {
 import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
+import { GenerationLog } from "./generations.js";
+import { regionRefusalRecord } from "./refusal-record.js";
 import { SpeechServiceImpl } from "./service.js";
 
 const log = componentLogger("speech");
 
 export interface SpeechServerOptions {
+  /** The speech catalog (default: the built-in one, without OpenAI's models). */
+  catalog?: CatalogSource;
+  /** Where upstream providers' API keys are read, by the catalog's `api_key_env` names. */
   env?: NodeJS.ProcessEnv;
   /** Worker threads of the embedded engine (default: the number of cores). */
   enginePoolSize?: number;
@@ -36,17 +56,37 @@ export interface SpeechServerOptions {
   listenerRegion?: RegionName;
   /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
   tls?: GrpcTls;
-  /** RATE_LIMIT_PER_MINUTE (default 600). */
+  /** RATE_LIMIT_PER_MINUTE. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   rateLimitPerMinute?: number;
-  /** ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER (default true). */
+  /** ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER. */
   allowSafetyRetentionGoogle?: boolean;
   allowSafetyRetentionOther?: boolean;
-  /** STORE_RETRY_QUEUE_MAX: settlements and records kept while the store is down. */
+  /** STORE_RETRY_QUEUE_MAX: settlements kept while the store is down. */
   retryQueueMax?: number;
+  /** The request log's database (store/request-log/open-database.ts); the caller closes it. */
+  database: SqlDatabase;
+  /** RAILGATE_LOG_RETENTION_DAYS. */
+  logRetentionDays?: number;
+  /** REQUEST_LOG_QUEUE_MAX. */
+  requestLogQueueMax?: number;
   /** RAILGATE_EMBEDDED_ENGINE (default "auto": eSpeak NG when its package is installed). */
   embeddedEngine?: EmbeddedEngineSetting;
   /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
   clock?: Clock;
+  /** AUDIO_CACHE_* (README "Audio cache"); the defaults when absent. */
+  audioCache?: AudioCacheConfig;
+  /**
+   * Budget alerts (webhooks live in `database`): who to tell when alerts were queued, the
+   * delivery worker of this process when it runs one (else the workers' interval finds them).
+   */
+  onAlertsQueued?: () => void;
+  /** Circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY*); the defaults unless given. */
+  routing?: SpeechRoutingConfig;
+}
+
+export interface SpeechServer extends ServedServices {
+  /** Resolves once the budget-alert checks of the settlements so far are done (tests, shutdown). */
+  alertsIdle(): Promise<void>;
 }
 
 /** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
@@ -56,36 +96,56 @@ const SETTLE_MARGIN_MS = 2_000;
 export async function startSpeechServer(
   store: Store,
   port: number,
-  host?: string,
-  options: SpeechServerOptions = {},
-): Promise<ServedServices> {
+  host: string | undefined,
+  options: SpeechServerOptions,
+): Promise<SpeechServer> {
   const env = options.env ?? process.env;
-  const { catalog, engine } = await startEngine(loadCatalog(env), options);
+  const { catalog, engine } = await startEngine(loadCatalog(options.catalog ?? {}), options);
   try {
     const models = new ModelCatalog(
       catalog,
-      publicVoices(engine?.voices() ?? []).map((v) => ({
-        id: v.id,
-        name: v.name,
-        languages: v.languages,
-      })),
+      publicVoices(engine?.voices() ?? []).map((v) =>
+        create(VoiceSchema, { id: v.id, name: v.name, languages: v.languages }),
+      ),
     );
     const adapters = new AdapterRegistry({ catalog, engine, env });
     const governance = new GovernanceCache(store, {
-      allowSafetyRetentionGoogle: options.allowSafetyRetentionGoogle ?? true,
-      allowSafetyRetentionOther: options.allowSafetyRetentionOther ?? true,
+      allowSafetyRetentionGoogle:
+        options.allowSafetyRetentionGoogle ?? CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
+      allowSafetyRetentionOther:
+        options.allowSafetyRetentionOther ?? CONFIG_DEFAULTS.allowSafetyRetentionOther,
     });
-    const retries = new RetryQueue({ max: options.retryQueueMax ?? 10_000 });
+    const retries = new RetryQueue({ max: options.retryQueueMax ?? CONFIG_DEFAULTS.retryQueueMax });
+    const generations = new GenerationLog(options.database, {
+      retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+      queueMax: options.requestLogQueueMax ?? CONFIG_DEFAULTS.requestLogQueueMax,
+    });
+    generations.startMaintenance();
     // The store is back (its pub/sub connection reconnected): apply kept writes now.
     const unsubscribe = store.onInvalidate((scope) => scope === "*" && retries.kick());
+    // Real time, not admission's clock: events are stamped and queued now; their windows are
+    // the admission's own (the day each request was charged to).
+    const detector = new AlertDetector(store, new SqlWebhookStore(options.database), {
+      onQueued: options.onAlertsQueued,
+    });
+    const audioCache = options.audioCache ?? CONFIG_DEFAULTS.audioCache;
     const service = new SpeechServiceImpl({
       store,
       catalog: models,
       adapters,
       governance,
-      metering: { rateLimitPerMinute: options.rateLimitPerMinute ?? 600 },
+      metering: {
+        rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
+      },
       clock: options.clock,
       retries,
+      generations,
+      alerts: detector,
+      routing: options.routing,
+      audioCache: new AudioCache(
+        store.openAudioClips({ memoryBytes: audioCache.memoryBytes }),
+        audioCache,
+      ),
     });
     const health = new HealthServiceImpl({
       [SpeechService.typeName]: {
@@ -94,7 +154,8 @@ export async function startSpeechServer(
         ...(engine ? { engine: () => engine.checkHealth() } : {}),
       },
     });
-    // Synthesize and GetGeneration need a standard key, ListModels and health nothing,
+    // Synthesize and ListUserModels need a standard key; the request log's reads any key (the
+    // service scopes them: a standard key to its own records); ListModels and health nothing;
     // Explain (the default) a management key.
     const server = await startGrpcServer(
       [served(SpeechService, service), served(Health, health)],
@@ -106,12 +167,12 @@ export async function startSpeechServer(
           callerAuthInterceptor({
             principals: governance,
             internalToken: options.internalToken,
-            listenerRegion: options.listenerRegion ?? "global",
-            access: {
-              [`${SpeechService.typeName}/Synthesize`]: "standard",
-              [`${SpeechService.typeName}/GetGeneration`]: "standard",
-              [`${SpeechService.typeName}/ListModels`]: "public",
-              [`${Health.typeName}/*`]: "public",
+            listenerRegion: options.listenerRegion ?? CONFIG_DEFAULTS.grpcRegion,
+            // A speech request refused by region rule 1 is logged like every other refusal.
+            onRegionRefused: ({ principal, region, method, message }) => {
+              if (method !== "Synthesize" || !isMessage(message, SynthesizeRequestSchema)) return;
+              const record = regionRefusalRecord(principal, region, message);
+              if (record) generations.add(record);
             },
           }),
         ],
@@ -124,6 +185,7 @@ export async function startSpeechServer(
     return {
       port: server.port,
       inProcess: server.inProcess,
+      alertsIdle: () => detector.whenIdle(),
       // Streams in progress may finish within the grace period; then they are cancelled, each
       // settles what it delivered, and settlements the store did not take are retried a little.
       close: async ({ graceMs = 0 } = {}) => {
@@ -132,6 +194,10 @@ export async function startSpeechServer(
         await server.close({ graceMs });
         await service.inFlight.idle(SETTLE_MARGIN_MS);
         await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
+        // Alert checks of the last settlements, briefly: the database is closed next.
+        await Promise.race([detector.whenIdle(), sleep(SETTLE_MARGIN_MS)]);
+        // Every stream has ended: their records are queued; write them before the database closes.
+        await generations.close();
         unsubscribe();
         governance.close();
         await Promise.all([engine?.close(), adapters.close()]);
@@ -151,7 +217,9 @@ async function startEngine(
   catalog: Catalog,
   options: SpeechServerOptions,
 ): Promise<{ catalog: Catalog; engine?: EspeakEngine }> {
-  const unavailable = embeddedEngineUnavailable(options.embeddedEngine ?? "auto");
+  const unavailable = embeddedEngineUnavailable(
+    options.embeddedEngine ?? CONFIG_DEFAULTS.embeddedEngine,
+  );
   if (unavailable === undefined) {
     return { catalog, engine: await EspeakEngine.start({ poolSize: options.enginePoolSize }) };
   }

@@ -1,67 +1,80 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
-  AudioFormat,
   type Generation,
   GenerationSchema,
+  GenerationStatus,
+  type RoutingStep,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
-import {
-  type SpeechService,
-  type SynthesizeRequest,
-  type SynthesizeResponse,
-  SynthesizeResponseSchema,
+import type {
+  GetActivityRequest,
+  GetUsageRequest,
+  ListGenerationsRequest,
+  SpeechService,
+  SynthesizeRequest,
+  SynthesizeResponse,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { admitRequest, type MeteringConfig, settlement } from "../../governance/admission.js";
-import { type FilteredText, filterText } from "../../governance/content-filtering.js";
+import type { SettlementAlerts } from "../../governance/alerts/detector.js";
+import {
+  decidingOutcome,
+  FilterBlocked,
+  type FilteredText,
+  filterText,
+} from "../../governance/content-filtering.js";
+import { markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
-import { modelRefusal, policyRules } from "../../governance/policy-rules.js";
+import {
+  modelRefusal,
+  modelRefuserId,
+  policyRules,
+  usableModels,
+} from "../../governance/policy-rules.js";
+import { audioContentType, audioFormatValue } from "../../platform/audio-formats.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
-import { invalidArgument, notFound, permissionDenied, withReason } from "../../platform/errors.js";
-import { isKeyHash, newId } from "../../platform/ids.js";
+import type { ModelCatalog } from "../../platform/catalog/model-catalog.js";
+import type { CatalogEndpoint } from "../../platform/catalog/types.js";
+import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config.js";
+import { invalidArgument, notFound, permissionDenied } from "../../platform/errors.js";
+import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
+import { canonicalId, isKeyHash, newId } from "../../platform/ids.js";
 import { InFlight } from "../../platform/in-flight.js";
-import { componentLogger } from "../../platform/logger.js";
 import {
   admissionRefusals,
   speechDuration,
   speechTimeToFirstByte,
-  upstreamErrors,
 } from "../../platform/metrics.js";
 import { quote } from "../../platform/quote.js";
 import { rateLimitHeaderValues } from "../../platform/rate-limit-headers.js";
-import type { RegionName } from "../../platform/regions.js";
+import {
+  isRegionName,
+  quotedRegionNames,
+  type RegionName,
+  regionValue,
+} from "../../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
 import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
+import { recordedMs } from "../../store/request-log/generations.js";
 import type { Store } from "../../store/types.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";
-import { catalogToProto } from "./catalog/catalog-proto.js";
-import type { ModelCatalog } from "./catalog/model-catalog.js";
-import type { CatalogEndpoint } from "./catalog/types.js";
+import type { AudioCache } from "./cache/audio-cache.js";
+import { audioCacheUsage } from "./cache/usage-rpc.js";
 import { coalesce } from "./coalesce.js";
 import type { AdapterRegistry } from "./engines/registry.js";
-import { GenerationLog } from "./generations.js";
+import type { GenerationLog } from "./generations.js";
+import { audioMessage, startMessage } from "./messages.js";
+import { refusalRecord } from "./refusal-record.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
+import { RequestLogQueries } from "./request-log-queries.js";
 import { returnOnAbort } from "./return-on-abort.js";
+import { Failover } from "./routing/failover.js";
+import { routingOf, skippedStep, withRouting } from "./routing/steps.js";
 import { routeEndpoints } from "./routing.js";
-
-const log = componentLogger("speech");
-
-const CONTENT_TYPES = {
-  pcm: `audio/pcm;rate=${SAMPLE_RATE};channels=1`,
-  mp3: "audio/mpeg",
-  // OpenAI's type for its WAV (the rate and channels are in the header).
-  wav: "audio/wav",
-} as const;
-
-const FORMAT_ENUM = {
-  pcm: AudioFormat.PCM,
-  mp3: AudioFormat.MP3,
-  wav: AudioFormat.WAV,
-} as const;
 
 export interface SpeechServiceDeps {
   store: Store;
@@ -71,8 +84,16 @@ export interface SpeechServiceDeps {
   metering: MeteringConfig;
   /** Admission's "now" (rate window, budget days); the system clock unless a test pins one. */
   clock?: Clock;
-  /** Keeps settlements and generation records for retry while the store is down. */
+  /** Keeps settlements for retry while the store is down. */
   retries?: RetryQueue;
+  /** The request log: every record, served or refused, goes there off the hot path. */
+  generations: GenerationLog;
+  /** Budget alerts: told about each settlement, off the hot path (it never waits or throws). */
+  alerts?: SettlementAlerts;
+  /** Circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY*); the defaults unless given. */
+  routing?: SpeechRoutingConfig;
+  /** The audio cache of opted-in workspaces (services/speech/cache); none = never cached. */
+  audioCache?: AudioCache;
 }
 
 /** How a stream ended: who served it, what it is billed for, and its record to write. */
@@ -94,37 +115,98 @@ interface Spoken {
  * once they accept it); otherwise, for a stream cut short (client gone,
  * shutdown, failure), only the characters whose audio was delivered.
  */
-function billedCharacters(characters: number, status: string, spoken: Spoken): number {
-  if (status === "completed" || !spoken.reported) return characters;
+/**
+ * ExplainRequest.region as the one typed region it names; undefined when none was asked. The
+ * wire keeps the API's name (a string, as the JSON query and gRPC clients send it): only this
+ * conversion reads it.
+ */
+function explainedRegion(name: string): RegionName | undefined {
+  if (!name) return undefined;
+  if (!isRegionName(name)) throw invalidArgument(`region must be one of ${quotedRegionNames()}`);
+  return name;
+}
+
+function billedCharacters(characters: number, status: GenerationStatus, spoken: Spoken): number {
+  if (status === GenerationStatus.COMPLETED || !spoken.reported) return characters;
   return Math.min(characters, spoken.characters);
+}
+
+/**
+ * The generation record of a stream that started: status, bytes, duration and cost are filled
+ * in when it ends.
+ */
+function startRecord(
+  principal: Principal,
+  region: RegionName,
+  plan: SpeechPlan,
+  endpoint: CatalogEndpoint,
+  outcomes: FilteredText["outcomes"],
+  routing: RoutingStep[],
+): Generation {
+  return create(GenerationSchema, {
+    id: `gen-${newId()}`,
+    model: plan.model.id,
+    provider: endpoint.provider,
+    byok: endpoint.byok,
+    characters: plan.characters,
+    costUsd: (plan.characters * endpoint.pricePerMillionChars) / 1_000_000,
+    format: audioFormatValue(plan.format),
+    sessionId: plan.sessionId,
+    user: plan.user,
+    trace: plan.trace,
+    filterOutcomes: outcomes,
+    guardrailId: decidingOutcome(outcomes)?.guardrailId ?? "",
+    keyHash: principal.key.hash,
+    workspaceId: principal.key.workspaceId,
+    voice: plan.voice,
+    speed: plan.speed,
+    // Every endpoint is reached from the deployment the request entered: the
+    // region it was served in is its ingress region (what allowed_data_regions governs).
+    dataRegion: regionValue(region),
+    routing,
+    createdAt: nowTimestamp(),
+  });
 }
 
 export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
   private readonly generations: GenerationLog;
+  private readonly queries: RequestLogQueries;
   private readonly retries: RetryQueue;
+  private readonly failover: Failover;
+  private readonly firstByteDeadlineMs: number;
   /** Synthesize calls in progress, until their settlement and record are written (or kept). */
   readonly inFlight = new InFlight();
 
   constructor(private readonly deps: SpeechServiceDeps) {
-    this.generations = new GenerationLog(deps.store);
-    this.retries = deps.retries ?? new RetryQueue({ max: 10_000 });
+    this.generations = deps.generations;
+    this.queries = new RequestLogQueries(deps.generations, deps.store);
+    this.retries = deps.retries ?? new RetryQueue({ max: CONFIG_DEFAULTS.retryQueueMax });
+    const routing = deps.routing ?? CONFIG_DEFAULTS.speechRouting;
+    this.failover = new Failover(routing);
+    this.firstByteDeadlineMs = routing.firstByteDeadlineMs;
   }
 
-  /** Tries endpoints in order until one produces its first byte: fail-over is invisible to the client. */
+  /**
+   * Tries endpoints in routing's order until one produces its first byte (services/speech/routing/
+   * failover.ts: circuit breakers, retries of 429/5xx before the first byte): fail-over is
+   * invisible to the client.
+   */
   private async open(
     plan: SpeechPlan,
     endpoints: CatalogEndpoint[],
     signal: AbortSignal,
     tally: AudioTally,
     requestId: string | null,
+    deadline: number,
   ) {
-    let lastError: unknown;
-    for (const endpoint of endpoints) {
-      const spoken: Spoken = { characters: 0, reported: false };
-      const attempt = new AbortController();
-      const forward = () => attempt.abort(signal.reason);
-      signal.addEventListener("abort", forward, { once: true });
-      try {
+    const opened = await this.failover.open<{ spoken: Spoken; merged: boolean }>({
+      modelId: plan.model.id,
+      endpoints,
+      signal,
+      deadline,
+      requestId: requestId ?? undefined,
+      attempt: async (endpoint, attemptSignal) => {
+        const spoken: Spoken = { characters: 0, reported: false };
         const output = await this.deps.adapters.for(endpoint).start({
           model: plan.model,
           endpoint,
@@ -133,39 +215,19 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           format: sourceFormat(plan.format),
           references: plan.references.parts,
           options: plan.providerOptions[endpoint.provider],
-          signal: attempt.signal,
+          signal: attemptSignal,
           onSpoken: (n) => {
             spoken.reported = true;
             spoken.characters += n;
           },
         });
-        const stream = audioBytes(output, plan.format, tally);
-        const first = await stream.next();
-        return {
-          endpoint,
-          stream,
-          first,
-          spoken,
-          detach: () => signal.removeEventListener("abort", forward),
-        };
-      } catch (err) {
-        signal.removeEventListener("abort", forward);
-        attempt.abort();
-        if (signal.aborted) throw new ConnectError("client cancelled the request", Code.Canceled);
-        log.warn(
-          { provider: endpoint.provider, err: String(err), requestId: requestId ?? undefined },
-          "endpoint failed before first byte",
-        );
-        upstreamErrors.labels(endpoint.provider).inc();
-        lastError = err;
-      }
-    }
-    if (lastError instanceof ConnectError) throw lastError;
-    throw withReason(
-      Code.Unavailable,
-      ErrorReason.UPSTREAM_ERROR,
-      "Every eligible provider failed before producing audio",
-    );
+        // An upstream's body hands over everything that arrived while the reader was busy:
+        // no read-ahead needed (see coalesce for the engine's pieces).
+        const merged = output.kind === "encoded" && output.merged === true;
+        return { stream: audioBytes(output, plan.format, tally), extra: { spoken, merged } };
+      },
+    });
+    return { ...opened, spoken: opened.extra.spoken, merged: opened.extra.merged };
   }
 
   synthesize(req: SynthesizeRequest, ctx: HandlerContext): AsyncGenerator<SynthesizeResponse> {
@@ -173,116 +235,243 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     return returnOnAbort(this.serve(req, ctx), ctx.signal);
   }
 
+  /**
+   * One Synthesize call, as ONE generator: every audio chunk passes through each generator
+   * layer between the source and the caller (a `yield*` costs a few promise turns per chunk),
+   * so the steps that run once per request are plain async methods called from here:
+   * `admit` (policy, filters, routing, admission), `open` (the first endpoint that produces
+   * audio), `startRecord` (the generation record); then the chunks are relayed in the loop
+   * below and the `finally` blocks record, settle and leave, in that order.
+   */
   private async *serve(
     req: SynthesizeRequest,
     ctx: HandlerContext,
   ): AsyncGenerator<SynthesizeResponse> {
     const leave = this.inFlight.enter();
     try {
-      yield* this.serveTracked(req, ctx);
+      const started = performance.now();
+      const signal = ctx.signal;
+      // The interceptor resolved the key from the call's metadata and already
+      // applied region rule 1: nothing in the message can name another caller.
+      const { principal, region } = callerOf<Principal>(ctx);
+      const { plan, outcomes, endpoints, excluded, admitted } = await this.admit(
+        req,
+        ctx,
+        principal,
+        region,
+      );
+      const { admission, metered, rate } = admitted;
+      // Response metadata leaves with the first message, so the gateway has it before any audio.
+      if (rate)
+        for (const [name, value] of rateLimitHeaderValues(rate))
+          ctx.responseHeader.set(name, value);
+      const tally: AudioTally = { bytes: 0, seconds: 0 };
+      const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
+      // The audio cache (services/speech/cache/audio-cache.ts), after admission so that limits
+      // hold for hits too: a stored clip or an identical synthesis in progress serves here; a
+      // miss of an opted-in workspace leads its own synthesis, which `leader` sees pass by.
+      const cached = await this.deps.audioCache?.lookup({
+        principal,
+        region,
+        plan,
+        endpoints,
+        outcomes,
+        started,
+        signal,
+      });
+      const leader = cached?.lead;
+      try {
+        if (cached?.serve) {
+          yield* cached.serve(outcome);
+          return;
+        }
+        const opened = await this.open(
+          plan,
+          endpoints,
+          signal,
+          tally,
+          // The gateway's request id, so this service's log lines join its access log.
+          ctx.requestHeader.get(REQUEST_ID_HEADER),
+          this.firstByteDeadline(started, ctx),
+        ).catch((err: unknown) => {
+          // Every eligible endpoint failed before any audio: logged as failed, with the reason
+          // and the routing (the endpoints tried, then those routing left out).
+          withRouting(err, [...routingOf(err), ...excluded.map(skippedStep)]);
+          outcome.record = refusalRecord(
+            err,
+            principal,
+            region,
+            plan,
+            outcomes,
+            GenerationStatus.FAILED,
+          );
+          throw err;
+        });
+        const { endpoint, stream } = opened;
+        outcome.served = endpoint;
+        const routing = [...opened.steps, ...excluded.map(skippedStep)];
+        const generation = startRecord(principal, region, plan, endpoint, outcomes, routing);
+        let status = GenerationStatus.FAILED;
+        let threw = false;
+        try {
+          const start = startMessage({
+            format: generation.format,
+            contentType: audioContentType(plan.format),
+            sampleRate: SAMPLE_RATE,
+            channels: 1,
+            generationId: generation.id,
+            model: plan.model.id,
+            provider: endpoint.provider,
+          });
+          leader?.see(start);
+          yield start;
+          if (!opened.first.done) {
+            generation.timeToFirstByteMs = recordedMs(performance.now() - started);
+            speechTimeToFirstByte
+              .labels(endpoint.provider)
+              .observe(generation.timeToFirstByteMs / 1000);
+            const first = audioMessage(opened.first.value);
+            leader?.see(first);
+            yield first;
+          }
+          // After the first piece, pieces that pile up while the caller is busy go out merged:
+          // by the source itself when its reads hand over all that arrived (an upstream's body),
+          // else by coalesce's read-ahead (the engine's pieces).
+          const rest = opened.merged ? stream : coalesce(stream, MAX_CHUNK_BYTES);
+          for await (const piece of rest) {
+            const message = audioMessage(piece);
+            leader?.see(message);
+            yield message;
+          }
+          status = GenerationStatus.COMPLETED;
+        } catch (err) {
+          threw = true;
+          throw err;
+        } finally {
+          opened.detach();
+          // Cut short without an error of its own: the caller went away (its signal aborted), or
+          // stopped reading (the generator was returned at a yield).
+          if (status !== GenerationStatus.COMPLETED && (signal.aborted || !threw))
+            status = GenerationStatus.CANCELLED;
+          await stream.return(undefined);
+          generation.status = status;
+          speechDuration
+            .labels(endpoint.provider, GENERATION_STATUSES.name(status) ?? "")
+            .observe((performance.now() - started) / 1000);
+          generation.bytes = BigInt(tally.bytes);
+          generation.durationSeconds = tally.seconds;
+          outcome.billed = billedCharacters(plan.characters, status, opened.spoken);
+          // The record tells what was charged: less than the whole input for a stream cut short.
+          generation.costUsd = (outcome.billed * endpoint.pricePerMillionChars) / 1_000_000;
+          outcome.record = generation;
+        }
+      } finally {
+        // A leader's clip is stored only when its stream completed; otherwise its joiners fail.
+        leader?.finish(outcome);
+        cached?.end();
+        // The record goes to the request log first (a push onto the writer's queue), so a
+        // GET /generation right after the request finds it.
+        if (outcome.record) this.generations.add(outcome.record);
+        // The reservation becomes what was delivered (see billedCharacters); a request that never
+        // produced audio releases it whole: the only round trip after the stream. Kept for retry
+        // while the store is down: idempotent by the admission's id.
+        const actual = settlement(admission, principal, outcome.billed, outcome.served);
+        await this.retries.submit(
+          "settlement",
+          { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
+          () =>
+            inSpan("railgate.settlement", { "db.system.name": "redis" }, () =>
+              this.deps.store.settle(admission, actual, metered),
+            ),
+        );
+        // After the counters moved: the detector reads them later, on its own time.
+        this.deps.alerts?.settled({ principal, admission, actual, metered });
+      }
     } finally {
       leave();
     }
   }
 
-  private async *serveTracked(
+  /**
+   * Everything before the first byte that can refuse the request: the guardrails' model rules,
+   * the content filters, routing and admission. Every refusal from here on is a request the log
+   * records, with why and which guardrail decided.
+   */
+  private async admit(
     req: SynthesizeRequest,
     ctx: HandlerContext,
-  ): AsyncGenerator<SynthesizeResponse> {
-    const started = performance.now();
-    // The interceptor resolved the key from the call's metadata and already
-    // applied region rule 1: nothing in the message can name another caller.
-    const { principal, region } = callerOf(ctx);
+    principal: Principal,
+    region: RegionName,
+  ) {
     const validated = planSpeech(req, this.deps.catalog);
-    const refusal = modelRefusal(principal.policy, validated.model);
-    if (refusal) {
-      admissionRefusals.labels("model").inc();
-      throw permissionDenied(refusal.reason, refusal.message);
-    }
-    const filtered = await filterText(
-      principal.filters,
-      validated.segments,
-      validated.references.parts,
-      ctx.signal,
-    );
-    const plan: SpeechPlan = {
-      ...validated,
-      segments: filtered.segments,
-      references: { ...validated.references, parts: filtered.references },
-      characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
-    };
-    const { endpoints } = routeEndpoints(plan, policyRules(principal.policy, plan.model, plan.zdr));
-    annotateActiveSpan({
-      "gen_ai.operation.name": "text_to_speech",
-      "gen_ai.request.model": plan.model.id,
-      ...traceBodyAttributes(plan.trace),
-    });
-    const { admission, metered, rate } = await inSpan(
-      "railgate.admission",
-      { "db.system.name": "redis", "railgate.characters": plan.characters },
-      () =>
-        admitRequest(
-          this.deps.store,
-          principal,
-          plan.characters,
-          endpoints,
-          this.deps.metering,
-          new Date((this.deps.clock ?? systemClock).now()),
-        ),
-    );
-    // Response metadata leaves with the first message, so the gateway has it before any audio.
-    if (rate)
-      for (const [name, value] of rateLimitHeaderValues(rate)) ctx.responseHeader.set(name, value);
-    const tally: AudioTally = { bytes: 0, seconds: 0 };
-    const outcome: StreamOutcome = { served: undefined, billed: 0, record: undefined };
+    let outcomes: FilteredText["outcomes"] = [];
+    let plan: SpeechPlan = validated;
     try {
-      const opened = await this.open(
-        plan,
-        endpoints,
+      const refusal = modelRefusal(principal.policy, validated.model);
+      if (refusal) {
+        admissionRefusals.labels("model").inc();
+        throw markDecidedBy(
+          permissionDenied(refusal.reason, refusal.message),
+          modelRefuserId(principal.policy, validated.model),
+        );
+      }
+      const filtered = await filterText(
+        principal.filters,
+        principal.policy.filters,
+        validated.segments,
+        validated.references.parts,
         ctx.signal,
-        tally,
-        // The gateway's request id, so this service's log lines join its access log.
-        ctx.requestHeader.get(REQUEST_ID_HEADER),
       );
-      outcome.served = opened.endpoint;
-      yield* this.stream(
+      outcomes = filtered.outcomes;
+      plan = {
+        ...validated,
+        segments: filtered.segments,
+        references: { ...validated.references, parts: filtered.references },
+        characters: filtered.segments.reduce((n, s) => n + [...s.text].length, 0),
+      };
+      const { endpoints, excluded } = routeEndpoints(
+        plan,
+        policyRules(principal.policy, plan.model, plan.zdr),
+        this.failover.measure(plan.model.id),
+      );
+      annotateActiveSpan({
+        "gen_ai.operation.name": "text_to_speech",
+        "gen_ai.request.model": plan.model.id,
+        ...traceBodyAttributes(plan.trace),
+      });
+      const at = new Date((this.deps.clock ?? systemClock).now());
+      const characters = plan.characters;
+      const admitted = await inSpan(
+        "railgate.admission",
+        { "db.system.name": "redis", "railgate.characters": characters },
+        () =>
+          admitRequest(this.deps.store, principal, characters, endpoints, this.deps.metering, at),
+      );
+      return { plan, outcomes, endpoints, excluded, admitted };
+    } catch (err) {
+      const error = err instanceof FilterBlocked ? err.error : err;
+      if (err instanceof FilterBlocked) outcomes = err.outcomes;
+      const record = refusalRecord(
+        error,
         principal,
         region,
         plan,
-        opened,
-        filtered.outcomes,
-        tally,
-        started,
-        ctx.signal,
-        outcome,
+        outcomes,
+        GenerationStatus.REFUSED,
       );
-    } finally {
-      // The reservation becomes what was delivered (see billedCharacters); a request that never
-      // produced audio releases it whole. Settlement and the generation record are one script:
-      // the only round trip after the stream. Kept for retry while the store is down:
-      // idempotent by the admission's id.
-      const actual = settlement(admission, principal, outcome.billed, outcome.served);
-      const record = outcome.record;
-      await this.retries.submit(
-        "settlement and generation record",
-        {
-          admission: admission.id,
-          scope: admission.scope,
-          keyHash: admission.keyHash,
-          actual,
-          record: record?.id,
-        },
-        () =>
-          inSpan("railgate.settlement", { "db.system.name": "redis" }, () =>
-            this.deps.store.settle(
-              admission,
-              actual,
-              metered,
-              record && this.generations.stored(record),
-            ),
-          ),
-      );
+      if (record) this.generations.add(record);
+      throw error;
     }
+  }
+
+  /**
+   * When retries stop: the gateway's first-message deadline from the request's arrival (past it
+   * the client has its 524), or the call's own deadline when a direct gRPC caller set a shorter one.
+   */
+  private firstByteDeadline(started: number, ctx: HandlerContext): number {
+    const own = ctx.timeoutMs();
+    const byConfig = started + this.firstByteDeadlineMs;
+    return own === undefined ? byConfig : Math.min(byConfig, performance.now() + own);
   }
 
   /** Shutdown: keeps retrying kept writes for at most `withinMs`, then logs what is lost. */
@@ -290,109 +479,69 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     return this.retries.drain(withinMs);
   }
 
-  private async *stream(
-    principal: Principal,
-    region: RegionName,
-    plan: SpeechPlan,
-    opened: Awaited<ReturnType<SpeechServiceImpl["open"]>>,
-    outcomes: FilteredText["outcomes"],
-    tally: AudioTally,
-    started: number,
-    signal: AbortSignal,
-    outcome: StreamOutcome,
-  ): AsyncGenerator<SynthesizeResponse> {
-    const { endpoint, stream } = opened;
-    const generation = create(GenerationSchema, {
-      id: `gen-${newId()}`,
-      model: plan.model.id,
-      provider: endpoint.provider,
-      byok: endpoint.byok,
-      characters: plan.characters,
-      costUsd: (plan.characters * endpoint.price_per_million_chars) / 1_000_000,
-      format: FORMAT_ENUM[plan.format],
-      sessionId: plan.sessionId,
-      user: plan.user,
-      trace: plan.trace,
-      filterOutcomes: outcomes,
-      keyHash: principal.key.hash,
-      workspaceId: principal.key.workspaceId,
-      voice: plan.voice,
-      speed: plan.speed,
-      // Every endpoint is reached from the deployment the request entered: the
-      // region it was served in is its ingress region (what allowed_data_regions governs).
-      dataRegion: region,
-      createdAt: nowTimestamp(),
-    });
-    let status = "failed";
-    try {
-      yield create(SynthesizeResponseSchema, {
-        event: {
-          case: "start",
-          value: {
-            format: generation.format,
-            contentType: CONTENT_TYPES[plan.format],
-            sampleRate: SAMPLE_RATE,
-            channels: 1,
-            generationId: generation.id,
-            model: plan.model.id,
-            provider: endpoint.provider,
-          },
-        },
-      });
-      if (!opened.first.done) {
-        generation.timeToFirstByteMs = performance.now() - started;
-        speechTimeToFirstByte
-          .labels(endpoint.provider)
-          .observe(generation.timeToFirstByteMs / 1000);
-        yield create(SynthesizeResponseSchema, {
-          event: { case: "audio", value: opened.first.value },
-        });
-      }
-      // After the first piece, pieces that pile up while the hop is busy go out merged.
-      for await (const piece of coalesce(stream, MAX_CHUNK_BYTES)) {
-        yield create(SynthesizeResponseSchema, { event: { case: "audio", value: piece } });
-      }
-      status = "completed";
-    } finally {
-      opened.detach();
-      if (status !== "completed" && signal.aborted) status = "cancelled";
-      await stream.return(undefined);
-      generation.status = status;
-      speechDuration
-        .labels(endpoint.provider, status)
-        .observe((performance.now() - started) / 1000);
-      generation.bytes = BigInt(tally.bytes);
-      generation.durationSeconds = tally.seconds;
-      outcome.billed = billedCharacters(plan.characters, status, opened.spoken);
-      // The record tells what was charged: less than the whole input for a stream cut short.
-      generation.costUsd = (outcome.billed * endpoint.price_per_million_chars) / 1_000_000;
-      outcome.record = generation;
-    }
-  }
-
+  /** The catalog's own messages: nothing is built per call. */
   async listModels() {
-    return { models: catalogToProto(this.deps.catalog) };
+    return { models: this.deps.catalog.models() };
   }
 
-  async getGeneration(req: { id: string }, ctx: HandlerContext) {
-    if (!req.id) throw invalidArgument("id is required");
-    // Records are read with a standard key of the workspace that made them.
-    const { principal } = callerOf(ctx);
-    const generation = await this.generations.get(principal.scope, req.id);
-    if (!generation)
-      throw notFound(
-        ErrorReason.GENERATION_NOT_FOUND,
-        `generation ${req.id.slice(0, 80)} not found`,
-      );
-    return { generation };
+  /** The catalog as the calling key's guardrails leave it (GET /models/user). */
+  async listUserModels(_req: unknown, ctx: HandlerContext) {
+    const { principal } = callerOf<Principal>(ctx);
+    return { models: usableModels(principal.policy, this.deps.catalog.models()) };
   }
 
-  async explain(req: { keyHash: string; model: string; region: string }) {
+  getGeneration(req: { id: string }, ctx: HandlerContext) {
+    return this.queries.get(req.id, ctx);
+  }
+
+  listGenerations(req: ListGenerationsRequest, ctx: HandlerContext) {
+    return this.queries.list(req, ctx);
+  }
+
+  getActivity(req: GetActivityRequest, ctx: HandlerContext) {
+    return this.queries.activity(req, ctx, (this.deps.clock ?? systemClock).now());
+  }
+
+  getUsage(req: GetUsageRequest, ctx: HandlerContext) {
+    return this.queries.usage(req, ctx, (this.deps.clock ?? systemClock).now());
+  }
+
+  /** The audio cache's view of one workspace (services/speech/cache/usage-rpc.ts). */
+  getAudioCache(req: { workspaceId: string }) {
+    return audioCacheUsage(this.deps.store, this.deps.audioCache, req.workspaceId);
+  }
+
+  async explain(req: { keyHash: string; model: string; region: string; generationId: string }) {
     if (!isKeyHash(req.keyHash))
       throw invalidArgument("key_hash must be 64 lowercase hex characters");
     const principal = await this.deps.governance.get(req.keyHash);
     if (!principal)
       throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.keyHash)} not found`);
-    return explain(this.deps.store, this.deps.catalog, principal, req.model, req.region);
+    // A generation of this key: which endpoints its request tried, and why (its routing).
+    const generation = req.generationId
+      ? await this.generations.get(canonicalId(req.generationId), {
+          keyHash: req.keyHash,
+        })
+      : undefined;
+    if (req.generationId && !generation) {
+      throw notFound(
+        ErrorReason.GENERATION_NOT_FOUND,
+        `generation ${quote(req.generationId)} of key ${req.keyHash} not found`,
+      );
+    }
+    const answer = await explain(
+      this.deps.store,
+      this.deps.catalog,
+      principal,
+      req.model,
+      explainedRegion(req.region),
+      new Date((this.deps.clock ?? systemClock).now()),
+      (model, provider) => this.failover.health(model, provider),
+    );
+    if (generation) {
+      answer.generationId = generation.id;
+      answer.routing = generation.routing;
+    }
+    return answer;
   }
 }

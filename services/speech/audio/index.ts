@@ -1,10 +1,14 @@
 export { chunkBytes, MAX_CHUNK_BYTES } from "./chunk-bytes.js";
+export { encodeContainer } from "./container-encoder.js";
 export { createAudioEncoder } from "./create-audio-encoder.js";
 export {
   type AudioEncoder,
   type AudioFormat,
+  type ContainerFormat,
+  isContainerFormat,
   type ResponseFormat,
   SAMPLE_RATE,
+  type SourceFormat,
   sourceFormat,
 } from "./format.js";
 export { Mp3Duration } from "./mp3-duration.js";

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { createEncoder, type WasmMediaEncoder } from "wasm-media-encoders";
+import { audioContentType } from "../../../platform/audio-formats.js";
 import { type AudioEncoder, SAMPLE_RATE } from "./format.js";
 import { int16ToFloat32 } from "./sample-conversion.js";
 
@@ -24,7 +25,7 @@ function lameModule(): Promise<object> {
 }
 
 export class Mp3Encoder implements AudioEncoder {
-  readonly contentType = "audio/mpeg";
+  readonly contentType = audioContentType("mp3");
   #flushed = false;
   #scratch = new Float32Array(0);
 

@@ -1,10 +1,11 @@
-import { type AudioEncoder, SAMPLE_RATE } from "./format.js";
+import { audioContentType } from "../../../platform/audio-formats.js";
+import type { AudioEncoder } from "./format.js";
 
 const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Raw signed 16-bit little-endian mono, whatever the byte order of the host. */
 export class PcmEncoder implements AudioEncoder {
-  readonly contentType = `audio/pcm;rate=${SAMPLE_RATE};channels=1`;
+  readonly contentType = audioContentType("pcm");
 
   encode(samples: Int16Array): Uint8Array {
     if (HOST_IS_LITTLE_ENDIAN) {

@@ -1,7 +1,13 @@
-import type { Catalog, CatalogModel } from "./types.js";
+import { AUDIO_FORMAT_NAMES } from "../../../platform/audio-formats.js";
+import type { CatalogSource } from "../../../platform/catalog/types.js";
+
+/*
+ * The built-in catalog, written as a catalog file is (README "Model catalog"): the loader checks
+ * it and builds the catalog from it like any other, and tests write its entries into theirs.
+ */
 
 /** The embedded engine: offline, nothing leaves the process, so it retains and trains on nothing. */
-const ESPEAK_MODEL: CatalogModel = {
+const ESPEAK_MODEL = {
   id: "railgate/espeak-ng",
   aliases: ["espeak-ng", "railgate/espeak"],
   name: "eSpeak NG (embedded)",
@@ -29,6 +35,8 @@ const ESPEAK_MODEL: CatalogModel = {
         publishes_prompts: false,
       },
       byok: false,
+      // MP3 and PCM from its workers, WAV behind a header, Opus, AAC and FLAC from its PCM.
+      formats: [...AUDIO_FORMAT_NAMES],
     },
   ],
 };
@@ -55,7 +63,7 @@ const OPENAI_POLICY = {
 };
 
 /** OpenAI's speech models; listed only when OPENAI_API_KEY is configured. */
-function openAiModels(): CatalogModel[] {
+function openAiModels() {
   const endpoint = (instructions: boolean, price: number) => ({
     provider: "openai",
     adapter: "openai-compatible",
@@ -70,6 +78,8 @@ function openAiModels(): CatalogModel[] {
     },
     data_policy: OPENAI_POLICY,
     byok: false,
+    // OpenAI's speech endpoint produces all six.
+    formats: [...AUDIO_FORMAT_NAMES],
   });
   return [
     {
@@ -93,14 +103,15 @@ function openAiModels(): CatalogModel[] {
   ];
 }
 
-export function defaultCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
-  const withOpenAi = Boolean(env.OPENAI_API_KEY);
+/** The built-in catalog: eSpeak NG, and OpenAI's models when `openAi` is given (a key is set). */
+export function defaultCatalogDocument(openAi?: CatalogSource["openAi"]) {
+  const withOpenAi = openAi !== undefined;
   return {
     providers: withOpenAi
       ? {
           openai: {
             adapter: "openai-compatible",
-            base_url: env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+            base_url: openAi.baseUrl || "https://api.openai.com/v1",
             api_key_env: "OPENAI_API_KEY",
             timeout_ms: 30_000,
           },

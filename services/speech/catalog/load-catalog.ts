@@ -1,9 +1,39 @@
 import { readFileSync } from "node:fs";
-import { defaultCatalog } from "./default-catalog.js";
-import type { Catalog, CatalogEndpoint, CatalogModel, ProviderConfig } from "./types.js";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  type AudioFormat,
+  CapabilitiesSchema,
+  DataPolicySchema,
+  EndpointSchema,
+  ModelSchema,
+  type Voice,
+  VoiceSchema,
+} from "../../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  AUDIO_FORMAT_NAMES,
+  type AudioFormatName,
+  audioFormatValue,
+  formatList,
+  isAudioFormatName,
+} from "../../../platform/audio-formats.js";
+import type {
+  Catalog,
+  CatalogEndpoint,
+  CatalogModel,
+  CatalogSource,
+  ProviderConfig,
+} from "../../../platform/catalog/types.js";
+import { defaultCatalogDocument } from "./default-catalog.js";
 
 /** Adapters that run in-process and need no provider entry. */
 const ENGINE_ADAPTERS = new Set(["espeak"]);
+
+/**
+ * What an endpoint that does not list its formats produces: what every endpoint served before
+ * endpoints declared formats (an OpenAI-compatible server's common ground).
+ */
+export const DEFAULT_ENDPOINT_FORMATS: readonly AudioFormatName[] = ["mp3", "wav", "pcm"];
 
 class CatalogError extends Error {}
 
@@ -29,6 +59,33 @@ function num(v: unknown, at: string, fallback?: number): number {
   return v;
 }
 
+/** The catalog's formats as the proto enum, in the table's order. */
+function formatValues(names: readonly AudioFormatName[]): AudioFormat[] {
+  return AUDIO_FORMAT_NAMES.filter((name) => names.includes(name)).flatMap(
+    (name) => audioFormatValue(name) ?? [],
+  );
+}
+
+function formats(v: unknown, at: string): AudioFormat[] {
+  if (v === undefined) return formatValues(DEFAULT_ENDPOINT_FORMATS);
+  if (!Array.isArray(v) || v.length === 0) {
+    throw new CatalogError(`${at} must be a non-empty array of ${formatList()}`);
+  }
+  v.forEach((f, i) => {
+    if (!isAudioFormatName(f)) {
+      throw new CatalogError(
+        `${at}[${i}] must be one of ${formatList()}, got ${JSON.stringify(f)}`,
+      );
+    }
+  });
+  // Railgate makes WAV itself, from the endpoint's PCM behind a header.
+  if (v.includes("wav") && !v.includes("pcm")) {
+    throw new CatalogError(`${at} lists "wav" without "pcm": wav is made from the endpoint's pcm`);
+  }
+  // In the table's order, each once, whatever order the file lists them in.
+  return formatValues(v);
+}
+
 function parseEndpoint(raw: unknown, at: string, providers: Catalog["providers"]): CatalogEndpoint {
   const e = obj(raw, at);
   const adapter = str(e.adapter, `${at}.adapter`);
@@ -40,35 +97,47 @@ function parseEndpoint(raw: unknown, at: string, providers: Catalog["providers"]
   }
   const c = obj(e.capabilities ?? {}, `${at}.capabilities`);
   const d = obj(e.data_policy ?? {}, `${at}.data_policy`);
-  return {
+  // In the order these fields were always checked: an entry with several problems reports the same first one.
+  const upstreamModel =
+    e.upstream_model === undefined ? "" : str(e.upstream_model, `${at}.upstream_model`);
+  const pricePerMillionChars = num(e.price_per_million_chars, `${at}.price_per_million_chars`);
+  const capabilities = create(CapabilitiesSchema, {
+    speed: bool(c.speed, `${at}.capabilities.speed`),
+    multiSpeaker: bool(c.multi_speaker, `${at}.capabilities.multi_speaker`),
+    instructions: bool(c.instructions, `${at}.capabilities.instructions`),
+    voiceCloning: bool(c.voice_cloning, `${at}.capabilities.voice_cloning`),
+    maxReferences: num(
+      c.max_references,
+      `${at}.capabilities.max_references`,
+      c.voice_cloning ? 1 : 0,
+    ),
+    imageReference: bool(c.image_reference, `${at}.capabilities.image_reference`),
+  });
+  const dataPolicy = create(DataPolicySchema, {
+    zeroDataRetention: bool(d.zero_data_retention, `${at}.data_policy.zero_data_retention`),
+    safetyRetention: bool(d.safety_retention, `${at}.data_policy.safety_retention`),
+    trainsOnData: bool(d.trains_on_data, `${at}.data_policy.trains_on_data`),
+    publishesPrompts: bool(d.publishes_prompts, `${at}.data_policy.publishes_prompts`),
+  });
+  const endpoint = create(EndpointSchema, {
     provider,
+    kind: ENGINE_ADAPTERS.has(adapter) ? "engine" : "upstream",
     adapter,
-    upstream_model:
-      e.upstream_model === undefined ? undefined : str(e.upstream_model, `${at}.upstream_model`),
-    price_per_million_chars: num(e.price_per_million_chars, `${at}.price_per_million_chars`),
-    capabilities: {
-      speed: bool(c.speed, `${at}.capabilities.speed`),
-      multi_speaker: bool(c.multi_speaker, `${at}.capabilities.multi_speaker`),
-      instructions: bool(c.instructions, `${at}.capabilities.instructions`),
-      voice_cloning: bool(c.voice_cloning, `${at}.capabilities.voice_cloning`),
-      max_references: num(
-        c.max_references,
-        `${at}.capabilities.max_references`,
-        c.voice_cloning ? 1 : 0,
-      ),
-      image_reference: bool(c.image_reference, `${at}.capabilities.image_reference`),
-    },
-    data_policy: {
-      zero_data_retention: bool(d.zero_data_retention, `${at}.data_policy.zero_data_retention`),
-      safety_retention: bool(d.safety_retention, `${at}.data_policy.safety_retention`),
-      trains_on_data: bool(d.trains_on_data, `${at}.data_policy.trains_on_data`),
-      publishes_prompts: bool(d.publishes_prompts, `${at}.data_policy.publishes_prompts`),
-    },
+    upstreamModel,
+    pricePerMillionChars,
     byok: bool(e.byok, `${at}.byok`),
-  };
+    formats: formats(e.formats, `${at}.formats`),
+  });
+  return Object.assign(endpoint, { capabilities, dataPolicy });
 }
 
-function parseModel(raw: unknown, at: string, providers: Catalog["providers"]): CatalogModel {
+/** A model entry; `engineVoiced` collects the ids of those whose voices are the engine's. */
+function parseModel(
+  raw: unknown,
+  at: string,
+  providers: Catalog["providers"],
+  engineVoiced: Set<string>,
+): CatalogModel {
   const m = obj(raw, at);
   const id = str(m.id, `${at}.id`);
   if (!/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9._:-]+$/.test(id)) {
@@ -77,8 +146,8 @@ function parseModel(raw: unknown, at: string, providers: Catalog["providers"]): 
     );
   }
   const voicesRaw = m.voices;
-  let voices: CatalogModel["voices"];
-  if (voicesRaw === "engine") voices = "engine";
+  let voices: Voice[] = [];
+  if (voicesRaw === "engine") engineVoiced.add(id);
   else {
     if (!Array.isArray(voicesRaw) || voicesRaw.length === 0) {
       throw new CatalogError(`${at}.voices must be "engine" or a non-empty array`);
@@ -86,25 +155,30 @@ function parseModel(raw: unknown, at: string, providers: Catalog["providers"]): 
     voices = voicesRaw.map((v, i) => {
       const o = typeof v === "string" ? { id: v } : obj(v, `${at}.voices[${i}]`);
       const vid = str(o.id, `${at}.voices[${i}].id`);
-      return {
+      return create(VoiceSchema, {
         id: vid,
         name: typeof o.name === "string" ? o.name : vid,
         languages: Array.isArray(o.languages) ? o.languages.map(String) : [],
-      };
+      });
     });
   }
   if (!Array.isArray(m.endpoints) || m.endpoints.length === 0) {
     throw new CatalogError(`${at}.endpoints must be a non-empty array`);
   }
-  return {
-    id,
-    aliases: Array.isArray(m.aliases) ? m.aliases.map((a, i) => str(a, `${at}.aliases[${i}]`)) : [],
-    name: typeof m.name === "string" ? m.name : id,
-    description: typeof m.description === "string" ? m.description : "",
-    created: m.created === undefined ? undefined : isoDate(m.created, `${at}.created`),
-    voices,
-    endpoints: m.endpoints.map((e, i) => parseEndpoint(e, `${at}.endpoints[${i}]`, providers)),
-  };
+  const aliases = Array.isArray(m.aliases)
+    ? m.aliases.map((a, i) => str(a, `${at}.aliases[${i}]`))
+    : [];
+  const name = typeof m.name === "string" ? m.name : id;
+  const description = typeof m.description === "string" ? m.description : "";
+  // Without a date the model stays without one here: ModelCatalog gives it the load time.
+  const createdAt =
+    m.created === undefined
+      ? undefined
+      : timestampFromDate(new Date(isoDate(m.created, `${at}.created`)));
+  const endpoints = m.endpoints.map((e, i) => parseEndpoint(e, `${at}.endpoints[${i}]`, providers));
+  return Object.assign(create(ModelSchema, { id, aliases, name, description, createdAt, voices }), {
+    endpoints,
+  });
 }
 
 function isoDate(raw: unknown, at: string): string {
@@ -142,7 +216,8 @@ export function parseCatalog(doc: unknown): Catalog {
   if (!Array.isArray(root.models) || root.models.length === 0) {
     throw new CatalogError("models must be a non-empty array");
   }
-  const models = root.models.map((m, i) => parseModel(m, `models[${i}]`, providers));
+  const engineVoiced = new Set<string>();
+  const models = root.models.map((m, i) => parseModel(m, `models[${i}]`, providers, engineVoiced));
   const seen = new Set<string>();
   for (const m of models) {
     for (const id of [m.id, ...m.aliases]) {
@@ -150,13 +225,18 @@ export function parseCatalog(doc: unknown): Catalog {
       seen.add(id);
     }
   }
-  return { providers, models };
+  return { providers, models, engineVoiced };
 }
 
-/** SPEECH_CATALOG_FILE when set (a JSON document, see README), else the built-in default. */
-export function loadCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
-  const file = env.SPEECH_CATALOG_FILE;
-  if (!file) return defaultCatalog(env);
+/** The built-in catalog: eSpeak NG, and OpenAI's models when `openAi` is given (a key is set). */
+export function defaultCatalog(openAi?: CatalogSource["openAi"]): Catalog {
+  return parseCatalog(defaultCatalogDocument(openAi));
+}
+
+/** The catalog file when one is set (a JSON document, see README), else the built-in default. */
+export function loadCatalog(source: CatalogSource): Catalog {
+  const file = source.file;
+  if (!file) return defaultCatalog(source.openAi);
   try {
     return parseCatalog(JSON.parse(readFileSync(file, "utf8")));
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { Catalog } from "./types.js";
+import type { Catalog } from "../../../platform/catalog/types.js";
 
 /** The adapter of the embedded eSpeak NG engine in catalog endpoints. */
 export const EMBEDDED_ADAPTER = "espeak";
@@ -28,5 +28,9 @@ export function withoutEmbeddedEngine(catalog: Catalog): TrimmedCatalog {
     trimmedModels.push(model.id);
     return [{ ...model, endpoints }];
   });
-  return { catalog: { providers: catalog.providers, models }, skippedModels, trimmedModels };
+  return {
+    catalog: { providers: catalog.providers, models, engineVoiced: catalog.engineVoiced },
+    skippedModels,
+    trimmedModels,
+  };
 }

@@ -1,18 +1,8 @@
-import type { AudioFormat } from "../audio/index.js";
-import type { CatalogEndpoint, CatalogModel } from "../catalog/types.js";
+import type { ReferenceInput, SynthesisSegment } from "../../../platform/catalog/speech-input.js";
+import type { CatalogEndpoint, CatalogModel } from "../../../platform/catalog/types.js";
+import type { SourceFormat } from "../audio/index.js";
 
-/** One stretch of speech in one voice: the whole input, or one speaker turn. */
-export interface SynthesisSegment {
-  text: string;
-  voice: string;
-  instructions?: string;
-}
-
-export interface ReferenceInput {
-  kind: "audio" | "text" | "image";
-  /** A data URL (audio, image) or https URL (image), or the transcript text. */
-  value: string;
-}
+export type { ReferenceInput, SynthesisSegment };
 
 export interface AdapterRequest {
   model: CatalogModel;
@@ -20,7 +10,7 @@ export interface AdapterRequest {
   segments: SynthesisSegment[];
   /** 1 is neutral; only sent to endpoints with speed control. */
   speed: number;
-  format: AudioFormat;
+  format: SourceFormat;
   references: ReferenceInput[];
   /** Provider-specific passthrough options for this endpoint's provider only. */
   options?: Record<string, unknown>;
@@ -47,6 +37,12 @@ export type AdapterOutput =
        * engine encodes in its workers); otherwise they are measured from the bytes.
        */
       seconds?: () => number;
+      /**
+       * True when a read already returns everything that arrived since the last one (a Node
+       * stream's body: its buffer is handed over whole): the service then relays the bytes as
+       * they come, without merging pieces a second time (services/speech/coalesce.ts).
+       */
+      merged?: boolean;
     };
 
 /**

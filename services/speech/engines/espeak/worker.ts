@@ -1,7 +1,9 @@
 // Entry point of one eSpeak worker thread: loads the wasm once, then synthesizes, resamples and
 // encodes piece by piece, sending the audio out in blocks as it is made.
+
+import { createAudioEncoder } from "../../audio/create-audio-encoder.js";
 import type { AudioEncoder, AudioFormat } from "../../audio/format.js";
-import { createAudioEncoder, SAMPLE_RATE } from "../../audio/index.js";
+import { SAMPLE_RATE } from "../../audio/format.js";
 import { ESPEAK_SAMPLE_RATE, loadEspeak } from "./espeak-wasm.js";
 import type { EncodedAudio, EspeakJob, EspeakJobResult } from "./jobs.js";
 import { createResampler } from "./resampler.js";

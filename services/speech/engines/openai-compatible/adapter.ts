@@ -1,12 +1,12 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { Dispatcher } from "undici";
+import type { ProviderConfig } from "../../../../platform/catalog/types.js";
 import {
   annotateActiveSpan,
   injectTraceHeaders,
   inSpan,
   SpanKind,
 } from "../../../../platform/tracing.js";
-import type { ProviderConfig } from "../../catalog/types.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";
 import { type UpstreamPool, upstreamPool } from "./upstream-pool.js";
@@ -45,7 +45,8 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     const body: Record<string, unknown> = {
       // Passthrough options first: they may add fields but never override the request's own.
       ...request.options,
-      model: endpoint.upstream_model ?? request.model.id.slice(request.model.id.indexOf("/") + 1),
+      // An unset upstream model is "" in the catalog: the model id without its vendor prefix.
+      model: endpoint.upstreamModel || request.model.id.slice(request.model.id.indexOf("/") + 1),
       input: segment.text,
       voice: segment.voice,
       response_format: request.format,
@@ -122,12 +123,8 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
     if (outer.aborted) return outer.reason;
     const code = (err as { code?: unknown } | undefined)?.code;
     if (typeof code === "string" && TIMEOUT_CODES.has(code))
-      return upstreamTimeout(this.providerId, this.config.timeout_ms);
-    const cause =
-      err instanceof Error
-        ? ((err.cause as Error | undefined)?.message ?? err.message)
-        : String(err);
-    return upstreamUnreachable(this.providerId, cause);
+      return upstreamTimeout(this.providerId, this.config.timeout_ms, err);
+    return upstreamUnreachable(this.providerId, err);
   }
 
   async start(request: AdapterRequest): Promise<AdapterOutput> {
@@ -153,7 +150,8 @@ export class OpenAiCompatibleAdapter implements SpeechAdapter {
         if (!body.destroyed) body.destroy();
       }
     }
-    return { kind: "encoded", bytes: bytes() };
+    // undici's body is a Readable: chunks that arrive while the service is busy are read as one.
+    return { kind: "encoded", bytes: bytes(), merged: true };
   }
 
   /** Closes the provider's connections (shutdown: in-flight requests are cut); idempotent. */
