@@ -20,7 +20,7 @@ const UNMATCHED = "unmatched";
 
 /**
  * Gives the request its id (echoed on every response, errors included: set before any
- * handler writes a head) and, when the response closes, counts it in railgate_http_requests_total
+ * handler writes a head) and, when the response closes, counts it in railgate_http_requests_total (and its duration)
  * and writes its access-log line. Never logged: the query string (it may carry anything), the
  * headers, the key itself.
  */
@@ -37,7 +37,8 @@ export function trackExchange(
   res.setHeader("x-request-id", exchange.id);
   res.once("close", () => {
     const method = req.method ?? "GET";
-    countRequest(exchange.route, method, res.statusCode, region);
+    const elapsedMs = performance.now() - started;
+    countRequest(exchange.route, method, res.statusCode, region, elapsedMs / 1000);
     if (!accessLogger.isLevelEnabled("info")) return;
     const url = req.url ?? "/";
     const query = url.indexOf("?");
@@ -48,7 +49,7 @@ export function trackExchange(
         route: exchange.route,
         path: (query === -1 ? url : url.slice(0, query)).slice(0, 512),
         status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        durationMs: Math.round(elapsedMs * 10) / 10,
         bytesOut: socket.bytesWritten - bytesBefore,
         region,
         key: exchange.keyHash?.slice(0, 8),

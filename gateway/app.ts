@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { RailgateConfig } from "../platform/config.js";
+import { type AddressInfo, Server as NetServer } from "node:net";
+import {
+  CONFIG_DEFAULTS,
+  type RailgateConfig,
+  type SpeechStreamDeadlines,
+} from "../platform/config.js";
 import { InFlight } from "../platform/in-flight.js";
 import { componentLogger } from "../platform/logger.js";
 import { quote } from "../platform/quote.js";
@@ -10,23 +14,35 @@ import { injectTraceHeaders } from "../platform/tracing.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
+import { ConnectionGuard } from "./connection-guard.js";
 import type { RequestContext, Route } from "./context.js";
 import { Cors } from "./cors.js";
+import { logFailedRequest } from "./failure-log.js";
+import { FreshConnections } from "./fresh-connections.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
+import { canonicalParams, canonicalQuery } from "./json/ids.js";
 import { KeyCache } from "./key-cache.js";
 import { requestIdOf } from "./request-id.js";
-import { parseRequestTarget } from "./request-target.js";
+import { parseRequestTarget, urlOf } from "./request-target.js";
 import { Router } from "./router.js";
 import { routes as defaultRoutes } from "./routes.js";
 import { withRequestSpan } from "./tracing.js";
 
 const log = componentLogger("gateway");
 
+/**
+ * Why a request's signal aborts when its client goes away: one shared reason (an abort without
+ * one builds a DOMException, with its stack, per request).
+ */
+export const CLIENT_GONE: Error = new Error("the client went away");
+
 export interface GatewayOptions {
   clients: ServiceClients;
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
+  /** SPEECH_FIRST_MESSAGE_TIMEOUT_MS and SPEECH_IDLE_TIMEOUT_MS. */
+  speechStream: SpeechStreamDeadlines;
   routes?: Route[];
   keyCache?: KeyCache;
   /** CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
@@ -43,14 +59,18 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
   };
 
   async function serve(req: IncomingMessage, res: ServerResponse, exchange: Exchange) {
+    // The request's only AbortController: every service call runs on its signal (see
+    // RequestContext.signal).
     const abort = new AbortController();
     // Only a response that did not finish means the client went away: aborting
-    // every finished one too cost a DOMException and an abort event per request.
+    // every finished one too cost an abort event per request.
     res.on("close", () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) abort.abort(CLIENT_GONE);
     });
     try {
-      const { path, url } = parseRequestTarget(req.url ?? "/");
+      const target = parseRequestTarget(req.url ?? "/");
+      const path = target.path;
+      if (target.url) canonicalQuery(target.url.searchParams);
       if (cors.handle(req, res, path)) return;
       const match = router.match(req.method ?? "GET", path);
       if (match.kind === "not-found") {
@@ -69,14 +89,20 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       const ctx: RequestContext = {
         req,
         res,
-        url,
-        params: match.params,
+        // Built on first use: most requests have no query and their handlers never look.
+        get url() {
+          return urlOf(target);
+        },
+        // UUIDs in the path and the query's id parameters: any case in, lower case on.
+        params: canonicalParams(match.params),
         region,
         clients: options.clients,
         maxBodyBytes: options.maxBodyBytes,
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
+        speechStream: options.speechStream,
         keyCache: options.keyCache,
         signal: abort.signal,
+        abort: (reason) => abort.abort(reason),
         call: { signal: abort.signal, headers: callHeaders },
       };
       exchange.route = match.route.pattern;
@@ -88,8 +114,14 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();
     } catch (err) {
       const reply = errorReply(err);
-      if (reply.status >= 500)
-        log.error({ err, url: req.url?.slice(0, 200), requestId: exchange.id }, "request failed");
+      if (reply.status >= 500) {
+        logFailedRequest(err, {
+          status: reply.status,
+          url: req.url,
+          requestId: exchange.id,
+          clientGone: abort.signal.reason === CLIENT_GONE,
+        });
+      }
       sendError(res, reply.status, reply.message, reply.headers, reply.metadata);
     }
   }
@@ -108,20 +140,13 @@ export interface RunningGateway {
 /** node:http limits of each listener (HTTP_* in the configuration). */
 export type HttpLimits = RailgateConfig["http"];
 
-const DEFAULT_HTTP_LIMITS: HttpLimits = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 120_000,
-  keepAliveTimeoutMs: 65_000,
-  maxConnections: 1_000,
-};
-
 /** One listener per region, as regional load balancers would front one deployment. */
 export async function startGateway(
   ports: Record<RegionName, number>,
   host: string,
   options: GatewayOptions & { http?: HttpLimits },
 ): Promise<RunningGateway> {
-  const limits = options.http ?? DEFAULT_HTTP_LIMITS;
+  const limits = options.http ?? CONFIG_DEFAULTS.http;
   const servers: [RegionName, Server][] = [];
   const bound = {} as Record<RegionName, number>;
   const keyCache = options.keyCache ?? new KeyCache(options.clients.accounts);
@@ -129,8 +154,10 @@ export async function startGateway(
   const withCache = { ...options, keyCache };
   const inFlight = new InFlight();
   let draining = false;
+  const connections = new FreshConnections();
   for (const region of REGION_NAMES) {
     const handle = buildGateway(region, withCache);
+    const guard = new ConnectionGuard(limits);
     const server = createServer(
       {
         // A client must send its headers within this (idle sockets included: Node counts from
@@ -143,8 +170,17 @@ export async function startGateway(
         connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
       },
       (req, res) => {
+        guard.requestStarted(res);
+        const reused = connections.requestArrived(req.socket);
         if (draining) {
           res.setHeader("connection", "close");
+        }
+        // A connection accepted before the listener closed, whose first request arrives during
+        // the drain, is served (and closed after): its client (or a TCP balancer) had no way to
+        // know, and cannot safely retry a POST that got a 503. A keep-alive client reusing an
+        // older connection is told to go elsewhere instead; one request per connection either
+        // way, so the drain stays bounded.
+        if (draining && reused) {
           res.setHeader("x-request-id", requestIdOf(req));
           sendError(res, 503, "Service unavailable: this instance is shutting down", {
             "retry-after": "1",
@@ -155,13 +191,25 @@ export async function startGateway(
         void handle(req, res);
       },
     );
-    // Beyond this many open connections, new ones are closed at once: idle sockets can never
-    // exhaust the process's file descriptors.
-    server.maxConnections = limits.maxConnections;
+    // The connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_ADDRESS): idle sockets
+    // can never exhaust the process's file descriptors, nor lock other clients out.
+    guard.attach(server);
+    connections.attach(server);
     server.on("clientError", answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(ports[region], host, () => resolve());
+      server.listen(ports[region], host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    // Once listening, an error is a failed accept (EMFILE when a flood outruns the file
+    // descriptors): the listener goes on accepting, so it is a warning, not a crash.
+    let lastAcceptWarning = 0;
+    server.on("error", (err) => {
+      if (Date.now() - lastAcceptWarning < 10_000) return;
+      lastAcceptWarning = Date.now();
+      log.warn({ region, reason: err.message }, "accept failed (logged at most every 10 s)");
     });
     bound[region] = (server.address() as AddressInfo).port;
     servers.push([region, server]);
@@ -170,11 +218,23 @@ export async function startGateway(
     ports: bound,
     close: async ({ graceMs = 0 } = {}) => {
       draining = true;
-      // No new connections; idle keep-alive connections are closed now (Node 19+).
+      const startedAt = Date.now();
+      // No new connections (net.Server's close: http.Server's would also close, at once, the
+      // connections accepted whose request has not arrived yet: see FreshConnections).
       const closed = servers.map(
-        ([, s]) => new Promise<void>((resolve) => s.close(() => resolve())),
+        ([, s]) =>
+          new Promise<void>((resolve) => NetServer.prototype.close.call(s, () => resolve())),
       );
-      await inFlight.idle(graceMs);
+      // A connection accepted before the drain gets what any connection gets to send its
+      // headers (HTTP_HEADERS_TIMEOUT_MS), within the grace: a silent one cannot hold the drain.
+      await connections.settled(Math.min(graceMs, limits.headersTimeoutMs));
+      // Then the idle keep-alive connections go; those in use close after their response.
+      for (const [, s] of servers) s.closeIdleConnections();
+      await inFlight.idle(graceMs - (Date.now() - startedAt));
+      // One line for every request the shutdown cuts (streams above all), not one per request.
+      if (inFlight.size > 0) {
+        log.warn({ requests: inFlight.size, graceMs }, "shutdown: cutting requests in progress");
+      }
       for (const [, s] of servers) s.closeAllConnections();
       await Promise.all(closed);
       keyCache.close();

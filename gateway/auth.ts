@@ -1,10 +1,9 @@
 import { KeyKind } from "../gen/railgate/account/v1/account_pb.js";
 import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
+import { keyExpiredAt } from "../platform/auth/key-expiry.js";
+import { bearerSecret, keyRefusals } from "../platform/auth/key-refusals.js";
 import { hashSecret } from "../platform/ids.js";
 import type { Access, RequestContext } from "./context.js";
-import { HttpError } from "./http-error.js";
-
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
  * Resolves the bearer key and checks it may use a route of the given access
@@ -17,9 +16,9 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 export async function authenticate(ctx: RequestContext, access: Access): Promise<void> {
   if (access === "public") return;
   const header = ctx.req.headers.authorization;
-  if (!header) throw new HttpError(401, "Missing API key: send Authorization: Bearer <key>");
-  const secret = BEARER.exec(header)?.[1];
-  if (!secret) throw new HttpError(401, "Malformed Authorization header: expected Bearer <key>");
+  if (!header) throw keyRefusals.missing("http");
+  const secret = bearerSecret(header);
+  if (!secret) throw keyRefusals.malformed("http");
   ctx.call.headers = {
     ...ctx.call.headers,
     authorization: `Bearer ${secret}`,
@@ -28,16 +27,16 @@ export async function authenticate(ctx: RequestContext, access: Access): Promise
   // The answer depends on the region (rule 1), so the cache does too.
   const cacheKey = `${ctx.region}/${hashSecret(secret)}`;
   let key = ctx.keyCache?.get(cacheKey);
+  // A cached key past its expires_at goes back to the service, which refuses it with the reason.
+  if (key && keyExpiredAt(key)) key = undefined;
   if (!key) {
     key = (await ctx.clients.accounts.authenticate({}, ctx.call)).key;
-    if (!key) throw new HttpError(401, "Invalid API key");
+    if (!key) throw keyRefusals.invalid();
     ctx.keyCache?.set(cacheKey, key);
   }
-  if (access === "management" && key.kind !== KeyKind.MANAGEMENT) {
-    throw new HttpError(403, "This operation requires a management key");
-  }
-  if (access === "standard" && key.kind !== KeyKind.STANDARD) {
-    throw new HttpError(403, "Management keys cannot call this endpoint: use a standard API key");
-  }
+  // The refusals the services give, with their reasons: the status comes from the one table.
+  if (access === "management" && key.kind !== KeyKind.MANAGEMENT)
+    throw keyRefusals.managementRequired();
+  if (access === "standard" && key.kind !== KeyKind.STANDARD) throw keyRefusals.standardRequired();
   ctx.key = key;
 }

@@ -1,17 +1,23 @@
-import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
+import { WebhookService } from "../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
-import { createGrpcJsTransport } from "../platform/grpc-js-transport.js";
+import { CONFIG_DEFAULTS } from "../platform/config.js";
+import { grpcClientMetricsInterceptor } from "../platform/grpc-metrics.js";
 import { GRPC_MAX_MESSAGE_BYTES } from "../platform/grpc-server.js";
 import type { GrpcTls } from "../platform/grpc-tls.js";
+import { createHttp2GrpcTransport } from "../platform/http2-grpc-transport.js";
+import { createTypedClient } from "../platform/typed-client.js";
 
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
   accounts: Client<typeof AccountService>;
   speech: Client<typeof SpeechService>;
+  /** Budget-alert webhooks: served beside AccountService (the guardrail process). */
+  webhooks: Client<typeof WebhookService>;
   /** grpc.health.v1.Health of each service process (what /healthz asks). */
   health: { guardrail: Client<typeof Health>; speech: Client<typeof Health> };
 }
@@ -35,49 +41,54 @@ export function serviceCredential(internalToken: string): Interceptor {
   };
 }
 
-/** Typed clients over the given transports: gRPC to other processes, or in-process. */
+/**
+ * Typed clients over the given transports: gRPC to other processes, or in-process (Connect's
+ * clients, with server streams handed through as the transport yields them: typed-client.ts).
+ */
 export function createServiceClients(transports: {
   guardrail: Transport;
   speech: Transport;
 }): ServiceClients {
   return {
-    guardrails: createClient(GuardrailService, transports.guardrail),
-    accounts: createClient(AccountService, transports.guardrail),
-    speech: createClient(SpeechService, transports.speech),
+    guardrails: createTypedClient(GuardrailService, transports.guardrail),
+    accounts: createTypedClient(AccountService, transports.guardrail),
+    speech: createTypedClient(SpeechService, transports.speech),
+    webhooks: createTypedClient(WebhookService, transports.guardrail),
     health: {
-      guardrail: createClient(Health, transports.guardrail),
-      speech: createClient(Health, transports.speech),
+      guardrail: createTypedClient(Health, transports.guardrail),
+      speech: createTypedClient(Health, transports.speech),
     },
   };
 }
 
 /**
- * Deadline of a unary call to a service in another process when the caller set
- * none (RAILGATE_GRPC_UNARY_TIMEOUT_MS): a service that hangs costs the client
- * a 524 after this long instead of a request that never ends. Speech streams
- * have none: they last as long as the audio.
- */
-export const DEFAULT_GRPC_UNARY_TIMEOUT_MS = 10_000;
-
+ * `unaryTimeoutMs` (RAILGATE_GRPC_UNARY_TIMEOUT_MS, default in platform/config.ts) is the deadline
+ * of a unary call whose caller set none: a service that hangs costs the client a 524 after this
+ * long instead of a request that never ends. Speech streams have none (they last as long as
+ * the audio): the gateway bounds the wait for their first message and between messages instead
+ * (gateway/speech-stream.ts).
+ *
 /**
  * Real gRPC (HTTP/2) transports to services in other processes (a split
- * deployment), over @grpc/grpc-js: measured in bench/grpc-hop.ts, it costs the
- * gateway about 40% less CPU per speech stream and half per unary call than
- * Connect's own gRPC transport, with the same typed clients and interceptors.
+ * deployment), straight over node:http2 (platform/http2-grpc-transport.ts, the
+ * client side of the services' grpc-direct.ts): the same typed clients and
+ * interceptors as Connect's gRPC transport at a fraction of its CPU, and less
+ * than grpc-js's (measured in bench/grpc-hop.ts).
  */
 export function grpcTransports(
   urls: { guardrail: string; speech: string },
   credential: ServiceCredential,
-  unaryTimeoutMs = DEFAULT_GRPC_UNARY_TIMEOUT_MS,
+  unaryTimeoutMs = CONFIG_DEFAULTS.grpcUnaryTimeoutMs,
 ): { guardrail: Transport; speech: Transport } {
+  // Timed outermost: the duration is the whole call as the gateway's handler waits for it.
   const interceptors = credential.internalToken
-    ? [serviceCredential(credential.internalToken)]
-    : [];
-  // No compression (grpc-js sends none unless asked): the services are near,
+    ? [grpcClientMetricsInterceptor, serviceCredential(credential.internalToken)]
+    : [grpcClientMetricsInterceptor];
+  // No compression (none is offered): the services are near,
   // and audio does not compress. Message limits as the servers': an oversized
   // message is refused here (413) before it reaches the shared connection.
   const transport = (baseUrl: string) =>
-    createGrpcJsTransport({
+    createHttp2GrpcTransport({
       baseUrl,
       tls: credential.tls,
       interceptors,

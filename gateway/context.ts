@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import type { SpeechStreamDeadlines } from "../platform/config.js";
 import type { RegionName } from "../platform/regions.js";
 import type { ServiceClients } from "./clients.js";
 import type { KeyCache } from "./key-cache.js";
@@ -25,14 +26,25 @@ export interface RequestContext {
   maxBodyBytes: number;
   /** Speech bodies carry reference audio, so they get a larger cap. */
   maxSpeechBodyBytes: number;
+  /** How long a speech stream may keep the client waiting for its first and each next message. */
+  speechStream: SpeechStreamDeadlines;
   /** The authenticated key: set for every route but public ones. */
   key?: ApiKey;
   /** Pass to every service call: it carries the client's credential and region. */
   call: CallOptions;
   /** Authenticated keys (absent in tests that build a bare gateway). */
   keyCache?: KeyCache;
-  /** Aborted when the client goes away. */
+  /**
+   * The request's one AbortController's signal, passed down to every service call (in process,
+   * it is the handler's own signal, and the upstream request's): aborted when the client goes
+   * away (reason CLIENT_GONE), or by `abort`.
+   */
   signal: AbortSignal;
+  /**
+   * Ends the request's calls for a reason of the gateway's own (a stream deadline passed, a
+   * stream was given up). Pass a shared reason: `abort()` without one builds a DOMException.
+   */
+  abort(reason: Error): void;
 }
 
 export type Handler = (ctx: RequestContext) => Promise<void>;
@@ -57,7 +69,7 @@ export interface OperationDoc {
   description?: string;
   /**
    * "audio": the success body is an audio stream (speech), not JSON; "prometheus": metrics text;
-   * "asset": a static script or style sheet (the console's).
+   * "asset": a static script, style sheet or icon (the console's).
    */
   produces?: "json" | "audio" | "html" | "prometheus" | "asset";
 }

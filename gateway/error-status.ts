@@ -33,6 +33,7 @@ export const STATUS_BY_REASON: Readonly<
   [ErrorReason.API_KEY_MALFORMED]: 401,
   [ErrorReason.API_KEY_INVALID]: 401,
   [ErrorReason.API_KEY_DISABLED]: 401,
+  [ErrorReason.API_KEY_EXPIRED]: 401,
   [ErrorReason.MANAGEMENT_KEY_REQUIRED]: 403,
   [ErrorReason.STANDARD_KEY_REQUIRED]: 403,
   [ErrorReason.GATEWAY_TOKEN_INVALID]: 401,
@@ -50,6 +51,7 @@ export const STATUS_BY_REASON: Readonly<
   [ErrorReason.GUARDRAIL_NOT_FOUND]: 404,
   [ErrorReason.MODEL_NOT_FOUND]: 404,
   [ErrorReason.GENERATION_NOT_FOUND]: 404,
+  [ErrorReason.WEBHOOK_NOT_FOUND]: 404,
   // The spec's "409 (conflict; retry later)" of a guardrail update.
   [ErrorReason.UPDATE_CONFLICT]: 409,
   [ErrorReason.ID_COLLISION]: 409,

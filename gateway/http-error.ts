@@ -1,5 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { ErrorMetadataSchema } from "../gen/railgate/common/v1/error_metadata_pb.js";
 import { errorInfoOf, errorMetadataOf } from "../platform/errors.js";
 import { pickRateLimitHeaders } from "../platform/rate-limit-headers.js";
@@ -53,6 +54,28 @@ function isMessageTooLarge(err: ConnectError): boolean {
   return err.code === Code.ResourceExhausted && errorInfoOf(err) === undefined;
 }
 
+/** The 5xx statuses whose reasons are the client's to read (upstreams, the store). */
+const TOLD_STATUSES = new Set([502, 503, 524, 529]);
+
+/**
+ * What a client reads of a 5xx from a service. A failure a service reports on purpose carries a
+ * reason (withReason: a provider's failure, the store's outage) and a message written for the
+ * client, naming the provider and the kind of failure. One without a reason did not come from a
+ * service's decision: the gRPC hop itself (grpc-js says "No connection established. Last error:
+ * connect ECONNREFUSED 10.0.3.7:50052", or "Deadline exceeded ... remote_addr=..."), a bug, an
+ * internal code. Its words are for the log (the gateway logs every 5xx with the request id),
+ * never for the client: it gets a fixed message by status.
+ */
+function serverErrorMessage(err: ConnectError, status: number): string {
+  const reason = errorInfoOf(err)?.reason ?? ErrorReason.UNSPECIFIED;
+  if (reason !== ErrorReason.UNSPECIFIED && TOLD_STATUSES.has(status))
+    return bounded(err.rawMessage);
+  if (status === 503)
+    return "Service unavailable: an internal service is not answering; retry shortly";
+  if (status === 524) return "Request timed out: an internal service did not answer in time";
+  return "Internal server error";
+}
+
 /** Every error becomes `{ error: { code, message } }`; unexpected ones say nothing internal. */
 export function errorReply(err: unknown): ErrorReply {
   if (err instanceof HttpError)
@@ -69,11 +92,7 @@ export function errorReply(err: unknown): ErrorReply {
     const headers: Record<string, string> = {};
     if (retryAfterSeconds !== undefined) headers["retry-after"] = String(retryAfterSeconds);
     Object.assign(headers, pickRateLimitHeaders(err.metadata));
-    // Internal and unknown codes carry no detail worth leaking.
-    const message =
-      status >= 500 && status !== 502 && status !== 503 && status !== 524 && status !== 529
-        ? "Internal server error"
-        : bounded(err.rawMessage);
+    const message = status >= 500 ? serverErrorMessage(err, status) : bounded(err.rawMessage);
     const reply: ErrorReply = { status, message, headers };
     // Only client errors carry facts for the client; a 5xx says nothing internal.
     const metadata = status < 500 ? metadataJson(err) : undefined;

@@ -2,6 +2,7 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:ht
 import type { Duplex } from "node:stream";
 import { quote } from "../platform/quote.js";
 import { HttpError } from "./http-error.js";
+import { canonicalBodyIds } from "./json/ids.js";
 
 /**
  * Reads a JSON object body: Content-Type must be application/json, the size is
@@ -44,7 +45,8 @@ export async function readJsonObject(
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new HttpError(400, "Request body must be a JSON object");
   }
-  return parsed as Record<string, unknown>;
+  // Ids arrive in either case (RFC 4122) and go on in the case they are stored in.
+  return canonicalBodyIds(parsed as Record<string, unknown>);
 }
 
 export function sendJson(
@@ -53,7 +55,16 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const data = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** sendJson of a body already serialized (`data` is JSON.stringify of the answer). */
+export function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  data: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(data),

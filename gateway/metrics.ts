@@ -1,22 +1,39 @@
-import type { Counter } from "prom-client";
-import { httpRequests, registry } from "../platform/metrics.js";
+import { counterChild, histogramChild } from "../platform/metric-children.js";
+import { httpRequestDuration, httpRequests, registry } from "../platform/metrics.js";
 import type { RegionName } from "../platform/regions.js";
 import type { Route } from "./context.js";
 
-type Child = ReturnType<Counter<"route" | "method" | "status" | "region">["labels"]>;
+/**
+ * Label children by route/method/status/region, made on first use: a request costs one lookup
+ * (and platform/metric-children.ts's children, no label hashing).
+ */
+const children = new Map<
+  string,
+  { count: ReturnType<typeof counterChild>; duration: ReturnType<typeof histogramChild> }
+>();
 
-/** Label children by route/method/status/region, made on first use: a request costs one lookup. */
-const children = new Map<string, Child>();
-
-/** Counts one answered request; `route` is the pattern that matched (or "unmatched"). */
-export function countRequest(route: string, method: string, status: number, region: RegionName) {
+/**
+ * Counts one answered request and its duration in seconds; `route` is the pattern that matched
+ * (or "unmatched").
+ */
+export function countRequest(
+  route: string,
+  method: string,
+  status: number,
+  region: RegionName,
+  seconds: number,
+) {
   const key = `${route} ${method} ${status} ${region}`;
   let child = children.get(key);
   if (!child) {
-    child = httpRequests.labels(route, method, String(status), region);
+    child = {
+      count: counterChild(httpRequests, { route, method, status: String(status), region }),
+      duration: histogramChild(httpRequestDuration, { route, method, status: String(status) }),
+    };
     children.set(key, child);
   }
-  child.inc();
+  child.count.inc();
+  child.duration.observe(seconds);
 }
 
 /**

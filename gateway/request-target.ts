@@ -11,8 +11,19 @@ const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 export interface RequestTarget {
   /** The path exactly as sent: the router matches it segment by segment. */
   path: string;
-  /** The same target parsed, for its query parameters. */
-  url: URL;
+  /**
+   * The same target parsed, for its query parameters; absent when there is no query (most
+   * requests): `urlOf` builds it when a handler asks.
+   */
+  url?: URL;
+}
+
+const BASE = "http://gateway";
+
+/** The target's URL: its own when it has a query, else one built from the (checked) path. */
+export function urlOf(target: RequestTarget): URL {
+  target.url ??= new URL(target.path, BASE);
+  return target.url;
 }
 
 /**
@@ -47,11 +58,11 @@ export function parseRequestTarget(raw: string): RequestTarget {
   if (DOT_SEGMENT.test(path)) {
     throw new HttpError(400, `Request path must not have "." or ".." segments: ${quote(path)}`);
   }
-  let url: URL;
+  // A path that passed the checks above always parses: only a query can fail.
+  if (q === -1) return { path };
   try {
-    url = new URL(raw, "http://gateway");
+    return { path, url: new URL(raw, BASE) };
   } catch {
     throw new HttpError(400, `Request target is not a valid URL path: ${quote(raw)}`);
   }
-  return { path, url };
 }

@@ -2,8 +2,13 @@ import type { Handler, Route } from "./context.js";
 
 interface Compiled {
   route: Route;
-  segments: string[];
+  /** Index and text of each static segment, checked before any parameter is decoded. */
+  statics: [number, string][];
+  /** Index and name of each parameter segment. */
+  names: [number, string][];
 }
+
+const NONE: Compiled[] = [];
 
 export type Match =
   | { kind: "found"; route: Route; handler: Handler; params: Record<string, string> }
@@ -16,13 +21,21 @@ export type Match =
  * before "/guardrails/:id").
  */
 export class Router {
-  private readonly compiled: Compiled[];
+  /** The routes by their number of segments, each list in the order given. */
+  private readonly bySegments = new Map<number, Compiled[]>();
 
   constructor(routes: Route[]) {
-    this.compiled = routes.map((route) => ({
-      route,
-      segments: route.pattern.split("/").filter(Boolean),
-    }));
+    for (const route of routes) {
+      const segments = route.pattern.split("/").filter(Boolean);
+      const compiled: Compiled = { route, statics: [], names: [] };
+      segments.forEach((seg, i) => {
+        if (seg.startsWith(":")) compiled.names.push([i, seg.slice(1)]);
+        else compiled.statics.push([i, seg]);
+      });
+      const list = this.bySegments.get(segments.length) ?? [];
+      list.push(compiled);
+      this.bySegments.set(segments.length, list);
+    }
   }
 
   /**
@@ -32,31 +45,31 @@ export class Router {
   match(method: string, path: string): Match {
     const parts = path.slice(1).split("/");
     let allow: string[] | undefined;
-    for (const { route, segments } of this.compiled) {
-      if (segments.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      let ok = true;
-      for (let i = 0; i < segments.length && ok; i++) {
-        const seg = segments[i] as string;
-        const part = parts[i] as string;
-        if (seg.startsWith(":")) {
-          // An empty segment is no value: "/keys/" is not "/keys/:hash".
-          if (part === "") {
-            ok = false;
-            break;
-          }
-          try {
-            params[seg.slice(1)] = decodeURIComponent(part);
-          } catch {
-            ok = false;
-          }
-        } else ok = seg === part;
-      }
-      if (!ok) continue;
+    for (const compiled of this.bySegments.get(parts.length) ?? NONE) {
+      const params = paramsOf(compiled, parts);
+      if (!params) continue;
+      const route = compiled.route;
       const handler = route.methods[method];
       if (handler) return { kind: "found", route, handler, params };
       allow ??= Object.keys(route.methods);
     }
     return allow ? { kind: "method-not-allowed", allow } : { kind: "not-found" };
   }
+}
+
+/** The route's parameters in `parts` (as many as its segments), or none when it does not match. */
+function paramsOf(compiled: Compiled, parts: string[]): Record<string, string> | undefined {
+  for (const [i, seg] of compiled.statics) if (parts[i] !== seg) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, name] of compiled.names) {
+    const part = parts[i] as string;
+    // An empty segment is no value: "/keys/" is not "/keys/:hash".
+    if (part === "") return undefined;
+    try {
+      params[name] = decodeURIComponent(part);
+    } catch {
+      return undefined;
+    }
+  }
+  return params;
 }

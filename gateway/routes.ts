@@ -1,15 +1,20 @@
 import type { Route } from "./context.js";
 import { metricsRoutes } from "./metrics.js";
+import { activityRoutes } from "./routes/activity.js";
 import { assignmentRoutes } from "./routes/assignments.js";
+import { auditLogRoutes } from "./routes/audit-log.js";
 import { consoleRoutes } from "./routes/console.js";
 import { creditRoutes } from "./routes/credits.js";
 import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
+import { generationRoutes } from "./routes/generations.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
 import { modelRoutes } from "./routes/models.js";
 import { speechRoutes } from "./routes/speech.js";
+import { usageRoutes } from "./routes/usage.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 /** Order matters: static paths before parameterised ones that could also match. */
@@ -21,8 +26,13 @@ export const routes: Route[] = [
   ...explainRoutes,
   ...keyRoutes,
   ...creditRoutes,
+  ...auditLogRoutes,
   ...workspaceRoutes,
+  ...webhookRoutes,
   ...speechRoutes,
+  ...generationRoutes,
+  ...activityRoutes,
+  ...usageRoutes,
   ...modelRoutes,
   ...docRoutes(() => routes),
   ...consoleRoutes,

@@ -8,14 +8,24 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { RegionName } from "../platform/regions.js";
-import { startSpan, tracingEnabled } from "../platform/tracing.js";
+import { healthProbesTraced, startSpan, tracingEnabled } from "../platform/tracing.js";
 import type { Exchange } from "./access-log.js";
+
+/** The health route's path: its probes get no span unless TRACE_HEALTH_PROBES asks for them. */
+const HEALTH_PATH = "/healthz";
+
+function isHealthProbe(req: IncomingMessage): boolean {
+  const target = req.url ?? "";
+  const q = target.indexOf("?");
+  return (q === -1 ? target : target.slice(0, q)) === HEALTH_PATH;
+}
 
 /**
  * Runs one request's handling inside its server span: the trace continues the caller's W3C
  * `traceparent` (or starts one), and every gRPC call made meanwhile carries it on
  * (platform/tracing.ts injectTraceHeaders). The span ends when the response closes,
- * named by the route that matched. Off: `handle` runs as it is.
+ * named by the route that matched. Off, and for a health probe (unless TRACE_HEALTH_PROBES):
+ * `handle` runs as it is, outside any trace, so the health calls it makes start none either.
  */
 export function withRequestSpan(
   req: IncomingMessage,
@@ -25,6 +35,7 @@ export function withRequestSpan(
   handle: () => Promise<void>,
 ): Promise<void> {
   if (!tracingEnabled()) return handle();
+  if (!healthProbesTraced() && isHealthProbe(req)) return context.with(ROOT_CONTEXT, handle);
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = req.method ?? "GET";
   const span = startSpan(

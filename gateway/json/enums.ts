@@ -1,4 +1,5 @@
 import type { DescEnum } from "@bufbuild/protobuf";
+import { enumNamesOf } from "../../platform/enum-names.js";
 import { quote } from "../../platform/quote.js";
 import { badRequest } from "./fields.js";
 
@@ -11,38 +12,26 @@ export interface ApiEnum {
   readonly names: readonly string[];
 }
 
-/**
- * The API's names of an enum's values are the proto names without the enum's
- * prefix, in lowercase (REGION_EUROPE is "europe", SCAN_SCOPE_USER_ONLY is
- * "user_only"); the zero value is "unspecified", which the API writes as null.
- */
-function apiEnum(desc: DescEnum): ApiEnum {
-  const prefix = desc.sharedPrefix ?? "";
-  const pairs = desc.values
-    .filter((v) => v.number !== 0)
-    .map((v): [string, number] => [v.name.slice(prefix.length).toLowerCase(), v.number]);
-  const byName = new Map(pairs);
-  const byValue = new Map(pairs.map(([k, v]) => [v, k]));
-  const names = pairs.map(([k]) => k);
-  const listed = names.map((k) => `"${k}"`).join(", ");
-  return {
-    parse(value, at) {
-      const v = byName.get(value);
-      if (v === undefined) throw badRequest(`${at} must be one of ${listed}, got ${quote(value)}`);
-      return v;
-    },
-    name: (value) => byValue.get(value) ?? null,
-    names,
-  };
-}
-
 const byType = new Map<string, ApiEnum>();
 
-/** The API names of a proto enum (derived once per enum). */
+/**
+ * The API names of a proto enum (platform/enum-names.ts: REGION_EUROPE is "europe",
+ * SCAN_SCOPE_USER_ONLY is "user_only"; the zero value has none, which the API writes as
+ * null), with the 400 a name outside them gets. Derived once per enum.
+ */
 export function apiEnumOf(desc: DescEnum): ApiEnum {
   let e = byType.get(desc.typeName);
   if (!e) {
-    e = apiEnum(desc);
+    const table = enumNamesOf(desc);
+    e = {
+      parse(value, at) {
+        if (!table.is(value))
+          throw badRequest(`${at} must be one of ${table.quoted}, got ${quote(value)}`);
+        return table.value(value);
+      },
+      name: (value) => table.name(value) ?? null,
+      names: table.names,
+    };
     byType.set(desc.typeName, e);
   }
   return e;

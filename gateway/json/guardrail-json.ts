@@ -4,10 +4,11 @@ import {
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../governance/filters/builtin-table.js";
-import { UUID_RE } from "../../platform/ids.js";
+import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
+import { deepFreeze } from "../../platform/deep-freeze.js";
+import { GUARDRAIL_FIELDS } from "../../platform/guardrail-fields.js";
+import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
-import { GUARDRAIL_FIELDS } from "../../services/guardrail/field-table.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
 import { NOT_BLANK } from "./fields.js";
 import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";
@@ -34,7 +35,7 @@ export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
     rules: { minLength: 1, maxLength: LIMITS.nameMax, pattern: NOT_BLANK },
   },
   "GuardrailInput.description": { rules: { maxLength: LIMITS.descriptionMax } },
-  "GuardrailInput.workspace_id": { rules: { pattern: UUID_RE.source } },
+  "GuardrailInput.workspace_id": { rules: { pattern: UUID_INPUT_PATTERN } },
   "GuardrailInput.allowed_data_regions": {
     rules: { minItems: 1, maxItems: LIMITS.listMaxItems },
   },
@@ -87,16 +88,42 @@ const OUTPUT = GUARDRAIL_FIELDS.fields.filter((f) => f.role !== "internal").map(
 /** A deprecated alias is written just before the first field it fills. */
 const ALIAS_BEFORE = new Map(GUARDRAIL_FIELDS.aliases.map((a) => [a.fills[0]?.name, a]));
 
-/** Guardrail -> the public JSON shape. */
+/** An alias has no stored value of its own: always null, just before the first field it fills. */
+const NULL_BEFORE = new Map([...ALIAS_BEFORE].map(([field, alias]) => [field ?? "", alias.name]));
+
+/** The JSON of each frozen guardrail written so far (see guardrailToJson), and its answer's text. */
+const written = new WeakMap<Guardrail, Json>();
+const answers = new WeakMap<Guardrail, string>();
+
+/**
+ * Guardrail -> the public JSON shape. A frozen guardrail cannot change: it is one the store
+ * shares between reads while its bytes stay the same (Store.readGuardrail), handed over as it
+ * is by an in-process call. Its JSON is written once and kept with it (frozen as well, so no
+ * caller can change what the next one reads): a GET of an unchanged guardrail writes nothing.
+ */
 export function guardrailToJson(g: Guardrail): Json {
-  const out: Json = {};
-  for (const [name, value] of Object.entries(json.write(g, OUTPUT))) {
-    const alias = ALIAS_BEFORE.get(name);
-    // An alias has no stored value of its own: always null.
-    if (alias) out[alias.name] = null;
-    out[name] = value;
+  if (!Object.isFrozen(g)) return json.write(g, OUTPUT, NULL_BEFORE);
+  let out = written.get(g);
+  if (!out) {
+    out = deepFreeze(json.write(g, OUTPUT, NULL_BEFORE));
+    written.set(g, out);
   }
   return out;
+}
+
+/**
+ * The serialized answer `{ "data": <guardrail JSON or null> }` of a route that returns one
+ * guardrail; kept, like its JSON, with a frozen guardrail: a GET of an unchanged guardrail
+ * serializes nothing.
+ */
+export function guardrailAnswerText(g: Guardrail | undefined): string {
+  if (!g || !Object.isFrozen(g)) return JSON.stringify({ data: g ? guardrailToJson(g) : g });
+  let text = answers.get(g);
+  if (text === undefined) {
+    text = JSON.stringify({ data: guardrailToJson(g) });
+    answers.set(g, text);
+  }
+  return text;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Endpoint, Model } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { AUDIO_FORMAT_NAMES, audioFormatName } from "../../platform/audio-formats.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import {
   arrayOf,
@@ -82,6 +83,7 @@ function railgateEndpoint(e: Endpoint) {
     kind: e.kind,
     price_per_million_chars: e.pricePerMillionChars,
     byok: e.byok,
+    formats: e.formats.flatMap((f) => audioFormatName(f) ?? []),
     capabilities: {
       speed: e.capabilities?.speed ?? false,
       multi_speaker: e.capabilities?.multiSpeaker ?? false,
@@ -128,6 +130,34 @@ export function modelToJson(m: Model) {
   };
 }
 
+/** One endpoint of a model as OpenRouter's PublicEndpoint, with Railgate's fields beside. */
+export function endpointToJson(m: Model, e: Endpoint) {
+  return {
+    name: `${e.provider} | ${m.id}`,
+    model_id: m.id,
+    model_name: m.name,
+    provider_name: e.provider,
+    tag: e.provider,
+    context_length: SPEECH_LIMITS.maxInputChars,
+    max_completion_tokens: null,
+    max_prompt_tokens: null,
+    pricing: pricing(e.pricePerMillionChars),
+    quantization: null,
+    // 0: serving normally. Railgate keeps no latency, throughput or uptime statistics.
+    status: 0,
+    uptime_last_30m: null,
+    uptime_last_5m: null,
+    uptime_last_1d: null,
+    latency_last_30m: null,
+    throughput_last_30m: null,
+    supported_parameters: supportedParameters([e]),
+    supports_implicit_caching: false,
+    supports_tool_choice: { auto: false, function: false, none: false, required: false },
+    supports_voice_cloning: e.capabilities?.voiceCloning ?? false,
+    ...railgateEndpoint(e),
+  };
+}
+
 /** A model's endpoints (GET /models/{author}/{slug}/endpoints), OpenRouter's PublicEndpoint each. */
 export function modelEndpointsToJson(m: Model) {
   return {
@@ -136,31 +166,18 @@ export function modelEndpointsToJson(m: Model) {
     created: createdSeconds(m),
     description: m.description,
     architecture: { ...architecture(m.endpoints), tokenizer: null },
-    endpoints: m.endpoints.map((e) => ({
-      name: `${e.provider} | ${m.id}`,
-      model_id: m.id,
-      model_name: m.name,
-      provider_name: e.provider,
-      tag: e.provider,
-      context_length: SPEECH_LIMITS.maxInputChars,
-      max_completion_tokens: null,
-      max_prompt_tokens: null,
-      pricing: pricing(e.pricePerMillionChars),
-      quantization: null,
-      // 0: serving normally. Railgate keeps no latency, throughput or uptime statistics.
-      status: 0,
-      uptime_last_30m: null,
-      uptime_last_5m: null,
-      uptime_last_1d: null,
-      latency_last_30m: null,
-      throughput_last_30m: null,
-      supported_parameters: supportedParameters([e]),
-      supports_implicit_caching: false,
-      supports_tool_choice: { auto: false, function: false, none: false, required: false },
-      supports_voice_cloning: e.capabilities?.voiceCloning ?? false,
-      ...railgateEndpoint(e),
-    })),
+    endpoints: m.endpoints.map((e) => endpointToJson(m, e)),
   };
+}
+
+/**
+ * Every endpoint with zero data retention, over the whole catalog (GET /endpoints/zdr):
+ * the ones a guardrail's enforce_zdr_* leaves eligible.
+ */
+export function zdrEndpointsToJson(models: Model[]) {
+  return models.flatMap((m) =>
+    m.endpoints.filter((e) => e.dataPolicy?.zeroDataRetention).map((e) => endpointToJson(m, e)),
+  );
 }
 
 /** The models a query selects, in the order it asks for. */
@@ -231,6 +248,7 @@ const RAILGATE_ENDPOINT = {
   kind: STRING,
   price_per_million_chars: NUMBER,
   byok: BOOLEAN,
+  formats: arrayOf({ enum: [...AUDIO_FORMAT_NAMES] }),
   capabilities: shapeOf<ReturnType<typeof railgateEndpoint>["capabilities"]>({
     speed: BOOLEAN,
     multi_speaker: BOOLEAN,
@@ -273,40 +291,42 @@ export const MODEL_JSON_SCHEMA: JsonSchema = shapeOf<ModelJson>({
   endpoints: arrayOf(shapeOf<Item<ModelJson["endpoints"]>>(RAILGATE_ENDPOINT)),
 });
 
+type EndpointJson = ReturnType<typeof endpointToJson>;
+
+export const PUBLIC_ENDPOINT_JSON_SCHEMA: JsonSchema = shapeOf<EndpointJson>({
+  name: STRING,
+  model_id: STRING,
+  model_name: STRING,
+  provider_name: STRING,
+  tag: STRING,
+  context_length: CONTEXT_LENGTH,
+  max_completion_tokens: NULL,
+  max_prompt_tokens: NULL,
+  pricing: PRICING,
+  quantization: NULL,
+  status: INTEGER,
+  uptime_last_30m: NULL,
+  uptime_last_5m: NULL,
+  uptime_last_1d: NULL,
+  latency_last_30m: NULL,
+  throughput_last_30m: NULL,
+  supported_parameters: STRINGS,
+  supports_implicit_caching: BOOLEAN,
+  supports_tool_choice: shapeOf<EndpointJson["supports_tool_choice"]>({
+    auto: BOOLEAN,
+    function: BOOLEAN,
+    none: BOOLEAN,
+    required: BOOLEAN,
+  }),
+  supports_voice_cloning: BOOLEAN,
+  ...RAILGATE_ENDPOINT,
+});
+
 export const MODEL_ENDPOINTS_JSON_SCHEMA: JsonSchema = shapeOf<EndpointsJson>({
   id: STRING,
   name: STRING,
   created: INTEGER,
   description: STRING,
   architecture: shapeOf<EndpointsJson["architecture"]>({ ...ARCHITECTURE, tokenizer: NULL }),
-  endpoints: arrayOf(
-    shapeOf<Item<EndpointsJson["endpoints"]>>({
-      name: STRING,
-      model_id: STRING,
-      model_name: STRING,
-      provider_name: STRING,
-      tag: STRING,
-      context_length: CONTEXT_LENGTH,
-      max_completion_tokens: NULL,
-      max_prompt_tokens: NULL,
-      pricing: PRICING,
-      quantization: NULL,
-      status: INTEGER,
-      uptime_last_30m: NULL,
-      uptime_last_5m: NULL,
-      uptime_last_1d: NULL,
-      latency_last_30m: NULL,
-      throughput_last_30m: NULL,
-      supported_parameters: STRINGS,
-      supports_implicit_caching: BOOLEAN,
-      supports_tool_choice: shapeOf<Item<EndpointsJson["endpoints"]>["supports_tool_choice"]>({
-        auto: BOOLEAN,
-        function: BOOLEAN,
-        none: BOOLEAN,
-        required: BOOLEAN,
-      }),
-      supports_voice_cloning: BOOLEAN,
-      ...RAILGATE_ENDPOINT,
-    }),
-  ),
+  endpoints: arrayOf(PUBLIC_ENDPOINT_JSON_SCHEMA),
 });

@@ -148,8 +148,16 @@ export class ProtoJson {
     }
   }
 
+  /** Each field's override, looked up once: write() runs on every management answer. */
+  private readonly byField = new WeakMap<DescField, JsonOverride>();
+
   private override(f: DescField): JsonOverride {
-    return this.overrides[`${f.parent.name}.${f.name}`] ?? {};
+    let o = this.byField.get(f);
+    if (!o) {
+      o = this.overrides[`${f.parent.name}.${f.name}`] ?? {};
+      this.byField.set(f, o);
+    }
+    return o;
   }
 
   private readonly specs = new Map<string, Spec>();
@@ -250,10 +258,20 @@ export class ProtoJson {
     }
   }
 
-  /** The message -> JSON, for the fields given (all of them by default), in that order. */
-  write(message: Message, fields: readonly DescField[]): Json {
+  /**
+   * The message -> JSON, for the fields given (all of them by default), in that order.
+   * `nullBefore` names keys written as null just before a field (a deprecated alias
+   * before the first field it fills): one pass, one object, on every management answer.
+   */
+  write(
+    message: Message,
+    fields: readonly DescField[],
+    nullBefore?: ReadonlyMap<string, string>,
+  ): Json {
     const out: Json = {};
     for (const f of fields) {
+      const alias = nullBefore?.get(f.name);
+      if (alias !== undefined) out[alias] = null;
       const o = this.override(f).output;
       if (o === "omit-unset" && !isFieldSet(message, f)) continue;
       const v = this.writeValue(f, (message as unknown as Fields)[f.localName]);

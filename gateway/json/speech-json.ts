@@ -1,6 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import {
-  AudioFormat,
   DataCollection,
   ProviderPreferencesSchema,
   ReferencePartSchema,
@@ -10,17 +9,18 @@ import {
   type SynthesizeRequest,
   SynthesizeRequestSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { AUDIO_FORMAT_NAMES, audioFormatValue, formatList } from "../../platform/audio-formats.js";
 import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/json-checks.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
+import {
+  PROVIDER_ROUTING_SCHEMAS,
+  PROVIDER_ROUTING_SPEC,
+  providerRoutingFromJson,
+} from "./provider-routing-json.js";
 
-const RESPONSE_FORMATS: Record<string, AudioFormat> = {
-  mp3: AudioFormat.MP3,
-  pcm: AudioFormat.PCM,
-  wav: AudioFormat.WAV,
-};
 const DATA_COLLECTION = ["allow", "deny"];
 
 const L = SPEECH_LIMITS;
@@ -32,7 +32,7 @@ const SPEECH_SPEC: Spec = {
   input: { type: "string" },
   model: { type: "string" },
   voice: { type: "string", rules: VOICE },
-  response_format: { type: "string", rules: { enum: Object.keys(RESPONSE_FORMATS) } },
+  response_format: { type: "string", rules: { enum: [...AUDIO_FORMAT_NAMES] } },
   // "sse" is refused by name (see checkStreamFormat).
   stream_format: { type: "string", nullable: true, rules: { enum: ["audio"] } },
   speed: { type: "number", nullable: true, rules: { minimum: L.minSpeed, maximum: L.maxSpeed } },
@@ -54,6 +54,7 @@ const PROVIDER_SPEC: Spec = {
   zdr: { type: "boolean", nullable: true },
   data_collection: { type: "string", nullable: true, rules: { enum: DATA_COLLECTION } },
   options: { type: "object", nullable: true },
+  ...PROVIDER_ROUTING_SPEC,
 };
 
 type Json = Record<string, unknown>;
@@ -163,9 +164,9 @@ export function speechRequestFromJson(
   }
   const format = body.response_format;
   if (format !== undefined) {
-    const value = RESPONSE_FORMATS[format as string];
+    const value = audioFormatValue(format as string);
     if (value === undefined) {
-      throw badRequest(`response_format must be "mp3", "pcm" or "wav", got ${quote(format)}`);
+      throw badRequest(`response_format must be ${formatList()}, got ${quote(format)}`);
     }
     req.responseFormat = value;
   }
@@ -177,7 +178,9 @@ export function speechRequestFromJson(
   }
   const provider = body.provider as Json | null | undefined;
   if (provider) {
-    checkFields(provider, PROVIDER_SPEC, "provider.");
+    // sort may also be OpenRouter's { by, partition }: providerRoutingFromJson checks that form.
+    const sortObject = provider.sort !== null && typeof provider.sort === "object";
+    checkFields(sortObject ? { ...provider, sort: null } : provider, PROVIDER_SPEC, "provider.");
     const dc = provider.data_collection;
     if (dc !== undefined && dc !== null && !DATA_COLLECTION.includes(dc as string)) {
       throw badRequest(`provider.data_collection must be "allow" or "deny"`);
@@ -200,6 +203,7 @@ export function speechRequestFromJson(
             ? DataCollection.ALLOW
             : DataCollection.UNSPECIFIED,
       options: options as Record<string, JsonObject>,
+      ...providerRoutingFromJson(provider),
     });
   }
   return req;
@@ -234,6 +238,6 @@ export const SPEECH_BODY_SCHEMA: JsonSchema = specSchema(SPEECH_SPEC, {
       },
       description: `At most ${L.maxReferenceClips} audio clips, ${L.maxReferenceBytes} bytes decoded in all`,
     },
-    provider: specSchema(PROVIDER_SPEC),
+    provider: specSchema(PROVIDER_SPEC, { refine: PROVIDER_ROUTING_SCHEMAS }),
   },
 });

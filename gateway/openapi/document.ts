@@ -1,3 +1,4 @@
+import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
 import { COUNT_LIMITS } from "../../platform/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
@@ -84,11 +85,13 @@ function successResponse(route: Route, method: string, doc: OperationDoc): JsonS
           "X-Railgate-Provider": { schema: { type: "string" } },
           ...RATE_LIMIT_HEADERS,
         },
-        content: {
-          "audio/mpeg": { schema: { type: "string", format: "binary" } },
-          "audio/wav": { schema: { type: "string", format: "binary" } },
-          "audio/pcm": { schema: { type: "string", format: "binary" } },
-        },
+        // One media type per response_format (parameters such as pcm's rate are not part of the key).
+        content: Object.fromEntries(
+          AUDIO_FORMAT_NAMES.map((f) => [
+            audioContentType(f).split(";")[0],
+            { schema: { type: "string", format: "binary" } },
+          ]),
+        ),
       };
     case "html":
       return { description, content: { "text/html": { schema: { type: "string" } } } };
@@ -98,6 +101,7 @@ function successResponse(route: Route, method: string, doc: OperationDoc): JsonS
         content: {
           "text/javascript": { schema: { type: "string" } },
           "text/css": { schema: { type: "string" } },
+          "image/svg+xml": { schema: { type: "string" } },
         },
       };
     case "prometheus":

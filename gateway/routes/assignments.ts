@@ -2,6 +2,7 @@ import type {
   KeyAssignment,
   MemberAssignment,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
@@ -16,6 +17,7 @@ import {
   shapeOf,
   specSchema,
 } from "../openapi/spec-schema.js";
+import { accessOf } from "../route-access.js";
 
 function keyAssignmentJson(a: KeyAssignment) {
   return {
@@ -137,7 +139,7 @@ async function listMembers(ctx: RequestContext, guardrailId?: string) {
 export const assignmentRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails/assignments/keys",
-    access: "management",
+    access: accessOf(GuardrailService.method.listKeyAssignments),
     docs: {
       GET: {
         summary: "List key assignments of every guardrail",
@@ -150,7 +152,7 @@ export const assignmentRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/assignments/members",
-    access: "management",
+    access: accessOf(GuardrailService.method.listMemberAssignments),
     docs: {
       GET: {
         summary: "List member assignments of every guardrail",
@@ -163,7 +165,10 @@ export const assignmentRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/:id/assignments/keys",
-    access: "management",
+    access: accessOf(
+      GuardrailService.method.listKeyAssignments,
+      GuardrailService.method.assignKeys,
+    ),
     docs: {
       GET: {
         summary: "List a guardrail's key assignments",
@@ -195,7 +200,7 @@ export const assignmentRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/:id/assignments/keys/remove",
-    access: "management",
+    access: accessOf(GuardrailService.method.unassignKeys),
     docs: {
       POST: {
         summary: "Unassign keys from a guardrail",
@@ -220,7 +225,10 @@ export const assignmentRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/:id/assignments/members",
-    access: "management",
+    access: accessOf(
+      GuardrailService.method.listMemberAssignments,
+      GuardrailService.method.assignMembers,
+    ),
     docs: {
       GET: {
         summary: "List a guardrail's member assignments",
@@ -252,7 +260,7 @@ export const assignmentRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/:id/assignments/members/remove",
-    access: "management",
+    access: accessOf(GuardrailService.method.unassignMembers),
     docs: {
       POST: {
         summary: "Unassign members from a guardrail",

@@ -1,26 +1,32 @@
-import { UUID_RE } from "../../platform/ids.js";
+import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
 import type { Route } from "../context.js";
-import { readJsonObject, sendJson } from "../http-io.js";
+import { readJsonObject, sendJson, sendJsonText } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";
 import {
   GUARDRAIL_JSON_SCHEMA,
+  guardrailAnswerText,
   guardrailBodySchema,
   guardrailInputFromJson,
   guardrailToJson,
 } from "../json/guardrail-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
+import { accessOf } from "../route-access.js";
 
 const LIST_QUERY = ["offset", "limit", "workspace_id"] as const;
 
 export const guardrailRoutes: Route[] = [
   {
     pattern: "/api/v1/guardrails",
-    access: "management",
+    access: accessOf(
+      GuardrailService.method.listGuardrails,
+      GuardrailService.method.createGuardrail,
+    ),
     docs: {
       GET: {
         summary: "List guardrails",
         query: LIST_QUERY,
-        queryRules: { workspace_id: { type: "string", pattern: UUID_RE.source } },
+        queryRules: { workspace_id: { type: "string", pattern: UUID_INPUT_PATTERN } },
         status: 200,
         response: pageOf(GUARDRAIL_JSON_SCHEMA),
       },
@@ -56,7 +62,11 @@ export const guardrailRoutes: Route[] = [
   },
   {
     pattern: "/api/v1/guardrails/:id",
-    access: "management",
+    access: accessOf(
+      GuardrailService.method.getGuardrail,
+      GuardrailService.method.updateGuardrail,
+      GuardrailService.method.deleteGuardrail,
+    ),
     docs: {
       GET: { summary: "Get a guardrail", status: 200, response: dataOf(GUARDRAIL_JSON_SCHEMA) },
       PATCH: {
@@ -73,7 +83,7 @@ export const guardrailRoutes: Route[] = [
           { id: ctx.params.id ?? "" },
           ctx.call,
         );
-        sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
+        sendJsonText(ctx.res, 200, guardrailAnswerText(res.guardrail));
       },
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
@@ -87,7 +97,7 @@ export const guardrailRoutes: Route[] = [
           },
           ctx.call,
         );
-        sendJson(ctx.res, 200, { data: res.guardrail && guardrailToJson(res.guardrail) });
+        sendJsonText(ctx.res, 200, guardrailAnswerText(res.guardrail));
       },
       async DELETE(ctx) {
         const res = await ctx.clients.guardrails.deleteGuardrail(

@@ -1,9 +1,13 @@
-import { HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as Status,
+} from "../../gen/grpc/health/v1/health_pb.js";
 import { REGION_NAMES, type RegionName } from "../../platform/regions.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";
 import { type JsonSchema, shapeOf } from "../openapi/spec-schema.js";
+import { accessOf } from "../route-access.js";
 
 const HEALTHY: JsonSchema = shapeOf<{ status: "ok"; region: RegionName }>({
   status: { const: "ok" },
@@ -38,7 +42,7 @@ async function check(
 export const healthRoutes: Route[] = [
   {
     pattern: "/healthz",
-    access: "public",
+    access: accessOf(Health.method.check),
     docs: {
       GET: {
         summary: "Health of the gateway and of the services it calls (503 when one is down)",

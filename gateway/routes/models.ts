@@ -1,4 +1,5 @@
 import type { Model } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { quote } from "../../platform/quote.js";
 import type { RequestContext, Route } from "../context.js";
 import { HttpError } from "../http-error.js";
@@ -10,7 +11,9 @@ import {
   MODEL_JSON_SCHEMA,
   modelEndpointsToJson,
   modelToJson,
+  PUBLIC_ENDPOINT_JSON_SCHEMA,
   selectModels,
+  zdrEndpointsToJson,
 } from "../json/model-json.js";
 import {
   MODEL_FILTER_PARAMS,
@@ -19,6 +22,7 @@ import {
   parseModelQuery,
 } from "../json/model-query.js";
 import { arrayOf, dataOf, orNull, STRING, shapeOf } from "../openapi/spec-schema.js";
+import { accessOf } from "../route-access.js";
 
 const MODEL_LIST_SCHEMA = shapeOf<{ data: unknown; total_count: unknown; links: unknown }>({
   data: arrayOf(MODEL_JSON_SCHEMA),
@@ -41,6 +45,26 @@ async function modelAt(ctx: RequestContext): Promise<Model> {
   const model = findModel(await catalog(ctx), id);
   if (!model) throw new HttpError(404, `model ${quote(id)} not found`);
   return model;
+}
+
+/** The models the calling key's guardrails leave it (SpeechService.ListUserModels). */
+async function userCatalog(ctx: RequestContext): Promise<Model[]> {
+  return (await ctx.clients.speech.listUserModels({}, ctx.call)).models;
+}
+
+/** GET /models and /models/user: the same filters and paging over a list of models. */
+function sendModelList(ctx: RequestContext, models: Model[]): void {
+  const query = parseModelQuery(ctx.url.searchParams, true);
+  const selected = selectModels(models, query, new Date());
+  const page = selected.slice(
+    query.offset,
+    query.limit === undefined ? undefined : query.offset + query.limit,
+  );
+  sendJson(ctx.res, 200, {
+    data: page.map(modelToJson),
+    total_count: selected.length,
+    links: { next: nextLink(ctx.url, query.offset, page.length, selected.length) },
+  });
 }
 
 /** The next page's address, the same query with the offset moved on; null on the last page. */
@@ -68,7 +92,7 @@ const oneDocs: Route["docs"] = {
 export const modelRoutes: Route[] = [
   {
     pattern: "/api/v1/models",
-    access: "public",
+    access: accessOf(SpeechService.method.listModels),
     docs: {
       GET: {
         summary: "List speech models (OpenRouter's filters)",
@@ -80,23 +104,53 @@ export const modelRoutes: Route[] = [
     },
     methods: {
       async GET(ctx) {
-        const query = parseModelQuery(ctx.url.searchParams, true);
-        const selected = selectModels(await catalog(ctx), query, new Date());
-        const page = selected.slice(
-          query.offset,
-          query.limit === undefined ? undefined : query.offset + query.limit,
-        );
-        sendJson(ctx.res, 200, {
-          data: page.map(modelToJson),
-          total_count: selected.length,
-          links: { next: nextLink(ctx.url, query.offset, page.length, selected.length) },
-        });
+        // Checked before the catalog is fetched: a bad query costs no call.
+        parseModelQuery(ctx.url.searchParams, true);
+        sendModelList(ctx, await catalog(ctx));
+      },
+    },
+  },
+  {
+    // OpenRouter's models for the calling key: what its guardrails leave it.
+    pattern: "/api/v1/models/user",
+    access: accessOf(SpeechService.method.listUserModels),
+    docs: {
+      GET: {
+        summary:
+          "The models the calling key may use under its guardrails (each with its allowed endpoints)",
+        query: MODEL_LIST_PARAMS,
+        queryRules: MODEL_QUERY_RULES,
+        status: 200,
+        response: MODEL_LIST_SCHEMA,
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        parseModelQuery(ctx.url.searchParams, true);
+        sendModelList(ctx, await userCatalog(ctx));
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/endpoints/zdr",
+    access: accessOf(SpeechService.method.listModels),
+    docs: {
+      GET: {
+        summary: "Every endpoint with zero data retention (OpenRouter's PublicEndpoint shape)",
+        status: 200,
+        response: dataOf(arrayOf(PUBLIC_ENDPOINT_JSON_SCHEMA)),
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, []);
+        sendJson(ctx.res, 200, { data: zdrEndpointsToJson(await catalog(ctx)) });
       },
     },
   },
   {
     pattern: "/api/v1/models/count",
-    access: "public",
+    access: accessOf(SpeechService.method.listModels),
     docs: {
       GET: {
         summary: "Count the models matching the filters",
@@ -115,11 +169,21 @@ export const modelRoutes: Route[] = [
     },
   },
   // The SDK's models.get() asks /model/{author}/{slug}; /models/{author}/{slug} is the same.
-  { pattern: "/api/v1/model/:author/:slug", access: "public", methods: one, docs: oneDocs },
-  { pattern: "/api/v1/models/:author/:slug", access: "public", methods: one, docs: oneDocs },
+  {
+    pattern: "/api/v1/model/:author/:slug",
+    access: accessOf(SpeechService.method.listModels),
+    methods: one,
+    docs: oneDocs,
+  },
+  {
+    pattern: "/api/v1/models/:author/:slug",
+    access: accessOf(SpeechService.method.listModels),
+    methods: one,
+    docs: oneDocs,
+  },
   {
     pattern: "/api/v1/models/:author/:slug/endpoints",
-    access: "public",
+    access: accessOf(SpeechService.method.listModels),
     docs: {
       GET: {
         summary: "A model's endpoints (providers, prices, regions)",
