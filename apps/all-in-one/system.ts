@@ -2,23 +2,31 @@ import { randomBytes } from "node:crypto";
 import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports, serviceCredential } from "../../gateway/clients.js";
 import type { RailgateConfig } from "../../platform/config.js";
+import { grpcClientMetricsInterceptor } from "../../platform/grpc-metrics.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { componentLogger } from "../../platform/logger.js";
 import type { RegionName } from "../../platform/regions.js";
 import type { Clock } from "../../platform/time.js";
-import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { startSpeechServer } from "../../services/speech/server.js";
 import { openStore } from "../../store/open-store.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
+import { openDatabase } from "../../store/request-log/open-database.js";
 import type { Store } from "../../store/types.js";
+import { startGuardrailServer } from "../guardrail/server.js";
+import { gatewayOptions, guardrailServerOptions, speechServerOptions } from "../server-options.js";
 
 const log = componentLogger("system");
 
 export interface RunningSystem {
   store: Store;
+  /** The request log's database (the audit log's and the webhooks' too). */
+  database: SqlDatabase;
   gatewayPorts: Record<RegionName, number>;
   guardrailGrpcPort: number;
   speechGrpcPort: number;
   defaultWorkspaceId: string | undefined;
+  /** Resolves once the budget-alert checks of every request settled so far are done (tests). */
+  alertsIdle(): Promise<void>;
   /**
    * Drains, then stops: the gateway stops accepting at once, requests in progress may finish
    * within `graceMs` (default 0: cut now), each speech stream settles what it delivered, and
@@ -28,42 +36,54 @@ export interface RunningSystem {
 }
 
 /**
- * Everything in one process, each service on its own loopback gRPC port and
- * the gateway calling them over real gRPC: what `npm start` runs and what the
- * end-to-end tests start (with port 0 everywhere).
+ * Everything in one process, each service on its own loopback gRPC port: what
+ * `npm start` runs and what the end-to-end tests start (with port 0 everywhere).
+ * The gateway calls the services' implementations in process (the same
+ * interceptors, no HTTP/2); RAILGATE_INTERNAL_TRANSPORT=grpc, and the tests'
+ * RAILGATE_TEST_TRANSPORT=grpc, make it call them over the loopback gRPC ports.
  */
 export async function startSystem(
   config: RailgateConfig,
-  /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
-  seams: { clock?: Clock } = {},
+  seams: {
+    /**
+     * Admission's clock (rate window, budget days), and so the store's expiries, settlement's
+     * usage windows, key usage, explain and the budget gauges: the system clock unless a test
+     * pins one.
+     */
+    clock?: Clock;
+    /**
+     * A database already open (tests share one across systems); the system then leaves it
+     * open on close. Otherwise it opens (and closes) the one the configuration names.
+     */
+    database?: SqlDatabase;
+  } = {},
 ): Promise<RunningSystem> {
-  const store = await openStore(config);
+  const store = await openStore(config, undefined, undefined, seams.clock);
+  let database: SqlDatabase;
+  try {
+    database = seams.database ?? (await openDatabase(config));
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const ownsDatabase = seams.database === undefined;
   // In one process the gateway and the services share the service credential
   // in memory; a fresh random one serves when the operator did not set one.
   const internalToken = config.internalToken ?? randomBytes(32).toString("base64url");
   const tls = loadGrpcTls(config.grpcTls);
-  const access = { internalToken, listenerRegion: config.grpcRegion, tls };
   const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
-    managementKey: config.managementKey,
-    env: config.env,
-    account: {
-      allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
-      allowSafetyRetentionOther: config.allowSafetyRetentionOther,
-    },
-    rateLimitPerMinute: config.rateLimitPerMinute,
-    budgetGaugesTtlMs: config.budgetGaugesTtlMs,
-    ...access,
+    ...guardrailServerOptions(config),
+    internalToken,
+    clock: seams.clock,
+    database,
   });
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
-    env: config.env,
-    enginePoolSize: config.enginePoolSize,
-    embeddedEngine: config.embeddedEngine,
-    ...access,
-    rateLimitPerMinute: config.rateLimitPerMinute,
-    allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
-    allowSafetyRetentionOther: config.allowSafetyRetentionOther,
-    retryQueueMax: config.retryQueueMax,
+    ...speechServerOptions(config),
+    internalToken,
     clock: seams.clock,
+    database,
+    // In one process, alerts the speech service queues are sent at once by the guardrail's worker.
+    onAlertsQueued: () => guardrail.kickWebhooks(),
   });
   const speechGrpcPort = speech.port;
   // Co-located, the gateway calls the services' implementations directly (same
@@ -71,7 +91,7 @@ export async function startSystem(
   // internal callers. RAILGATE_INTERNAL_TRANSPORT=grpc keeps the loopback hop.
   const scheme = tls ? "https" : "http";
   const inProcess = {
-    clientInterceptors: [serviceCredential(internalToken)],
+    clientInterceptors: [grpcClientMetricsInterceptor, serviceCredential(internalToken)],
     freezeMessages: config.freezeInProcessMessages,
   };
   const clients = createServiceClients(
@@ -86,29 +106,32 @@ export async function startSystem(
         )
       : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );
-  const gateway = await startGateway(config.gatewayPorts, config.host, {
-    clients,
-    maxBodyBytes: config.maxBodyBytes,
-    maxSpeechBodyBytes: config.maxSpeechBodyBytes,
-    http: config.http,
-    corsOrigins: config.corsOrigins,
-  });
+  const gateway = await startGateway(
+    config.gatewayPorts,
+    config.host,
+    gatewayOptions(config, clients),
+  );
   log.info(
     {
       gateway: gateway.ports,
       guardrailGrpc: guardrail.port,
       speechGrpc: speech.port,
       store: store.kind,
+      // Why that store: RAILGATE_STORE, REDIS_URL (the store's own line says more).
+      storeSetting: config.store,
+      database: database.kind,
       internalTransport: config.internalTransport,
     },
     "railgate is up",
   );
   return {
     store,
+    database,
     gatewayPorts: gateway.ports,
     guardrailGrpcPort: guardrail.port,
     speechGrpcPort,
     defaultWorkspaceId: guardrail.defaultWorkspaceId,
+    alertsIdle: () => speech.alertsIdle(),
     close: async ({ graceMs = 0 } = {}) => {
       const deadline = Date.now() + graceMs;
       await gateway.close({ graceMs });
@@ -116,6 +139,7 @@ export async function startSystem(
       await speech.close({ graceMs: Math.max(0, deadline - Date.now()) });
       await guardrail.close();
       await store.close();
+      if (ownsDatabase) await database.close();
     },
   };
 }

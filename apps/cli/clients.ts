@@ -3,6 +3,8 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import type { RailgateConfig } from "../../platform/config.js";
+import { loadGrpcTls } from "../../platform/grpc-tls.js";
 
 export interface CliClients {
   accounts: ReturnType<typeof createClient<typeof AccountService>>;
@@ -11,20 +13,30 @@ export interface CliClients {
 }
 
 /**
- * Clients of the two gRPC services, each call carrying the caller's key as a
- * bearer token: the CLI is an ordinary caller and gets no access the key
- * does not give it (a management key for management, a standard key to speak).
+ * Clients of the two gRPC services (--grpc), each call carrying the caller's key as a
+ * bearer token: the CLI is an ordinary caller and gets no access the key does not give it
+ * (a management key for management, a standard key to speak), never the internal token.
+ * Where the services are and the hop's mTLS files come from the configuration, as for a
+ * gateway (GUARDRAIL_GRPC_URL, SPEECH_GRPC_URL, RAILGATE_GRPC_TLS_*).
  */
-export function cliClients(key: string | undefined, env = process.env): CliClients {
+export function cliClients(key: string | undefined, config: RailgateConfig): CliClients {
   const bearer: Interceptor = (next) => (req) => {
     if (key) req.header.set("authorization", `Bearer ${key}`);
     return next(req);
   };
-  const transport = (baseUrl: string) => createGrpcTransport({ baseUrl, interceptors: [bearer] });
-  const guardrail = transport(env.GUARDRAIL_GRPC_URL || "http://127.0.0.1:50051");
+  const tls = loadGrpcTls(config.grpcTls);
+  const scheme = tls ? "https" : "http";
+  const transport = (baseUrl: string) =>
+    createGrpcTransport({ baseUrl, interceptors: [bearer], nodeOptions: tls });
+  const guardrail = transport(
+    config.guardrailGrpcUrl ?? `${scheme}://127.0.0.1:${config.guardrailGrpcPort}`,
+  );
   return {
     accounts: createClient(AccountService, guardrail),
     guardrails: createClient(GuardrailService, guardrail),
-    speech: createClient(SpeechService, transport(env.SPEECH_GRPC_URL || "http://127.0.0.1:50052")),
+    speech: createClient(
+      SpeechService,
+      transport(config.speechGrpcUrl ?? `${scheme}://127.0.0.1:${config.speechGrpcPort}`),
+    ),
   };
 }

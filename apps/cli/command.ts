@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { ParseArgsConfig } from "node:util";
 import type { CliClients } from "./clients.js";
+import type { ApiClient } from "./http/api-client.js";
 import type { Output } from "./output.js";
 import { UsageError } from "./usage-error.js";
 
@@ -8,6 +9,9 @@ export type Options = NonNullable<ParseArgsConfig["options"]>;
 export type Values = Record<string, string | boolean | undefined>;
 
 export interface CommandContext {
+  /** The HTTP API at --url (the default transport). */
+  api: ApiClient;
+  /** The gRPC services (--grpc): made only when a gRPC command runs. */
   clients: CliClients;
   /** The command's own options, after strict parsing. */
   values: Values;
@@ -24,6 +28,20 @@ export interface Command {
   /** Options that must be given. */
   required?: string[];
   summary: string;
+  /** Per option, what it carries (per-command --help). */
+  optionHelp?: Record<string, string>;
+  /** The HTTP route the command calls (absent for gRPC commands), and what it can send. */
+  api?: {
+    method: string;
+    path: string;
+    /** Called instead when the flags that fill `path` are not given. */
+    fallbackPath?: string;
+    /** Query parameters and body fields a flag or argument carries. */
+    query: string[];
+    body: string[];
+    /** --body/--file: any field of the API's JSON body. */
+    anyBody: boolean;
+  };
   run(ctx: CommandContext): Promise<Output>;
 }
 
@@ -58,7 +76,7 @@ export function jsonBody(values: Values): Record<string, unknown> {
   const inline = str(values, "body");
   const file = str(values, "file");
   if ((inline === undefined) === (file === undefined)) {
-    throw new UsageError("give the guardrail as exactly one of --body JSON or --file PATH");
+    throw new UsageError("give the body as exactly one of --body JSON or --file PATH");
   }
   const text = inline ?? readFileSync(file === "-" ? 0 : (file as string), "utf8");
   let parsed: unknown;
@@ -70,7 +88,7 @@ export function jsonBody(values: Values): Record<string, unknown> {
     );
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new UsageError("the guardrail must be a JSON object");
+    throw new UsageError("the body must be a JSON object");
   }
   return parsed as Record<string, unknown>;
 }

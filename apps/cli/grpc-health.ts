@@ -10,27 +10,18 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { loadConfig } from "../../platform/config.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 
 const [which, url] = process.argv.slice(2);
-// With mTLS configured (RAILGATE_GRPC_TLS_*), the probe speaks TLS like the gateway does.
-const tls = loadGrpcTls(
-  process.env.RAILGATE_GRPC_TLS_CA &&
-    process.env.RAILGATE_GRPC_TLS_CERT &&
-    process.env.RAILGATE_GRPC_TLS_KEY
-    ? {
-        certFile: process.env.RAILGATE_GRPC_TLS_CERT,
-        keyFile: process.env.RAILGATE_GRPC_TLS_KEY,
-        caFile: process.env.RAILGATE_GRPC_TLS_CA,
-      }
-    : undefined,
-);
-const transport = createGrpcTransport({
-  baseUrl: url ?? "http://127.0.0.1:50051",
-  nodeOptions: tls,
-});
-
 try {
+  // With mTLS configured (RAILGATE_GRPC_TLS_*, read and checked by the configuration as the
+  // service's own), the probe speaks TLS like the gateway does.
+  const tls = loadGrpcTls(loadConfig(process.env).grpcTls);
+  const transport = createGrpcTransport({
+    baseUrl: url ?? "http://127.0.0.1:50051",
+    nodeOptions: tls,
+  });
   const { status } = await createClient(Health, transport).check(
     { service: "" },
     { timeoutMs: 3000 },

@@ -7,7 +7,7 @@ export type Row = Record<string, unknown>;
 
 /** What a command hands back: rows for a table, or one record printed as field/value lines. */
 export type Output =
-  | { kind: "rows"; rows: Row[]; columns: string[]; json: unknown }
+  | { kind: "rows"; rows: Row[]; columns: string[]; json: unknown; footer?: string }
   | { kind: "record"; record: Row; json: unknown };
 
 export function rows(list: Row[], columns: string[], json: unknown = list): Output {
@@ -43,9 +43,13 @@ export function render(out: Output, json: boolean): string {
       Object.entries(out.record).map(([k, v]) => [k, cell(v)]),
     );
   }
-  if (out.rows.length === 0) return "(none)";
-  return table(
-    out.columns.map((c) => c.toUpperCase()),
-    out.rows.map((r) => out.columns.map((c) => cell(r[c]))),
-  );
+  const body =
+    out.rows.length === 0
+      ? "(none)"
+      : table(
+          out.columns.map((c) => c.toUpperCase()),
+          out.rows.map((r) => out.columns.map((c) => cell(r[c]))),
+        );
+  // Paging hints (the next cursor, the total) below the table; --json has them as fields.
+  return out.footer ? `${body}\n${out.footer}` : body;
 }

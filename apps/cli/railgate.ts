@@ -1,64 +1,159 @@
 #!/usr/bin/env node
 /**
- * Operator CLI (the `railgate` bin). Talks gRPC to the running services
- * (GUARDRAIL_GRPC_URL, default http://127.0.0.1:50051; SPEECH_GRPC_URL,
- * default http://127.0.0.1:50052) as an ordinary caller with the key given by
- * --key or RAILGATE_KEY (else RAILGATE_MANAGEMENT_KEY, the operator's key the
- * services registered at start-up: how the first further keys are minted).
+ * Operator CLI (the `railgate` bin). Talks to a gateway's public HTTP API (--url, else
+ * RAILGATE_URL, default http://127.0.0.1:8080) as an ordinary caller with the key given by
+ * --key or RAILGATE_KEY (else RAILGATE_MANAGEMENT_KEY, the operator's key the services
+ * registered at start-up: how the first further keys are minted). --grpc (or
+ * RAILGATE_TRANSPORT=grpc) talks gRPC to the services' ports instead, for internal callers,
+ * with the commands that transport has.
  *
- * Exit codes: 0 done, 1 the call failed or was refused, 2 the command line is
- * wrong (unknown command or flag, missing argument, malformed value).
+ * Exit codes: 0 done, 1 the call failed or was refused, 2 the command line is wrong
+ * (unknown command or flag, missing argument, malformed value).
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../../gateway/http-error.js";
+import { ConfigError, loadConfig, type RailgateConfig } from "../../platform/config.js";
 import { cliClients } from "./clients.js";
-import type { Command, Options } from "./command.js";
+import type { Command, Options, Values } from "./command.js";
 import { accountCommands } from "./commands/accounts.js";
 import { assignmentCommands } from "./commands/assignments.js";
+import { auditCommands } from "./commands/audit.js";
 import { guardrailCommands } from "./commands/guardrails.js";
 import { speechCommands } from "./commands/speech.js";
+import { ApiClient, ApiError } from "./http/api-client.js";
+import { HTTP_COMMANDS } from "./http/commands.js";
 import { render } from "./output.js";
 import { UsageError } from "./usage-error.js";
 
-const COMMANDS: Command[] = [
+/** The commands the gRPC transport has (the services' RPCs the CLI has always called). */
+const GRPC_COMMANDS: Command[] = [
   ...guardrailCommands,
   ...assignmentCommands,
   ...speechCommands,
   ...accountCommands,
+  ...auditCommands,
 ];
 
 const COMMON: Options = {
+  url: { type: "string" },
   key: { type: "string" },
   json: { type: "boolean" },
+  grpc: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
 };
+
+/** Words joined by ", " in lines of at most `width`, each after `indent`. */
+function wrap(words: string[], indent: string, width = 96): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const w of words) {
+    if (line && indent.length + line.length + w.length + 2 > width) {
+      lines.push(`${indent}${line},`);
+      line = "";
+    }
+    line = line ? `${line}, ${w}` : w;
+  }
+  if (line) lines.push(`${indent}${line}`);
+  return lines;
+}
+
+const GLOBAL_HELP = [
+  "global options:",
+  "  --url URL   the gateway (default $RAILGATE_URL, else http://127.0.0.1:8080)",
+  "  --key KEY   the caller's key (default $RAILGATE_KEY, else $RAILGATE_MANAGEMENT_KEY)",
+  "  --json      print the API's JSON instead of a table",
+  "  --grpc      talk gRPC to the services' ports instead, for internal callers (also",
+  "              RAILGATE_TRANSPORT=grpc; GUARDRAIL_GRPC_URL, SPEECH_GRPC_URL), with these commands:",
+  ...wrap(
+    GRPC_COMMANDS.map((c) => c.words),
+    "                ",
+  ),
+  "  --help      usage of a command or group (railgate keys --help)",
+  "  --version   the version",
+  "exit codes: 0 done, 1 the call failed or was refused, 2 the command line is wrong",
+].join("\n");
+
+function flagUsage(name: string, o: Options[string]): string {
+  return o.type === "boolean"
+    ? `--${name}`
+    : `--${name} ${name.toUpperCase().replaceAll("-", "_")}`;
+}
 
 function synopsis(c: Command): string {
   const opts = Object.entries(c.options ?? {}).map(([name, o]) => {
-    const flag = o.type === "boolean" ? `--${name}` : `--${name} ${name.toUpperCase()}`;
+    const flag = flagUsage(name, o);
     return c.required?.includes(name) ? flag : `[${flag}]`;
   });
   return [c.words, ...(c.args ?? []), ...opts].join(" ");
 }
 
-const USAGE = [
-  "usage: railgate <command> [options]",
-  "",
-  ...COMMANDS.flatMap((c) => [`  ${synopsis(c)}`, `      ${c.summary}`]),
-  "",
-  "options:     --key KEY  the caller's key (default $RAILGATE_KEY, else $RAILGATE_MANAGEMENT_KEY)",
-  "             --json     print JSON instead of a table",
-  "environment: GUARDRAIL_GRPC_URL (default http://127.0.0.1:50051)",
-  "             SPEECH_GRPC_URL (default http://127.0.0.1:50052)",
-].join("\n");
+function commandHelp(c: Command): string {
+  const options = Object.entries(c.options ?? {});
+  const width = Math.max(0, ...options.map(([n, o]) => flagUsage(n, o).length));
+  return [
+    `usage: railgate ${synopsis(c)}`,
+    `  ${c.summary}`,
+    ...(c.api ? [`  calls ${c.api.method} ${c.api.path}`] : []),
+    ...(options.length > 0
+      ? [
+          "",
+          "options:",
+          ...options.map(([n, o]) =>
+            `  ${flagUsage(n, o).padEnd(width)}  ${c.optionHelp?.[n] ?? ""}`.trimEnd(),
+          ),
+        ]
+      : []),
+    "",
+    GLOBAL_HELP,
+  ].join("\n");
+}
 
-/** The command whose words start argv, the longest match winning. */
-function findCommand(argv: string[]): Command | undefined {
-  return COMMANDS.filter((c) => {
-    const words = c.words.split(" ");
-    return words.every((w, i) => argv[i] === w);
-  }).sort((a, b) => b.words.length - a.words.length)[0];
+function listHelp(title: string, commands: Command[]): string {
+  return [
+    title,
+    "",
+    ...commands.flatMap((c) => [
+      `  ${c.words} ${(c.args ?? []).join(" ")}`.trimEnd(),
+      `      ${c.summary}`,
+    ]),
+    "",
+    "railgate <command> --help shows a command's options.",
+    GLOBAL_HELP,
+  ].join("\n");
+}
+
+function version(): string {
+  const pkg = JSON.parse(
+    readFileSync(new URL("../../../package.json", import.meta.url), "utf8"),
+  ) as { version: string };
+  return pkg.version;
+}
+
+/** The commands whose words start with `words` (a group: "keys", "assignments keys"). */
+const inGroup = (commands: Command[], words: string[]) =>
+  commands.filter((c) => words.every((w, i) => c.words.split(" ")[i] === w));
+
+/** The command whose words start the positionals, the longest match winning. */
+function findCommand(commands: Command[], positionals: string[]): Command | undefined {
+  return commands
+    .filter((c) => c.words.split(" ").every((w, i) => positionals[i] === w))
+    .sort((a, b) => b.words.length - a.words.length)[0];
+}
+
+/** argv less the command's words (the first occurrence of each, in order). */
+function withoutWords(argv: string[], words: string[]): string[] {
+  const rest = [...argv];
+  let from = 0;
+  for (const w of words) {
+    const at = rest.indexOf(w, from);
+    if (at < 0) break;
+    rest.splice(at, 1);
+    from = at;
+  }
+  return rest;
 }
 
 function checkArgs(command: Command, args: string[]): void {
@@ -73,34 +168,73 @@ function checkArgs(command: Command, args: string[]): void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const command = findCommand(argv);
+  // A first, lenient look: the global flags (anywhere) and the command words.
+  const { values: globals, positionals } = parseArgs({
+    args: argv,
+    options: COMMON,
+    allowPositionals: true,
+    strict: false,
+  });
+  // The configuration is read once; a bad one fails a command (exit 2), never --help or --version.
+  let config: RailgateConfig | undefined;
+  let configError: unknown;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    configError = err;
+  }
+  const grpc = globals.grpc === true || config?.cli.transport === "grpc";
+  const commands = grpc ? GRPC_COMMANDS : HTTP_COMMANDS;
+  const command = findCommand(commands, positionals);
   if (!command) {
-    if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
-      process.stdout.write(`${USAGE}\n`);
+    const other = findCommand(grpc ? HTTP_COMMANDS : GRPC_COMMANDS, positionals);
+    if (other && grpc) {
+      throw new UsageError(
+        `"${other.words}" is not available over gRPC: it is a command of the HTTP API (drop --grpc / RAILGATE_TRANSPORT=grpc)`,
+      );
+    }
+    if (positionals.length === 0) {
+      if (globals.version === true) {
+        process.stdout.write(`railgate ${version()}\n`);
+        return 0;
+      }
+      process.stdout.write(`${listHelp("usage: railgate <command> [options]", commands)}\n`);
       return 0;
     }
-    throw new UsageError(`unknown command "${argv.filter((a) => !a.startsWith("-")).join(" ")}"`);
+    const group = inGroup(commands, positionals);
+    if (group.length === 0) throw new UsageError(`unknown command "${positionals.join(" ")}"`);
+    if (globals.help === true) {
+      process.stdout.write(
+        `${listHelp(`usage: railgate ${positionals.join(" ")} <command> [options]`, group)}\n`,
+      );
+      return 0;
+    }
+    throw new UsageError(
+      `"${positionals.join(" ")}" needs a command: ${group.map((c) => c.words).join(", ")}`,
+    );
   }
   const parsed = parseArgs({
-    args: argv.slice(command.words.split(" ").length),
+    args: withoutWords(argv, command.words.split(" ")),
     options: { ...COMMON, ...command.options },
     allowPositionals: true,
     strict: true,
   });
-  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const values = parsed.values as Values;
   if (values.help) {
-    process.stdout.write(`usage: railgate ${synopsis(command)}\n  ${command.summary}\n`);
+    process.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
   for (const name of command.required ?? []) {
     if (values[name] === undefined) throw new UsageError(`${command.words}: --${name} is required`);
   }
   checkArgs(command, parsed.positionals);
+  if (!config) throw configError;
   const key =
     (values.key as string | undefined) ??
-    (process.env.RAILGATE_KEY || process.env.RAILGATE_MANAGEMENT_KEY || undefined);
+    (process.env.RAILGATE_KEY || config.managementKey || undefined);
   const out = await command.run({
-    clients: cliClients(key),
+    api: new ApiClient((values.url as string | undefined) ?? config.cli.url, key),
+    clients: cliClients(key, config),
     values,
     args: parsed.positionals,
   });
@@ -112,13 +246,18 @@ async function main(argv: string[]): Promise<number> {
 function failure(err: unknown): number {
   const usage =
     err instanceof UsageError ||
+    err instanceof ConfigError ||
     // parseArgs' own errors: unknown flag, a flag missing its value, and the like.
     (err instanceof TypeError &&
       String((err as { code?: string }).code).startsWith("ERR_PARSE_ARGS")) ||
-    // The gateway's JSON parsers (guardrail and speech bodies) refuse bad input with a 400.
+    // The gateway's JSON parsers (gRPC guardrail and speech bodies) refuse bad input with a 400.
     (err instanceof HttpError && err.status === 400);
   const message =
-    err instanceof ConnectError ? err.message : err instanceof Error ? err.message : String(err);
+    err instanceof ConfigError
+      ? err.problems.join("; ")
+      : err instanceof ConnectError || err instanceof ApiError || err instanceof Error
+        ? err.message
+        : String(err);
   const line = message.split("\n")[0];
   process.stderr.write(`railgate: ${line}${usage ? " (railgate --help for usage)" : ""}\n`);
   return usage ? 2 : 1;

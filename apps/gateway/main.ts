@@ -4,6 +4,8 @@ import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports } from "../../gateway/clients.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { runUntilSignal } from "../../platform/lifecycle.js";
+import { componentLogger } from "../../platform/logger.js";
+import { gatewayOptions } from "../server-options.js";
 
 await runUntilSignal("gateway", async (config) => {
   // Without a service credential the services would take every client to be in
@@ -25,11 +27,12 @@ await runUntilSignal("gateway", async (config) => {
       config.grpcUnaryTimeoutMs,
     ),
   );
-  return startGateway(config.gatewayPorts, config.host, {
-    clients,
-    maxBodyBytes: config.maxBodyBytes,
-    maxSpeechBodyBytes: config.maxSpeechBodyBytes,
-    http: config.http,
-    corsOrigins: config.corsOrigins,
-  });
+  const gateway = await startGateway(
+    config.gatewayPorts,
+    config.host,
+    gatewayOptions(config, clients),
+  );
+  // The ports it bound (any of them may be 0).
+  componentLogger("gateway").info({ gateway: gateway.ports }, "gateway is up");
+  return gateway;
 });

@@ -1,26 +1,26 @@
-/** GuardrailService + AccountService alone (one container of docker-compose). */
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
+/** GuardrailService + AccountService (+ WebhookService) alone (one container of docker-compose). */
 import { runUntilSignal } from "../../platform/lifecycle.js";
-import { startGuardrailServer } from "../../services/guardrail/server.js";
+import { componentLogger } from "../../platform/logger.js";
 import { openStore } from "../../store/open-store.js";
+import { openDatabase } from "../../store/request-log/open-database.js";
+import { guardrailServerOptions } from "../server-options.js";
+import { startGuardrailServer } from "./server.js";
 
 await runUntilSignal("guardrail", async (config) => {
-  const store = await openStore(config);
+  // Never the embedded store unasked: its state would be this process's alone.
+  const store = await openStore(config, undefined, "guardrail");
+  // The audit log lives in the request-log database (DATABASE_URL in a split deployment).
+  const database = await openDatabase(config);
   const server = await startGuardrailServer(store, config.guardrailGrpcPort, config.grpcHost, {
-    managementKey: config.managementKey,
-    env: config.env,
-    internalToken: config.internalToken,
-    listenerRegion: config.grpcRegion,
-    tls: loadGrpcTls(config.grpcTls),
-    account: {
-      allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
-      allowSafetyRetentionOther: config.allowSafetyRetentionOther,
-    },
-    rateLimitPerMinute: config.rateLimitPerMinute,
+    ...guardrailServerOptions(config),
+    database,
   });
+  // The port it bound (GRPC ports may be 0): what a gateway's GUARDRAIL_GRPC_URL must name.
+  componentLogger("guardrail").info({ grpcPort: server.port }, "guardrail service is up");
   return {
     close: async (options) => {
       await server.close(options);
+      await database.close();
       await store.close();
     },
   };

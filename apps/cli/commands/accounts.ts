@@ -1,4 +1,4 @@
-import { keyToJson } from "../../../gateway/routes/keys.js";
+import { keysToJson, keyToJson } from "../../../gateway/json/key-json.js";
 import { KeyKind } from "../../../gen/railgate/account/v1/account_pb.js";
 import { type Command, int, num, PAGING, str } from "../command.js";
 import { record, rows } from "../output.js";
@@ -38,7 +38,7 @@ export const accountCommands: Command[] = [
         limit: int(values, "limit", 100),
         includeDisabled: true,
       });
-      const data = res.keys.map((k, i) => keyToJson(k, res.usages[i]));
+      const data = keysToJson(res);
       return rows(data, KEY_COLUMNS, { data, total_count: res.totalCount });
     },
   },

@@ -1,29 +1,30 @@
 import { open, rm } from "node:fs/promises";
-import { toJson } from "@bufbuild/protobuf";
+import { explainToJson } from "../../../gateway/json/explain-json.js";
+import { generationToJson } from "../../../gateway/json/generation-json.js";
 import { speechRequestFromJson } from "../../../gateway/json/speech-json.js";
-import { GenerationSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import {
-  ExplainResponseSchema,
-  type SynthesisStart,
-} from "../../../gen/railgate/speech/v1/speech_service_pb.js";
+import type { SynthesisStart } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { type Command, num, str } from "../command.js";
 import { type Row, record } from "../output.js";
-
-const AS_JSON = { useProtoFieldName: true } as const;
 
 export const speechCommands: Command[] = [
   {
     words: "explain",
     args: ["KEY_HASH"],
-    options: { model: { type: "string" }, region: { type: "string" } },
+    options: {
+      model: { type: "string" },
+      region: { type: "string" },
+      "generation-id": { type: "string" },
+    },
     summary: "why a key's requests are allowed or refused (management key)",
     async run({ clients, values, args }) {
       const res = await clients.speech.explain({
         keyHash: args[0],
         model: str(values, "model") ?? "",
         region: str(values, "region") ?? "",
+        generationId: str(values, "generation-id") ?? "",
       });
-      const data = toJson(ExplainResponseSchema, res, AS_JSON) as Row;
+      // The HTTP API's JSON: enums by their API names, the effective policy as the API shows it.
+      const data = explainToJson(res) as Row;
       return record(data, { data });
     },
   },
@@ -33,7 +34,8 @@ export const speechCommands: Command[] = [
     summary: "a generation record (a standard key of its workspace)",
     async run({ clients, args }) {
       const res = await clients.speech.getGeneration({ id: args[0] });
-      const data = res.generation ? (toJson(GenerationSchema, res.generation, AS_JSON) as Row) : {};
+      // The HTTP API's record: statuses, outcomes and formats by their API names.
+      const data = res.generation ? (generationToJson(res.generation) as Row) : {};
       return record(data, { data });
     },
   },
@@ -48,7 +50,8 @@ export const speechCommands: Command[] = [
       out: { type: "string" },
     },
     required: ["model", "voice", "out"],
-    summary: "synthesize TEXT into the file --out (--format mp3|pcm|wav; a standard key)",
+    summary:
+      "synthesize TEXT into the file --out (--format mp3|opus|aac|flac|wav|pcm; a standard key)",
     async run({ clients, values, args }) {
       const out = str(values, "out") ?? "";
       // The gateway's parser: the same checks and messages as POST /api/v1/audio/speech.

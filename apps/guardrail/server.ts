@@ -1,0 +1,249 @@
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
+import { GovernanceCache } from "../../governance/governance-cache.js";
+import type { AccountSettings } from "../../governance/policy/types.js";
+import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
+import type { CatalogSource } from "../../platform/catalog/types.js";
+import { CONFIG_DEFAULTS, type WebhookDeliveryConfig } from "../../platform/config.js";
+import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
+import type { GrpcTls } from "../../platform/grpc-tls.js";
+import { HealthServiceImpl } from "../../platform/health.js";
+import { served } from "../../platform/in-process-transport.js";
+import { componentLogger } from "../../platform/logger.js";
+import { trackCredits, trackGuardrailBudgets } from "../../platform/metrics.js";
+import type { RegionName } from "../../platform/regions.js";
+import type { Clock } from "../../platform/time.js";
+import { cachedCredits } from "../../services/account/credit-gauges.js";
+import { OperatorKey, reportWithoutOperatorKey } from "../../services/account/operator-key.js";
+import { checkedAccountService } from "../../services/account/request-rules.js";
+import { AccountServiceImpl } from "../../services/account/service.js";
+import {
+  BUDGET_GAUGES_TTL_MS,
+  cachedGuardrailBudgets,
+} from "../../services/guardrail/budget-gauges.js";
+import { ModelIds } from "../../services/guardrail/model-ids.js";
+import { checkedGuardrailService } from "../../services/guardrail/request-rules.js";
+import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
+import { loadCatalog } from "../../services/speech/catalog/load-catalog.js";
+import { checkedWebhookService } from "../../services/webhooks/request-rules.js";
+import { WebhookServiceImpl } from "../../services/webhooks/service.js";
+import { DeliveryWorker } from "../../services/webhooks/worker.js";
+import { AuditLog } from "../../store/request-log/audit-log.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
+import type { Store } from "../../store/types.js";
+import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
+
+const log = componentLogger("guardrail");
+
+export interface GuardrailServer extends ServedServices {
+  accounts: AccountServiceImpl;
+  /** Where other services of this process record their writes (webhooks); none without a database. */
+  audit: AuditLog | undefined;
+  defaultWorkspaceId: string | undefined;
+  /** Asks this process's webhook delivery worker to look for due deliveries now. */
+  kickWebhooks(): void;
+}
+
+export interface GuardrailServerOptions {
+  /** The operator's management key (RAILGATE_MANAGEMENT_KEY), registered at start-up. */
+  managementKey?: string;
+  /** The service credential of Railgate gateways (RAILGATE_INTERNAL_TOKEN). */
+  internalToken?: string;
+  /** The ingress region of callers that reach this listener directly. */
+  listenerRegion?: RegionName;
+  /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
+  tls?: GrpcTls;
+  account?: AccountSettings;
+  /**
+   * The speech catalog, as SpeechService loads it: guardrails store the canonical id of a
+   * model named by an alias (see services/guardrail/model-ids.ts). Default: the built-in one.
+   */
+  catalog?: CatalogSource;
+  /** RATE_LIMIT_PER_MINUTE: what GET /key reports for keys without their own. */
+  rateLimitPerMinute?: number;
+  /** How long the budget gauges reuse one store reading (default BUDGET_GAUGES_TTL_MS). */
+  budgetGaugesTtlMs?: number;
+  /**
+   * The request-log database: management writes are recorded in its audit log. Without one
+   * nothing is recorded and ListAuditEvents answers 503 (test systems that do not need it).
+   */
+  database?: SqlDatabase;
+  /** AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
+  auditRetentionDays?: number;
+  /** REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
+  auditQueueMax?: number;
+  /**
+   * Budget-alert webhooks (with a database): delivery settings of this process's worker
+   * (WEBHOOK_*; their defaults when omitted). With a database this process serves
+   * WebhookService and runs a delivery worker; without one, neither.
+   */
+  webhookDelivery?: WebhookDeliveryConfig;
+  /** The webhook service's and worker's clock (tests); real time otherwise. */
+  webhookClock?: Clock;
+  /**
+   * Admission's clock (the speech service's): key usage and the budget gauges read the
+   * windows admission charges. The system clock unless a test pins one.
+   */
+  clock?: Clock;
+}
+
+/**
+ * The ids and aliases of the catalog SpeechService loads. An alias names its
+ * model whether or not the model's provider is configured in this process (the
+ * guardrail service holds no provider keys): the built-in catalog lists its
+ * OpenAI models only when an OpenAI key is set, so it is read here as if one were.
+ */
+function loadModelIds(source: CatalogSource): ModelIds {
+  return new ModelIds(loadCatalog({ ...source, openAi: source.openAi ?? {} }));
+}
+
+/**
+ * The guardrail container: GuardrailService, AccountService and (with a database)
+ * WebhookService share one process and one gRPC port. It is composed here, above the
+ * services, so no service imports a sibling: each reaches the others only over RPC.
+ *
+ * GuardrailService and AccountService share one process and one gRPC port.
+ * Start-up creates the default workspace (once per deployment, ever) and
+ * registers the operator's management key when one is configured; both are
+ * done again when the store comes back empty (see OperatorKey). Every RPC
+ * needs a management key, but for Authenticate (any key: it answers who the
+ * caller is), WatchInvalidations (gateways and management keys) and
+ * grpc.health.v1 (anyone).
+ */
+export async function startGuardrailServer(
+  store: Store,
+  port: number,
+  host?: string,
+  options: GuardrailServerOptions = {},
+): Promise<GuardrailServer> {
+  const operatorKey: OperatorKey | undefined = options.managementKey
+    ? new OperatorKey(store, options.managementKey, (): Promise<unknown> => accounts.bootstrap())
+    : undefined;
+  const audit =
+    options.database &&
+    new AuditLog(options.database, {
+      retentionDays: options.auditRetentionDays ?? CONFIG_DEFAULTS.auditRetentionDays,
+      queueLimit: options.auditQueueMax ?? CONFIG_DEFAULTS.requestLogQueueMax,
+    });
+  audit?.start();
+  const accounts = new AccountServiceImpl(store, {
+    rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
+    audit,
+    clock: options.clock,
+  });
+  const defaultWorkspaceId = await accounts.bootstrap();
+  if (operatorKey) {
+    await operatorKey.ensure();
+    operatorKey.watch();
+    log.info({ hash: operatorKey.hash }, "management key from RAILGATE_MANAGEMENT_KEY is active");
+  } else {
+    await reportWithoutOperatorKey(store);
+  }
+  const guardrails = new GuardrailServiceImpl(store, loadModelIds(options.catalog ?? {}), audit);
+  const principals = new GovernanceCache(
+    store,
+    options.account ?? {
+      allowSafetyRetentionGoogle: CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
+      allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
+    },
+  );
+  const ping = { store: () => store.ping() };
+  const webhooks =
+    options.database &&
+    startWebhooks(store, options.database, {
+      delivery: options.webhookDelivery ?? CONFIG_DEFAULTS.webhooks,
+      clock: options.webhookClock,
+      audit,
+    });
+  const health = new HealthServiceImpl({
+    [GuardrailService.typeName]: ping,
+    [AccountService.typeName]: ping,
+    ...(webhooks ? { [WebhookService.typeName]: webhooks.health } : {}),
+  });
+  const server = await startGrpcServer(
+    [
+      served(GuardrailService, checkedGuardrailService(guardrails)),
+      served(AccountService, checkedAccountService(accounts)),
+      ...(webhooks ? [served(WebhookService, checkedWebhookService(webhooks.service))] : []),
+      served(Health, health),
+    ],
+    port,
+    host,
+    {
+      tls: options.tls,
+      interceptors: [
+        callerAuthInterceptor({
+          principals,
+          // The operator's key comes back by itself when the store was emptied.
+          recover: async (hash) => Boolean(await operatorKey?.recover(hash)),
+          internalToken: options.internalToken,
+          listenerRegion: options.listenerRegion ?? CONFIG_DEFAULTS.grpcRegion,
+        }),
+      ],
+    },
+  );
+  // This process owns guardrail state, so it reports each guardrail's spend (read from the store).
+  const gaugesTtlMs = options.budgetGaugesTtlMs ?? BUDGET_GAUGES_TTL_MS;
+  const untrackBudgets = trackGuardrailBudgets(
+    cachedGuardrailBudgets(store, gaugesTtlMs, options.clock),
+  );
+  // ... and, as it owns the accounts, each metered workspace's credits.
+  const untrackCredits = trackCredits(cachedCredits(store, gaugesTtlMs));
+  return {
+    ...server,
+    close: async (closeOptions) => {
+      untrackBudgets();
+      untrackCredits();
+      health.drain();
+      operatorKey?.close();
+      // Before the sessions close: the gateways' streams end and they move to another replica.
+      accounts.endWatches();
+      await server.close(closeOptions);
+      await webhooks?.worker.close();
+      principals.close();
+      // After the last call: what it recorded is written before the database closes.
+      await audit?.close();
+    },
+    accounts,
+    audit,
+    defaultWorkspaceId,
+    kickWebhooks: () => webhooks?.worker.kick(),
+  };
+}
+
+/** WebhookService over the database, and this process's delivery worker (started). */
+function startWebhooks(
+  store: Store,
+  database: SqlDatabase,
+  options: { delivery: WebhookDeliveryConfig; clock?: Clock; audit?: AuditLog },
+) {
+  const webhookStore = new SqlWebhookStore(database);
+  const d = options.delivery;
+  const worker = new DeliveryWorker(
+    webhookStore,
+    {
+      timeoutMs: d.timeoutMs,
+      intervalMs: d.workerIntervalMs,
+      concurrency: d.concurrency,
+      backoff: { baseMs: d.backoffBaseMs, maxMs: d.backoffMaxMs, maxAgeMs: d.maxAgeMs },
+    },
+    options.clock,
+  );
+  worker.start();
+  const service = new WebhookServiceImpl({
+    store,
+    webhooks: webhookStore,
+    kick: () => worker.kick(),
+    clock: options.clock,
+    audit: options.audit,
+  });
+  const health = {
+    store: () => store.ping(),
+    database: async () => {
+      await database.query("SELECT 1");
+    },
+  };
+  return { service, worker, health };
+}
