@@ -1,353 +1,103 @@
-// Railgate console: plain DOM, no framework. Every call goes to this gateway's own /api/v1 (api.js).
+// Railgate console: plain DOM, no framework, no build. Every call goes to this gateway's own
+// /api/v1 (lib/api.js). This module signs in and out and shows one view at a time (the URL's
+// #hash names it); each view's module (views/) owns its part of the page.
 
-import { API, call, errorMessage, forgetKey, managementKey, rememberKey } from "./api.js";
+import { API, errorMessage, forgetKey, managementKey, rememberKey } from "./lib/api.js";
+import { $, status } from "./lib/dom.js";
+import { loadAllGuardrails, loadKeys } from "./lib/names.js";
+import { fillActorChoices, refreshAudit, setupAudit } from "./views/audit.js";
+import { refreshCredits, setupCredits } from "./views/credits.js";
+import { refreshDashboard, setupDashboard } from "./views/dashboard.js";
+import { fillExplainChoices, setupExplain } from "./views/explain.js";
+import { fillGuardrailForm, setupGuardrailForm } from "./views/guardrail-form.js";
 import {
-  editingId,
-  fillGuardrailForm,
-  guardrailRequest,
-  setupGuardrailForm,
-} from "./guardrail-form.js";
+  fillKeyChoices,
+  refreshGuardrails,
+  resetGuardrails,
+  setupGuardrails,
+} from "./views/guardrails.js";
+import { refreshKeys, resetKeys, setupKeys } from "./views/keys.js";
+import { fillLogChoices, fillModelChoices, refreshLogs, setupLogs } from "./views/logs.js";
+import { loadModels, setupPlayground } from "./views/playground.js";
+import { refreshWebhooks, resetWebhooks, setupWebhooks } from "./views/webhooks.js";
+import { refreshWorkspaces, resetWorkspaces, setupWorkspaces } from "./views/workspaces.js";
 
-const $ = (id) => document.getElementById(id);
-
-function status(text) {
-  $("status").textContent = text;
-}
-
-/** A table of `rows` showing `columns`; cells are text, never HTML. */
-function table(rows, columns, caption, actions) {
-  if (rows.length === 0) {
-    const p = document.createElement("p");
-    p.textContent = `No ${caption.toLowerCase()}.`;
-    return p;
-  }
-  const t = document.createElement("table");
-  const cap = t.createCaption();
-  cap.textContent = caption;
-  const head = t.createTHead().insertRow();
-  for (const c of [...columns, ...(actions ? ["Actions"] : [])]) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = c;
-    head.append(th);
-  }
-  const tbody = t.createTBody();
-  for (const row of rows) {
-    const tr = tbody.insertRow();
-    for (const c of columns) {
-      const v = row[c];
-      tr.insertCell().textContent =
-        v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
-    }
-    if (actions) tr.insertCell().append(...actions(row));
-  }
-  return t;
-}
-
-function show(id, node) {
-  $(id).replaceChildren(node);
-}
-
-function options(select, items, value, label) {
-  select.replaceChildren(
-    ...items.map((item) => {
-      const o = document.createElement("option");
-      o.value = value(item);
-      o.textContent = label(item);
-      return o;
-    }),
-  );
-}
-
-// ---- guardrails ----
-
-let guardrails = [];
-
-function button(text, label, onClick) {
-  const b = document.createElement("button");
-  b.type = "button";
-  b.textContent = text;
-  b.setAttribute("aria-label", label);
-  b.addEventListener("click", onClick);
-  return b;
-}
-
-async function loadGuardrails() {
-  const ws = $("g-list-workspace").value;
-  const query = ws ? `&workspace_id=${encodeURIComponent(ws)}` : "";
-  guardrails = (await call("GET", `/guardrails?limit=100${query}`)).data;
-  show(
-    "guardrails-list",
-    table(
-      guardrails,
-      [
-        "name",
-        "id",
-        "allowed_models",
-        "allowed_providers",
-        "content_filter_builtins",
-        "content_filters",
-        "limit_usd",
-        "reset_interval",
-      ],
-      "Guardrails",
-      (g) => [
-        button("Edit", `Edit ${g.name}`, () => {
-          fillGuardrailForm(g);
-          $("g-name").focus();
-        }),
-        button("Assignments", `Assignments of ${g.name}`, () => showAssignments(g.id)),
-        button("Delete", `Delete ${g.name}`, () => deleteGuardrail(g)),
-      ],
-    ),
-  );
-  for (const id of ["assign-guardrail", "assign-member-guardrail"]) {
-    options(
-      $(id),
-      guardrails,
-      (g) => g.id,
-      (g) => g.name,
-    );
-  }
-}
-
-async function saveGuardrail(event) {
-  event.preventDefault();
-  const id = $("g-id").value;
-  $("guardrail-error").textContent = "";
-  const body = guardrailRequest();
-  if (id && Object.keys(body).length === 0) {
-    // The API refuses an empty update; saying so here is plainer than its 400.
-    $("guardrail-error").textContent = "Nothing changed: edit a field, then save.";
-    return;
-  }
-  try {
-    const res = id
-      ? await call("PATCH", `/guardrails/${encodeURIComponent(id)}`, body)
-      : await call("POST", "/guardrails", body);
-    status(`Guardrail ${res.data.name} ${id ? "saved" : "created"} (${res.data.id}).`);
-    // The list shows one workspace: the one that holds what was just saved.
-    if (workspaceShown(res.data.workspace_id)) $("g-list-workspace").value = res.data.workspace_id;
-    await loadGuardrails();
-    fillGuardrailForm(undefined);
-  } catch (err) {
-    $("guardrail-error").textContent = err.message;
-  }
-}
-
-async function deleteGuardrail(g) {
-  if (!window.confirm(`Delete guardrail ${g.name} (${g.id})? This cannot be undone.`)) {
-    status(`Guardrail ${g.name} kept.`);
-    return;
-  }
-  try {
-    await call("DELETE", `/guardrails/${encodeURIComponent(g.id)}`);
-    status(`Guardrail ${g.name} deleted.`);
-    if (editingId() === g.id) fillGuardrailForm(undefined);
-    if (shownAssignments === g.id) {
-      shownAssignments = undefined;
-      $("assignments").hidden = true;
-    }
-    await loadGuardrails();
-  } catch (err) {
-    status(`Delete ${g.name}: ${err.message}`);
-  }
-}
-
-/** The guardrail whose assignments are on show, refreshed after each change to them. */
-let shownAssignments;
-
-async function unassign(guardrailId, kind, subject, name) {
-  const field = kind === "keys" ? "key_hashes" : "member_user_ids";
-  try {
-    const res = await call(
-      "POST",
-      `/guardrails/${encodeURIComponent(guardrailId)}/assignments/${kind}/remove`,
-      { [field]: [subject] },
-    );
-    $("assignments-result").textContent = `Unassigned ${name}: ${res.unassigned_count} removed.`;
-    await showAssignments(guardrailId);
-  } catch (err) {
-    $("assignments-result").textContent = err.message;
-  }
-}
-
-async function showAssignments(guardrailId) {
-  const g = guardrails.find((x) => x.id === guardrailId);
-  const base = `/guardrails/${encodeURIComponent(guardrailId)}/assignments`;
-  try {
-    const [keys, members] = await Promise.all([
-      call("GET", `${base}/keys?limit=100`),
-      call("GET", `${base}/members?limit=100`),
-    ]);
-    shownAssignments = guardrailId;
-    $("assignments-h").textContent = `Assignments of ${g?.name ?? guardrailId}`;
-    show(
-      "assignments-keys",
-      table(
-        keys.data,
-        ["key_name", "key_label", "key_hash", "created_at"],
-        "Assigned keys",
-        (a) => [
-          button("Unassign", `Unassign key ${a.key_name}`, () =>
-            unassign(guardrailId, "keys", a.key_hash, `key ${a.key_name}`),
-          ),
-        ],
-      ),
-    );
-    show(
-      "assignments-members",
-      table(members.data, ["user_id", "workspace_id", "created_at"], "Assigned members", (a) => [
-        button("Unassign", `Unassign member ${a.user_id}`, () =>
-          unassign(guardrailId, "members", a.user_id, `member ${a.user_id}`),
-        ),
-      ]),
-    );
-    $("assignments").hidden = false;
-  } catch (err) {
-    status(`Assignments: ${err.message}`);
-  }
-}
-
-async function assign(event, kind) {
-  event.preventDefault();
-  const [select, subject, result, field] =
-    kind === "keys"
-      ? ["assign-guardrail", "assign-key", "assign-result", "key_hashes"]
-      : ["assign-member-guardrail", "assign-member", "assign-member-result", "member_user_ids"];
-  const id = $(select).value;
-  try {
-    const res = await call("POST", `/guardrails/${encodeURIComponent(id)}/assignments/${kind}`, {
-      [field]: [$(subject).value.trim()],
-    });
-    $(result).textContent =
-      kind === "keys"
-        ? `Assigned: ${res.assigned_count} key(s).`
-        : `Assigned: ${res.assigned_count} member(s).`;
-    if (shownAssignments === id) await showAssignments(id);
-  } catch (err) {
-    $(result).textContent = err.message;
-  }
-}
-
-// ---- keys, workspaces, credits, explain ----
-
-async function loadKeys() {
-  const keys = (await call("GET", "/keys?limit=100")).data;
-  show(
-    "keys-list",
-    table(
-      keys,
-      ["name", "hash", "label", "workspace_id", "member_user_id", "disabled"],
-      "Keys",
-      (k) => [
-        button("Explain", `Explain ${k.name}`, () => {
-          $("explain-hash").value = k.hash;
-          $("explain-form").requestSubmit();
-        }),
-      ],
-    ),
-  );
-  options(
-    $("assign-key"),
-    keys,
-    (k) => k.hash,
-    (k) => `${k.name} (${k.label})`,
-  );
-  // Members have no list of their own: the owners of keys are the ones the console can suggest.
-  const members = [...new Set(keys.map((k) => k.member_user_id).filter(Boolean))];
-  options(
-    $("member-ids"),
-    members,
-    (m) => m,
-    (m) => m,
-  );
-}
-
-async function loadWorkspaces() {
-  const workspaces = (await call("GET", "/workspaces?limit=100")).data;
-  show(
-    "workspaces-list",
-    table(workspaces, ["name", "id", "slug", "default_guardrail_id"], "Workspaces", (w) => [
-      button("Edit default guardrail", `Edit the default guardrail of ${w.name}`, () =>
-        editWorkspaceDefault(w),
-      ),
-    ]),
-  );
-  const choices = [{ id: "", name: "the default workspace" }, ...workspaces];
-  for (const id of ["g-workspace", "g-list-workspace"]) {
-    const chosen = $(id).value;
-    options(
-      $(id),
-      choices,
-      (w) => w.id,
-      (w) => (w.id ? `${w.name} (${w.id})` : w.name),
-    );
-    $(id).value = chosen;
-  }
-}
-
-function workspaceShown(id) {
-  return [...$("g-list-workspace").options].some((o) => o.value === id);
-}
-
-/**
- * A workspace's default guardrail applies to all its traffic. Until configured it reads as 404;
- * a PATCH (this form's save) materializes it, so the form opens on its defaults then.
- */
-async function editWorkspaceDefault(w) {
-  const id = w.default_guardrail_id;
-  const res = await fetch(`${API}/guardrails/${encodeURIComponent(id)}`, {
-    headers: { authorization: `Bearer ${managementKey()}` },
-  });
-  if (res.status !== 404 && !res.ok) {
-    status(`Default guardrail of ${w.name}: ${await errorMessage(res)}`);
-    return;
-  }
-  const g =
-    res.status === 404
-      ? { id, name: `Workspace ${w.id} Default`, workspace_id: w.id }
-      : (await res.json()).data;
-  fillGuardrailForm(g);
-  status(
-    res.status === 404
-      ? `The default guardrail of ${w.name} is not configured yet: saving configures it.`
-      : `Editing the default guardrail of ${w.name}.`,
-  );
-  $("g-name").focus();
-}
-
-async function loadCredits() {
-  $("credits-out").textContent = JSON.stringify(await call("GET", "/credits"), null, 2);
-}
-
-async function explain(event) {
-  event.preventDefault();
-  const hash = $("explain-hash").value.trim();
-  try {
-    const res = await call("GET", `/keys/${encodeURIComponent(hash)}/explain`);
-    $("explain-out").textContent = JSON.stringify(res, null, 2);
-  } catch (err) {
-    $("explain-out").textContent = err.message;
-  }
-}
-
+/** The views that need the management key, each with what (re)loads it when shown. */
 const loaders = {
-  guardrails: loadGuardrails,
-  keys: loadKeys,
-  workspaces: loadWorkspaces,
-  credits: loadCredits,
+  dashboard: withNames(refreshDashboard),
+  logs: withNames(refreshLogs),
+  keys: refreshKeys,
+  workspaces: refreshWorkspaces,
+  // Each workspace's credits: the list of workspaces read again first (one made elsewhere).
+  credits: async () => {
+    await refreshWorkspaces();
+    await refreshCredits();
+  },
+  guardrails: refreshGuardrails,
+  audit: withNames(refreshAudit),
+  webhooks: refreshWebhooks,
+  explain: async () => {},
 };
 
-async function refresh(name) {
+let signedIn = false;
+
+/**
+ * The views that name keys in what they show (and offer them as filters) read the key list
+ * again first: a key made a minute ago, elsewhere, has its name too. (Guardrails, one list per
+ * workspace, are read again only when a row names one the console does not know: logs.js.)
+ */
+function withNames(load) {
+  const named = async () => {
+    await loadKeys();
+    keysChanged();
+    await load();
+  };
+  Object.defineProperty(named, "name", { value: load.name });
+  return named;
+}
+
+/** Runs a load; its failure is said in the status line with the API's message. */
+async function run(load, name = load.name.replace(/^refresh/, "")) {
   try {
-    await loaders[name]();
+    await load();
   } catch (err) {
     status(`${name}: ${err.message}`);
   }
 }
 
-// ---- sign in ----
+function views() {
+  return [...document.querySelectorAll(".view")];
+}
+
+/** Shows the view the #hash names (a signed-out visitor gets sign-in or the playground). */
+function route() {
+  let view = location.hash.slice(1);
+  if (!views().some((v) => v.id === view)) view = signedIn ? "dashboard" : "signin";
+  if (view in loaders && !signedIn) view = "signin";
+  if (view === "signin" && signedIn) view = "dashboard";
+  for (const v of views()) v.hidden = v.id !== view;
+  for (const a of document.querySelectorAll("#nav a")) {
+    if (a.hash === `#${view}`) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  const heading = $(view).querySelector("h2")?.textContent ?? "";
+  document.title = `${heading} · Railgate console`;
+  if (signedIn && loaders[view]) run(loaders[view], view);
+}
+
+/** The lists other views name things from: workspaces first (the pickers), then keys, guardrails. */
+async function loadDirectory() {
+  await run(refreshWorkspaces, "workspaces");
+  await Promise.all([run(refreshKeys, "keys"), run(loadAllGuardrails, "guardrails")]);
+  fillLogChoices();
+}
+
+function keysChanged() {
+  fillKeyChoices();
+  fillLogChoices();
+  fillActorChoices();
+  fillExplainChoices();
+}
 
 async function signIn(key) {
   // Any management route answers 401/403 for a wrong key: the list of workspaces is a cheap one.
@@ -356,161 +106,34 @@ async function signIn(key) {
   });
   if (!res.ok) throw new Error(await errorMessage(res));
   rememberKey(key);
-  $("signin").hidden = true;
+  signedIn = true;
   $("admin").hidden = false;
-  $("nav").hidden = false;
+  $("nav-admin").hidden = false;
+  $("nav-signin").hidden = true;
+  $("signout").hidden = false;
   status("Signed in.");
-  await Promise.all(Object.keys(loaders).map(refresh));
+  await loadDirectory();
+  if (location.hash === "#signin" || location.hash === "") location.hash = "#dashboard";
+  else route();
 }
 
 function signOut() {
   forgetKey();
+  signedIn = false;
   // Nothing of the last session stays on screen for the next one.
-  fillGuardrailForm(undefined);
-  shownAssignments = undefined;
-  $("assignments").hidden = true;
+  resetGuardrails();
+  resetKeys();
+  resetWorkspaces();
+  resetWebhooks();
   $("admin").hidden = true;
-  $("nav").hidden = true;
-  $("signin").hidden = false;
+  $("nav-admin").hidden = true;
+  $("nav-signin").hidden = false;
+  $("signout").hidden = true;
+  location.hash = "#signin";
+  route();
   status("Signed out.");
   $("management-key").focus();
 }
-
-// ---- speech playground ----
-
-async function loadModels() {
-  try {
-    const res = await fetch(`${API}/models?output_modalities=speech`);
-    if (!res.ok) throw new Error(await errorMessage(res));
-    const models = (await res.json()).data;
-    options(
-      $("p-model"),
-      models,
-      (m) => m.id,
-      (m) => m.name || m.id,
-    );
-  } catch (err) {
-    $("speak-error").textContent = `Models: ${err.message}`;
-  }
-}
-
-let received = 0;
-/** How this answer is played, said in the result so a listener knows what to expect. */
-let mode = "";
-
-function progress(done) {
-  $("speak-result").textContent = done
-    ? `Done: received ${received} bytes of audio (${mode}).`
-    : `Receiving: ${received} bytes of audio (${mode}).`;
-}
-
-/** mp3 through MediaSource: playback starts with the first chunk, not at the end. */
-function playStreaming(audio, reader) {
-  const media = new MediaSource();
-  audio.src = URL.createObjectURL(media);
-  return new Promise((resolve, reject) => {
-    media.addEventListener(
-      "sourceopen",
-      async () => {
-        try {
-          const buffer = media.addSourceBuffer("audio/mpeg");
-          const appended = () =>
-            new Promise((r) => buffer.addEventListener("updateend", r, { once: true }));
-          audio.play().catch(() => {
-            // autoplay may be refused; the controls are there to press play
-          });
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            received += value.byteLength;
-            progress(false);
-            buffer.appendBuffer(value);
-            await appended();
-          }
-          media.endOfStream();
-          resolve();
-        } catch (err) {
-          reject(err);
-        }
-      },
-      { once: true },
-    );
-  });
-}
-
-/** Other formats, or no MediaSource for mp3: collect the stream, then play it. */
-async function playCollected(audio, reader, type) {
-  const chunks = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    received += value.byteLength;
-    progress(false);
-  }
-  audio.src = URL.createObjectURL(new Blob(chunks, { type }));
-  await audio.play().catch(() => {
-    // autoplay may be refused; the controls are there to press play
-  });
-}
-
-async function speak(event) {
-  event.preventDefault();
-  $("speak-error").textContent = "";
-  $("speak-result").textContent = "Requesting…";
-  received = 0;
-  const format = $("p-format").value;
-  try {
-    const res = await fetch(`${API}/audio/speech`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${$("p-key").value}`,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        model: $("p-model").value,
-        voice: $("p-voice").value,
-        input: $("p-text").value,
-        response_format: format,
-      }),
-    });
-    if (!res.ok) {
-      $("speak-result").textContent = "";
-      $("speak-error").textContent = await errorMessage(res);
-      return;
-    }
-    const generation = res.headers.get("x-generation-id");
-    if (generation) $("generation-id").value = generation;
-    const audio = $("p-audio");
-    const reader = res.body.getReader();
-    const streaming =
-      format === "mp3" && "MediaSource" in window && MediaSource.isTypeSupported("audio/mpeg");
-    mode = streaming ? "played as it arrived" : "played when complete";
-    if (streaming) await playStreaming(audio, reader);
-    else await playCollected(audio, reader, res.headers.get("content-type") ?? "audio/wav");
-    progress(true);
-  } catch (err) {
-    $("speak-error").textContent = `Playback failed: ${err.message}`;
-  }
-}
-
-async function lookUpGeneration(event) {
-  event.preventDefault();
-  const id = $("generation-id").value.trim();
-  try {
-    const res = await call(
-      "GET",
-      `/generation?id=${encodeURIComponent(id)}`,
-      undefined,
-      $("p-key").value,
-    );
-    $("generation-out").textContent = JSON.stringify(res, null, 2);
-  } catch (err) {
-    $("generation-out").textContent = err.message;
-  }
-}
-
-// ---- wiring ----
 
 $("signin-form").addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -522,25 +145,28 @@ $("signin-form").addEventListener("submit", async (event) => {
   }
 });
 $("signout").addEventListener("click", signOut);
-$("guardrail-form").addEventListener("submit", saveGuardrail);
-$("g-list-workspace").addEventListener("change", () => refresh("guardrails"));
-$("g-new").addEventListener("click", () => {
-  fillGuardrailForm(undefined);
-  $("g-name").focus();
-});
-$("assign-form").addEventListener("submit", (event) => assign(event, "keys"));
-$("assign-member-form").addEventListener("submit", (event) => assign(event, "members"));
-$("explain-form").addEventListener("submit", explain);
-$("speak-form").addEventListener("submit", speak);
-$("generation-form").addEventListener("submit", lookUpGeneration);
+$("g-list-workspace").addEventListener("change", () => run(refreshGuardrails, "guardrails"));
 for (const b of document.querySelectorAll("[data-load]")) {
-  b.addEventListener("click", () => refresh(b.dataset.load));
+  b.addEventListener("click", () => run(loaders[b.dataset.load], b.dataset.load));
 }
+window.addEventListener("hashchange", route);
+
+setupDashboard(run);
+setupLogs();
+setupKeys(keysChanged);
+setupWorkspaces(() => {});
+setupCredits();
+setupGuardrails();
+setupAudit();
+setupWebhooks();
+setupExplain();
+setupPlayground();
 
 // The API's own document (public) says which builtin filters, actions and regions exist.
 setupGuardrailForm(await (await fetch(`${API}/openapi.json`)).json());
 fillGuardrailForm(undefined);
-loadModels();
+loadModels().then(fillModelChoices);
+route();
 if (managementKey()) {
   signIn(managementKey()).catch(() => signOut());
 }

@@ -40,3 +40,34 @@ export async function call(method, path, body, key = managementKey()) {
   if (!res.ok) throw new Error(await errorMessage(res));
   return res.json();
 }
+
+/** A query string of the set values: `?a=1&b=x`, or "" when none is set. */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") q.set(name, String(value));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * Every item of an offset-paged list (keys, workspaces, guardrails): the API's pages hold at
+ * most 100, so the console asks page after page until it has `total_count` of them (capped, so
+ * a runaway count cannot loop forever). The console then searches, sorts and pages them itself.
+ */
+export async function fetchAll(path, params = {}) {
+  const PAGE = 100;
+  const MAX_PAGES = 200;
+  const out = [];
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const res = await call(
+      "GET",
+      `${path}${query({ ...params, limit: PAGE, offset: out.length })}`,
+    );
+    out.push(...res.data);
+    const total = res.total_count ?? out.length;
+    if (res.data.length < PAGE || out.length >= total) break;
+  }
+  return out;
+}
