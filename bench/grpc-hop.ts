@@ -7,19 +7,23 @@
  *
  *   node dist/bench/grpc-hop.js [client ...] [-- server ...]
  *
- * Clients: `connect` (Connect's gRPC transport, what the gateway used before)
- * and `grpc-js` (platform/grpc-js-transport.ts, what it uses now).
- * Servers: `connect` (platform/grpc-server.ts: Connect's node adapter
- * on node:http2, what the services use) and `grpc-js` (bench/grpc-js-server.ts:
- * a grpc-js server calling the same ServiceImpl through Connect's handler
- * machinery; cheaper per call here, but measured end to end it cost the speech
- * process more, see README "Peers"). Every pair is measured.
+ * Clients: `connect` (Connect's gRPC transport, what the gateway used first),
+ * `grpc-js` (bench/grpc-js-transport.ts, what it used next) and `http2`
+ * (platform/http2-grpc-transport.ts, what it uses now).
+ * Servers: `services` (platform/grpc-server.ts, what the services use: unary
+ * and server-streaming calls served from the HTTP/2 stream, platform/grpc-direct.ts),
+ * `connect` (Connect's node adapter on node:http2 alone, what the services
+ * used before) and `grpc-js` (bench/grpc-js-server.ts: a grpc-js server
+ * calling the same ServiceImpl through Connect's handler machinery). Every
+ * pair is measured; without `-- server ...`, `services` alone.
  */
 import { fork } from "node:child_process";
+import * as http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { serviceCredential } from "../gateway/clients.js";
 import { AudioFormat } from "../gen/railgate/speech/v1/speech_pb.js";
@@ -28,14 +32,18 @@ import {
   SpeechService,
   SynthesizeResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { createGrpcJsTransport } from "../platform/grpc-js-transport.js";
+import { peerContextValues } from "../platform/auth/peer-identity.js";
+import { grpcMetricsInterceptor } from "../platform/grpc-metrics.js";
 import {
   errorInterceptor,
   GRPC_MAX_MESSAGE_BYTES,
   startGrpcServer,
 } from "../platform/grpc-server.js";
+import { tracingInterceptor } from "../platform/grpc-tracing.js";
+import { createHttp2GrpcTransport } from "../platform/http2-grpc-transport.js";
 import { served } from "../platform/in-process-transport.js";
 import { addConnectServices } from "./grpc-js-server.js";
+import { createGrpcJsTransport } from "./grpc-js-transport.js";
 
 const CALLS = Number(process.env.GRPC_HOP_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.GRPC_HOP_CONCURRENCY ?? 50);
@@ -92,10 +100,33 @@ async function serve(kind: string): Promise<void> {
     },
   ];
   let server: { port: number; close(): Promise<void> };
-  if (kind === "connect") {
+  if (kind === "services") {
     server = await startGrpcServer([served(SpeechService, impl)], 0, "127.0.0.1", {
       interceptors,
     });
+  } else if (kind === "connect") {
+    const h2 = http2.createServer(
+      connectNodeAdapter({
+        routes: (router) => router.service(SpeechService, impl),
+        // The interceptors platform/grpc-server.ts gives Connect's adapter.
+        interceptors: [
+          grpcMetricsInterceptor,
+          tracingInterceptor,
+          errorInterceptor,
+          ...interceptors,
+        ],
+        contextValues: peerContextValues,
+        acceptCompression: [],
+        readMaxBytes: GRPC_MAX_MESSAGE_BYTES,
+      }),
+    );
+    await new Promise<void>((resolve) => h2.listen(0, "127.0.0.1", resolve));
+    server = {
+      port: (h2.address() as AddressInfo).port,
+      close: async () => {
+        h2.close();
+      },
+    };
   } else if (kind === "grpc-js") {
     const g = new grpc.Server({
       "grpc.max_receive_message_length": GRPC_MAX_MESSAGE_BYTES,
@@ -130,6 +161,13 @@ function transportOf(kind: string, port: number): Transport {
   }
   if (kind === "grpc-js") {
     return createGrpcJsTransport({
+      baseUrl,
+      interceptors,
+      maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
+    });
+  }
+  if (kind === "http2") {
+    return createHttp2GrpcTransport({
       baseUrl,
       interceptors,
       maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
@@ -230,7 +268,7 @@ async function measure(clientKind: string, serverKind: string, call: "stream" | 
 }
 
 const [mode, ...rest] = process.argv.slice(2);
-if (mode === "serve") await serve(rest[0] ?? "connect");
+if (mode === "serve") await serve(rest[0] ?? "services");
 else if (mode === "drive")
   await drive(rest[0] ?? "connect", Number(rest[1]), rest[2] as "stream" | "unary");
 else {
@@ -240,8 +278,8 @@ else {
   const servers = split < 0 ? [] : argv.slice(split + 1);
   const rows = [];
   for (const call of ["stream", "unary"] as const) {
-    for (const s of servers.length ? servers : ["connect"]) {
-      for (const c of clients.length ? clients : ["connect", "grpc-js"]) {
+    for (const s of servers.length ? servers : ["services"]) {
+      for (const c of clients.length ? clients : ["connect", "grpc-js", "http2"]) {
         rows.push(await measure(c, s, call));
       }
     }

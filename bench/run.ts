@@ -7,7 +7,8 @@
  * Options (environment): BENCH_SECONDS (measured seconds per run, default 8),
  * BENCH_WARMUP_SECONDS (2), BENCH_ENGINE_SAMPLES (5), BENCH_ONLY
  * (comma-separated; runs the scenarios whose id contains one of them:
- * management, speech-proxy, engine, enforcement, peers, engine-memory),
+ * management, speech-proxy, engine, enforcement, audio-cache, peers, engine-memory, request-log),
+ * BENCH_LOG_ROWS (records of the request-log scenario, default 1,000,000),
  * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
  */
@@ -21,11 +22,13 @@ import { type BenchConfig, loadBenchConfig, selected } from "./config.js";
 import { type HelperProcess, startHelper } from "./helper-process.js";
 import { measurementWindows } from "./load.js";
 import { type ProfileSummary, renderProfile, summarizeProfile } from "./profile.js";
+import { audioCacheScenario } from "./scenarios/audio-cache.js";
 import { type BaseContext, progress, Reporter, type ScenarioContext } from "./scenarios/context.js";
 import { embeddedEngineScenario, engineMemoryScenario } from "./scenarios/embedded-engine.js";
 import { enforcementScenario } from "./scenarios/enforcement.js";
 import { managementScenario } from "./scenarios/management.js";
 import { peersScenario } from "./scenarios/peers.js";
+import { requestLogScenario } from "./scenarios/request-log.js";
 import { speechProxyScenario } from "./scenarios/speech-proxy.js";
 import { type SystemProcess, startSystem, writeBenchCatalog } from "./system-process.js";
 import { renderTable } from "./table.js";
@@ -36,6 +39,7 @@ const MAIN_SCENARIOS: [string, (ctx: ScenarioContext) => Promise<void>][] = [
   ["speech-proxy", speechProxyScenario],
   ["engine", embeddedEngineScenario],
   ["enforcement", enforcementScenario],
+  ["audio-cache", audioCacheScenario],
 ];
 
 /** Foreign CPU load above this (in cores) during any measurement gets a warning under the table. */
@@ -140,6 +144,10 @@ async function main(config: BenchConfig): Promise<number> {
       await peersScenario(base);
     }
     if (selected(config, "engine-memory")) await engineMemoryScenario(base);
+    if (selected(config, "request-log")) {
+      progress("scenario request-log");
+      await requestLogScenario(base);
+    }
   } catch (err) {
     failure = err;
   } finally {

@@ -1,3 +1,4 @@
+import type { AudioFormatName } from "../../platform/audio-formats.js";
 import { ESPEAK_MODEL } from "../../test/kit/catalog-entries.js";
 import { ManagementApi } from "../api.js";
 import { PCM_BYTES_PER_SECOND } from "../constants.js";
@@ -14,7 +15,14 @@ const MEMORY_STREAMS = 50;
 /** A 2,000-character synthesis under full load can take long; never cut it at autocannon's 10 s. */
 const TIMEOUT_SECONDS = 300;
 
-type Format = "mp3" | "pcm";
+type Format = AudioFormatName;
+
+/**
+ * Formats timed one request after another. Opus, AAC and FLAC are encoded from the engine's PCM
+ * in the main process (AAC and FLAC each in a worker thread started per stream): their first
+ * byte carries that start-up.
+ */
+const SEQUENTIAL_FORMATS: readonly Format[] = ["mp3", "pcm", "opus", "aac", "flac"];
 
 function speech(secret: string, format: Format): LoadRequest {
   return {
@@ -32,7 +40,8 @@ function speech(secret: string, format: Format): LoadRequest {
 
 /**
  * 3a/3b. The embedded eSpeak engine on a 2,000-character text: latency of
- * single requests one after another (nothing else running), then throughput
+ * single requests one after another (nothing else running), in each format it
+ * encodes itself (wav is pcm behind a header), then throughput
  * with every core busy (cores x 2 streams), counted in audio seconds produced
  * per wall second (PCM body bytes / 48,000, streams cut at the end included).
  */
@@ -40,7 +49,7 @@ export async function embeddedEngineScenario(ctx: ScenarioContext): Promise<void
   const key = await ctx.api.createKey("bench embedded engine");
   const details: Record<string, unknown> = { inputChars: LONG_INPUT.length };
 
-  for (const format of ["mp3", "pcm"] as const) {
+  for (const format of SEQUENTIAL_FORMATS) {
     progress(`engine: ${ctx.config.engineSamples} sequential ${format} requests`);
     const r = await warmThenRun(
       {

@@ -1,4 +1,4 @@
-import { BUILTIN_SLUGS } from "../../governance/filters/builtin-table.js";
+import { BUILTIN_SLUGS } from "../../platform/builtin-filters.js";
 import { describe, fmt, signed } from "../table.js";
 import { progress, type ScenarioContext } from "./context.js";
 import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";

@@ -1,0 +1,130 @@
+import type { Redis } from "ioredis";
+import { makeTempDir, removeTempDir } from "../test/kit/processes.js";
+import { startRedis, type ThrowawayRedis } from "../test/kit/redis-server.js";
+import { ManagementApi } from "./api.js";
+import { loadBenchConfig } from "./config.js";
+import { UPSTREAM_MODEL } from "./constants.js";
+import { type HelperProcess, startHelper } from "./helper-process.js";
+import { runLoad } from "./load.js";
+import { stopAll } from "./processes.js";
+import { type SystemProcess, startSystem, writeBenchCatalog } from "./system-process.js";
+import { prose } from "./texts.js";
+
+/**
+ * What the speech hot path costs Redis and the process, per request:
+ * `node dist/bench/hot-path.js` (after a build) runs `npm start`'s process on
+ * a throwaway Redis against the peers' chunked upstream, with a standard key
+ * (rate limit and credits unmetered, as in scenario 5), and prints per
+ * concurrency: the process's CPU ms per request, Redis's own CPU ms per
+ * request, and the scripts (EVALSHA and EVAL calls) and bytes Redis received
+ * per request. Not part of `npm run bench`: it isolates the store's share.
+ * HOT_PATH_REQUESTS (1500) measured after HOT_PATH_WARMUP (1000), at
+ * HOT_PATH_CONNECTIONS (1,50); BENCH_NODE_ARGS and BENCH_CPU_PROF apply.
+ */
+const INPUT = prose(110);
+
+function envNumber(name: string, fallback: number): number {
+  const v = Number(process.env[name] ?? fallback);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+interface RedisCounters {
+  scripts: number;
+  inputBytes: number;
+  cpuMs: number;
+}
+
+async function redisCounters(client: Redis): Promise<RedisCounters> {
+  const info = await client.info("all");
+  const field = (name: string) => {
+    const m = new RegExp(`^${name}:([^\\r\\n]+)`, "m").exec(info);
+    return m ? (m[1] as string) : "";
+  };
+  const calls = (cmd: string) => {
+    const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, "m").exec(info);
+    return m ? Number(m[1]) : 0;
+  };
+  return {
+    scripts: calls("evalsha") + calls("eval"),
+    inputBytes: Number(field("total_net_input_bytes")),
+    cpuMs: (Number(field("used_cpu_user")) + Number(field("used_cpu_sys"))) * 1000,
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadBenchConfig();
+  const requests = envNumber("HOT_PATH_REQUESTS", 1_500);
+  const warmup = envNumber("HOT_PATH_WARMUP", 1_000);
+  const connectionsList = (process.env.HOT_PATH_CONNECTIONS ?? "1,50")
+    .split(",")
+    .map(Number)
+    .filter((n) => n > 0);
+  const dir = makeTempDir("railgate-bench-hot-path-");
+  let redis: ThrowawayRedis | undefined;
+  let upstream: HelperProcess | undefined;
+  let system: SystemProcess | undefined;
+  let probe: Redis | undefined;
+  try {
+    redis = await startRedis();
+    probe = redis.client();
+    upstream = await startHelper("fake-upstream.js", {
+      BENCH_UPSTREAM_CHUNK_BYTES: "9600",
+      BENCH_UPSTREAM_CHUNK_TURNS: "1",
+    });
+    const catalogFile = writeBenchCatalog(dir, upstream.port);
+    system = await startSystem(config, { redisUrl: redis.url, catalogFile });
+    const key = await new ManagementApi(system.baseUrl).createKey("bench hot path");
+    const base = {
+      origin: system.baseUrl,
+      requests: [
+        {
+          method: "POST" as const,
+          path: "/api/v1/audio/speech",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key.secret}` },
+          body: JSON.stringify({
+            model: UPSTREAM_MODEL,
+            input: INPUT,
+            voice: "alloy",
+            response_format: "pcm",
+          }),
+        },
+      ],
+      timeoutSeconds: 30,
+    };
+    const rows: string[] = [];
+    for (const connections of connectionsList) {
+      await runLoad({ ...base, connections, amount: warmup });
+      const before = await redisCounters(probe);
+      const r = await runLoad({
+        ...base,
+        connections,
+        amount: requests,
+        cpuPids: { railgate: system.pid },
+        label: `hot-path c${connections}`,
+      });
+      const after = await redisCounters(probe);
+      const n = r.completed;
+      if (r.non2xx + r.errors > 0) throw new Error(`c${connections}: ${r.sampleError}`);
+      rows.push(
+        [
+          `c=${connections}`,
+          `${r.reqPerSec.toFixed(0)} req/s`,
+          `railgate ${(r.cpuMsPerRequestByProcess?.railgate ?? Number.NaN).toFixed(3)} CPU ms/req`,
+          `redis ${((after.cpuMs - before.cpuMs) / n).toFixed(3)} CPU ms/req`,
+          `${((after.scripts - before.scripts) / n).toFixed(2)} scripts/req`,
+          `${((after.inputBytes - before.inputBytes) / n).toFixed(0)} B in/req`,
+          `foreign ${(r.foreignCpuCores ?? 0).toFixed(2)} cores`,
+        ].join("  "),
+      );
+    }
+    process.stdout.write(`${rows.join("\n")}\n`);
+  } finally {
+    probe?.disconnect();
+    await system?.stop();
+    await stopAll([upstream?.child]);
+    await redis?.stop();
+    removeTempDir(dir);
+  }
+}
+
+await main();
