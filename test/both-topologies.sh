@@ -4,16 +4,30 @@
 # frozen Redis servers, so they cost little CPU); and the HTTP suites again over the loopback
 # gRPC hop (npm run test:grpc-hop). The lanes share nothing (each spawns its own Redis and
 # systems on free ports). The second and third lanes' output is held and printed after the
-# first's, so no two interleave.
+# first's, so no two interleave; the failures of every lane are printed once more at the very
+# end, where a CI log cut to its tail still shows them.
+#
+# One fault suite runs alone, after the lanes: connection-lockout asserts that fresh requests
+# are answered within 1 s of a 20,000-socket burst (issue 17's bound), and two busy lanes
+# beside it on a 2-core machine can push a few answers past that (seen once: 92 of 100).
+main_log=$(mktemp)
+main_rc=$(mktemp)
 faults_log=$(mktemp)
 hop_log=$(mktemp)
-trap 'rm -f "$faults_log" "$hop_log"' EXIT
-mocha --no-config --exit --timeout 30000 'dist/test/faults/**/*.test.js' >"$faults_log" 2>&1 &
+alone_log=$(mktemp)
+trap 'rm -f "$main_log" "$main_rc" "$faults_log" "$hop_log" "$alone_log"' EXIT
+ALONE='dist/test/faults/connection-lockout.test.js'
+mocha --no-config --exit --timeout 30000 --ignore "$ALONE" 'dist/test/faults/**/*.test.js' >"$faults_log" 2>&1 &
 faults=$!
 npm run test:grpc-hop --silent >"$hop_log" 2>&1 &
 hop=$!
-mocha --ignore 'dist/test/faults/**'
-main=$?
+# Through tee, so it prints as it runs and is kept for the summary; its status goes by file
+# (a pipeline's status is tee's).
+{
+  mocha --ignore 'dist/test/faults/**' 2>&1
+  echo $? >"$main_rc"
+} | tee "$main_log"
+main=$(cat "$main_rc")
 wait "$faults"
 faults_status=$?
 wait "$hop"
@@ -24,4 +38,27 @@ cat "$faults_log"
 echo
 echo "=== the same HTTP suites over the gRPC hop (RAILGATE_TEST_TRANSPORT=grpc) ==="
 cat "$hop_log"
-[ "$main" -eq 0 ] && [ "$faults_status" -eq 0 ] && [ "$hop_status" -eq 0 ]
+echo
+echo "=== alone, on a quiet machine: $ALONE ==="
+{
+  mocha --no-config --exit --timeout 30000 "$ALONE" 2>&1
+  echo $? >"$main_rc"
+} | tee "$alone_log"
+alone_status=$(cat "$main_rc")
+
+# mocha prints "N failing" and then each failure with its stack: that part of each failed lane.
+failures() {
+  echo
+  echo "=== failures: $1 ==="
+  if grep -Eq '^  [0-9]+ failing' "$2"; then
+    sed -n '/^  [0-9]* failing/,$p' "$2"
+  else
+    echo "(no mocha summary: the lane stopped early; its last lines)"
+    tail -n 40 "$2"
+  fi
+}
+[ "$main" -eq 0 ] || failures "in-process suites" "$main_log"
+[ "$faults_status" -eq 0 ] || failures "fault suites (test/faults)" "$faults_log"
+[ "$hop_status" -eq 0 ] || failures "HTTP suites over the gRPC hop" "$hop_log"
+[ "$alone_status" -eq 0 ] || failures "$ALONE" "$alone_log"
+[ "$main" -eq 0 ] && [ "$faults_status" -eq 0 ] && [ "$hop_status" -eq 0 ] && [ "$alone_status" -eq 0 ]

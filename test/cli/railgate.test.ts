@@ -22,10 +22,10 @@ interface Run {
 }
 
 /**
- * The built CLI (the package's `bin`) as an operator runs it: a separate
- * process talking gRPC to the system's real ports.
+ * The built CLI (the package's `bin`) as an internal caller runs it: a separate
+ * process talking gRPC to the system's real ports (RAILGATE_TRANSPORT=grpc).
  */
-describe("railgate CLI (the built bin against a running system)", function () {
+describe("railgate CLI in gRPC mode (the built bin against a running system)", function () {
   this.timeout(60_000);
   let redis: ThrowawayRedis;
   let system: RunningSystem;
@@ -41,6 +41,8 @@ describe("railgate CLI (the built bin against a running system)", function () {
           env: {
             PATH: process.env.PATH,
             RAILGATE_KEY: key,
+            // The CLI's default transport is the HTTP API now; this suite is its gRPC mode.
+            RAILGATE_TRANSPORT: "grpc",
             GUARDRAIL_GRPC_URL: `http://127.0.0.1:${system.guardrailGrpcPort}`,
             SPEECH_GRPC_URL: `http://127.0.0.1:${system.speechGrpcPort}`,
           },
@@ -176,6 +178,31 @@ describe("railgate CLI (the built bin against a running system)", function () {
       data: { balance_usd: number; metered: boolean };
     };
     expect(credits.data).to.include({ balance_usd: 12.5, metered: true });
+    // The top-up is in the audit log: the workspace's credit history.
+    const history = (await json([
+      "audit",
+      "list",
+      "--resource-type",
+      "credits",
+      "--workspace",
+      workspace,
+    ])) as { data: { action: string; changes: Record<string, unknown> }[]; next_cursor: null };
+    expect(history.next_cursor).to.equal(null);
+    expect(history.data.map((e) => [e.action, e.changes])).to.deep.equal([
+      [
+        "credits.add",
+        {
+          amount_usd: { before: null, after: 12.5 },
+          balance_usd: { before: null, after: 12.5 },
+        },
+      ],
+    ]);
+    const table = await railgate(["audit", "list", "--action", "credits.add", "--limit", "1"]);
+    expect(table.code, table.stderr).to.equal(0);
+    expect(table.stdout.split("\n")[0]).to.match(/^AT +ACTION +RESOURCE +ACTOR +CHANGES$/);
+    const refused = await railgate(["audit", "list", "--resource-type", "invoice"]);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/^railgate: \[invalid_argument\] resource_type must be one of/);
   });
 
   it("speaks into an mp3 file: non-empty, starting on an MPEG frame sync", async () => {
@@ -225,9 +252,12 @@ describe("railgate CLI (the built bin against a running system)", function () {
     // 16-bit samples: whole frames only.
     expect(size % (2 * res.data.channels)).to.equal(0);
     const gen = (await json(["generations", "get", res.data.generation_id], standard.key)) as {
-      data: { bytes: string; duration_seconds: number };
+      data: { bytes: string; duration_seconds: number; status: string; data_region: string };
     };
     expect(Number(gen.data.bytes)).to.equal(size);
+    // The record's enums by their API names, as the HTTP API writes them.
+    expect(gen.data.status).to.equal("completed");
+    expect(gen.data.data_region).to.be.oneOf(["global", "europe", "us"]);
     expect(gen.data.duration_seconds).to.be.closeTo(size / 2 / res.data.sample_rate, 1e-9);
   });
 

@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { expect } from "chai";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CONSOLE_CSP } from "../../gateway/routes/console.js";
@@ -46,13 +48,19 @@ describe("console (headless Chromium)", function () {
     for (const [path, type] of [
       ["/console", "text/html"],
       ["/console/console.js", "text/javascript"],
-      ["/console/api.js", "text/javascript"],
-      ["/console/guardrail-form.js", "text/javascript"],
+      ["/console/lib/api.js", "text/javascript"],
+      ["/console/lib/table.js", "text/javascript"],
+      ["/console/views/guardrail-form.js", "text/javascript"],
+      ["/console/views/keys.js", "text/javascript"],
       ["/console/console.css", "text/css"],
+      ["/console/favicon.svg", "image/svg+xml"],
+      ["/console/vendor/chart.umd.min.js", "text/javascript"],
     ] as const) {
       const res = await fetch(`${h.baseUrl()}${path}`);
       expect(res.status, path).to.equal(200);
-      expect(res.headers.get("content-type"), path).to.match(new RegExp(`^${type};`));
+      expect(res.headers.get("content-type"), path).to.satisfy((t: string) =>
+        t.startsWith(`${type};`),
+      );
       expect(res.headers.get("content-security-policy"), path).to.equal(CONSOLE_CSP);
       expect(res.headers.get("x-content-type-options"), path).to.equal("nosniff");
       expect((await res.text()).length, path).to.be.greaterThan(100);
@@ -61,6 +69,22 @@ describe("console (headless Chromium)", function () {
     const other = await h.anon.get("/console/../package.json");
     expect(other.status).to.equal(404);
     expectError(await h.anon.get("/console/secrets.js"), 404, /./);
+    // A name picks from the list read at start-up: an escaping one is no file of it.
+    expectError(await h.anon.get("/console/lib/..%2F..%2Fpackage.json"), 404, /./);
+    expectError(await h.anon.get("/console/views/index.html"), 404, /./);
+    // The chart library is the one package.json pins, byte for byte the installed file.
+    const served = await (await fetch(`${h.baseUrl()}/console/vendor/chart.umd.min.js`)).text();
+    const installed = readFileSync(
+      new URL(
+        "chart.umd.min.js",
+        pathToFileURL(createRequire(import.meta.url).resolve("chart.js")),
+      ),
+      "utf8",
+    );
+    expect(served).to.equal(installed);
+    const pinned = JSON.parse(readFileSync("package.json", "utf8")).dependencies["chart.js"];
+    expect(pinned).to.match(/^\d+\.\d+\.\d+$/);
+    expect(served).to.include(`Chart.js v${pinned}`);
   });
 
   it("signs in, creates, edits and assigns a guardrail, speaks, and shows the filter's refusal", async () => {
@@ -85,6 +109,7 @@ describe("console (headless Chromium)", function () {
     expect(await page.evaluate('sessionStorage.getItem("railgate.managementKey")')).to.equal(
       MANAGEMENT_KEY,
     );
+    await page.getByRole("link", { name: "Guardrails" }).click();
 
     // A bad body: the form shows the API's own 400 message, word for word.
     const form = page.locator("#guardrail-form");
@@ -116,8 +141,10 @@ describe("console (headless Chromium)", function () {
     ]);
 
     const assignForm = page.locator("#assign-form");
+    await page.getByRole("link", { name: "Keys" }).click();
     await page.locator("#keys").getByRole("button", { name: "Refresh" }).click();
     await page.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
+    await page.getByRole("link", { name: "Guardrails" }).click();
     await assignForm.getByLabel("Guardrail").selectOption({ label: "Console filter" });
     await assignForm.getByLabel("Key").selectOption(hash);
     await assignForm.getByRole("button", { name: "Assign" }).click();
@@ -141,22 +168,50 @@ describe("console (headless Chromium)", function () {
     expect(edited.body.data.content_filters).to.deep.equal(guardrail.content_filters);
 
     // The other views answer from the API: explain for the key, workspaces, credits.
+    await page.getByRole("link", { name: "Keys" }).click();
     await page.getByRole("button", { name: "Explain console app" }).click();
-    await page.locator("#explain-out").filter({ hasText: guardrail.id }).waitFor();
+    // Shown by name; the API's own answer (with the id) beside it, folded.
+    await page
+      .locator("#explain-view")
+      .getByRole("cell", { name: "Console filter", exact: true })
+      .waitFor();
+    await page
+      .locator("#explain-out")
+      .filter({ hasText: guardrail.id })
+      .waitFor({ state: "attached" });
     const workspaces = await h.api.get("/api/v1/workspaces");
+    await page.getByRole("link", { name: "Workspaces" }).click();
     await page
       .locator("#workspaces-list")
       .getByRole("cell", { name: workspaces.body.data[0].id, exact: true })
       .waitFor();
-    const credits = await h.api.get("/api/v1/credits");
-    expect(JSON.parse((await page.locator("#credits-out").textContent()) ?? "")).to.deep.equal(
-      credits.body,
-    );
+    // Credits as figures for people: each card holds the API's amount, formatted as money.
+    const credits = (await h.api.get("/api/v1/credits")).body.data;
+    await page.getByRole("link", { name: "Credits" }).click();
+    const usd = (n: number) =>
+      new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(n);
+    const cards = page.locator("#credits-out .stat");
+    await cards.first().waitFor();
+    expect(await cards.allInnerTexts()).to.deep.equal([
+      `Balance\n${credits.metered ? usd(credits.balance_usd) : "not metered"}`,
+      `Credits added\n${usd(credits.total_credits)}`,
+      `Usage\n${usd(credits.total_usage)}`,
+    ]);
 
+    await page.getByRole("link", { name: "Speech playground" }).click();
     const play = page.locator("#speak-form");
     await play.getByLabel("Standard API key").fill(key);
     await play.getByLabel("Model").selectOption(MODEL);
-    await play.getByLabel("Voice").fill("en-us");
+    // The voices are the chosen model's, from the model list.
+    const catalogue = await h.anon.get("/api/v1/models?output_modalities=speech");
+    const voices = catalogue.body.data.find((m: { id: string }) => m.id === MODEL).voices;
+    expect(
+      await play
+        .getByLabel("Voice")
+        .locator("option")
+        .evaluateAll((os) => os.map((o) => o.getAttribute("value"))),
+    ).to.deep.equal(voices.map((v: { id: string }) => v.id));
+    await play.getByLabel("Voice").selectOption("en-us");
     await play.getByLabel("Format").selectOption("mp3");
     await play.getByLabel("Text").fill("Hello from the console.");
     await play.getByRole("button", { name: "Speak" }).click();
@@ -227,6 +282,7 @@ describe("console (headless Chromium)", function () {
     await own.goto(`${h.baseUrl()}/console`);
     await own.getByLabel("Management key").fill(MANAGEMENT_KEY);
     await own.getByRole("button", { name: "Sign in" }).click();
+    await own.getByRole("link", { name: "Guardrails" }).click();
     await own.getByRole("button", { name: "Edit Console policy" }).click();
     const form = own.locator("#guardrail-form");
     expect(await form.getByLabel("Allowed models").inputValue()).to.equal("railgate/espeak-ng");
@@ -382,8 +438,10 @@ describe("console (headless Chromium)", function () {
 
     // A member through the form (suggested from the key's owner), then both unassigned.
     const memberForm = own.locator("#assign-member-form");
+    await own.getByRole("link", { name: "Keys" }).click();
     await own.locator("#keys").getByRole("button", { name: "Refresh" }).click();
     await own.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
+    await own.getByRole("link", { name: "Guardrails" }).click();
     expect(
       await own
         .locator("#member-ids option")
@@ -442,7 +500,9 @@ describe("console (headless Chromium)", function () {
       slug: "console-team",
     });
     expect(ws.status).to.equal(201);
+    await own.getByRole("link", { name: "Workspaces" }).click();
     await own.locator("#workspaces").getByRole("button", { name: "Refresh" }).click();
+    await own.getByRole("link", { name: "Guardrails" }).click();
     await form.getByLabel("Workspace (set on create only)").selectOption(ws.body.data.id);
     await form.getByLabel("Name", { exact: true }).fill("Console team policy");
     await form.getByRole("button", { name: "Create" }).click();
@@ -453,6 +513,7 @@ describe("console (headless Chromium)", function () {
     ).body.data.find((g: { name: string }) => g.name === "Console team policy");
     expect(teamPolicy.workspace_id).to.equal(ws.body.data.id);
     expect(await own.getByLabel("Show the guardrails of").inputValue()).to.equal(ws.body.data.id);
+    await own.getByRole("link", { name: "Workspaces" }).click();
 
     // The workspace's default guardrail: 404 until configured; saving the form configures it.
     const defaultId: string = ws.body.data.default_guardrail_id;
@@ -471,6 +532,48 @@ describe("console (headless Chromium)", function () {
     const configured = await h.api.get(`/api/v1/guardrails/${defaultId}`);
     expect(configured.status).to.equal(200);
     expect(configured.body.data.enforce_zdr_anthropic).to.equal(true);
+    await own.close();
+    expect(pageErrors.filter((e) => !e.startsWith("Failed to load resource:"))).to.deep.equal([]);
+  });
+
+  it("turns a workspace's audio cache on in its form and shows its hit ratio", async () => {
+    const own = await browser.newPage();
+    own.on("pageerror", (err) => pageErrors.push(err.message));
+    const ws = await h.api.post("/api/v1/workspaces", { name: "Console cache" });
+    expect(ws.status).to.equal(201);
+    expect(ws.body.data.audio_cache).to.equal(false);
+    await own.goto(`${h.baseUrl()}/console`);
+    await own.getByLabel("Management key").fill(MANAGEMENT_KEY);
+    await own.getByRole("button", { name: "Sign in" }).click();
+    await own.getByRole("link", { name: "Workspaces" }).click();
+    await own.getByRole("button", { name: "Edit workspace Console cache" }).click();
+    await own.getByLabel(/Audio cache: serve identical/).check();
+    await own.getByRole("button", { name: "Save workspace" }).click();
+    await own.getByRole("status").filter({ hasText: "Workspace Console cache saved." }).waitFor();
+    expect(
+      (await h.api.get(`/api/v1/workspaces/${ws.body.data.id}`)).body.data.audio_cache,
+    ).to.equal(true);
+    // Two identical requests: a miss, then a hit; the row shows the ratio the API counts.
+    const key = await h.api.post("/api/v1/keys", {
+      name: "console cache app",
+      workspace_id: ws.body.data.id,
+    });
+    const speak = () =>
+      fetch(`${h.baseUrl()}/api/v1/audio/speech`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.body.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, voice: "en-us", input: "Cached twice." }),
+      }).then(async (r) => {
+        await r.arrayBuffer();
+        expect(r.status).to.equal(200);
+      });
+    await speak();
+    await speak();
+    await own.locator("#workspaces").getByRole("button", { name: "Refresh" }).click();
+    await own
+      .locator("#workspaces-list")
+      .getByRole("cell", { name: /^on · 50% hits \(1 of 2\) · 1 clips/ })
+      .waitFor();
     await own.close();
     expect(pageErrors.filter((e) => !e.startsWith("Failed to load resource:"))).to.deep.equal([]);
   });

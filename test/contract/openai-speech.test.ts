@@ -1,6 +1,8 @@
 import { expect } from "chai";
 import OpenAI from "openai";
+import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
 import { useContractSystem } from "../kit/contract-clients.js";
+import { decodeWithFfmpeg, FFMPEG_NAMES } from "../kit/ffmpeg.js";
 import { MODELS } from "../kit/speech-catalog.js";
 
 const TEXT = "The official OpenAI client, unchanged.";
@@ -47,6 +49,36 @@ describe("contract: openai audio.speech.create", () => {
       });
     }
   }
+
+  // The client's own union of response formats: each is accepted, served as OpenAI serves it, and
+  // decodes (the engine offers all six).
+  for (const format of AUDIO_FORMAT_NAMES) {
+    it(`${MODELS.espeak}: response_format ${format} decodes with ffmpeg`, async () => {
+      const res = await h.openai.audio.speech.create({
+        model: MODELS.espeak,
+        voice: "alloy",
+        input: TEXT,
+        response_format: format,
+      });
+      expect(res.headers.get("content-type")).to.equal(audioContentType(format));
+      const decoded = await decodeWithFfmpeg(Buffer.from(await res.arrayBuffer()), format);
+      expect(decoded.codec).to.equal(FFMPEG_NAMES[format].codec);
+      expect(decoded.seconds).to.be.above(0.5);
+    });
+  }
+
+  it("a format the model does not offer: the client's BadRequestError names those it does", async () => {
+    const err = await h.openai.audio.speech
+      .create({ model: MODELS.basic, voice: "alloy", input: TEXT, response_format: "opus" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).to.be.instanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).to.match(
+      /"mp3", "wav" or "pcm"/,
+    );
+  });
 
   it("the default format is pcm (OpenAI's is mp3: Railgate's default is documented)", async () => {
     const res = await h.openai.audio.speech.create({

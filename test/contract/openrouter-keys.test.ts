@@ -25,6 +25,32 @@ describe("contract: @openrouter/sdk apiKeys, credits", () => {
     await refused(h.admin.apiKeys.get({ hash }), 404);
   });
 
+  it("apiKeys.create / update with limitReset and expiresAt", async () => {
+    const expiresAt = new Date("2099-06-30T12:00:00.000Z");
+    const created = await valid(
+      h.admin.apiKeys.create({
+        requestBody: { name: unique("windowed"), limit: 2, limitReset: "weekly", expiresAt },
+      }),
+    );
+    expect(created.data).to.include({ limit: 2, limitRemaining: 2, limitReset: "weekly" });
+    expect(created.data.expiresAt?.toISOString()).to.equal(expiresAt.toISOString());
+    const hash = created.data.hash;
+    const updated = await valid(
+      h.admin.apiKeys.update({ hash, requestBody: { limitReset: "daily" } }),
+    );
+    expect(updated.data.limitReset).to.equal("daily");
+    const me = await valid(h.sdk(created.key).apiKeys.getCurrentKeyMetadata());
+    expect(me.data.limitReset).to.equal("daily");
+    expect(me.data.expiresAt?.toISOString()).to.equal(expiresAt.toISOString());
+    await refused(
+      h.admin.apiKeys.create({
+        requestBody: { name: unique("expired"), expiresAt: new Date("2020-01-01T00:00:00Z") },
+      }),
+      400,
+      /expires_at must be in the future/,
+    );
+  });
+
   it("apiKeys.list() lists the management keys too (workspace_id a string)", async () => {
     const list = await valid(h.admin.apiKeys.list());
     expect(list.data.some((k) => k.workspaceId === "")).to.equal(true);

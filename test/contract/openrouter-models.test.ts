@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { refused, useContractSystem, valid } from "../kit/contract-clients.js";
 import { CREATED, MODELS } from "../kit/speech-catalog.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
 
 const CATALOG = Object.values(MODELS);
 
@@ -50,6 +51,38 @@ describe("contract: @openrouter/sdk models, endpoints", () => {
   it("models.list() with a bad value is a 400 the SDK parses, naming the parameter", async () => {
     await refused(h.user.models.list({ limit: 5000 }), 400, /limit/);
     await refused(h.user.models.list({ outputModalities: "smell" }), 400, /output_modalities/);
+  });
+
+  it("models.listForUser(): the models the key's guardrails leave it", async () => {
+    const all = await valid(h.user.models.listForUser({ bearer: h.speech.key.secret }));
+    expect(all.result.data.map((m) => m.id)).to.deep.equal(CATALOG);
+    const key = await h.speech.createKey();
+    const g = await h.speech.admin.post("/api/v1/guardrails", {
+      name: "only basic",
+      allowed_models: [MODELS.basic],
+    });
+    expect(g.status).to.equal(201);
+    const assigned = await h.speech.admin.post(
+      `/api/v1/guardrails/${g.body.data.id}/assignments/keys`,
+      {
+        key_hashes: [key.hash],
+      },
+    );
+    expect(assigned.status).to.equal(200);
+    const mine = await valid(h.sdk(key.secret).models.listForUser({ bearer: key.secret }));
+    expect(mine.result.data.map((m) => m.id)).to.deep.equal([MODELS.basic]);
+    expect(mine.result.totalCount).to.equal(1);
+    await refused(h.admin.models.listForUser({ bearer: MANAGEMENT_KEY }), 403);
+  });
+
+  it("endpoints.listZdrEndpoints(): every zero-data-retention endpoint, as PublicEndpoint", async () => {
+    const res = await valid(h.user.endpoints.listZdrEndpoints());
+    expect(res.data).to.not.be.empty;
+    const leaky = res.data.filter((e) => e.modelId === MODELS.leaky);
+    expect(leaky).to.deep.equal([]);
+    const basic = res.data.find((e) => e.modelId === MODELS.basic);
+    expect(basic?.pricing.prompt).to.equal("0.00002");
+    expect(basic?.supportsVoiceCloning).to.equal(false);
   });
 
   it("models.count()", async () => {

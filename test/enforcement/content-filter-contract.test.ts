@@ -76,7 +76,9 @@ describe("enforcement: content filters as OpenRouter documents them", () => {
   });
 
   it("prompt injection: every evasion is redacted before the upstream sees it", async () => {
-    const { key } = await w.gw.governedKey(builtin("regex-prompt-injection", "redact"));
+    const { key, guardrailId } = await w.gw.governedKey(
+      builtin("regex-prompt-injection", "redact"),
+    );
     const res = await w.gw.speak(key, {
       model: MODELS.fast,
       input:
@@ -90,7 +92,13 @@ describe("enforcement: content filters as OpenRouter documents them", () => {
     );
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "regex-prompt-injection", label: "[PROMPT_INJECTION]", action: "redact", count: 4 },
+      {
+        slug: "regex-prompt-injection",
+        label: "[PROMPT_INJECTION]",
+        action: "redact",
+        count: 4,
+        guardrail_id: guardrailId,
+      },
     ]);
   });
 

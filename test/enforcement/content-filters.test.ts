@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { literalListStats } from "../../governance/filters/detectors/literal-list.js";
 import { filterRuns } from "../../governance/filters/index.js";
 import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio } from "../kit/enforcement-gateway.js";
@@ -25,7 +26,7 @@ describe("enforcement: content filters", () => {
   });
 
   it("redact: the upstream receives the label, the record counts the hit without the text", async () => {
-    const { key } = await w.gw.governedKey(email("redact"));
+    const { key, guardrailId } = await w.gw.governedKey(email("redact"));
     const res = await w.gw.speak(key, { model: MODELS.fast, input: WITH_EMAIL });
     expectAudio(res, "fast");
     expect(w.fakes.fast.requests.map((r) => r.body.input)).to.deep.equal([
@@ -33,27 +34,27 @@ describe("enforcement: content filters", () => {
     ]);
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+      { slug: "email", label: "[EMAIL]", action: "redact", count: 1, guardrail_id: guardrailId },
     ]);
     expect(JSON.stringify(record)).to.not.include(EMAIL);
     expect(JSON.stringify(record)).to.not.include("jane");
   });
 
   it("flag: the upstream receives the text unchanged and the record counts each hit", async () => {
-    const { key } = await w.gw.governedKey(email("flag"));
+    const { key, guardrailId } = await w.gw.governedKey(email("flag"));
     const input = `${WITH_EMAIL} Or to bob@example.org.`;
     const res = await w.gw.speak(key, { model: MODELS.fast, input });
     expectAudio(res);
     expect(w.fakes.fast.requests[0]?.body.input).to.equal(input);
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "email", label: "[EMAIL]", action: "flag", count: 2 },
+      { slug: "email", label: "[EMAIL]", action: "flag", count: 2, guardrail_id: guardrailId },
     ]);
     expect(JSON.stringify(record)).to.not.include("example");
   });
 
   it("a custom pattern redacts with its label", async () => {
-    const { key } = await w.gw.governedKey({
+    const { key, guardrailId } = await w.gw.governedKey({
       content_filters: [{ pattern: "PRJ-[0-9]{4}", action: "redact", label: "[PROJECT]" }],
     });
     const res = await w.gw.speak(key, {
@@ -64,7 +65,7 @@ describe("enforcement: content filters", () => {
     expect(w.fakes.fast.requests[0]?.body.input).to.equal("Ship [PROJECT] and [PROJECT] now.");
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "custom", label: "[PROJECT]", action: "redact", count: 2 },
+      { slug: "custom", label: "[PROJECT]", action: "redact", count: 2, guardrail_id: guardrailId },
     ]);
   });
 
@@ -86,7 +87,7 @@ describe("enforcement: content filters", () => {
   });
 
   it("apply to every turn and to the instructions, top-level and per turn", async () => {
-    const { key } = await w.gw.governedKey(email("redact"));
+    const { key, guardrailId } = await w.gw.governedKey(email("redact"));
     const res = await w.gw.speak(key, {
       model: MODELS.steerable,
       voice: "alloy",
@@ -107,7 +108,7 @@ describe("enforcement: content filters", () => {
     ]);
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "email", label: "[EMAIL]", action: "redact", count: 3 },
+      { slug: "email", label: "[EMAIL]", action: "redact", count: 3, guardrail_id: guardrailId },
     ]);
   });
 
@@ -143,7 +144,13 @@ describe("enforcement: content filters", () => {
     expect(JSON.stringify(w.fakes.clone.requests[0]?.body)).to.not.include(EMAIL);
     const record = await w.gw.generation(redact.key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+      {
+        slug: "email",
+        label: "[EMAIL]",
+        action: "redact",
+        count: 1,
+        guardrail_id: redact.guardrailId,
+      },
     ]);
     const block = await w.gw.governedKey(email("block"));
     expectError(
@@ -160,7 +167,7 @@ describe("enforcement: content filters", () => {
 
   it("adversarial patterns over a maximal input: every match redacted, nothing else", async () => {
     // x.*y|x made every search of the old find-all scan to the end: 10,000 x's took seconds.
-    const { key } = await w.gw.governedKey({
+    const { key, guardrailId } = await w.gw.governedKey({
       content_filters: [
         { pattern: "x.*y|x", action: "redact", label: "#" },
         { pattern: "(a|aa)*b", action: "flag", label: "[AB]" },
@@ -173,8 +180,8 @@ describe("enforcement: content filters", () => {
     expect(w.fakes.fast.requests[0]?.body.input).to.equal(`${"#".repeat(9_990)} aab a=`);
     const record = await w.gw.generation(key, res);
     expect(record.guardrail_outcomes).to.deep.equal([
-      { slug: "custom", label: "#", action: "redact", count: 9_990 },
-      { slug: "custom", label: "[AB]", action: "flag", count: 1 },
+      { slug: "custom", label: "#", action: "redact", count: 9_990, guardrail_id: guardrailId },
+      { slug: "custom", label: "[AB]", action: "flag", count: 1, guardrail_id: guardrailId },
     ]);
   });
 
@@ -194,6 +201,77 @@ describe("enforcement: content filters", () => {
     expect(sent).to.have.length(input.length - EMAIL.length + "[EMAIL]".length);
     expect(sent).to.not.include(EMAIL);
     expect(sent?.endsWith("Write to [EMAIL].")).to.equal(true);
+  });
+
+  describe("patterns up to 100,000 characters", () => {
+    /** `(?i)\b(?:zebra|term0|term1|...|qqq)\b`, exactly `chars` long. */
+    function termList(chars: number): string {
+      const head = "(?i)\\b(?:zebra";
+      const tail = ")\\b";
+      let body = "";
+      for (
+        let i = 0;
+        head.length + body.length + `|term${i}`.length + tail.length + 2 <= chars;
+        i++
+      )
+        body += `|term${i}`;
+      const pad = chars - head.length - body.length - tail.length - 1;
+      return `${head}${body}|${"q".repeat(pad)}${tail}`;
+    }
+
+    it("a 100,000-character word list is accepted, redacts, blocks and flags, compiled once per guardrail version", async () => {
+      const pattern = termList(100_000);
+      expect(pattern).to.have.length(100_000);
+      const built = literalListStats.automataBuilt;
+      const { key, guardrailId } = await w.gw.governedKey({
+        content_filters: [{ pattern, action: "redact", label: "[TERM]" }],
+      });
+      for (const input of ["Ask about TERM42 and the Zebra.", "term9999 only.", "Nothing here."]) {
+        expectAudio(await w.gw.speak(key, { model: MODELS.fast, input }));
+      }
+      expect(w.fakes.fast.requests.map((r) => r.body.input)).to.deep.equal([
+        "Ask about [TERM] and the [TERM].",
+        "[TERM] only.",
+        "Nothing here.",
+      ]);
+      expect(literalListStats.automataBuilt, "three requests, one automaton").to.equal(built + 1);
+      const res = await w.gw.admin.patch(`/api/v1/guardrails/${guardrailId}`, {
+        content_filters: [{ pattern, action: "block", label: "[TERM]" }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expectError(
+        await w.gw.speak(key, { model: MODELS.fast, input: "a zebra" }),
+        403,
+        /^Request blocked by content filter: \[TERM\]$/,
+      );
+      expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: "a horse" }));
+      expect(literalListStats.automataBuilt, "the new version compiled once").to.equal(built + 2);
+      const flag = await w.gw.governedKey({ content_filters: [{ pattern, action: "flag" }] });
+      const flagged = await w.gw.speak(flag.key, { model: MODELS.fast, input: "term1, term2." });
+      expectAudio(flagged);
+      expect((await w.gw.generation(flag.key, flagged)).guardrail_outcomes).to.deep.equal([
+        {
+          slug: "custom",
+          label: "[REDACTED]",
+          action: "flag",
+          count: 2,
+          guardrail_id: flag.guardrailId,
+        },
+      ]);
+    });
+
+    it("a 100,001-character pattern is 400 naming the field and the limit", async () => {
+      const ws = await w.gw.workspace();
+      const res = await w.gw.admin.post("/api/v1/guardrails", {
+        name: "too long",
+        workspace_id: ws.id,
+        content_filters: [
+          { pattern: "fine", action: "flag" },
+          { pattern: termList(100_001), action: "redact" },
+        ],
+      });
+      expectError(res, 400, /^content_filters\[1\]\.pattern must be at most 100000 characters$/);
+    });
   });
 
   it("a pattern that can match the empty string is refused when the guardrail is saved", async () => {
@@ -240,7 +318,13 @@ describe("enforcement: content filters", () => {
       expect(w.fakes.fast.requests[0]?.body.input).to.equal("Please write to [EMAIL] today.");
       const record = await w.gw.generation(key, res);
       expect(record.guardrail_outcomes).to.deep.equal([
-        { slug: "email", label: "[EMAIL]", action: "redact", count: 1 },
+        {
+          slug: "email",
+          label: "[EMAIL]",
+          action: "redact",
+          count: 1,
+          guardrail_id: ws.defaultGuardrailId,
+        },
       ]);
     });
 

@@ -7,22 +7,8 @@ import { useWorld } from "../kit/enforcement-world.js";
 import { expectError } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
+import { sample } from "../kit/promql.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
-
-/** The value of one series in Prometheus text exposition (0 when absent), labels in any order. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const got = Object.fromEntries(
-      [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) total += Number(match[3]);
-  }
-  return total;
-}
 
 /** Whether one series of that name and labels is exposed at all. */
 function exposed(text: string, name: string, labels: Record<string, string>): boolean {

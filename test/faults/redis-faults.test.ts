@@ -1,9 +1,11 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { hashSecret } from "../../platform/ids.js";
-import { expectError, expectStatus } from "../kit/expect.js";
-
+import { flushLogDedupe } from "../../platform/log-dedupe.js";
+import { expectError, expectNoLeaks, expectStatus } from "../kit/expect.js";
 import { Api, type JsonResponse } from "../kit/http.js";
+import { captureLogs } from "../kit/log-capture.js";
+import { pollUntil } from "../kit/poll.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
@@ -40,9 +42,15 @@ describe("faults: Redis frozen, killed, restarted empty", function () {
   let speaker: Api;
 
   /** A request with a client-side bound: it must answer, not hang. */
-  const bounded = (api: Api, method: string, path: string, body?: unknown) =>
+  const bounded = (
+    api: Api,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) =>
     Promise.race([
-      api.request(method, path, body),
+      api.request(method, path, body, { headers }),
       new Promise<never>((_, reject) =>
         setTimeout(
           () => reject(new Error(`${method} ${path} hung for ${HANG_LIMIT_MS} ms`)),
@@ -84,6 +92,34 @@ describe("faults: Redis frozen, killed, restarted empty", function () {
         }),
       ]);
       for (const res of answers) expectUnavailable(res);
+    });
+
+    it("tells the client nothing of the store's own words, and logs them with the request id", async () => {
+      const logs = captureLogs("warn");
+      // The 503s above logged this same failure: identical lines within a window are one
+      // line and a count (platform/log-dedupe.ts), so start a new window for this request.
+      flushLogDedupe();
+      try {
+        const requestId = `frozen-store-${Date.now()}`;
+        const res = await bounded(
+          admin,
+          "POST",
+          "/api/v1/guardrails",
+          { name: "Logged" },
+          { "x-request-id": requestId },
+        );
+        expectUnavailable(res);
+        expectNoLeaks(res.body.error.message);
+        const lines = await pollUntil(
+          async () => logs.forRequest(requestId),
+          (found) => found.some((l) => l.msg === "call failed"),
+        );
+        const failed = lines.find((l) => l.msg === "call failed");
+        expect(failed?.detail).to.match(/Command timed out|Connection is closed|ECONN/);
+        expect(failed).to.not.have.property("stack");
+      } finally {
+        logs.restore();
+      }
     });
 
     it("reports /healthz 503 naming the services whose store is down", async () => {

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +7,7 @@ import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
 import { REGION_NAMES } from "../../platform/regions.js";
+import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { expectStatus } from "../kit/expect.js";
 
 import { FakeOpenAi } from "../kit/fake-openai.js";
@@ -47,6 +49,8 @@ describe("faults: SIGTERM drains the system", function () {
   let speaker: Api;
   let secret: string;
   let workspaceId: string;
+  /** The request log both share, as replicas share one PostgreSQL. */
+  let database: TestDatabase;
 
   const balance = async () =>
     micros((await admin.get(`/api/v1/workspaces/${workspaceId}/credits`)).body.data.balance_usd);
@@ -63,7 +67,8 @@ describe("faults: SIGTERM drains the system", function () {
     upstream = await new FakeOpenAi({ chunks: 20, chunkDelayMs: 250, secondsPerChar: 1 }).start();
     dir = mkdtempSync(join(tmpdir(), "railgate-drain-"));
     catalogFile = writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port));
-    inspector = await startTestSystem(redis.url);
+    database = await createTestDatabase("postgres");
+    inspector = await startTestSystem(redis.url, {}, { database: database.db });
     const base = `http://127.0.0.1:${inspector.gatewayPorts.global}`;
     admin = new Api(base, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "drain" });
@@ -79,6 +84,7 @@ describe("faults: SIGTERM drains the system", function () {
 
   after(async () => {
     await inspector?.close();
+    await database?.dispose();
     await upstream?.close();
     await redis?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -88,6 +94,7 @@ describe("faults: SIGTERM drains the system", function () {
     const system = await startSystemProcess(redis.url, {
       SPEECH_CATALOG_FILE: catalogFile,
       SHUTDOWN_GRACE_MS: "30000",
+      DATABASE_URL: database.url as string,
     });
     const before = await balance();
     const input = longInput(400);
@@ -130,6 +137,7 @@ describe("faults: SIGTERM drains the system", function () {
     const system = await startSystemProcess(redis.url, {
       SPEECH_CATALOG_FILE: catalogFile,
       SHUTDOWN_GRACE_MS: "1500",
+      DATABASE_URL: database.url as string,
     });
     const before = await balance();
     const input = longInput(10_000);
@@ -163,5 +171,39 @@ describe("faults: SIGTERM drains the system", function () {
     }
     // The settlements replaced the whole-input reservations by exactly those amounts.
     expect(await balance()).to.equal(before - charged);
+  });
+
+  it("serves the first request of a connection it accepted before draining, then closes it", async () => {
+    const system = await startSystemProcess(redis.url, {
+      SPEECH_CATALOG_FILE: catalogFile,
+      SHUTDOWN_GRACE_MS: "30000",
+      DATABASE_URL: database.url as string,
+    });
+    try {
+      // Accepted, as a TCP balancer's connection is, before the request is written; nothing
+      // else in flight, so nothing else holds the drain open.
+      const socket = connect(system.ports.global, "127.0.0.1");
+      await once(socket, "connect");
+      let answer = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (c: string) => {
+        answer += c;
+      });
+      socket.on("error", () => {});
+      const socketClosed = once(socket, "close");
+      system.child.process.kill("SIGTERM");
+      await system.child.waitForLine(/draining/, 10_000);
+      socket.write(
+        `GET /api/v1/key HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${secret}\r\n\r\n`,
+      );
+      await socketClosed;
+      // Before: the connection closed unanswered (nothing was in flight), or a 503 "this
+      // instance is shutting down": either way a POST a balancer could not safely retry.
+      expect(answer.split("\r\n")[0]).to.equal("HTTP/1.1 200 OK");
+      expect(answer.toLowerCase()).to.include("connection: close");
+      expect(await system.exited).to.equal(0);
+    } finally {
+      await system.child.stop(2_000);
+    }
   });
 });

@@ -42,6 +42,8 @@ describe("fuzz: JSON routes never answer 5xx", function () {
     workspace: "",
     creditsWorkspace: "",
     speechKey: "",
+    webhook: "",
+    webhookWorkspace: "",
   };
 
   before(async function () {
@@ -64,6 +66,13 @@ describe("fuzz: JSON routes never answer 5xx", function () {
       expect(res.status).to.equal(200);
     }
     ids.speechKey = (await createKey(api, { workspace_id: speechWorkspace })).secret;
+    ids.webhookWorkspace = (await createWorkspace(api)).id;
+    const hook = await api.post("/api/v1/webhooks", {
+      workspace_id: ids.webhookWorkspace,
+      url: "http://127.0.0.1:9/fuzz",
+    });
+    expect(hook.status).to.equal(201);
+    ids.webhook = hook.body.data.id;
   });
 
   after(async () => {
@@ -84,6 +93,30 @@ describe("fuzz: JSON routes never answer 5xx", function () {
   };
 
   const routes: RouteCase[] = [
+    {
+      name: "POST /webhooks",
+      method: "POST",
+      path: () => "/api/v1/webhooks",
+      base: () => ({
+        workspace_id: ids.webhookWorkspace,
+        url: "https://alerts.example.com/hook?x=1",
+        secret: "whsec_fuzz_secret_0123456789",
+        thresholds_pct: [50, 80, 100],
+        credits_below_usd: 5,
+        enabled: true,
+      }),
+    },
+    {
+      name: "PATCH /webhooks/{id}",
+      method: "PATCH",
+      path: () => `/api/v1/webhooks/${ids.webhook}`,
+      base: () => ({
+        url: "http://127.0.0.1:9/fuzz",
+        thresholds_pct: [90],
+        credits_below_usd: null,
+        enabled: false,
+      }),
+    },
     {
       name: "POST /guardrails",
       method: "POST",

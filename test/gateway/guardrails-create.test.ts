@@ -72,6 +72,7 @@ describe("gateway: POST /api/v1/guardrails (create)", () => {
         "enable_free_model_training",
         "enable_paid_model_training",
         "include_byok_in_budgets",
+        "forbid_audio_cache",
         ...ZDR_VENDOR_FIELDS,
       ]) {
         expect(g[f], f).to.equal(false);
@@ -102,6 +103,7 @@ describe("gateway: POST /api/v1/guardrails (create)", () => {
         include_byok_in_budgets: true,
         limit_usd: 12.5,
         reset_interval: "weekly",
+        forbid_audio_cache: true,
       };
       const g = await createGuardrail(h.api, body);
       expectGuardrail(g);

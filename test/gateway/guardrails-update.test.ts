@@ -35,6 +35,7 @@ const FULL = {
   include_byok_in_budgets: true,
   limit_usd: 100,
   reset_interval: "monthly",
+  forbid_audio_cache: true,
 };
 
 describe("gateway: PATCH /api/v1/guardrails/{id} (update)", () => {

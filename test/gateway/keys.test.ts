@@ -112,7 +112,7 @@ describe("gateway: API keys", () => {
     it("refuses what it would not honour, naming the field", async () => {
       const post = (body: Record<string, unknown>) =>
         h.api.post("/api/v1/keys", { name: "k", ...body });
-      expectError(await post({ limit_reset: "daily" }), 400, /limit_reset must be null/);
+      expectError(await post({ limit_reset: "hourly" }), 400, /limit_reset must be "daily"/);
       expectError(await post({ include_byok_in_limit: true }), 400, /include_byok_in_limit/);
       expectError(
         await post({ creator_user_id: "a", member_user_id: "b" }),

@@ -3,6 +3,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
 import type { Api, JsonResponse } from "../kit/http.js";
+import { pollUntil } from "../kit/poll.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { useSpeechSystem } from "../kit/speech-system.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
@@ -114,6 +115,7 @@ describe("gateway: OpenAPI document against real answers", function () {
       amount_usd: 25,
     });
     await call(admin, "GET", "/api/v1/workspaces/{id}/credits", `${wsPath}/credits`);
+    await call(admin, "GET", "/api/v1/workspaces/{id}/audio-cache", `${wsPath}/audio-cache`);
     await call(admin, "GET", "/api/v1/credits", "/api/v1/credits");
     await call(admin, "GET", "/api/v1/credits", `/api/v1/credits?workspace_id=${ws.id}`);
 
@@ -147,6 +149,8 @@ describe("gateway: OpenAPI document against real answers", function () {
         name: "conformance key",
         workspace_id: ws.id,
         limit: 5,
+        limit_reset: "weekly",
+        expires_at: "2099-01-01T00:00:00Z",
         rate_limit_per_minute: 100,
       })
     ).body;
@@ -213,6 +217,22 @@ describe("gateway: OpenAPI document against real answers", function () {
       `/api/v1/models/${author}/${slug}/endpoints`,
     );
 
+    // The audit log of what this test just did, one page and the next.
+    const audit = await call(admin, "GET", "/api/v1/audit-log", "/api/v1/audit-log?limit=2");
+    expect(audit.body.data).to.have.length(2);
+    await call(
+      admin,
+      "GET",
+      "/api/v1/audit-log",
+      `/api/v1/audit-log?limit=2&cursor=${audit.body.next_cursor}&workspace_id=${ws.id}`,
+    );
+    await call(admin, "GET", "/api/v1/audit-log", "/api/v1/audit-log?from=2026-01-01&limit=0");
+
+    // The models the standard key's guardrails leave it; the zero-data-retention endpoints.
+    const user = await call(h.api, "GET", "/api/v1/models/user", "/api/v1/models/user?limit=2");
+    expect(user.body.data).to.not.be.empty;
+    await call(anon, "GET", "/api/v1/endpoints/zdr", "/api/v1/endpoints/zdr");
+
     // Speech: the answer is audio (a documented media type); its record is JSON.
     const spoken = await h.speak({ model: MODELS.espeak, voice: "alloy", input: "Documented." });
     expect(spoken.status).to.equal(200);
@@ -223,6 +243,26 @@ describe("gateway: OpenAPI document against real answers", function () {
     const generationId = spoken.headers.get("x-generation-id");
     await h.waitForGeneration(String(generationId));
     await call(h.api, "GET", "/api/v1/generation", `/api/v1/generation?id=${generationId}`);
+    await call(admin, "GET", "/api/v1/generation", `/api/v1/generation?id=${generationId}`);
+
+    // The request log: once the record is in the database, every view of it has rows to check.
+    const listed = await pollUntil(
+      () => h.api.get("/api/v1/generations?limit=5"),
+      (r) => r.status === 200 && r.body.data.length > 0,
+    );
+    expectDocumented("GET", "/api/v1/generations", listed);
+    expect(listed.body.data.length).to.be.greaterThan(0);
+    await call(admin, "GET", "/api/v1/generations", "/api/v1/generations?status=completed&limit=1");
+    await call(admin, "GET", "/api/v1/generations", "/api/v1/generations?cursor=not-ours");
+    await call(admin, "GET", "/api/v1/activity", "/api/v1/activity?group_by=workspace");
+    await call(h.api, "GET", "/api/v1/activity", "/api/v1/activity");
+    const usage = await call(
+      admin,
+      "GET",
+      "/api/v1/usage",
+      "/api/v1/usage?granularity=hour&group_by=key",
+    );
+    expect(usage.body.data.length).to.be.greaterThan(0);
 
     // Errors: each is the documented envelope under its status (or the default).
     await call(anon, "GET", "/api/v1/keys", "/api/v1/keys");
@@ -238,7 +278,37 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(anon, "GET", "/api/v1/models/{author}/{slug}", "/api/v1/models/no/such-model");
     await call(admin, "POST", "/api/v1/workspaces", "/api/v1/workspaces", { name: "x", zz: 1 });
 
+    // Budget-alert webhooks: the secret once, a test event, its delivery by cursor.
+    const hook = (
+      await call(admin, "POST", "/api/v1/webhooks", "/api/v1/webhooks", {
+        workspace_id: ws.id,
+        url: "http://127.0.0.1:9/conformance",
+        thresholds_pct: [80],
+        credits_below_usd: 2,
+      })
+    ).body.data;
+    const hPath = `/api/v1/webhooks/${hook.id}`;
+    await call(admin, "GET", "/api/v1/webhooks", `/api/v1/webhooks?workspace_id=${ws.id}`);
+    await call(admin, "GET", "/api/v1/webhooks/{id}", hPath);
+    await call(admin, "PATCH", "/api/v1/webhooks/{id}", hPath, { credits_below_usd: null });
+    await call(admin, "POST", "/api/v1/webhooks/{id}/test", `${hPath}/test`);
+    await call(admin, "POST", "/api/v1/webhooks/{id}/test", `${hPath}/test`);
+    const page = await call(
+      admin,
+      "GET",
+      "/api/v1/webhooks/{id}/deliveries",
+      `${hPath}/deliveries?limit=1`,
+    );
+    await call(
+      admin,
+      "GET",
+      "/api/v1/webhooks/{id}/deliveries",
+      `${hPath}/deliveries?limit=1&cursor=${page.body.next_cursor}`,
+    );
+    await call(admin, "GET", "/api/v1/webhooks/{id}", "/api/v1/webhooks/not-a-uuid");
+
     // Deletes last: each answers { deleted }.
+    await call(admin, "DELETE", "/api/v1/webhooks/{id}", hPath);
     await call(admin, "DELETE", "/api/v1/keys/{hash}", kPath);
     await call(admin, "DELETE", "/api/v1/guardrails/{id}", gPath);
     await call(admin, "DELETE", "/api/v1/workspaces/{id}", wsPath);
@@ -285,15 +355,23 @@ describe("gateway: OpenAPI document against real answers", function () {
       const g = (await h.admin.post("/api/v1/guardrails", { name: "rules", workspace_id: ws.id }))
         .body.data;
       const key = (await h.admin.post("/api/v1/keys", { name: "rules key" })).body;
-      params = { id: g.id, hash: key.data.hash, workspace: ws.id };
+      const hook = (
+        await h.admin.post("/api/v1/webhooks", { workspace_id: ws.id, url: "http://127.0.0.1:9/r" })
+      ).body.data;
+      params = { id: g.id, hash: key.data.hash, workspace: ws.id, webhook: hook.id };
       speakerKey = key.key;
     });
 
     function concrete(path: string): string {
-      // /workspaces/{id} takes the workspace; every other {id} is the guardrail.
-      const forWorkspace = path.startsWith("/api/v1/workspaces/");
+      // /workspaces/{id} takes the workspace, /webhooks/{id} the webhook; every other {id} is
+      // the guardrail.
+      const idOf = path.startsWith("/api/v1/workspaces/")
+        ? params.workspace
+        : path.startsWith("/api/v1/webhooks/")
+          ? params.webhook
+          : params.id;
       return path.replace(/\{([^}]+)\}/g, (_, name: string) =>
-        name === "id" && forWorkspace ? params.workspace : (params[name] ?? "x"),
+        name === "id" ? (idOf ?? "x") : (params[name] ?? "x"),
       );
     }
 
@@ -307,6 +385,7 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/keys": { name: `rule probe ${probes}` },
         "POST /api/v1/workspaces": { name: `Rule probe ${probes}` },
         "POST /api/v1/workspaces/{id}/credits": { amount_usd: 1 },
+        "POST /api/v1/webhooks": { url: "http://127.0.0.1:9/probe" },
         "POST /api/v1/audio/speech": { model: MODELS.espeak, voice: "alloy", input: "Rule." },
         "POST /api/v1/guardrails/{id}/assignments/keys": { key_hashes: [params.hash] },
         "POST /api/v1/guardrails/{id}/assignments/keys/remove": { key_hashes: [params.hash] },

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCatalog } from "../../services/speech/catalog/default-catalog.js";
+import { defaultCatalogDocument } from "../../services/speech/catalog/default-catalog.js";
 
 /**
  * Building blocks of the speech catalogs the suites and the bench write: every
@@ -76,7 +76,7 @@ export function provider(baseUrl: string, extra: Record<string, unknown> = {}) {
 
 /** The built-in eSpeak NG model, exactly as shipped. */
 export function builtInEspeak() {
-  const espeak = defaultCatalog({}).models.find((m) => m.id === ESPEAK_MODEL);
+  const espeak = defaultCatalogDocument().models.find((m) => m.id === ESPEAK_MODEL);
   if (!espeak) throw new Error(`the default catalog has no ${ESPEAK_MODEL}`);
   return espeak;
 }

@@ -22,6 +22,11 @@ export class ShiftedClock implements Clock {
     this.offsetMs += nextMinute + msIntoMinute - now;
   }
 
+  /** Moves "now" forward by `ms` (e.g. into the next UTC day, a budget window later). */
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+
   /** Whole seconds until the current rate window ends, as a Retry-After counts them. */
   secondsLeftInMinute(): number {
     return Math.ceil((MINUTE_MS - (this.now() % MINUTE_MS)) / 1000);

@@ -23,7 +23,7 @@ export class Gateway {
   /** The management key on the global listener. */
   readonly admin: Api;
 
-  constructor(readonly system: RunningSystem) {
+  constructor(readonly system: Pick<RunningSystem, "gatewayPorts">) {
     this.admin = new Api(this.url("global"), MANAGEMENT_KEY);
   }
 

@@ -5,7 +5,12 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAudioEncoder, SAMPLE_RATE } from "../../services/speech/audio/index.js";
+import { audioContentType, isAudioFormatName } from "../../platform/audio-formats.js";
+import {
+  createAudioEncoder,
+  encodeContainer,
+  isContainerFormat,
+} from "../../services/speech/audio/index.js";
 import { sineTone } from "./audio.js";
 import { sleep } from "./poll.js";
 
@@ -43,6 +48,8 @@ export interface FakeOpenAiOptions {
   chunkDelayMs?: number;
   /** Length of the generated clip per input character (capped at 20 s). */
   secondsPerChar?: number;
+  /** Pause before the response head, so the provider's first byte is late (a slow start). */
+  headDelayMs?: number;
 }
 
 /** The clip for an input: a tone whose length grows with the text, so durations are plausible. */
@@ -50,8 +57,19 @@ export function clipSeconds(input: string, secondsPerChar = 0.05): number {
   return Math.min(20, Math.max(0.25, input.length * secondsPerChar));
 }
 
+async function* toneOnce(tone: Int16Array): AsyncGenerator<Int16Array> {
+  yield tone;
+}
+
 async function encodeClip(format: string, seconds: number): Promise<Uint8Array> {
   const tone = sineTone(seconds);
+  if (isAudioFormatName(format) && isContainerFormat(format)) {
+    const pieces: Uint8Array[] = [];
+    for await (const bytes of encodeContainer(format, toneOnce(tone))) {
+      pieces.push(bytes);
+    }
+    return Buffer.concat(pieces);
+  }
   if (format === "mp3") {
     const encoder = await createAudioEncoder("mp3");
     const head = encoder.encode(tone);
@@ -69,6 +87,8 @@ async function encodeClip(format: string, seconds: number): Promise<Uint8Array> 
 export class FakeOpenAi {
   readonly requests: ReceivedRequest[] = [];
   behaviour: Behaviour;
+  /** What the next requests do, one each, before `behaviour` applies again (503, then audio...). */
+  readonly script: Behaviour[] = [];
   /** TCP connections accepted so far (never reset: pooled sockets outlive a test). */
   connections = 0;
   /** TCP connections open right now. */
@@ -133,7 +153,8 @@ export class FakeOpenAi {
     if (this.options.apiKey && headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return error(401, "Incorrect API key provided");
     }
-    const behaviour = this.behaviour;
+    const behaviour = this.script.shift() ?? this.behaviour;
+    if (this.options.headDelayMs) await sleep(this.options.headDelayMs);
     if (behaviour.kind === "status")
       return error(behaviour.status, `fake status ${behaviour.status}`);
     if (behaviour.kind === "hang") return; // never answers: the caller's time-out must fire
@@ -141,12 +162,12 @@ export class FakeOpenAi {
       res.socket?.destroy();
       return;
     }
-    const format = body?.response_format === "mp3" ? "mp3" : "pcm";
+    // Like OpenAI: the format asked for (and pcm, Railgate's default, for anything else).
+    const asked = body?.response_format;
+    const format = isAudioFormatName(asked) && asked !== "wav" ? asked : "pcm";
     const seconds = clipSeconds(String(body?.input ?? ""), this.options.secondsPerChar);
     const clip = await encodeClip(format, seconds);
-    res.writeHead(200, {
-      "content-type": format === "mp3" ? "audio/mpeg" : `audio/pcm;rate=${SAMPLE_RATE}`,
-    });
+    res.writeHead(200, { "content-type": audioContentType(format) });
     const pieces = this.options.chunks ?? 4;
     // Even piece sizes keep every PCM piece whole samples.
     const size = Math.ceil(clip.byteLength / pieces / 2) * 2;
@@ -186,6 +207,7 @@ export class FakeOpenAi {
   /** Forgets what was received, and answers normally again. */
   reset(): void {
     this.requests.length = 0;
+    this.script.length = 0;
     this.behaviour = this.options.behaviour ?? { kind: "audio" };
   }
 

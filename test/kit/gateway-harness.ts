@@ -3,6 +3,7 @@ import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import type { RailgateConfig } from "../../platform/config.js";
 import type { RegionName } from "../../platform/regions.js";
+import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { expectStatus } from "./expect.js";
 import { Api } from "./http.js";
 import { startRedis, type ThrowawayRedis } from "./redis-server.js";
@@ -24,17 +25,30 @@ export interface Harness {
  * redis-server on a free port (never the machine's 6379) and the system on
  * free ports against it, both stopped afterwards.
  */
-export function useSystem(overrides: Partial<RailgateConfig> = {}): Harness {
+export function useSystem(
+  overrides: Partial<RailgateConfig> = {},
+  options: {
+    /**
+     * A request-log database of its own instead of the run's shared one: every system's webhook
+     * worker claims due deliveries from its database, so on the shared one a system with the
+     * default 10 s backoff could take (and reschedule) a delivery a suite with short retries waits on.
+     */
+    ownDatabase?: boolean;
+  } = {},
+): Harness {
   const h = {} as Harness;
+  let database: TestDatabase | undefined;
   before(async () => {
     h.redis = await startRedis();
-    h.system = await startTestSystem(h.redis.url, overrides);
+    if (options.ownDatabase) database = await createTestDatabase("embedded");
+    h.system = await startTestSystem(h.redis.url, overrides, { database: database?.db });
     h.baseUrl = (region = "global") => `http://127.0.0.1:${h.system.gatewayPorts[region]}`;
     h.api = new Api(h.baseUrl(), MANAGEMENT_KEY);
     h.anon = new Api(h.baseUrl());
   });
   after(async () => {
     await h.system?.close();
+    await database?.dispose();
     await h.redis?.stop();
   });
   return h;
@@ -67,6 +81,7 @@ export const GUARDRAIL_KEYS = [
   "include_byok_in_budgets",
   "limit_usd",
   "reset_interval",
+  "forbid_audio_cache",
   "is_workspace_default",
   "created_at",
   "updated_at",
@@ -119,6 +134,7 @@ export function expectGuardrail(g: any): void {
     "enable_free_model_training",
     "enable_paid_model_training",
     "include_byok_in_budgets",
+    "forbid_audio_cache",
     "is_workspace_default",
     ...ZDR_VENDOR_FIELDS,
   ]) {

@@ -12,6 +12,7 @@ const SERVICES = {
   guardrail: ["railgate/guardrail/v1/guardrail_service.proto", "GuardrailService"],
   account: ["railgate/account/v1/account_service.proto", "AccountService"],
   speech: ["railgate/speech/v1/speech_service.proto", "SpeechService"],
+  webhook: ["railgate/webhook/v1/webhook_service.proto", "WebhookService"],
 } as const;
 
 /** A plain @grpc/grpc-js client built from the .proto files: no Connect on the client side. */

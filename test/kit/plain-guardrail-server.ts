@@ -1,7 +1,4 @@
-import {
-  type GuardrailServerOptions,
-  startGuardrailServer,
-} from "../../services/guardrail/server.js";
+import { type GuardrailServerOptions, startGuardrailServer } from "../../apps/guardrail/server.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";

@@ -66,12 +66,17 @@ export function spawnChild(
      * sees nothing.
      */
     outputFile?: string;
+    /** Run as this user and group (a root test run starting postgres, which refuses root). */
+    uid?: number;
+    gid?: number;
   } = {},
 ): Child {
   const fd = options.outputFile === undefined ? undefined : openSync(options.outputFile, "a");
   const proc = spawn(command, args, {
     env,
     cwd: options.cwd,
+    uid: options.uid,
+    gid: options.gid,
     stdio: fd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", fd, fd],
   });
   if (fd !== undefined) closeSync(fd);

@@ -30,12 +30,14 @@ export async function startRedisCluster(): Promise<ThrowawayCluster> {
   );
   const nodes = ports.map((p) => `127.0.0.1:${p}`);
   for (const port of ports) {
-    for (let i = 0; ; i++) {
+    // 20 s: on a machine busy with other suites a redis-server can take seconds to answer.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
       try {
         await run("redis-cli", ["-p", String(port), "ping"]);
         break;
       } catch {
-        if (i > 100) throw new Error(`cluster node ${port} did not start`);
+        if (Date.now() > deadline) throw new Error(`cluster node ${port} did not start`);
         await new Promise((r) => setTimeout(r, 50));
       }
     }

@@ -82,6 +82,8 @@ export const MODELS = {
   locked: "fail/locked",
   dead: "fail/dead",
   slow: "acme/slow",
+  /** acme (mp3, wav, pcm: the default formats) first, then backup, which produces all six. */
+  formats: "multi/formats",
 } as const;
 
 export const DIALOGUE_VOICES = ["alice", "bob", "carol"];
@@ -144,6 +146,10 @@ export function testCatalog(fakes: Fakes, deadBaseUrl: string) {
       testModel(MODELS.locked, [fakeEndpoint("locked")]),
       testModel(MODELS.dead, [fakeEndpoint("dead")]),
       testModel(MODELS.slow, [fakeEndpoint("slow", { multi_speaker: true })]),
+      testModel(MODELS.formats, [
+        fakeEndpoint("acme"),
+        { ...fakeEndpoint("backup"), formats: ["mp3", "opus", "aac", "flac", "wav", "pcm"] },
+      ]),
     ],
   };
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import type { RailgateConfig } from "../../platform/config.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
 import { shown } from "./expect.js";
 import { FakeOpenAi } from "./fake-openai.js";
 import { Api, type JsonResponse, postSpeech, type SpeechResponse } from "./http.js";
@@ -80,7 +81,10 @@ interface SpeechWorld {
   close(): Promise<void>;
 }
 
-async function startWorld(overrides: Partial<RailgateConfig>): Promise<SpeechWorld> {
+async function startWorld(
+  overrides: Partial<RailgateConfig>,
+  database?: SqlDatabase,
+): Promise<SpeechWorld> {
   const fakes = makeFakes();
   await Promise.all(FAKE_NAMES.map((n) => fakes[n].start()));
   const dir = mkdtempSync(join(tmpdir(), "railgate-speech-"));
@@ -89,12 +93,16 @@ async function startWorld(overrides: Partial<RailgateConfig>): Promise<SpeechWor
   const dead = "http://127.0.0.1:1/v1";
   const catalog = writeCatalog(dir, fakes, dead);
   const redis = await startRedis();
-  const system = await startTestSystem(redis.url, {
-    env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
-    embeddedEngine: "auto",
-    enginePoolSize: 2,
-    ...overrides,
-  });
+  const system = await startTestSystem(
+    redis.url,
+    {
+      env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
+      embeddedEngine: "auto",
+      enginePoolSize: 2,
+      ...overrides,
+    },
+    { database },
+  );
   return {
     fakes,
     redis,
@@ -128,14 +136,18 @@ after(async () => {
  * the run when `overrides` is empty, the suite's own otherwise), and a standard key of the
  * suite's own. Fakes are reset before each test.
  */
-export function useSpeechSystem(overrides: Partial<RailgateConfig> = {}): SpeechHarness {
+export function useSpeechSystem(
+  overrides: Partial<RailgateConfig> = {},
+  /** The request log's database (a suite's own, e.g. a real PostgreSQL one); a world of its own. */
+  database?: () => SqlDatabase,
+): SpeechHarness {
   const h = {} as SpeechHarness;
-  const own = Object.keys(overrides).length > 0;
+  const own = Object.keys(overrides).length > 0 || database !== undefined;
   let world: SpeechWorld | undefined;
   before(async function () {
     // The embedded engine warms up its worker threads before the system answers.
     this.timeout(180_000);
-    if (own) world = await startWorld(overrides);
+    if (own) world = await startWorld(overrides, database?.());
     else {
       shared ??= startWorld({});
       world = await shared;

@@ -1,7 +1,42 @@
 import { fileURLToPath } from "node:url";
 import type { RegionName } from "../../platform/regions.js";
-import { type Child, spawnChild } from "./processes.js";
+import { childDatabaseEnv } from "./databases.js";
+import { freePort } from "./free-port.js";
+import { type Child, makeTempDir, spawnChild } from "./processes.js";
 import { MANAGEMENT_KEY } from "./system.js";
+
+/** How a Railgate child process is run, beyond its environment (the bench's needs). */
+export interface ChildOptions {
+  /** Node flags before the entry point (the bench's --cpu-prof). */
+  nodeArgs?: string[];
+  /**
+   * The child's LOG_LEVEL (default info). Above info its start-up lines, which say what ports
+   * it bound, are not printed: its ports are then picked here first (freePort), and another
+   * process may take one before the child binds it. Only for a caller that runs alone on
+   * the machine: the bench, at "warn", so a log line per request does not weigh on what it
+   * measures.
+   */
+  logLevel?: string;
+}
+
+/** Whether a level prints the info lines the ports are read from. */
+export function logsInfo(level: string): boolean {
+  return ["trace", "debug", "info"].includes(level);
+}
+
+/** The three gateway ports, picked before the child starts (see ChildOptions.logLevel). */
+export async function pickedGatewayPorts(): Promise<Record<RegionName, number>> {
+  return { global: await freePort(), europe: await freePort(), us: await freePort() };
+}
+
+/** GATEWAY_*PORT for `ports`, or 0 (the child picks and reports them) when there are none. */
+export function gatewayPortEnv(ports?: Record<RegionName, number>): Record<string, string> {
+  return {
+    GATEWAY_PORT: String(ports?.global ?? 0),
+    GATEWAY_EU_PORT: String(ports?.europe ?? 0),
+    GATEWAY_US_PORT: String(ports?.us ?? 0),
+  };
+}
 
 export interface SystemProcess {
   child: Child;
@@ -38,28 +73,31 @@ function boundPorts(line: string): Record<RegionName, number> {
 export async function startSystemProcess(
   redisUrl: string,
   env: Record<string, string> = {},
+  options: ChildOptions = {},
 ): Promise<SystemProcess> {
-  const child = spawnChild(process.execPath, [MAIN], {
+  const logLevel = options.logLevel ?? "info";
+  const picked = logsInfo(logLevel) ? undefined : await pickedGatewayPorts();
+  const child = spawnChild(process.execPath, [...(options.nodeArgs ?? []), MAIN], {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
     RAILGATE_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    GATEWAY_EU_PORT: "0",
-    GATEWAY_US_PORT: "0",
+    ...gatewayPortEnv(picked),
     GUARDRAIL_GRPC_PORT: "0",
     SPEECH_GRPC_PORT: "0",
     SPEECH_ENGINE_WORKERS: "1",
-    ...env,
-    // The ports are read from an info line: it must be printed.
-    LOG_LEVEL: "info",
+    // With DATABASE_URL "" as `npm start` without one: the file-backed PGlite, in a folder of its own.
+    RAILGATE_DATA_DIR: makeTempDir("railgate-data-"),
+    ...(await childDatabaseEnv(env)),
+    // The ports are read from an info line, unless they were picked here.
+    LOG_LEVEL: logLevel,
   });
   const exited = new Promise<number | null>((resolve) =>
     child.process.once("exit", (code) => resolve(code)),
   );
   try {
-    const ports = boundPorts(await child.waitForLine(UP_LINE, 60_000));
+    const ports = picked ?? boundPorts(await child.waitForLine(UP_LINE, 60_000));
     const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
     await waitForHealth(baseUrl(), child);
     return { child, ports, baseUrl, exited };

@@ -1,6 +1,8 @@
 import { type RunningSystem, startSystem } from "../../apps/all-in-one/system.js";
 import { loadConfig, type RailgateConfig } from "../../platform/config.js";
 import type { Clock } from "../../platform/time.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
+import { sharedTestDatabase } from "./databases.js";
 
 /** 32+ characters, as RAILGATE_MANAGEMENT_KEY must be. */
 export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";
@@ -18,10 +20,20 @@ export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";
 export async function startTestSystem(
   redisUrl: string | undefined,
   overrides: Partial<RailgateConfig> = {},
-  seams: { clock?: Clock } = {},
+  seams: { clock?: Clock; database?: SqlDatabase } = {},
 ): Promise<RunningSystem> {
   const config: RailgateConfig = {
-    ...loadConfig(overrides.env ?? {}),
+    // Every test client is 127.0.0.1, and the concurrency suites open 200+ connections at
+    // once: no per-address cap unless a suite sets one (test/faults/connection-lockout does).
+    // No retries and no circuit breakers unless a suite turns them on (the routing suites do):
+    // suites share a system, and an endpoint one suite's failing fake opened would answer the
+    // next suite's requests differently; the error suites also count exactly one request each.
+    ...loadConfig({
+      HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
+      SPEECH_RETRIES: "0",
+      SPEECH_BREAKER_FAILURES: "0",
+      ...overrides.env,
+    }),
     host: "127.0.0.1",
     gatewayPorts: { global: 0, europe: 0, us: 0 },
     guardrailGrpcPort: 0,
@@ -37,5 +49,10 @@ export async function startTestSystem(
     embeddedEngine: "off",
     ...overrides,
   };
-  return startSystem(config, seams);
+  // The request log: the run's shared in-memory PGlite unless the suite brings a database (a
+  // real PostgreSQL one, for the suites that run on both).
+  return startSystem(config, {
+    ...seams,
+    database: seams.database ?? (await sharedTestDatabase()),
+  });
 }

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
+import { startGuardrailServer } from "../../apps/guardrail/server.js";
 import { errorStatusOf } from "../../gateway/error-status.js";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
@@ -8,7 +9,6 @@ import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { errorInfoOf } from "../../platform/errors.js";
 import type { CountLimits } from "../../platform/limits.js";
-import { startGuardrailServer } from "../../services/guardrail/server.js";
 import { RedisStore } from "../../store/redis-store.js";
 import { bearer } from "../kit/connect-auth.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";

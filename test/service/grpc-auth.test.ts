@@ -10,7 +10,9 @@ import {
   statusOf,
   unary,
 } from "../kit/grpc-plain.js";
+import { Api } from "../kit/http.js";
 import { usePlainGuardrailServer } from "../kit/plain-guardrail-server.js";
+import { pollUntil } from "../kit/poll.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
@@ -33,6 +35,7 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
   let speech: PlainClient;
   let standard: { secret: string; hash: string };
   let europeOnly: { secret: string; hash: string };
+  let europeGuardrailId: string;
   const admin = () => metadata({ key: MANAGEMENT_KEY });
 
   async function createKey(name: string, md = admin()) {
@@ -61,6 +64,7 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
       { guardrail: { name: "EU ingress", allowed_data_regions: { values: ["REGION_EUROPE"] } } },
       admin(),
     )) as { guardrail: { id: string } };
+    europeGuardrailId = g.guardrail.id;
     await unary(
       guardrails,
       "AssignKeys",
@@ -199,6 +203,19 @@ describe("gRPC services: caller authentication (plain @grpc/grpc-js)", function 
     );
     expect(direct.code).to.equal(grpc.status.PERMISSION_DENIED);
     expect(direct.details).to.match(/region "global" are not allowed by guardrail "EU ingress"/);
+    // The refused speech request is in the request log, with the guardrail that decided.
+    const log = new Api(`http://127.0.0.1:${system.gatewayPorts.global}`, MANAGEMENT_KEY);
+    const listed = await pollUntil(
+      () => log.get(`/api/v1/generations?key_hash=${europeOnly.hash}`),
+      (r) => r.status === 200 && r.body.data.length === 1,
+    );
+    expect(listed.body.data[0]).to.include({
+      status: "refused",
+      refusal_reason: "region_not_allowed",
+      guardrail_id: europeGuardrailId,
+      model: SPEAK.model,
+      data_region: "global",
+    });
     // The same rule on every call made with the key, not only speech.
     for (const [client, method] of [
       [accounts, "Authenticate"],

@@ -1,9 +1,11 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { metadata, type PlainClient, plainClient, serverStream, unary } from "../kit/grpc-plain.js";
 import { errorInfoOf, refusal } from "../kit/grpc-status-details.js";
+import { sleep } from "../kit/poll.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
@@ -162,6 +164,36 @@ describe("gRPC services: typed error reasons in grpc-status-details-bin (plain @
     );
     expect(err.code).to.equal(grpc.status.UNAUTHENTICATED);
     expect(errorInfoOf(err)?.reason).to.equal("ERROR_REASON_API_KEY_INVALID");
+  });
+
+  it("a key past its expires_at: UNAUTHENTICATED with reason API_KEY_EXPIRED, saying when", async () => {
+    const ws = await workspace("expiring");
+    const res = (await unary(
+      accounts,
+      "CreateKey",
+      { name: "expiring", kind: "KEY_KIND_STANDARD", workspace_id: ws },
+      admin(),
+    )) as { secret: string; key: { hash: string } };
+    // Expired a minute ago: written to the store directly (the API refuses a past date).
+    const stored = await system.store.getKey(ws, res.key.hash);
+    if (!stored) throw new Error("the key was not stored");
+    const expiredAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+    stored.expiresAt = timestampFromDate(expiredAt);
+    await system.store.putKey(ws, stored);
+    let err: grpc.ServiceError | undefined;
+    // The services' key cache follows the change through the store's invalidations.
+    for (let i = 0; i < 100 && err?.code !== grpc.status.UNAUTHENTICATED; i++) {
+      if (i > 0) await sleep(20);
+      err = await refusal(
+        serverStream(speech, "Synthesize", { ...SPEAK, text: "" }, metadata({ key: res.secret })),
+      );
+    }
+    expect(err?.code).to.equal(grpc.status.UNAUTHENTICATED);
+    expect(err && errorInfoOf(err)?.reason).to.equal("ERROR_REASON_API_KEY_EXPIRED");
+    // grpc-js decodes grpc-message with decodeURI, which leaves an encoded ":" as "%3A".
+    expect(decodeURIComponent(err?.details ?? "")).to.include(
+      `API key expired at ${expiredAt.toISOString()}`,
+    );
   });
 
   it("a standard key on a management RPC: PERMISSION_DENIED with reason MANAGEMENT_KEY_REQUIRED", async () => {

@@ -15,6 +15,7 @@ import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
 import { COUNT_LIMITS, type CountLimits } from "../../platform/limits.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { Admission, Settlement } from "../../store/admission.js";
+import { keyLimitCounter } from "../../store/key-usage.js";
 import { isLimitReached } from "../../store/limits.js";
 import { type GuardrailPatch, ORG_SCOPE, type Store } from "../../store/types.js";
 
@@ -405,6 +406,24 @@ export function contract(
       expect(await store.workspaceIdBySlug("w")).to.equal(undefined);
     });
 
+    it("reads a guardrail for an answer as getGuardrail does, every change at once", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const g = guardrail(ws.id);
+      await store.createGuardrail(g);
+      const copy = await store.getGuardrail(ws.id, g.id);
+      if (!copy) throw new Error("not stored");
+      expect(await store.readGuardrail(ws.id, g.id)).to.deep.equal(copy);
+      // Read again unchanged (the Redis store's decoded message), then after a patch.
+      expect(await store.readGuardrail(ws.id, g.id)).to.deep.equal(copy);
+      await store.patchGuardrail(patch(copy, (n) => (n.name = "renamed"), ["name"]));
+      const after = await store.readGuardrail(ws.id, g.id);
+      expect(after?.value.name).to.equal("renamed");
+      expect(after).to.deep.equal(await store.getGuardrail(ws.id, g.id));
+      expect(await store.deleteGuardrail(ws.id, g.id)).to.equal(true);
+      expect(await store.readGuardrail(ws.id, g.id)).to.equal(undefined);
+    });
+
     it("stores copies: mutating a returned object never changes stored state", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);
@@ -666,7 +685,7 @@ export function contract(
       });
     });
 
-    it("settles and stores the request's record at once, and a repeated settlement charges nothing twice", async () => {
+    it("settles once: a repeated settlement charges nothing twice", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);
       await store.addCredits(ws.id, 1_000);
@@ -681,20 +700,11 @@ export function contract(
         budgets: [],
       };
       expect(await store.admit(admission)).to.deep.include({ ok: true });
-      const record = {
-        kind: "generation",
-        id: "gen-1",
-        data: new Uint8Array([1, 2, 3, 0, 255]),
-        ttlSeconds: 60,
-      };
       const actual = { creditMicros: 200, keyMicros: 200, budgets: [] };
-      await store.settle(admission, actual, true, record);
+      await store.settle(admission, actual, true);
       expect(await store.getCredits(ws.id)).to.equal(800);
-      expect([...((await store.getRecord(ws.id, "generation", "gen-1")) ?? [])]).to.deep.equal([
-        1, 2, 3, 0, 255,
-      ]);
       // A retry of the same settlement (its answer was lost) moves no money.
-      await store.settle(admission, actual, true, record);
+      await store.settle(admission, actual, true);
       expect(await store.getCredits(ws.id)).to.equal(800);
     });
 
@@ -783,6 +793,59 @@ export function contract(
         ok: false,
         reason: "key-limit",
         spentMicros: 300,
+      });
+    });
+
+    it("checks a key limit with limit_reset on its window's spend, reserved and settled there", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const keyHash = "d".repeat(64);
+      // A minute before and after the coming UTC midnight (counter lifetimes count from them).
+      const midnight = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
+      const today = new Date(midnight - 60_000);
+      const tomorrow = new Date(midnight + 60_000);
+      const admission = (id: string, at: Date): Admission => ({
+        id,
+        scope: ws.id,
+        keyHash,
+        creditMicros: 300,
+        keyLimitMicros: 500,
+        keyLimitWindow: keyLimitCounter(keyHash, "daily", at),
+        keyMicros: 300,
+        budgets: [],
+      });
+      const first = admission("adm-window-1", today);
+      expect(await store.admit(first)).to.deep.include({ ok: true });
+      // The reservation counts: 300 reserved + 300 more would pass 500.
+      expect(await store.admit(admission("adm-window-2", today))).to.deep.include({
+        ok: false,
+        reason: "key-limit",
+        spentMicros: 300,
+      });
+      // Settled after midnight: the difference lands on the day the reservation was made.
+      await store.settle(first, { creditMicros: 100, keyMicros: 100, budgets: [] }, false);
+      const windowOf = async (at: Date) =>
+        (await store.getKeyUsage(ws.id, keyHash, at)).dailyMicros;
+      expect(await windowOf(today)).to.equal(100);
+      expect((await store.getKeyUsage(ws.id, keyHash, today)).totalMicros).to.equal(100);
+      // 100 + 300 fits the day's 500 now; a third would not.
+      expect(await store.admit(admission("adm-window-3", today))).to.deep.include({ ok: true });
+      expect(await store.admit(admission("adm-window-4", today))).to.deep.include({
+        ok: false,
+        reason: "key-limit",
+        spentMicros: 400,
+      });
+      // The next day is a new window: admitted, although the all-time spend (700) is past 500.
+      expect(await store.admit(admission("adm-window-5", tomorrow))).to.deep.include({ ok: true });
+      expect(await windowOf(tomorrow)).to.equal(300);
+      expect((await store.getKeyUsage(ws.id, keyHash, tomorrow)).totalMicros).to.equal(700);
+      // The same spend against an all-time limit is refused.
+      const allTime: Admission = { ...admission("adm-window-6", tomorrow) };
+      delete allTime.keyLimitWindow;
+      expect(await store.admit(allTime)).to.deep.include({
+        ok: false,
+        reason: "key-limit",
+        spentMicros: 700,
       });
     });
 

@@ -217,7 +217,7 @@ describe("speech: instructions and provider preferences", () => {
 
   describe("the provider object", () => {
     for (const [what, provider, field] of [
-      ["an unknown key", { order: ["acme"] }, /provider\.order/],
+      ["an unknown key", { require_parameters: true }, /provider\.require_parameters/],
       ["a zdr that is not a boolean", { zdr: "yes" }, /provider\.zdr/],
       ["an unknown data_collection", { data_collection: "sometimes" }, /provider\.data_collection/],
       ["options that are not an object", { options: [] }, /provider\.options/],

@@ -69,8 +69,14 @@ describe("speech: /models in OpenRouter's shapes (list, count, one model, its en
 
     const filters: [string, string[]][] = [
       ["q=CLONE", [MODELS.cloneOne, MODELS.cloneThree]],
-      ["model_authors=multi", [MODELS.shared, MODELS.failoverDead, MODELS.failover503]],
-      ["providers=backup", [MODELS.shared, MODELS.failoverDead, MODELS.failover503]],
+      [
+        "model_authors=multi",
+        [MODELS.shared, MODELS.failoverDead, MODELS.failover503, MODELS.formats],
+      ],
+      [
+        "providers=backup",
+        [MODELS.shared, MODELS.failoverDead, MODELS.failover503, MODELS.formats],
+      ],
       ["input_modalities=text,audio", [MODELS.cloneOne, MODELS.cloneThree]],
       ["input_modalities=image", [MODELS.image]],
       ["supported_parameters=instructions", [MODELS.dialogue, MODELS.steerable]],

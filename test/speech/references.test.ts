@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { PNG_DATA_URL, wavDataUrl } from "../kit/audio.js";
 import { expectError } from "../kit/expect.js";
 import { MODELS } from "../kit/speech-catalog.js";
@@ -17,6 +18,35 @@ describe("speech: input_references", () => {
   const h = useSpeechSystem();
   const speak = (model: string, input_references: unknown) =>
     h.speak({ model, voice: "alloy", input: "Say this in my voice.", input_references });
+
+  describe(`size: OpenRouter's ${SPEECH_LIMITS.maxReferenceBytes / 1024 / 1024} MiB decoded`, () => {
+    /** A data URL of exactly `bytes` decoded bytes, a multiple of 3 (zeros: "AAAA" is 3 of them). */
+    const sized = (bytes: number) => ({
+      type: "input_audio",
+      input_audio: {
+        data: `data:audio/wav;base64,${"A".repeat((bytes / 3) * 4)}`,
+      },
+    });
+
+    it("accepts references of 15 MiB decoded and passes them on", async function () {
+      this.timeout(60_000);
+      const res = await speak(MODELS.cloneOne, [sized(SPEECH_LIMITS.maxReferenceBytes)]);
+      expectAudio(res, PCM_TYPE);
+      const sent = h.fakes.acme.requests[0]?.body.input_references[0].input_audio.data;
+      expect(sent.length).to.equal("data:audio/wav;base64,".length + (15 * 1024 * 1024 * 4) / 3);
+    });
+
+    it("is 413 beyond it, naming input_references and the limit", async function () {
+      this.timeout(60_000);
+      const res = await speak(MODELS.cloneOne, [sized(SPEECH_LIMITS.maxReferenceBytes + 3)]);
+      expectError(
+        res,
+        413,
+        /input_references decode to 15728643 bytes, at most 15728640 \(15 MiB\)/,
+      );
+      expect(h.fakes.acme.requests).to.be.empty;
+    });
+  });
 
   describe("audio mode", () => {
     for (const n of [1, 2, 3]) {

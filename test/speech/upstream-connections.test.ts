@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { CatalogEndpoint, CatalogModel } from "../../services/speech/catalog/types.js";
+import { parseCatalog } from "../../services/speech/catalog/load-catalog.js";
 import { OpenAiCompatibleAdapter } from "../../services/speech/engines/openai-compatible/adapter.js";
 import type { AdapterRequest } from "../../services/speech/engines/types.js";
 import { clipSeconds, FakeOpenAi } from "../kit/fake-openai.js";
@@ -44,34 +44,30 @@ describe("speech: upstream connections", () => {
     });
 
     function request(signal = new AbortController().signal): AdapterRequest {
-      const endpoint = {
-        provider: "fake",
-        adapter: "openai-compatible",
-        price_per_million_chars: 1,
-        capabilities: {
-          speed: true,
-          multi_speaker: false,
-          instructions: false,
-          voice_cloning: false,
-          max_references: 0,
-          image_reference: false,
-        },
-        data_policy: {
-          zero_data_retention: true,
-          safety_retention: false,
-          trains_on_data: false,
-          publishes_prompts: false,
-        },
-        byok: false,
-      } satisfies CatalogEndpoint;
-      const model = {
-        id: "fake/tts",
-        aliases: [],
-        name: "fake",
-        description: "fake",
-        voices: [],
-        endpoints: [endpoint],
-      } satisfies CatalogModel;
+      const catalog = parseCatalog({
+        providers: { fake: { base_url: fake.baseUrl } },
+        models: [
+          {
+            id: "fake/tts",
+            name: "fake",
+            description: "fake",
+            voices: ["alloy"],
+            endpoints: [
+              {
+                provider: "fake",
+                adapter: "openai-compatible",
+                price_per_million_chars: 1,
+                capabilities: { speed: true },
+                data_policy: { zero_data_retention: true },
+                formats: ["mp3", "wav", "pcm"],
+              },
+            ],
+          },
+        ],
+      });
+      const model = catalog.models[0];
+      const endpoint = model?.endpoints[0];
+      if (!model || !endpoint) throw new Error("the catalog has no fake/tts endpoint");
       return {
         model,
         endpoint,

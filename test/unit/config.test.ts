@@ -7,7 +7,8 @@ describe("configuration schema", () => {
     const c = loadConfig({});
     expect(c.gatewayPorts).to.deep.equal({ global: 8080, europe: 8081, us: 8082 });
     expect(c.maxBodyBytes).to.equal(1_048_576);
-    expect(c.maxSpeechBodyBytes).to.equal(16 * 1_048_576);
+    // 15 MiB of reference audio as base64 (20 MiB), and room for the rest of the body.
+    expect(c.maxSpeechBodyBytes).to.equal(21 * 1_048_576);
     expect(c.rateLimitPerMinute).to.equal(600);
     expect(c.allowSafetyRetentionGoogle).to.equal(true);
     expect(c.grpcRegion).to.equal("global");
@@ -15,6 +16,35 @@ describe("configuration schema", () => {
     expect(c.shutdownGraceMs).to.equal(25_000);
     expect(c.http.maxConnections).to.be.greaterThan(0);
     expect(c.managementKey).to.equal(undefined);
+  });
+
+  it("has circuit breakers and retries on by default, and reads their SPEECH_* variables", () => {
+    expect(loadConfig({}).speechRouting).to.deep.equal({
+      breakerFailures: 5,
+      breakerCooldownMs: 30_000,
+      retries: 2,
+      retryBackoffMs: 200,
+      retryBackoffMaxMs: 2_000,
+      firstByteDeadlineMs: 10_000,
+    });
+    const c = loadConfig({
+      SPEECH_BREAKER_FAILURES: "0",
+      SPEECH_BREAKER_COOLDOWN_MS: "1000",
+      SPEECH_RETRIES: "4",
+      SPEECH_FIRST_MESSAGE_TIMEOUT_MS: "5000",
+    });
+    expect(c.speechRouting).to.include({
+      breakerFailures: 0,
+      breakerCooldownMs: 1000,
+      retries: 4,
+      firstByteDeadlineMs: 5000,
+    });
+    expect(configProblems({ SPEECH_RETRIES: "11" })).to.deep.equal([
+      'SPEECH_RETRIES must be an integer from 0 to 10, got "11"',
+    ]);
+    expect(configProblems({ SPEECH_BREAKER_FAILURES: "-1" })[0]).to.match(
+      /^SPEECH_BREAKER_FAILURES must be an integer from 0 to 1000/,
+    );
   });
 
   it("reads METRICS_PORT (unset: no metrics listener) and LOG_FORMAT (json or pretty)", () => {
@@ -57,6 +87,11 @@ describe("configuration schema", () => {
     expect(c.redisClusterNodes).to.deep.equal(["a:7000", "b:7001"]);
     expect(c.http.maxConnections).to.equal(50);
     expect(c.enginePoolSize).to.equal(3);
+    // Per client address: 200 unless set; 0 = no cap (behind a load balancer).
+    expect(loadConfig({}).http.maxConnectionsPerAddress).to.equal(200);
+    expect(
+      loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0" }).http.maxConnectionsPerAddress,
+    ).to.equal(0);
     expect(loadConfig({ RAILGATE_EMBEDDED_ENGINE: "off" }).embeddedEngine).to.equal("off");
     expect(loadConfig({}).embeddedEngine).to.equal("auto");
   });
@@ -85,6 +120,11 @@ describe("configuration schema", () => {
     ],
     [{ SPEECH_GRPC_PORT: "-1" }, "SPEECH_GRPC_PORT must be a port number"],
     [{ RATE_LIMIT_PER_MINUTE: "lots" }, "RATE_LIMIT_PER_MINUTE must be an integer >= 0"],
+    [
+      { HTTP_MAX_CONNECTIONS_PER_ADDRESS: "-1" },
+      'HTTP_MAX_CONNECTIONS_PER_ADDRESS must be an integer >= 0 (0 = unlimited), got "-1"',
+    ],
+    [{ TRACE_HEALTH_PROBES: "yes" }, 'TRACE_HEALTH_PROBES must be "true" or "false", got "yes"'],
     [{ ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "no" }, 'must be "true" or "false", got "no"'],
     [{ RAILGATE_GRPC_REGION: "asia" }, "RAILGATE_GRPC_REGION must be one of global, europe, us"],
     [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL must be one of fatal, error, warn, info"],
@@ -96,6 +136,18 @@ describe("configuration schema", () => {
     [
       { REDIS_URL: "redis://a:1", REDIS_CLUSTER_NODES: "a:7000" },
       "REDIS_CLUSTER_NODES cannot be set together with REDIS_URL",
+    ],
+    [
+      { RAILGATE_STORE: "memory" },
+      'RAILGATE_STORE must be one of auto, redis, embedded, got "memory"',
+    ],
+    [
+      { RAILGATE_STORE: "embedded", REDIS_URL: "redis://a:1" },
+      'RAILGATE_STORE is "embedded" but REDIS_URL is set: unset one of them',
+    ],
+    [
+      { RAILGATE_STORE: "embedded", REDIS_CLUSTER_NODES: "a:7000" },
+      'RAILGATE_STORE is "embedded" but REDIS_CLUSTER_NODES is set: unset one of them',
     ],
     [{ SPEECH_ENGINE_WORKERS: "1.5" }, "SPEECH_ENGINE_WORKERS must be an integer from 1 to 256"],
     [{ SHUTDOWN_GRACE_MS: "soon" }, "SHUTDOWN_GRACE_MS must be an integer number of milliseconds"],

@@ -9,6 +9,7 @@ describe("tracing: configuration", () => {
       exporter: "none",
       endpoint: undefined,
       serviceName: "railgate",
+      healthProbes: false,
     });
     const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://jaeger:4318" }).tracing;
     expect(on).to.include({ exporter: "otlp", endpoint: "http://jaeger:4318" });

@@ -37,7 +37,12 @@ describe("tracing: OTLP/HTTP export", () => {
   });
 
   it("sends the spans to <endpoint>/v1/traces with the service name, flushed at shutdown", async () => {
-    configureTracing({ exporter: "otlp", endpoint, serviceName: "railgate-export-test" });
+    configureTracing({
+      exporter: "otlp",
+      endpoint,
+      serviceName: "railgate-export-test",
+      healthProbes: false,
+    });
     await inSpan("export-probe", { "railgate.probe": "yes" }, async () => {});
     await shutdownTracing();
     expect(received).to.have.length(1);
@@ -50,7 +55,12 @@ describe("tracing: OTLP/HTTP export", () => {
 
   it("exports nothing when the exporter is none", async () => {
     received.length = 0;
-    configureTracing({ exporter: "none", endpoint, serviceName: "railgate-export-test" });
+    configureTracing({
+      exporter: "none",
+      endpoint,
+      serviceName: "railgate-export-test",
+      healthProbes: false,
+    });
     await inSpan("not-exported", {}, async () => {});
     await shutdownTracing();
     expect(received).to.deep.equal([]);

@@ -26,6 +26,7 @@ async function codeOf(p: Promise<unknown>): Promise<Code | "ok"> {
  */
 describe("in-process transport", () => {
   const events: string[] = [];
+  let streamSignal: AbortSignal | undefined;
   const key = create(ApiKeySchema, { hash: "a".repeat(64), name: "shared" });
 
   const impl = served(AccountService, {
@@ -47,6 +48,7 @@ describe("in-process transport", () => {
       return { key };
     },
     async *watchInvalidations(_req, ctx) {
+      streamSignal = ctx.signal;
       try {
         for (let i = 0; ; i++) {
           yield { scope: `s${i}` };
@@ -152,6 +154,50 @@ describe("in-process transport", () => {
     expect(code).to.equal(Code.Canceled);
     expect(seen).to.deep.equal(["s0", "s1", "s2"]);
     await untilEvent("stream-finally");
+  });
+
+  it("gives a stream's handler the caller's abort, with the caller's own reason", async () => {
+    // One AbortController per request reaches the handler: no linked controller, no
+    // DOMException of the transport's own when the stream ends.
+    const abort = new AbortController();
+    const reason = new Error("the client went away");
+    let err: unknown;
+    try {
+      for await (const _ of client().watchInvalidations({}, { signal: abort.signal })) {
+        abort.abort(reason);
+      }
+    } catch (e) {
+      err = e;
+    }
+    expect(ConnectError.from(err).code).to.equal(Code.Canceled);
+    expect((err as ConnectError).cause).to.equal(reason);
+    await untilEvent("stream-finally");
+    expect(streamSignal?.reason).to.equal(reason);
+  });
+
+  it("returns a stream's handler (its finally runs) when the caller stops reading", async () => {
+    const transport = createInProcessTransport({
+      services: [impl],
+      serverInterceptors: [errorInterceptor, serverSide],
+    });
+    const res = await transport.stream(
+      AccountService.method.watchInvalidations,
+      undefined,
+      undefined,
+      undefined,
+      (async function* () {
+        yield {};
+      })(),
+    );
+    const seen: string[] = [];
+    for await (const m of res.message) {
+      seen.push((m as { scope: string }).scope);
+      if (seen.length === 2) break;
+    }
+    expect(seen).to.deep.equal(["s0", "s1"]);
+    // Returned, not aborted: the caller's signal is untouched, the generator ended.
+    expect(events).to.include("stream-finally");
+    expect(streamSignal?.aborted).to.equal(false);
   });
 
   it("answers Unimplemented for a method of a service it does not serve", async () => {

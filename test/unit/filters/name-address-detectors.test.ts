@@ -20,6 +20,10 @@ describe("person-name filter", () => {
     ]);
   });
 
+  it("names no one in a chain of particles alone (it used to throw)", () => {
+    expect(found("person-name", "Der alte Leuchtturm stand.")).to.deep.equal([]);
+  });
+
   it("keeps particles, initials and suffixes inside a name, and a possessive outside", () => {
     expect(found("person-name", "Ludwig van Beethoven and John F. Kennedy Jr. met.")).to.deep.equal(
       ["Ludwig van Beethoven", "John F. Kennedy Jr."],

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { PastDeadline } from "../../../governance/filters/compiled-filters.js";
 import {
   applyFilters,
   CompiledFilters,
@@ -8,6 +9,7 @@ import {
   INLINE_MAX_MICROS,
   type TextPart,
 } from "../../../governance/filters/index.js";
+import { BUILTIN_SLUGS } from "../../../platform/builtin-filters.js";
 
 const rules: FilterRule[] = [
   { slug: "email", action: "redact", label: "" },
@@ -48,6 +50,42 @@ describe("filters off the event loop", () => {
     expect(result.parts[0]?.text).to.equal("Mail [EMAIL]");
     expect(filterRuns.inline).to.equal(before.inline + 1);
     expect(filterRuns.worker).to.equal(before.worker);
+  });
+
+  it("runs a set priced above the budget inline when no one detector can cross it, checking the clock between detectors", async () => {
+    // The bench's enforcement set: every builtin and twenty custom patterns, on ~300 characters.
+    const set = CompiledFilters.compile([
+      ...BUILTIN_SLUGS.map((slug): FilterRule => ({ slug, action: "redact", label: "" })),
+      ...Array.from(
+        { length: 20 },
+        (_, i): FilterRule => ({
+          slug: "custom",
+          action: "flag",
+          label: `c${i}`,
+          pattern: `(?i)\\bproject[- ]?(falcon|heron)${i}\\b|\\bsk-[A-Za-z0-9]{20,}${i}\\b`,
+        }),
+      ),
+    ]);
+    const parts: TextPart[] = [
+      {
+        text: `${"The keeper climbed the stairs and lit the lamp at dusk. ".repeat(5)}Mail ada@example.com.`,
+        role: "user",
+      },
+    ];
+    const chars = parts[0]?.text.length ?? 0;
+    expect(set.microsPerChar * chars, "priced above the budget").to.be.above(INLINE_MAX_MICROS);
+    expect(set.maxDetectorMicrosPerChar * chars).to.be.below(INLINE_MAX_MICROS);
+    const expected = set.apply(parts);
+    expect(set.apply(parts, Number.POSITIVE_INFINITY)).to.deep.equal(expected);
+    expect(() => set.apply(parts, performance.now() - 1)).to.throw(PastDeadline);
+    const before = { ...filterRuns };
+    const result = await applyFilters(set, parts);
+    expect(result).to.deep.equal(expected);
+    // Inline, unless this machine was too slow for the deadline: then on the thread, same result.
+    expect(filterRuns.inline + filterRuns.pastDeadline).to.equal(
+      before.inline + before.pastDeadline + 1,
+    );
+    expect(result.parts[0]?.text.endsWith("Mail [EMAIL].")).to.equal(true);
   });
 
   it("prices custom patterns by their program, so a heavy one never runs inline", () => {
@@ -104,6 +142,26 @@ describe("filters off the event loop", () => {
       error = err;
     }
     expect(error).to.be.instanceOf(Error);
+  });
+
+  it("a request cancelled while its job runs leaves the thread running (no reload, no recompile)", async () => {
+    const filters = CompiledFilters.compile(rules);
+    await applyFilters(filters, long());
+    const started = filterRuns.threadsStarted;
+    for (let i = 0; i < 3; i++) {
+      const abort = new AbortController();
+      const pending = applyFilters(filters, long(), abort.signal);
+      abort.abort(new Error("client went away"));
+      let error: unknown;
+      try {
+        await pending;
+      } catch (err) {
+        error = err;
+      }
+      expect(error).to.be.instanceOf(Error);
+    }
+    expect((await applyFilters(filters, long())).parts[0]?.text).to.match(/\[P42\]\.$/);
+    expect(filterRuns.threadsStarted, "no filter thread was replaced").to.equal(started);
   });
 
   it("a prompt-injection block found on a worker still names its patterns", async () => {

@@ -57,6 +57,7 @@ describe("gateway: error reason -> HTTP status table", () => {
       [Code.Unauthenticated, ErrorReason.API_KEY_MALFORMED, 401],
       [Code.Unauthenticated, ErrorReason.API_KEY_INVALID, 401],
       [Code.Unauthenticated, ErrorReason.API_KEY_DISABLED, 401],
+      [Code.Unauthenticated, ErrorReason.API_KEY_EXPIRED, 401],
       [Code.PermissionDenied, ErrorReason.MANAGEMENT_KEY_REQUIRED, 403],
       [Code.PermissionDenied, ErrorReason.STANDARD_KEY_REQUIRED, 403],
       [Code.Unauthenticated, ErrorReason.GATEWAY_TOKEN_INVALID, 401],
@@ -73,6 +74,7 @@ describe("gateway: error reason -> HTTP status table", () => {
       [Code.NotFound, ErrorReason.GUARDRAIL_NOT_FOUND, 404],
       [Code.NotFound, ErrorReason.MODEL_NOT_FOUND, 404],
       [Code.NotFound, ErrorReason.GENERATION_NOT_FOUND, 404],
+      [Code.NotFound, ErrorReason.WEBHOOK_NOT_FOUND, 404],
       [Code.Aborted, ErrorReason.UPDATE_CONFLICT, 409],
       [Code.Aborted, ErrorReason.ID_COLLISION, 409],
       [Code.AlreadyExists, ErrorReason.ID_COLLISION, 409],
@@ -108,6 +110,7 @@ describe("gateway: error reason -> HTTP status table", () => {
       ErrorReason.API_KEY_MALFORMED,
       ErrorReason.API_KEY_INVALID,
       ErrorReason.API_KEY_DISABLED,
+      ErrorReason.API_KEY_EXPIRED,
       ErrorReason.MANAGEMENT_KEY_REQUIRED,
       ErrorReason.STANDARD_KEY_REQUIRED,
       ErrorReason.GATEWAY_TOKEN_INVALID,
@@ -124,6 +127,7 @@ describe("gateway: error reason -> HTTP status table", () => {
       ErrorReason.GUARDRAIL_NOT_FOUND,
       ErrorReason.MODEL_NOT_FOUND,
       ErrorReason.GENERATION_NOT_FOUND,
+      ErrorReason.WEBHOOK_NOT_FOUND,
       ErrorReason.UPDATE_CONFLICT,
       ErrorReason.ID_COLLISION,
       ErrorReason.SLUG_TAKEN,
@@ -169,6 +173,26 @@ describe("gateway: error reason -> HTTP status table", () => {
       status: 529,
       message: "Provider p is overloaded",
     });
+  });
+
+  it("answers a 5xx no service reported on purpose (the gRPC hop's own words) with a fixed message", () => {
+    const unreachable = new ConnectError(
+      "No connection established. Last error: connect ECONNREFUSED 10.0.3.7:50052",
+      Code.Unavailable,
+    );
+    expect(errorReply(unreachable)).to.deep.include({
+      status: 503,
+      message: "Service unavailable: an internal service is not answering; retry shortly",
+    });
+    const late = new ConnectError(
+      "Deadline exceeded after 10.001s,LB pick: 0.000s,remote_addr=10.0.3.7:50052",
+      Code.DeadlineExceeded,
+    );
+    expect(errorReply(late)).to.deep.include({
+      status: 524,
+      message: "Request timed out: an internal service did not answer in time",
+    });
+    expect(errorReply(overGrpc(late)).message).to.not.include("10.0.3.7");
   });
 
   it("takes a ResourceExhausted without a reason for Connect's own size limit (413), not a rate limit", () => {

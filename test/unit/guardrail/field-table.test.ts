@@ -31,12 +31,12 @@ import {
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { nowTimestamp } from "../../../platform/time.js";
 import {
   GUARDRAIL_FIELD_DECISIONS,
   GUARDRAIL_FIELDS,
   guardrailFieldTable,
-} from "../../../services/guardrail/field-table.js";
+} from "../../../platform/guardrail-fields.js";
+import { nowTimestamp } from "../../../platform/time.js";
 import {
   applyUpdateMask,
   fieldsWritten,

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import {
   FilterAction,
@@ -12,20 +11,9 @@ import {
   UpdateGuardrailRequestSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { GUARDRAIL_REQUEST_RULES } from "../../../services/guardrail/request-rules.js";
+import { expectInvalidArgument } from "../../kit/expect.js";
 
 const ID = "0b6e1c1e-8f4e-4f7e-9a54-1c2d3e4f5a6b";
-
-function refused(fn: () => unknown, pattern: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConnectError);
-    expect((err as ConnectError).code).to.equal(Code.InvalidArgument);
-    expect((err as ConnectError).rawMessage).to.match(pattern);
-    return;
-  }
-  expect.fail(`expected ${pattern} to be refused`);
-}
 
 const update = (paths: string[], guardrail: Parameters<typeof create>[1] = {}) =>
   create(UpdateGuardrailRequestSchema, {
@@ -42,8 +30,11 @@ describe("guardrail request rules", () => {
   });
 
   it("refuses an update with an empty mask", () => {
-    refused(() => GUARDRAIL_REQUEST_RULES.updateGuardrail(update([])), /update_mask must name/);
-    refused(
+    expectInvalidArgument(
+      () => GUARDRAIL_REQUEST_RULES.updateGuardrail(update([])),
+      /update_mask must name/,
+    );
+    expectInvalidArgument(
       () =>
         GUARDRAIL_REQUEST_RULES.updateGuardrail(
           create(UpdateGuardrailRequestSchema, { id: ID, guardrail: { name: "x" } }),
@@ -53,11 +44,11 @@ describe("guardrail request rules", () => {
   });
 
   it("refuses fields set outside the mask, naming them", () => {
-    refused(
+    expectInvalidArgument(
       () => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["description"], { name: "x" })),
       /guardrail\.name is set but update_mask does not name it/,
     );
-    refused(
+    expectInvalidArgument(
       () =>
         GUARDRAIL_REQUEST_RULES.updateGuardrail(
           update(["name"], { name: "x", resetInterval: ResetInterval.DAILY }),
@@ -68,18 +59,24 @@ describe("guardrail request rules", () => {
   });
 
   it("refuses unknown and read-only paths and a null name", () => {
-    refused(() => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["bogus"])), /"bogus" is not/);
-    refused(
+    expectInvalidArgument(
+      () => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["bogus"])),
+      /"bogus" is not/,
+    );
+    expectInvalidArgument(
       () => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["workspace_id"])),
       /workspace_id cannot be changed/,
     );
-    refused(() => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["name"])), /name cannot be null/);
+    expectInvalidArgument(
+      () => GUARDRAIL_REQUEST_RULES.updateGuardrail(update(["name"])),
+      /name cannot be null/,
+    );
   });
 
   it("checks a new guardrail under every stored rule, enum values included", () => {
     const createReq = (guardrail: object) =>
       create(CreateGuardrailRequestSchema, { guardrail: guardrail as never });
-    refused(
+    expectInvalidArgument(
       () =>
         GUARDRAIL_REQUEST_RULES.createGuardrail(
           createReq({
@@ -93,8 +90,11 @@ describe("guardrail request rules", () => {
         ),
       /content_filter_builtins\[0\]\.scan_scope must be one of/,
     );
-    refused(() => GUARDRAIL_REQUEST_RULES.createGuardrail(createReq({})), /name is required/);
-    refused(
+    expectInvalidArgument(
+      () => GUARDRAIL_REQUEST_RULES.createGuardrail(createReq({})),
+      /name is required/,
+    );
+    expectInvalidArgument(
       () => GUARDRAIL_REQUEST_RULES.createGuardrail(createReq({ name: "x", workspaceId: "W" })),
       /workspace_id must be a lowercase UUID/,
     );

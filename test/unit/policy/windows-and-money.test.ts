@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { fromMicros, toMicros } from "../../../governance/policy/money.js";
-import { budgetWindow } from "../../../governance/policy/windows.js";
+import { budgetDays, budgetWindow } from "../../../platform/windows.js";
 
 const at = (iso: string) => new Date(iso);
 
@@ -10,6 +10,19 @@ function window(interval: "daily" | "weekly" | "monthly", iso: string) {
 }
 
 describe("budget windows (UTC)", () => {
+  it("budgetDays names the same days as budgetWindow, every hour of two years", () => {
+    const start = Date.UTC(2027, 0, 1) - 2 * 365 * 86_400_000;
+    for (let t = start; t < Date.UTC(2027, 0, 1); t += 3_600_000 + 61_000) {
+      for (const interval of ["daily", "weekly", "monthly"] as const) {
+        const w = budgetWindow(interval, new Date(t));
+        expect(budgetDays(interval, new Date(t)), new Date(t).toISOString()).to.deep.equal({
+          firstDay: w.firstDay,
+          today: w.today,
+        });
+      }
+    }
+  });
+
   describe("daily", () => {
     it("starts at 00:00 UTC and lasts one day", () => {
       expect(window("daily", "2026-03-15T13:45:00.000Z")).to.deep.equal({

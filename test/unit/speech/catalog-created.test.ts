@@ -1,8 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
-import { catalogToProto } from "../../../services/speech/catalog/catalog-proto.js";
+import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
 import { parseCatalog } from "../../../services/speech/catalog/load-catalog.js";
-import { ModelCatalog } from "../../../services/speech/catalog/model-catalog.js";
 
 const ENDPOINT = {
   provider: "railgate",
@@ -21,18 +20,19 @@ function catalogWith(extra: Record<string, unknown>) {
 describe("speech catalog: a model's publication date (`created`)", () => {
   it("takes an ISO 8601 date or time and carries it to ListModels", () => {
     const catalog = new ModelCatalog(catalogWith({ created: "2025-03-20" }), []);
-    const [model] = catalogToProto(catalog);
+    const [model] = catalog.models();
     expect(model?.createdAt && timestampDate(model.createdAt).toISOString()).to.equal(
       "2025-03-20T00:00:00.000Z",
     );
-    expect(catalogWith({ created: "2025-03-20T10:00:00Z" }).models[0]?.created).to.equal(
-      "2025-03-20T10:00:00Z",
+    const [timed] = catalogWith({ created: "2025-03-20T10:00:00Z" }).models;
+    expect(timed?.createdAt && timestampDate(timed.createdAt).toISOString()).to.equal(
+      "2025-03-20T10:00:00.000Z",
     );
   });
 
   it("stands the catalog's load time in for a model without one", () => {
     const catalog = new ModelCatalog(catalogWith({}), []);
-    const [model] = catalogToProto(catalog);
+    const [model] = catalog.models();
     expect(model?.createdAt && timestampDate(model.createdAt).getTime()).to.equal(
       catalog.loadedAt.getTime(),
     );

@@ -1,7 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { defaultCatalog } from "../../../services/speech/catalog/default-catalog.js";
-import { loadCatalog, parseCatalog } from "../../../services/speech/catalog/load-catalog.js";
+import {
+  defaultCatalog,
+  loadCatalog,
+  parseCatalog,
+} from "../../../services/speech/catalog/load-catalog.js";
 import { withoutEmbeddedEngine } from "../../../services/speech/catalog/without-embedded-engine.js";
 import { embeddedEngineUnavailable } from "../../../services/speech/engines/espeak/availability.js";
 
@@ -17,7 +20,7 @@ const endpoint = (provider: string, adapter: string) => ({
 
 describe("speech catalog without the embedded engine", () => {
   it("the docker-compose example catalog passes the catalog loader", () => {
-    const catalog = loadCatalog({ SPEECH_CATALOG_FILE: EXAMPLE_CATALOG });
+    const catalog = loadCatalog({ file: EXAMPLE_CATALOG });
     expect(catalog.models.map((m) => m.id)).to.deep.equal(["railgate/espeak-ng", "openai/tts-1"]);
     expect(catalog.providers.openai?.api_key_env).to.equal("OPENAI_API_KEY");
   });
@@ -52,7 +55,7 @@ describe("speech catalog without the embedded engine", () => {
   });
 
   it("leaves the built-in catalog without models when the engine is its only one", () => {
-    const trimmed = withoutEmbeddedEngine(defaultCatalog({}));
+    const trimmed = withoutEmbeddedEngine(defaultCatalog());
     expect(trimmed.catalog.models).to.deep.equal([]);
     expect(trimmed.skippedModels).to.deep.equal(["railgate/espeak-ng"]);
   });

@@ -1,14 +1,15 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
+import { VoiceSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
 import { SynthesizeRequestSchema } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
+import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
 import { SPEECH_LIMITS } from "../../../platform/limits.js";
-import { defaultCatalog } from "../../../services/speech/catalog/default-catalog.js";
-import { ModelCatalog } from "../../../services/speech/catalog/model-catalog.js";
+import { defaultCatalog } from "../../../services/speech/catalog/load-catalog.js";
 import { planSpeech } from "../../../services/speech/request.js";
 
-const catalog = new ModelCatalog(defaultCatalog({}), [
-  { id: "en-us", name: "English (America)", languages: ["en"] },
+const catalog = new ModelCatalog(defaultCatalog(), [
+  create(VoiceSchema, { id: "en-us", name: "English (America)", languages: ["en"] }),
 ]);
 
 function request(extra: { trace?: JsonObject; options?: Record<string, JsonObject> }) {

@@ -1,0 +1,135 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import type { RegionName } from "../../platform/regions.js";
+import { childDatabaseEnv } from "./databases.js";
+import { freePort } from "./free-port.js";
+import { type Child, makeTempDir, spawnChild } from "./processes.js";
+import { MANAGEMENT_KEY } from "./system.js";
+import {
+  type ChildOptions,
+  gatewayPortEnv,
+  logsInfo,
+  pickedGatewayPorts,
+  waitForHealth,
+} from "./system-process.js";
+
+/** The three processes of a split deployment (docker-compose's containers), on loopback. */
+export interface SplitSystem {
+  gateway: Child;
+  guardrail: Child;
+  speech: Child;
+  baseUrl(region?: RegionName): string;
+  /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
+  metricsUrls: { guardrail?: string; speech?: string };
+  stop(): Promise<void>;
+}
+
+const app = (name: string) => fileURLToPath(new URL(`../../apps/${name}/main.js`, import.meta.url));
+
+/** The port in a service's "<name> service is up" line (apps/<name>/main.ts). */
+async function grpcPortOf(child: Child, name: string): Promise<number> {
+  const line = await child.waitForLine(new RegExp(`"msg":"${name} service is up"`), 60_000);
+  return (JSON.parse(line) as { grpcPort: number }).grpcPort;
+}
+
+/** The URL of a process's METRICS_PORT listener, from its "metrics listener is up" line. */
+async function metricsUrlOf(child: Child): Promise<string> {
+  const line = await child.waitForLine(/"msg":"metrics listener is up"/, 60_000);
+  return `http://127.0.0.1:${(JSON.parse(line) as { metricsPort: number }).metricsPort}/metrics`;
+}
+
+/**
+ * `node dist/apps/{guardrail,speech,gateway}/main.js` as three child processes against the given
+ * Redis, as docker-compose runs them: each service on a port it picks (0) and reports, the
+ * gateway pointed at those with the shared service credential, so a test can freeze one
+ * (SIGSTOP) or kill it. Resolves once the gateway's /healthz answers 200 (both services serve).
+ * `env` goes to all three (a catalog file, a deadline); the embedded engine is off unless asked.
+ */
+export async function startSplitSystem(
+  redisUrl: string,
+  env: Record<string, string> = {},
+  options: { metrics?: boolean } & ChildOptions = {},
+): Promise<SplitSystem> {
+  const logLevel = options.logLevel ?? "info";
+  // Above info no process says what it bound: every port is picked here (see ChildOptions).
+  const picked = logsInfo(logLevel)
+    ? undefined
+    : {
+        gateway: await pickedGatewayPorts(),
+        guardrail: await freePort(),
+        speech: await freePort(),
+      };
+  const common = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: redisUrl,
+    RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
+    RAILGATE_INTERNAL_TOKEN: randomBytes(32).toString("hex"),
+    RAILGATE_HOST: "127.0.0.1",
+    RAILGATE_GRPC_HOST: "127.0.0.1",
+    ...gatewayPortEnv(picked?.gateway),
+    GUARDRAIL_GRPC_PORT: String(picked?.guardrail ?? 0),
+    SPEECH_GRPC_PORT: String(picked?.speech ?? 0),
+    RAILGATE_EMBEDDED_ENGINE: "off",
+    SPEECH_ENGINE_WORKERS: "1",
+    // One request log for the three processes: the run's throwaway PostgreSQL database.
+    ...(await childDatabaseEnv(env)),
+    // The ports are read from info lines, unless they were picked here.
+    LOG_LEVEL: logLevel,
+  };
+  const started: Child[] = [];
+  const spawn = (name: string, extra: Record<string, string> = {}) => {
+    const child = spawnChild(process.execPath, [...(options.nodeArgs ?? []), app(name)], {
+      ...common,
+      // With DATABASE_URL "" (PGlite, one process's database) each opens a folder of its own.
+      RAILGATE_DATA_DIR: makeTempDir(`railgate-${name}-`),
+      ...extra,
+    });
+    started.push(child);
+    return child;
+  };
+  try {
+    // Each service its own metrics port, picked by the process and read from its line.
+    const metricsEnv: Record<string, string> = options.metrics ? { METRICS_PORT: "0" } : {};
+    const guardrail = spawn("guardrail", metricsEnv);
+    const speech = spawn("speech", metricsEnv);
+    const [guardrailPort, speechPort] = picked
+      ? [picked.guardrail, picked.speech]
+      : await Promise.all([grpcPortOf(guardrail, "guardrail"), grpcPortOf(speech, "speech")]);
+    const metricsUrls: SplitSystem["metricsUrls"] = {};
+    if (options.metrics) {
+      const [g, s] = await Promise.all([metricsUrlOf(guardrail), metricsUrlOf(speech)]);
+      Object.assign(metricsUrls, { guardrail: g, speech: s });
+    }
+    const gateway = spawn("gateway", {
+      GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
+      SPEECH_GRPC_URL: `http://127.0.0.1:${speechPort}`,
+    });
+    const ports =
+      picked?.gateway ??
+      (
+        JSON.parse(await gateway.waitForLine(/"msg":"gateway is up"/, 60_000)) as {
+          gateway: Record<RegionName, number>;
+        }
+      ).gateway;
+    const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
+    await waitForHealth(baseUrl(), gateway);
+    return {
+      gateway,
+      guardrail,
+      speech,
+      baseUrl,
+      metricsUrls,
+      stop: async () => {
+        // A frozen process cannot take its SIGTERM: thaw it first.
+        for (const c of started) c.process.kill("SIGCONT");
+        await gateway.stop(5_000);
+        await Promise.all([guardrail.stop(5_000), speech.stop(5_000)]);
+      },
+    };
+  } catch (err) {
+    for (const c of started) c.process.kill("SIGCONT");
+    await Promise.all(started.map((c) => c.stop(2_000)));
+    throw err;
+  }
+}

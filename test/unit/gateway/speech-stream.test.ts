@@ -1,0 +1,122 @@
+import { once } from "node:events";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import type { RequestContext } from "../../../gateway/context.js";
+import { streamSpeech } from "../../../gateway/speech-stream.js";
+import { AudioFormat } from "../../../gen/railgate/speech/v1/speech_pb.js";
+import type { SynthesizeRequest } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
+import { audioMessage, startMessage } from "../../../services/speech/messages.js";
+
+type Step = () => Promise<IteratorResult<unknown>>;
+
+/**
+ * The gateway's side of a speech stream against a scripted service: what reaches the socket,
+ * in how many writes.
+ */
+describe("gateway: speech stream writes", () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.close();
+    server = undefined;
+  });
+
+  async function relay(steps: Step[]): Promise<{ writes: Buffer[]; body: Buffer }> {
+    const writes: Buffer[] = [];
+    server = createServer((req, res) => {
+      // Every socket write, as node:http hands it to the kernel (one writev = one entry).
+      const socket = res.socket as unknown as {
+        _writeGeneric(writev: boolean, data: unknown, encoding: string, cb: unknown): void;
+      };
+      const generic = socket._writeGeneric;
+      socket._writeGeneric = function (writev, data, encoding, cb) {
+        const parts = writev
+          ? (data as { chunk: string | Buffer; encoding: BufferEncoding }[]).map((c) =>
+              Buffer.from(c.chunk as never, c.encoding),
+            )
+          : [Buffer.from(data as never, encoding as BufferEncoding)];
+        writes.push(Buffer.concat(parts));
+        return generic.call(this, writev, data, encoding, cb);
+      };
+      const abort = new AbortController();
+      let i = 0;
+      const ctx = {
+        req,
+        res,
+        speechStream: { firstMessageTimeoutMs: 5_000, idleTimeoutMs: 5_000 },
+        signal: abort.signal,
+        abort: (reason: Error) => abort.abort(reason),
+        call: { signal: abort.signal, headers: {} },
+        clients: {
+          speech: {
+            synthesize: () => ({
+              [Symbol.asyncIterator]: () => ({ next: () => (steps[i++] as Step)() }),
+            }),
+          },
+        },
+      } as unknown as RequestContext;
+      void streamSpeech(ctx, {} as SynthesizeRequest);
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const res = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
+      request({ port, host: "127.0.0.1", method: "POST", path: "/" }, resolve)
+        .on("error", reject)
+        .end();
+    });
+    const parts: Buffer[] = [];
+    for await (const part of res) parts.push(part as Buffer);
+    expect(res.statusCode).to.equal(200);
+    return { writes, body: Buffer.concat(parts) };
+  }
+
+  const start = startMessage({
+    format: AudioFormat.PCM,
+    contentType: "audio/pcm",
+    sampleRate: 24000,
+    channels: 1,
+    generationId: "gen-1",
+    model: "m",
+    provider: "p",
+  });
+  const now =
+    (value: unknown): Step =>
+    () =>
+      Promise.resolve({ done: false, value });
+  const nextTurn =
+    (value: unknown): Step =>
+    () =>
+      new Promise((resolve) => setImmediate(() => resolve({ done: false, value })));
+  // A Node stream (an upstream's body) signals its end a tick after its last chunk.
+  const endAfterTick: Step = () =>
+    new Promise((resolve) => process.nextTick(() => resolve({ done: true, value: undefined })));
+
+  it("sends the last chunk and the chunked terminator in one write", async () => {
+    const a = Buffer.alloc(1000, 1);
+    const b = Buffer.alloc(1000, 2);
+    const { writes, body } = await relay([
+      now(start),
+      now(audioMessage(a)),
+      nextTurn(audioMessage(b)),
+      endAfterTick,
+    ]);
+    expect(body).to.deep.equal(Buffer.concat([a, b]));
+    // The head with the first chunk; the second chunk with the terminator.
+    expect(writes).to.have.length(2);
+    const last = writes[1] as Buffer;
+    expect(last.includes(b)).to.equal(true);
+    expect(last.subarray(-5).toString("latin1")).to.equal("0\r\n\r\n");
+  });
+
+  it("merges chunks that arrive in the same event-loop turn into one write", async () => {
+    const chunks = [1, 2, 3].map((n) => Buffer.alloc(500, n));
+    const { writes, body } = await relay([
+      now(start),
+      ...chunks.map((c) => now(audioMessage(c))),
+      endAfterTick,
+    ]);
+    expect(body).to.deep.equal(Buffer.concat(chunks));
+    expect(writes).to.have.length(1);
+  });
+});
