@@ -1,11 +1,19 @@
 import { hash, randomBytes } from "node:crypto";
-import { v4 as uuidv4, v5 as uuidv5 } from "uuid";
+import { v4 as uuidv4, v5 as uuidv5, v7 as uuidv7 } from "uuid";
 
 /** Namespace of the deterministic default-guardrail ids (a fixed, random UUID). */
 const DEFAULT_GUARDRAIL_NAMESPACE = "8f4a1c1e-52d3-4e7a-9b0e-2d6c0f3b7a11";
 
 export function newId(): string {
   return uuidv4();
+}
+
+/**
+ * A UUIDv7: ids made later in this process sort after earlier ones, even within one
+ * millisecond, so records ordered by (time, id) keep the order they were made in.
+ */
+export function newOrderedId(): string {
+  return uuidv7();
 }
 
 /** Every workspace has one default guardrail whose id is derived from the workspace id. */

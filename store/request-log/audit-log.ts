@@ -1,5 +1,5 @@
 import type { AuditActor, AuditOrigin, AuditResourceType } from "../../platform/audit.js";
-import { newId } from "../../platform/ids.js";
+import { newOrderedId } from "../../platform/ids.js";
 import { componentLogger } from "../../platform/logger.js";
 import { BatchWriter } from "./batch-writer.js";
 import type { SqlDatabase } from "./database.js";
@@ -197,7 +197,8 @@ export class AuditLog {
   /** Records one management write. The one call every service (and the webhook routes) uses. */
   record(origin: AuditOrigin, entry: AuditEntry, at = new Date()): AuditEvent {
     const event: AuditEvent = {
-      id: newId(),
+      // Time-ordered: two writes in the same millisecond still list in the order they were made.
+      id: newOrderedId(),
       at,
       actor: origin.actor,
       action: entry.action,
