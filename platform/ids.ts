@@ -16,6 +16,11 @@ export function newOrderedId(): string {
   return uuidv7();
 }
 
+/** A generation's id: "gen-" and a time-ordered UUID (the request log lists newest first by it). */
+export function newGenerationId(): string {
+  return `gen-${uuidv7()}`;
+}
+
 /** Every workspace has one default guardrail whose id is derived from the workspace id. */
 export function defaultGuardrailId(workspaceId: string): string {
   return uuidv5(workspaceId, DEFAULT_GUARDRAIL_NAMESPACE);

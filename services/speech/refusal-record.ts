@@ -13,7 +13,7 @@ import type { Principal } from "../../governance/governance-cache.js";
 import { audioFormatName, audioFormatValue } from "../../platform/audio-formats.js";
 import { errorInfoOf, permissionDenied } from "../../platform/errors.js";
 import type { RefusalStatus } from "../../platform/generation-statuses.js";
-import { newId } from "../../platform/ids.js";
+import { newGenerationId } from "../../platform/ids.js";
 import { type RegionName, regionName, regionValue } from "../../platform/regions.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { SpeechPlan } from "./request.js";
@@ -54,7 +54,7 @@ export function refusalRecord(
 ): Generation | undefined {
   if (!(err instanceof ConnectError) || err.code === Code.Canceled) return undefined;
   return create(GenerationSchema, {
-    id: `gen-${newId()}`,
+    id: newGenerationId(),
     model: plan.model.id,
     provider: "",
     characters: plan.characters,

@@ -39,7 +39,7 @@ import type { CatalogEndpoint } from "../../platform/catalog/types.js";
 import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config.js";
 import { invalidArgument, notFound, permissionDenied } from "../../platform/errors.js";
 import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
-import { canonicalId, isKeyHash, newId } from "../../platform/ids.js";
+import { canonicalId, isKeyHash, newGenerationId } from "../../platform/ids.js";
 import { InFlight } from "../../platform/in-flight.js";
 import {
   admissionRefusals,
@@ -144,7 +144,7 @@ function startRecord(
   routing: RoutingStep[],
 ): Generation {
   return create(GenerationSchema, {
-    id: `gen-${newId()}`,
+    id: newGenerationId(),
     model: plan.model.id,
     provider: endpoint.provider,
     byok: endpoint.byok,

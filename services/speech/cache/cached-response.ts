@@ -15,7 +15,7 @@ import { decidingOutcome } from "../../../governance/content-filtering.js";
 import type { Principal } from "../../../governance/governance-cache.js";
 import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
 import { withReason } from "../../../platform/errors.js";
-import { newId } from "../../../platform/ids.js";
+import { newGenerationId } from "../../../platform/ids.js";
 import { type RegionName, regionValue } from "../../../platform/regions.js";
 import { nowTimestamp } from "../../../platform/time.js";
 import { recordedMs } from "../../../store/request-log/generations.js";
@@ -97,7 +97,7 @@ export async function* cachedResponse(
 ): AsyncGenerator<SynthesizeResponse> {
   const { principal, plan, signal } = req;
   const generation = create(GenerationSchema, {
-    id: `gen-${newId()}`,
+    id: newGenerationId(),
     model: plan.model.id,
     characters: plan.characters,
     sessionId: plan.sessionId,
