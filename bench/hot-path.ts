@@ -20,6 +20,9 @@ import { prose } from "./texts.js";
  * per request. Not part of `npm run bench`: it isolates the store's share.
  * HOT_PATH_REQUESTS (1500) measured after HOT_PATH_WARMUP (1000), at
  * HOT_PATH_CONNECTIONS (1,50); BENCH_NODE_ARGS and BENCH_CPU_PROF apply.
+ * HOT_PATH_SYSTEM_ENV adds settings to the system's environment, e.g.
+ * `REQUEST_LOG_QUEUE_MAX=1` (the request log off) or `DATABASE_URL=postgres://...`,
+ * separated by spaces, to compare one setting's cost.
  */
 const INPUT = prose(110);
 
@@ -51,6 +54,18 @@ async function redisCounters(client: Redis): Promise<RedisCounters> {
   };
 }
 
+/** HOT_PATH_SYSTEM_ENV: `NAME=value` pairs separated by spaces. */
+function systemEnv(): Record<string, string> {
+  const pairs = (process.env.HOT_PATH_SYSTEM_ENV ?? "").split(/\s+/).filter(Boolean);
+  return Object.fromEntries(
+    pairs.map((p) => {
+      const eq = p.indexOf("=");
+      if (eq <= 0) throw new Error(`HOT_PATH_SYSTEM_ENV: "${p}" is not NAME=value`);
+      return [p.slice(0, eq), p.slice(eq + 1)];
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const config = loadBenchConfig();
   const requests = envNumber("HOT_PATH_REQUESTS", 1_500);
@@ -72,7 +87,7 @@ async function main(): Promise<void> {
       BENCH_UPSTREAM_CHUNK_TURNS: "1",
     });
     const catalogFile = writeBenchCatalog(dir, upstream.port);
-    system = await startSystem(config, { redisUrl: redis.url, catalogFile });
+    system = await startSystem(config, { redisUrl: redis.url, catalogFile, env: systemEnv() });
     const key = await new ManagementApi(system.baseUrl).createKey("bench hot path");
     const base = {
       origin: system.baseUrl,
