@@ -5,6 +5,8 @@ import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";
 
 const CONNECTIONS = 50;
 const TARGET_ADDED_P50_MS = 1;
+/** Issue 21: the tail too (at 50 connections). */
+const TARGET_ADDED_P99_MS = 10;
 
 const BUILTINS = BUILTIN_SLUGS;
 
@@ -106,8 +108,8 @@ export async function enforcementScenario(ctx: ScenarioContext): Promise<void> {
     peakRssMb: rssGuarded,
     baseline: describe(plain.reqPerSec, plain.ttfbMs.p50, plain.ttfbMs.p99, "no guardrail TTFB"),
     ratio: guarded.reqPerSec / plain.reqPerSec,
-    target: `added p50 ${signed(addedP50)} <= ${TARGET_ADDED_P50_MS} (p99 ${signed(addedP99)})`,
-    pass: addedP50 <= TARGET_ADDED_P50_MS,
+    target: `added p50 ${signed(addedP50)} <= ${TARGET_ADDED_P50_MS}, p99 ${signed(addedP99)} <= ${TARGET_ADDED_P99_MS}`,
+    pass: addedP50 <= TARGET_ADDED_P50_MS && addedP99 <= TARGET_ADDED_P99_MS,
   });
   ctx.report.measurement("enforcement", {
     connections: CONNECTIONS,
