@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { RegionName } from "../platform/regions.js";
 import {
   builtInEspeak,
@@ -9,7 +11,7 @@ import {
 import { type Child, makeTempDir } from "../test/kit/processes.js";
 import { startSplitSystem as startKitSplitSystem } from "../test/kit/split-system.js";
 import { type ChildOptions, startSystemProcess } from "../test/kit/system-process.js";
-import type { BenchConfig } from "./config.js";
+import { type BenchConfig, ROOT } from "./config.js";
 import { MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
 import { peakRssMb } from "./processes.js";
 
@@ -91,6 +93,20 @@ function benchChild(
 }
 
 /**
+ * The node flags `npm start` passes to the one-process system (package.json's start script), so
+ * the bench measures the system as users start it.
+ */
+export function npmStartNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    scripts: { start: string };
+  };
+  const m = /\bnode((?: --\S+)*) dist\/apps\/all-in-one\/main\.js/.exec(pkg.scripts.start);
+  if (!m)
+    throw new Error(`package.json's start script does not run the system: ${pkg.scripts.start}`);
+  return (m[1] ?? "").trim().split(" ").filter(Boolean);
+}
+
+/**
  * `node dist/apps/all-in-one/main.js` as a child process (the kit's), the throwaway Redis and
  * the bench catalog. A separate process so its VmHWM is the system's own peak memory, and so
  * --cpu-prof profiles only the system.
@@ -99,7 +115,9 @@ export async function startSystem(
   config: BenchConfig,
   options: { redisUrl: string; catalogFile: string; env?: NodeJS.ProcessEnv },
 ): Promise<SystemProcess> {
-  const { env, child: how } = benchChild(config, options);
+  const { env, child: bench } = benchChild(config, options);
+  // As `npm start` runs it: its node flags first, the bench's own after them (they win).
+  const how = { ...bench, nodeArgs: [...npmStartNodeFlags(), ...(bench.nodeArgs ?? [])] };
   const system = await startSystemProcess(options.redisUrl, env, how);
   const { child } = system;
   return {

@@ -1,0 +1,33 @@
+import { readFileSync } from "node:fs";
+import { expect } from "chai";
+
+const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
+const SYSTEM = "dist/apps/all-in-one/main.js";
+
+/** The node flags before the one-process system's entry point in `npm start`. */
+function npmStartFlags(): string[] {
+  const start = (JSON.parse(read("package.json")) as { scripts: { start: string } }).scripts.start;
+  const m = /\bnode((?: --\S+)*) dist\/apps\/all-in-one\/main\.js/.exec(start);
+  expect(m, `package.json start: ${start}`).to.not.equal(null);
+  return (m?.[1] ?? "").trim().split(" ").filter(Boolean);
+}
+
+/** The node flags of the image's default command (exec form), before the entry point. */
+function dockerfileFlags(): string[] {
+  const cmd = /^CMD (\[.*\])$/m.exec(read("Dockerfile"));
+  expect(cmd, "the Dockerfile's CMD").to.not.equal(null);
+  const argv = JSON.parse(cmd?.[1] ?? "[]") as string[];
+  expect(argv[0]).to.equal("node");
+  expect(argv.at(-1)).to.equal(SYSTEM);
+  return argv.slice(1, -1);
+}
+
+describe("the one-process system starts the same way everywhere", () => {
+  it("npm start and the image's default command pass the same node flags", () => {
+    expect(dockerfileFlags()).to.deep.equal(npmStartFlags());
+  });
+
+  it("one V8 helper thread (issue 21: Node's four competed with the request thread on 2 cores)", () => {
+    expect(npmStartFlags()).to.include("--v8-pool-size=1");
+  });
+});
