@@ -110,26 +110,41 @@ export class GenerationLog {
     return pending ?? this.records.get(id, scope);
   }
 
-  list(q: ListQuery) {
+  /**
+   * Lists and sums read the database, so what this process still holds is written first: an
+   * operator sees the request they just made (read-your-writes on this replica; others see it
+   * within a batch delay). A database that refuses the write leaves the records queued for
+   * the writer's retries, and the read answers what is stored.
+   */
+  private async ownWritesStored(): Promise<void> {
+    await this.writer.written().catch((err: unknown) => {
+      log.warn({ err: String(err) }, "request-log records not yet written; reading what is stored");
+    });
+  }
+
+  async list(q: ListQuery) {
+    await this.ownWritesStored();
     return this.records.list(q);
   }
 
-  activity(
+  async activity(
     scope: LogScope,
     fromMs: number,
     toMs: number,
     byWorkspace: boolean,
   ): Promise<ActivityRow[]> {
+    await this.ownWritesStored();
     return this.records.activity(scope, fromMs, toMs, byWorkspace);
   }
 
-  usage(
+  async usage(
     scope: LogScope,
     granularity: "hour" | "day",
     group: UsageGroup,
     fromMs: number,
     toMs: number,
   ): Promise<UsageRow[]> {
+    await this.ownWritesStored();
     return this.records.usage(scope, granularity, group, fromMs, toMs);
   }
 

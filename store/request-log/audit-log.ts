@@ -233,8 +233,8 @@ export class AuditLog {
 
   /** Newest first; `limit + 1` rows are read so the caller knows whether another page exists. */
   async list(q: AuditQuery): Promise<{ events: AuditEvent[]; more: boolean }> {
-    // What this process still holds goes first: the reader sees its own writes.
-    await this.writer.flush().catch((err: unknown) => {
+    // What this process held at the call goes first: the reader sees its own writes.
+    await this.writer.written().catch((err: unknown) => {
       log.warn({ err: String(err) }, "audit events not yet written; listing what is stored");
     });
     const where: string[] = [];

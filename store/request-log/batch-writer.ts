@@ -81,6 +81,15 @@ export class BatchWriter<T> {
   /** Rejection of the last write attempt (flush() reports it); cleared by a success. */
   private lastError: unknown;
   private readonly counts = { written: 0, dropped: 0, failures: 0 };
+  /**
+   * Items ever queued, and how many of them have left the queue for good (written, or dropped
+   * as refused): the queue is first in, first out, so the items queued before a moment are
+   * settled once `settled` reaches the count `accepted` had then.
+   */
+  private accepted = 0;
+  private settled = 0;
+  /** Waiters for the end of the current write attempt (see written()). */
+  private attemptWaiters: (() => void)[] = [];
   private readonly untrack: () => void;
 
   constructor(private readonly options: BatchWriterOptions<T>) {
@@ -110,6 +119,7 @@ export class BatchWriter<T> {
       return;
     }
     this.queue.push(item);
+    this.accepted++;
     if (this.running || this.timer) return;
     if (this.queue.length >= this.maxBatch) this.start();
     else this.schedule(this.maxDelayMs);
@@ -124,6 +134,22 @@ export class BatchWriter<T> {
       this.start();
       await this.running;
       if (this.lastError !== undefined) throw this.lastError;
+    }
+  }
+
+  /**
+   * Writes what is queued at the call, not what arrives while it waits (flush() waits for an
+   * empty queue, which steady traffic may not leave): a reader lists its own process's records
+   * a moment after they were made. Rejects with the database's error when a write fails (the
+   * items stay queued and are retried in the background).
+   */
+  async written(): Promise<void> {
+    const target = this.accepted;
+    while (this.settled < target) {
+      const attempt = new Promise<void>((resolve) => this.attemptWaiters.push(resolve));
+      this.start();
+      await attempt;
+      if (this.settled < target && this.lastError !== undefined) throw this.lastError;
     }
   }
 
@@ -145,7 +171,12 @@ export class BatchWriter<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    if (this.queue.length > 0) this.drop(this.queue.splice(0).length, "closing: database away");
+    if (this.queue.length > 0) {
+      const left = this.queue.splice(0).length;
+      this.settled += left;
+      this.drop(left, "closing: database away");
+    }
+    this.attemptEnded();
     this.untrack();
   }
 
@@ -181,11 +212,13 @@ export class BatchWriter<T> {
       try {
         await this.options.write(this.inFlight as T[]);
         this.counts.written += this.inFlight.length;
+        this.settled += this.inFlight.length;
         logRecords.labels(this.options.name, "written").inc(this.inFlight.length);
         this.inFlight = [];
         this.lastError = undefined;
         this.attempts = 0;
         this.retryDelay = this.retryBaseMs;
+        this.attemptEnded();
       } catch (err) {
         const batch = this.inFlight;
         this.inFlight = [];
@@ -197,10 +230,12 @@ export class BatchWriter<T> {
             "batch refused by the database: dropped",
           );
           this.counts.dropped += batch.length;
+          this.settled += batch.length;
           logRecords.labels(this.options.name, "dropped").inc(batch.length);
           this.attempts = 0;
           // The next batch starts afresh; `lastError` stays for flush() to report.
           this.lastError = err;
+          this.attemptEnded();
           continue;
         }
         // Back to the front, in order, for the retry.
@@ -209,9 +244,17 @@ export class BatchWriter<T> {
         if (this.attempts === 1) {
           log.warn({ writer: this.options.name, err: String(err) }, "log write failed: retrying");
         }
+        this.attemptEnded();
         return;
       }
     }
+  }
+
+  /** Wakes written()'s waiters: one write attempt is over, whatever its outcome. */
+  private attemptEnded(): void {
+    const waiters = this.attemptWaiters;
+    this.attemptWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private drop(n: number, why: string): void {

@@ -177,6 +177,66 @@ onBothDatabases("BatchWriter: batched, bounded, retried, idempotent", (getDb) =>
     await w.close();
   });
 
+  it("written() writes what was queued at the call, without waiting for what arrives after it", async () => {
+    const t = await freshTable();
+    const write = insertRows(getDb(), t);
+    const batches: string[][] = [];
+    let w: BatchWriter<Row> | undefined;
+    let fed = 0;
+    w = new BatchWriter<Row>({
+      name: "test",
+      maxBatch: 3,
+      maxDelayMs: 60_000,
+      write: async (b) => {
+        batches.push(b.map((r) => r.id));
+        await write(b);
+        // Steady traffic: every write sees new records arrive (a 100 in all), so an empty queue
+        // (what flush() waits for) comes only after all of them.
+        if (fed < 100) for (let i = 0; i < 3; i++, fed++) w?.add({ id: `late${fed}`, n: fed });
+      },
+    });
+    for (let i = 0; i < 5; i++) w.add({ id: `r${i}`, n: i });
+    await w.written();
+    const ids = (await getDb().query<{ id: string }>(`SELECT id FROM ${t}`)).map((r) => r.id);
+    for (let i = 0; i < 5; i++) expect(ids).to.include(`r${i}`);
+    // Two batches hold the five; written() came back after those, long before the late ones.
+    expect(batches.length).to.be.lessThan(10);
+    expect(fed).to.be.lessThan(100);
+    await w.close();
+  });
+
+  it("written() rejects with the database's error and keeps the items queued for the retries", async () => {
+    const t = `bw${++table}`;
+    const w = new BatchWriter<Row>({
+      name: "test",
+      maxDelayMs: 1,
+      retryBaseMs: 20,
+      maxAttempts: 1_000,
+      write: insertRows(getDb(), t),
+    });
+    w.add({ id: "x", n: 1 });
+    const err = await w.written().catch((e: unknown) => e);
+    expect(String(err)).to.match(/does not exist/);
+    expect(w.pending().map((r) => r.id)).to.deep.equal(["x"]);
+    await getDb().exec(`CREATE TABLE ${t} (id text PRIMARY KEY, n int NOT NULL)`);
+    await w.written().catch(() => undefined);
+    expect(
+      await pollUntil(
+        () => count(getDb(), t),
+        (n) => n === 1,
+      ),
+    ).to.equal(1);
+    await w.close();
+  });
+
+  it("written() with nothing queued answers at once", async () => {
+    const t = await freshTable();
+    const w = new BatchWriter<Row>({ name: "test", write: insertRows(getDb(), t) });
+    await w.written();
+    expect(w.stats).to.deep.include({ written: 0, queued: 0 });
+    await w.close();
+  });
+
   it("close() drains what is queued", async () => {
     const t = await freshTable();
     const w = new BatchWriter<Row>({
