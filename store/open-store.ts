@@ -5,6 +5,7 @@ import { trackStore } from "../platform/metrics.js";
 import { guardStore } from "../platform/store-availability.js";
 import { type Clock, systemClock } from "../platform/time.js";
 import { MemoryStore } from "./memory-store.js";
+import { readRepliesBeforeTimeouts } from "./read-replies-first.js";
 import { RedisStore } from "./redis-store.js";
 import type { Store } from "./types.js";
 
@@ -29,7 +30,8 @@ async function reachable(client: Redis | Cluster, timeoutMs: number): Promise<bo
  * How every command connection talks to Redis, so that a Redis that is down
  * or frozen costs a request at most the command time-out (then 503), never a
  * hang, and a command that failed is never run later behind the caller's back:
- * - commandTimeout: a command unanswered after this long fails;
+ * - commandTimeout: a command unanswered after this long fails (a reply already in the socket
+ *   after an event-loop stall still wins: see read-replies-first.ts);
  * - enableOfflineQueue off: while disconnected, commands fail at once instead
  *   of queueing (a queued command that timed out would still run on reconnect,
  *   e.g. an admission reserving budget that nobody ever settles);
@@ -66,11 +68,13 @@ export function createRedisClient(config: ClientConfig): Redis | Cluster {
     const duplicate = cluster.duplicate.bind(cluster);
     cluster.duplicate = (nodes, overrides) =>
       duplicate(nodes, { enableOfflineQueue: true, ...overrides });
+    readRepliesBeforeTimeouts(cluster);
     return cluster;
   }
   const client = new Redis(config.redisUrl ?? DEFAULT_REDIS_URL, options);
   const duplicate = client.duplicate.bind(client);
   client.duplicate = (overrides) => duplicate({ enableOfflineQueue: true, ...overrides });
+  readRepliesBeforeTimeouts(client);
   return client;
 }
 
