@@ -81,7 +81,8 @@ describe("faults: log flood", function () {
       // 1,000 streams on a loaded CI machine: the first-message deadline is not what is tested.
       SPEECH_FIRST_MESSAGE_TIMEOUT_MS: "120000",
       // Nor is Redis's command time-out: CI saw one hang-up answered 503 with both cores
-      // saturated, where a stalled event loop can outlast the 1 s default (scale-out does the same).
+      // saturated, where a starved redis-server can outlast the 1 s default (scale-out does the
+      // same; a reply merely left unread by a stalled loop no longer fails: read-replies-first.ts).
       REDIS_COMMAND_TIMEOUT_MS: "10000",
       // Every failure must reach the upstream and answer its 502: no circuit breaker (it would
       // answer 503 after 5) and no retries (each request is one upstream failure).
