@@ -30,4 +30,8 @@ describe("the one-process system starts the same way everywhere", () => {
   it("one V8 helper thread (issue 21: Node's four competed with the request thread on 2 cores)", () => {
     expect(npmStartFlags()).to.include("--v8-pool-size=1");
   });
+
+  it("a full collection lets the old generation grow 2.5x (issue 21: 2-3 a second at 1 connection)", () => {
+    expect(npmStartFlags()).to.include("--heap-growing-percent=150");
+  });
 });
