@@ -62,5 +62,5 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
 # The old generation may grow to 2.5x what a full collection left before the next one: with V8's
 # own factor the one-process system ran 2-3 full collections a second at 1 connection, while
 # its live heap (mostly loaded code) stayed at ~46 MB (README "Performance", issue 21 fourth
-# part: CPU per request at 1 connection -25 %, at 50 unchanged, peak RSS +30 MB).
+# part: CPU per request at 1 connection -7 to -28 %, at 50 unchanged, peak RSS +30 MB).
 CMD ["node", "--v8-pool-size=1", "--heap-growing-percent=150", "dist/apps/all-in-one/main.js"]
