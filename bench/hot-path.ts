@@ -7,7 +7,13 @@ import { UPSTREAM_MODEL } from "./constants.js";
 import { type HelperProcess, startHelper } from "./helper-process.js";
 import { runLoad } from "./load.js";
 import { stopAll } from "./processes.js";
-import { type SystemProcess, startSystem, writeBenchCatalog } from "./system-process.js";
+import {
+  type SplitSystem,
+  type SystemProcess,
+  startSplitSystem,
+  startSystem,
+  writeBenchCatalog,
+} from "./system-process.js";
 import { prose } from "./texts.js";
 
 /**
@@ -20,6 +26,9 @@ import { prose } from "./texts.js";
  * per request. Not part of `npm run bench`: it isolates the store's share.
  * HOT_PATH_REQUESTS (1500) measured after HOT_PATH_WARMUP (1000), at
  * HOT_PATH_CONNECTIONS (1,50); BENCH_NODE_ARGS and BENCH_CPU_PROF apply.
+ * HOT_PATH_TOPOLOGY=split runs the split deployment instead (gateway, guardrail and speech
+ * processes over gRPC, as the peers scenario starts them) and prints each process's CPU ms
+ * per request and their sum; HOT_PATH_SYSTEM_ENV applies to the one-process system only.
  * HOT_PATH_SYSTEM_ENV adds settings to the system's environment, e.g.
  * `REQUEST_LOG_QUEUE_MAX=1` (the request log off) or `DATABASE_URL=postgres://...`,
  * separated by spaces, to compare one setting's cost.
@@ -78,6 +87,7 @@ async function main(): Promise<void> {
   let redis: ThrowawayRedis | undefined;
   let upstream: HelperProcess | undefined;
   let system: SystemProcess | undefined;
+  let split: SplitSystem | undefined;
   let probe: Redis | undefined;
   try {
     redis = await startRedis();
@@ -87,10 +97,20 @@ async function main(): Promise<void> {
       BENCH_UPSTREAM_CHUNK_TURNS: "1",
     });
     const catalogFile = writeBenchCatalog(dir, upstream.port);
-    system = await startSystem(config, { redisUrl: redis.url, catalogFile, env: systemEnv() });
-    const key = await new ManagementApi(system.baseUrl).createKey("bench hot path");
+    let origin: string;
+    let pids: Record<string, number>;
+    if (process.env.HOT_PATH_TOPOLOGY === "split") {
+      split = await startSplitSystem(config, { redisUrl: redis.url, catalogFile });
+      origin = split.baseUrl;
+      pids = split.pids;
+    } else {
+      system = await startSystem(config, { redisUrl: redis.url, catalogFile, env: systemEnv() });
+      origin = system.baseUrl;
+      pids = { railgate: system.pid };
+    }
+    const key = await new ManagementApi(origin).createKey("bench hot path");
     const base = {
-      origin: system.baseUrl,
+      origin,
       requests: [
         {
           method: "POST" as const,
@@ -114,7 +134,7 @@ async function main(): Promise<void> {
         ...base,
         connections,
         amount: requests,
-        cpuPids: { railgate: system.pid },
+        cpuPids: pids,
         label: `hot-path c${connections}`,
       });
       const after = await redisCounters(probe);
@@ -124,7 +144,17 @@ async function main(): Promise<void> {
         [
           `c=${connections}`,
           `${r.reqPerSec.toFixed(0)} req/s`,
-          `railgate ${(r.cpuMsPerRequestByProcess?.railgate ?? Number.NaN).toFixed(3)} CPU ms/req`,
+          ...Object.keys(pids).map(
+            (name) =>
+              `${name} ${(r.cpuMsPerRequestByProcess?.[name] ?? Number.NaN).toFixed(3)} CPU ms/req`,
+          ),
+          ...(Object.keys(pids).length > 1
+            ? [
+                `summed ${Object.values(r.cpuMsPerRequestByProcess ?? {})
+                  .reduce((sum, ms) => sum + ms, 0)
+                  .toFixed(3)}`,
+              ]
+            : []),
           `redis ${((after.cpuMs - before.cpuMs) / n).toFixed(3)} CPU ms/req`,
           `${((after.scripts - before.scripts) / n).toFixed(2)} scripts/req`,
           `${((after.inputBytes - before.inputBytes) / n).toFixed(0)} B in/req`,
@@ -136,6 +166,7 @@ async function main(): Promise<void> {
   } finally {
     probe?.disconnect();
     await system?.stop();
+    await split?.stop();
     await stopAll([upstream?.child]);
     await redis?.stop();
     removeTempDir(dir);

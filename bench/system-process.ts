@@ -107,6 +107,17 @@ export function npmStartNodeFlags(): string[] {
 }
 
 /**
+ * The node flags docker-compose.yml (and the Helm chart, kept equal by
+ * test/unit/start-flags.test.ts) passes the split services, so the bench measures them as deployed.
+ */
+export function splitNodeFlags(): string[] {
+  const compose = readFileSync(join(ROOT, "docker-compose.yml"), "utf8");
+  const m = /command: (\["node",[^\]\n]*"dist\/apps\/gateway\/main\.js"\])/.exec(compose);
+  if (!m) throw new Error("docker-compose.yml has no gateway command");
+  return (JSON.parse(m[1] ?? "[]") as string[]).slice(1, -1);
+}
+
+/**
  * `node dist/apps/all-in-one/main.js` as a child process (the kit's), the throwaway Redis and
  * the bench catalog. A separate process so its VmHWM is the system's own peak memory, and so
  * --cpu-prof profiles only the system.
@@ -146,7 +157,9 @@ export async function startSplitSystem(
   config: BenchConfig,
   options: { redisUrl: string; catalogFile: string },
 ): Promise<SplitSystem> {
-  const { env, child: how } = benchChild(config, options);
+  const { env, child: bench } = benchChild(config, options);
+  // As docker-compose runs them: their node flags first, the bench's own after them (they win).
+  const how = { ...bench, nodeArgs: [...splitNodeFlags(), ...(bench.nodeArgs ?? [])] };
   const split = await startKitSplitSystem(options.redisUrl, env, how);
   return {
     baseUrl: split.baseUrl(),

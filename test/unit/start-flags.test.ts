@@ -22,6 +22,18 @@ function dockerfileFlags(): string[] {
   return argv.slice(1, -1);
 }
 
+/** The node flags before `dist/apps/<service>/main.js` in every such exec-form command of a file. */
+function serviceCommandFlags(file: string): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const m of read(file).matchAll(
+    /command: (\["node",[^\]\n]*"dist\/apps\/([^/"]+)\/main\.js"\])/g,
+  )) {
+    const argv = JSON.parse((m[1] ?? "").replace("{{ $component }}", "component")) as string[];
+    found.set(m[2] ?? "", argv.slice(1, -1));
+  }
+  return found;
+}
+
 describe("the one-process system starts the same way everywhere", () => {
   it("npm start and the image's default command pass the same node flags", () => {
     expect(dockerfileFlags()).to.deep.equal(npmStartFlags());
@@ -33,5 +45,21 @@ describe("the one-process system starts the same way everywhere", () => {
 
   it("a full collection lets the old generation grow 2.5x (issue 21: 2-3 a second at 1 connection)", () => {
     expect(npmStartFlags()).to.include("--heap-growing-percent=150");
+  });
+});
+
+describe("the split services start the same way everywhere", () => {
+  it("docker-compose and the Helm chart pass the same node flags to every service", () => {
+    const compose = serviceCommandFlags("docker-compose.yml");
+    expect([...compose.keys()].sort()).to.deep.equal(["gateway", "guardrail", "speech"]);
+    const helm = serviceCommandFlags("deploy/helm/railgate/templates/deployments.yaml");
+    expect([...helm.keys()]).to.deep.equal(["{{ $component }}"]);
+    const flags = helm.get("{{ $component }}");
+    for (const [service, own] of compose) expect(own, service).to.deep.equal(flags);
+  });
+
+  it("a full collection lets the old generation grow 2.5x, as in npm start (issue 21)", () => {
+    for (const [service, flags] of serviceCommandFlags("docker-compose.yml"))
+      expect(flags, service).to.include("--heap-growing-percent=150");
   });
 });
