@@ -106,9 +106,11 @@ describe("Helm chart: the pods' settings run Railgate (mTLS on the hop)", functi
   }
 
   function start(component: string): Child {
-    const [node, script] = container(objects, component).command as [string, string];
+    const [node, ...args] = container(objects, component).command as string[];
     expect(node).to.equal("node");
-    const child = spawnChild(process.execPath, [join(REPO, script)], localEnv(component), {
+    // The pod's node flags as given, the script (last) from this checkout.
+    const script = args.pop() ?? "";
+    const child = spawnChild(process.execPath, [...args, join(REPO, script)], localEnv(component), {
       cwd: dir,
     });
     children.push(child);
