@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { SqlDatabase } from "./database.js";
 
@@ -39,6 +42,27 @@ class EmbeddedQueries implements SqlDatabase {
  * `dataDir` is undefined (tests: nothing on disk, gone with the process).
  */
 export async function embeddedDatabase(dataDir: string | undefined): Promise<SqlDatabase> {
+  if (dataDir !== undefined) await initializeApart(dataDir);
   const db = await PGlite.create(dataDir === undefined ? {} : { dataDir });
   return new EmbeddedQueries(db, db);
+}
+
+/**
+ * A new folder is initialized in a worker thread (initialize-data-dir.ts) that exits before
+ * this process opens it: initdb's WebAssembly memory, which PGlite kept for the life of the
+ * process (idle RSS ~850 instead of ~200 MB), goes with the worker. An existing folder
+ * (PG_VERSION present) is opened directly.
+ */
+async function initializeApart(dataDir: string): Promise<void> {
+  if (existsSync(join(dataDir, "PG_VERSION"))) return;
+  await new Promise<void>((resolve, reject) => {
+    const worker = new Worker(new URL("./initialize-data-dir.js", import.meta.url), {
+      workerData: { dataDir },
+    });
+    const failed = (why: string, cause?: unknown) =>
+      reject(new Error(`initializing the embedded database in ${dataDir}: ${why}`, { cause }));
+    // An error is followed by an exit: the first settles the promise, the second is a no-op.
+    worker.once("error", (err) => failed(err.message, err));
+    worker.once("exit", (code) => (code === 0 ? resolve() : failed(`exit code ${code}`)));
+  });
 }

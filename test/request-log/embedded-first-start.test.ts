@@ -1,0 +1,52 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { embeddedDatabase } from "../../store/request-log/embedded-database.js";
+import { makeTempDir, removeTempDir } from "../kit/processes.js";
+
+const MB = 1024 * 1024;
+
+describe("embedded database: a new folder is initialized apart (issue 21: idle RSS)", () => {
+  it("opening a new folder keeps none of initdb's memory in this process, and the database works", async function () {
+    this.timeout(120_000);
+    const dir = makeTempDir("railgate-first-start-");
+    try {
+      const before = process.memoryUsage().arrayBuffers;
+      const db = await embeddedDatabase(join(dir, "pglite"));
+      try {
+        // PGlite.create on a new folder in this process leaves ~225 MB of ArrayBuffers (initdb's
+        // instance); initialized in a worker that has exited, ~8 MB.
+        const kept = (process.memoryUsage().arrayBuffers - before) / MB;
+        expect(kept, "MB of ArrayBuffers kept by the first start").to.be.lessThan(64);
+        expect(existsSync(join(dir, "pglite", "PG_VERSION"))).to.equal(true);
+        await db.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (7)");
+        expect(await db.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
+      } finally {
+        await db.close();
+      }
+      // The folder is opened directly from then on, with what was written.
+      const again = await embeddedDatabase(join(dir, "pglite"));
+      try {
+        expect(await again.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+
+  it("a folder that cannot be created fails start-up with its path, instead of hanging", async function () {
+    this.timeout(60_000);
+    const dir = makeTempDir("railgate-first-start-");
+    try {
+      const file = join(dir, "a-file");
+      writeFileSync(file, "not a folder");
+      const err = await embeddedDatabase(join(file, "pglite")).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(Error);
+      expect((err as Error).message).to.include(`initializing the embedded database in ${file}`);
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+});
