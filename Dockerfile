@@ -58,7 +58,8 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.GATEWAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # One V8 helper thread (Node's default is 4) for the one-process system, as `npm start` runs it:
 # on a 2-core host the four GC helpers competed with the request thread (README "Performance",
-# issue 21: CPU per request at 50 connections -35 to -50 %). The split services keep the default.
+# issue 21: CPU per request at 50 connections -35 to -50 %). The split services keep Node's
+# default pool (docker-compose.yml, the Helm chart).
 # The old generation may grow to 2.5x what a full collection left before the next one: with V8's
 # own factor the one-process system ran 2-3 full collections a second at 1 connection, while
 # its live heap (mostly loaded code) stayed at ~46 MB (README "Performance", issue 21 fourth

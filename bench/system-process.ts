@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { RegionName } from "../platform/regions.js";
 import {
   builtInEspeak,
@@ -10,8 +8,9 @@ import {
 } from "../test/kit/catalog-entries.js";
 import { type Child, makeTempDir } from "../test/kit/processes.js";
 import { startSplitSystem as startKitSplitSystem } from "../test/kit/split-system.js";
+import { npmStartNodeFlags, serviceCommandFlags } from "../test/kit/start-commands.js";
 import { type ChildOptions, startSystemProcess } from "../test/kit/system-process.js";
-import { type BenchConfig, ROOT } from "./config.js";
+import type { BenchConfig } from "./config.js";
 import { MANAGEMENT_KEY, UPSTREAM_MODEL } from "./constants.js";
 import { peakRssMb } from "./processes.js";
 
@@ -93,28 +92,13 @@ function benchChild(
 }
 
 /**
- * The node flags `npm start` passes to the one-process system (package.json's start script), so
- * the bench measures the system as users start it.
+ * The node flags docker-compose.yml passes the split services (the Helm chart's are kept equal
+ * by test/unit/start-flags.test.ts), so the bench measures them as deployed.
  */
-export function npmStartNodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
-    scripts: { start: string };
-  };
-  const m = /\bnode((?: --\S+)*) dist\/apps\/all-in-one\/main\.js/.exec(pkg.scripts.start);
-  if (!m)
-    throw new Error(`package.json's start script does not run the system: ${pkg.scripts.start}`);
-  return (m[1] ?? "").trim().split(" ").filter(Boolean);
-}
-
-/**
- * The node flags docker-compose.yml (and the Helm chart, kept equal by
- * test/unit/start-flags.test.ts) passes the split services, so the bench measures them as deployed.
- */
-export function splitNodeFlags(): string[] {
-  const compose = readFileSync(join(ROOT, "docker-compose.yml"), "utf8");
-  const m = /command: (\["node",[^\]\n]*"dist\/apps\/gateway\/main\.js"\])/.exec(compose);
-  if (!m) throw new Error("docker-compose.yml has no gateway command");
-  return (JSON.parse(m[1] ?? "[]") as string[]).slice(1, -1);
+function splitNodeFlags(): string[] {
+  const flags = serviceCommandFlags("docker-compose.yml").get("gateway");
+  if (!flags) throw new Error("docker-compose.yml has no gateway command");
+  return flags;
 }
 
 /**

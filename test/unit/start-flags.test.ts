@@ -1,20 +1,11 @@
-import { readFileSync } from "node:fs";
 import { expect } from "chai";
+import { npmStartNodeFlags, readRepoFile, serviceCommandFlags } from "../kit/start-commands.js";
 
-const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
 const SYSTEM = "dist/apps/all-in-one/main.js";
-
-/** The node flags before the one-process system's entry point in `npm start`. */
-function npmStartFlags(): string[] {
-  const start = (JSON.parse(read("package.json")) as { scripts: { start: string } }).scripts.start;
-  const m = /\bnode((?: --\S+)*) dist\/apps\/all-in-one\/main\.js/.exec(start);
-  expect(m, `package.json start: ${start}`).to.not.equal(null);
-  return (m?.[1] ?? "").trim().split(" ").filter(Boolean);
-}
 
 /** The node flags of the image's default command (exec form), before the entry point. */
 function dockerfileFlags(): string[] {
-  const cmd = /^CMD (\[.*\])$/m.exec(read("Dockerfile"));
+  const cmd = /^CMD (\[.*\])$/m.exec(readRepoFile("Dockerfile"));
   expect(cmd, "the Dockerfile's CMD").to.not.equal(null);
   const argv = JSON.parse(cmd?.[1] ?? "[]") as string[];
   expect(argv[0]).to.equal("node");
@@ -22,29 +13,17 @@ function dockerfileFlags(): string[] {
   return argv.slice(1, -1);
 }
 
-/** The node flags before `dist/apps/<service>/main.js` in every such exec-form command of a file. */
-function serviceCommandFlags(file: string): Map<string, string[]> {
-  const found = new Map<string, string[]>();
-  for (const m of read(file).matchAll(
-    /command: (\["node",[^\]\n]*"dist\/apps\/([^/"]+)\/main\.js"\])/g,
-  )) {
-    const argv = JSON.parse((m[1] ?? "").replace("{{ $component }}", "component")) as string[];
-    found.set(m[2] ?? "", argv.slice(1, -1));
-  }
-  return found;
-}
-
 describe("the one-process system starts the same way everywhere", () => {
   it("npm start and the image's default command pass the same node flags", () => {
-    expect(dockerfileFlags()).to.deep.equal(npmStartFlags());
+    expect(dockerfileFlags()).to.deep.equal(npmStartNodeFlags());
   });
 
   it("one V8 helper thread (issue 21: Node's four competed with the request thread on 2 cores)", () => {
-    expect(npmStartFlags()).to.include("--v8-pool-size=1");
+    expect(npmStartNodeFlags()).to.include("--v8-pool-size=1");
   });
 
   it("a full collection lets the old generation grow 2.5x (issue 21: 2-3 a second at 1 connection)", () => {
-    expect(npmStartFlags()).to.include("--heap-growing-percent=150");
+    expect(npmStartNodeFlags()).to.include("--heap-growing-percent=150");
   });
 });
 
