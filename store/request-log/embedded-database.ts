@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { SqlDatabase } from "./database.js";
+import { pgliteOptions } from "./pglite-options.js";
 
 type Target = PGlite | Transaction;
 
@@ -43,7 +44,7 @@ class EmbeddedQueries implements SqlDatabase {
  */
 export async function embeddedDatabase(dataDir: string | undefined): Promise<SqlDatabase> {
   if (dataDir !== undefined) await initializeApart(dataDir);
-  const db = await PGlite.create(dataDir === undefined ? {} : { dataDir });
+  const db = await PGlite.create(pgliteOptions(dataDir));
   return new EmbeddedQueries(db, db);
 }
 

@@ -5,7 +5,8 @@
  */
 import { workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { pgliteOptions } from "./pglite-options.js";
 
 const { dataDir } = workerData as { dataDir: string };
-const db = await PGlite.create({ dataDir });
+const db = await PGlite.create(pgliteOptions(dataDir));
 await db.close();
