@@ -90,6 +90,13 @@ export const endpointThroughput = new Gauge({
   registers: [registry],
 });
 
+export const encoderStarts = new Counter({
+  name: "railgate_speech_encoder_starts_total",
+  help: "Streams the embedded engine encoded to aac or flac, by format and by whether their encoder was started ahead of them (primed true) or with them (false: the first byte waited for the encoder's worker thread)",
+  labelNames: ["format", "primed"] as const,
+  registers: [registry],
+});
+
 export const audioCacheLookups = new Counter({
   name: "railgate_audio_cache_lookups_total",
   help: "Speech requests of opted-in workspaces by what the audio cache did: hit (a stored clip), collapsed (joined an identical synthesis in progress) or miss (synthesized)",

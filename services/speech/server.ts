@@ -27,6 +27,7 @@ import type { Clock } from "../../platform/time.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
+import { closeSpareEncoders } from "./audio/index.js";
 import { AudioCache } from "./cache/audio-cache.js";
 import { loadCatalog } from "./catalog/load-catalog.js";
 import { withoutEmbeddedEngine } from "./catalog/without-embedded-engine.js";
@@ -200,7 +201,7 @@ export async function startSpeechServer(
         await generations.close();
         unsubscribe();
         governance.close();
-        await Promise.all([engine?.close(), adapters.close()]);
+        await Promise.all([engine?.close(), adapters.close(), closeSpareEncoders()]);
       },
     };
   } catch (err) {

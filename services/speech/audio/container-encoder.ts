@@ -1,44 +1,57 @@
-import { registerAacEncoder } from "@mediabunny/aac-encoder";
-import { registerFlacEncoder } from "@mediabunny/flac-encoder";
-import {
-  AdtsOutputFormat,
-  AppendOnlyStreamTarget,
-  AudioSample,
-  AudioSampleSource,
-  FlacOutputFormat,
-  OggOutputFormat,
-  Output,
-  type OutputFormat,
-  QUALITY_MEDIUM,
-  registerEncoder,
-} from "mediabunny";
-import { type ContainerFormat, SAMPLE_RATE } from "./format.js";
-import { OpusPacketEncoder } from "./opus-packet-encoder.js";
-
-// Node has no WebCodecs encoders: Mediabunny's own WebAssembly builds of FFmpeg's AAC encoder and
-// of libFLAC (each runs in a worker thread of its own), and libopus for Opus.
-registerAacEncoder();
-registerFlacEncoder();
-registerEncoder(OpusPacketEncoder);
+import { encoderStarts } from "../../../platform/metrics.js";
+import { ContainerPipe } from "./container-pipe.js";
+import type { ContainerFormat } from "./format.js";
 
 /**
- * An Ogg page is closed after this much audio rather than at Mediabunny's default 8 KiB (about
- * 2 s of speech at 32 kbps): the listener hears the first words that much sooner.
+ * Formats whose encoder starts a worker thread and a WebAssembly instance per stream (about
+ * 30 ms for the thread and 25 ms for the instance on a 2-core machine): a stream of these takes
+ * a pipe primed ahead of it. Opus encodes in this thread and starts in a few milliseconds.
  */
-const OGG_PAGE_SECONDS = 0.1;
+const PRIMED: ReadonlySet<ContainerFormat> = new Set(["aac", "flac"]);
 
-function outputFormat(format: ContainerFormat): OutputFormat {
-  switch (format) {
-    case "opus":
-      return new OggOutputFormat({ maximumPageDuration: OGG_PAGE_SECONDS });
-    case "aac":
-      return new AdtsOutputFormat();
-    case "flac":
-      // A stream cannot seek back to finish STREAMINFO: it says "length unknown", as a live FLAC does.
-      return new FlacOutputFormat({ appendOnly: true });
-    default:
-      throw new RangeError(`not a container format: ${String(format satisfies never)}`);
-  }
+/**
+ * One primed pipe per format, made after that format's first stream (a process that never
+ * encodes AAC never starts its worker) and again each time a stream takes it.
+ */
+const spares = new Map<ContainerFormat, ContainerPipe>();
+/** Pipes being primed, by format: at most one each. */
+const priming = new Map<ContainerFormat, ContainerPipe>();
+
+function refill(format: ContainerFormat): void {
+  if (spares.has(format) || priming.has(format)) return;
+  const pipe = new ContainerPipe(format);
+  priming.set(format, pipe);
+  pipe.prime().then(
+    () => {
+      // Not wanted any more when closeSpareEncoders ran meanwhile (it cancelled the pipe).
+      if (priming.get(format) !== pipe) return;
+      priming.delete(format);
+      spares.set(format, pipe);
+    },
+    () => {
+      // A pipe that failed to start is dropped; the next stream starts its own, as before,
+      // and reports the failure itself.
+      if (priming.get(format) === pipe) priming.delete(format);
+      void pipe.cancel();
+    },
+  );
+}
+
+function pipeFor(format: ContainerFormat): ContainerPipe {
+  if (!PRIMED.has(format)) return new ContainerPipe(format);
+  const spare = spares.get(format);
+  spares.delete(format);
+  encoderStarts.labels(format, spare ? "true" : "false").inc();
+  refill(format);
+  return spare ?? new ContainerPipe(format);
+}
+
+/** Frees the primed pipes and those being primed (their worker threads): the speech server's close. */
+export async function closeSpareEncoders(): Promise<void> {
+  const pipes = [...spares.values(), ...priming.values()];
+  spares.clear();
+  priming.clear();
+  await Promise.all(pipes.map((pipe) => pipe.cancel()));
 }
 
 /**
@@ -51,56 +64,19 @@ export async function* encodeContainer(
   format: ContainerFormat,
   pcm: AsyncIterable<Int16Array>,
 ): AsyncGenerator<Uint8Array> {
-  const queue: Uint8Array[] = [];
-  let wake: (() => void) | undefined;
+  const pipe = pipeFor(format);
+  const { queue } = pipe;
   let drained: (() => void) | undefined;
   let finished = false;
   let failure: { error: unknown } | undefined;
   let stopped = false;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-
-  const output = new Output({
-    format: outputFormat(format),
-    target: new AppendOnlyStreamTarget(
-      new WritableStream<Uint8Array>({
-        write(chunk) {
-          queue.push(chunk);
-          notify();
-        },
-      }),
-    ),
-  });
-  const source = new AudioSampleSource({
-    codec: format,
-    quality: QUALITY_MEDIUM,
-    // OpenAI's FLAC is 16-bit; the samples already are, this keeps the encoder from widening them.
-    transform: format === "flac" ? { sampleFormat: "s16" } : undefined,
-  });
-  output.addAudioTrack(source);
 
   const pump = async () => {
-    await output.start();
-    let samplesIn = 0;
+    await pipe.start();
     for await (const samples of pcm) {
       if (stopped) return;
       if (samples.length === 0) continue;
-      const sample = new AudioSample({
-        data: samples,
-        format: "s16",
-        numberOfChannels: 1,
-        sampleRate: SAMPLE_RATE,
-        timestamp: samplesIn / SAMPLE_RATE,
-      });
-      samplesIn += samples.length;
-      try {
-        await source.add(sample);
-      } finally {
-        sample.close();
-      }
+      await pipe.addAudio(samples);
       if (queue.length > 0 && !stopped) {
         await new Promise<void>((resolve) => {
           drained = resolve;
@@ -108,18 +84,16 @@ export async function* encodeContainer(
       }
     }
     if (stopped) return;
-    // The muxers refuse to finish a file without a packet: no speech is an empty body.
-    if (samplesIn === 0) await output.cancel();
-    else await output.finalize();
+    await pipe.finish();
   };
   pump().then(
     () => {
       finished = true;
-      notify();
+      pipe.notify();
     },
     (error: unknown) => {
       failure = { error };
-      notify();
+      pipe.notify();
     },
   );
 
@@ -135,16 +109,14 @@ export async function* encodeContainer(
       const release = drained;
       drained = undefined;
       release?.();
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
+      await pipe.nextEvent();
     }
   } finally {
     if (!finished && !failure) {
       stopped = true;
       drained?.();
       // Frees the encoder (and its worker thread) of a stream the listener left.
-      await output.cancel().catch(() => {});
+      await pipe.cancel();
     }
   }
 }

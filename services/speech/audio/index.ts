@@ -1,5 +1,5 @@
 export { chunkBytes, MAX_CHUNK_BYTES } from "./chunk-bytes.js";
-export { encodeContainer } from "./container-encoder.js";
+export { closeSpareEncoders, encodeContainer } from "./container-encoder.js";
 export { createAudioEncoder } from "./create-audio-encoder.js";
 export {
   type AudioEncoder,
