@@ -111,11 +111,19 @@ const STREAM_DEADLINE = new Error("speech stream deadline");
 const STREAM_ABANDONED = new Error("speech stream abandoned");
 
 /**
- * Writes audio chunks to a response corked until the end of the event-loop turn: chunks that
- * arrive in the same turn, and the chunked terminator when the stream ends in it (the last
- * chunk and the end of an upstream's body usually arrive together), leave in one socket write
- * (`res.end()` uncorks fully). Never later than the turn: no chunk waits for the next one.
- * node:http corks each write until the next tick anyway; this only widens the window.
+ * Writes audio chunks to a response whose socket is corked until the end of the event-loop
+ * turn: chunks that arrive in the same turn, and the chunked terminator when the stream ends in
+ * it (the last chunk and the end of an upstream's body usually arrive together), leave in one
+ * socket write (`res.end()` uncorks the socket fully). Never later than the turn: no chunk waits
+ * for the next one. node:http corks each write until the next tick anyway; this only widens the
+ * window.
+ *
+ * The socket is corked, not the response: since Node 21 (the image runs Node 22) a corked
+ * ServerResponse keeps chunks in a buffer of its own. `end()` then writes the terminator before
+ * that buffer (the client reads a body cut short and the rest as garbage), and a `write()` that
+ * fills it returns false though nothing reached the socket, so no "drain" ever comes: the
+ * stream hung with all its audio sent and no terminator (`test/unit/gateway/speech-stream.test.ts`).
+ * A corked socket keeps the order of what is written to it, on every version.
  */
 class TurnWriter {
   private scheduled: NodeJS.Immediate | undefined;
@@ -126,11 +134,11 @@ class TurnWriter {
 
   constructor(private readonly res: ServerResponse) {}
 
-  /** False when the client is behind (wait for "drain": the response is uncorked already). */
+  /** False when the client is behind (wait for "drain": the socket is uncorked already). */
   write(chunk: Uint8Array): boolean {
     const res = this.res;
     if (this.scheduled === undefined) {
-      res.cork();
+      res.socket?.cork();
       this.scheduled = setImmediate(this.flush);
     }
     if (res.write(chunk)) return true;
@@ -149,8 +157,8 @@ class TurnWriter {
 
   private uncork(): void {
     const res = this.res;
-    // After end() (which uncorks fully) the socket may already carry the next response.
+    // After end() (which uncorks the socket fully) the socket may already carry the next response.
     if (res.writableEnded || res.destroyed) return;
-    res.uncork();
+    res.socket?.uncork();
   }
 }

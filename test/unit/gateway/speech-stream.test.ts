@@ -109,6 +109,19 @@ describe("gateway: speech stream writes", () => {
     expect(last.subarray(-5).toString("latin1")).to.equal("0\r\n\r\n");
   });
 
+  it("goes on past a turn's chunks over the response's high-water mark, and ends", async () => {
+    // Four 20 kB chunks in one turn fill the 16 kB buffer: write() answers false. Since Node 21
+    // (the image's Node 22) a corked response buffered them itself and no "drain" ever came:
+    // the stream hung with its audio sent and no terminator. This test then times out.
+    const chunks = [1, 2, 3, 4].map((n) => Buffer.alloc(20_000, n));
+    const { body } = await relay([
+      now(start),
+      ...chunks.map((c) => now(audioMessage(c))),
+      endAfterTick,
+    ]);
+    expect(body).to.deep.equal(Buffer.concat(chunks));
+  });
+
   it("merges chunks that arrive in the same event-loop turn into one write", async () => {
     const chunks = [1, 2, 3].map((n) => Buffer.alloc(500, n));
     const { writes, body } = await relay([
