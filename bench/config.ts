@@ -24,6 +24,11 @@ export interface BenchConfig {
   peersWarmup: number;
   /** Extra node flags for every Railgate child (BENCH_NODE_ARGS, space-separated), e.g. --trace-gc. */
   nodeArgs: string[];
+  /**
+   * The node binary of every Railgate child (BENCH_NODE; default the bench's own): the image
+   * runs Node 22 where CI runs Node 20. The bench itself, its load and its helpers stay on this one.
+   */
+  node: string | undefined;
   /** Adds --cpu-prof to every system child; profiles land in `profileDir`. */
   cpuProf: boolean;
   /** Only scenarios whose id contains one of these (comma-separated BENCH_ONLY), all when empty. */
@@ -54,6 +59,7 @@ export function loadBenchConfig(): BenchConfig {
     peersRequests: Math.round(positive("BENCH_PEERS_REQUESTS", 1_500)),
     peersWarmup: Math.round(positive("BENCH_PEERS_WARMUP", 1_000)),
     nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean),
+    node: process.env.BENCH_NODE || undefined,
     cpuProf: process.env.BENCH_CPU_PROF === "1" || process.env.BENCH_CPU_PROF === "true",
     only: (process.env.BENCH_ONLY ?? "")
       .split(",")

@@ -81,6 +81,7 @@ function benchChild(
     },
     child: {
       logLevel: config.logLevel,
+      node: config.node,
       // Node's default profile name carries pid and thread id, so engine worker
       // threads (which inherit the flag) do not overwrite the main thread's file.
       nodeArgs: [

@@ -79,12 +79,16 @@ export async function startSplitSystem(
   };
   const started: Child[] = [];
   const spawn = (name: string, extra: Record<string, string> = {}) => {
-    const child = spawnChild(process.execPath, [...(options.nodeArgs ?? []), app(name)], {
-      ...common,
-      // With DATABASE_URL "" (PGlite, one process's database) each opens a folder of its own.
-      RAILGATE_DATA_DIR: makeTempDir(`railgate-${name}-`),
-      ...extra,
-    });
+    const child = spawnChild(
+      options.node ?? process.execPath,
+      [...(options.nodeArgs ?? []), app(name)],
+      {
+        ...common,
+        // With DATABASE_URL "" (PGlite, one process's database) each opens a folder of its own.
+        RAILGATE_DATA_DIR: makeTempDir(`railgate-${name}-`),
+        ...extra,
+      },
+    );
     started.push(child);
     return child;
   };

@@ -9,6 +9,8 @@ import { MANAGEMENT_KEY } from "./system.js";
 export interface ChildOptions {
   /** Node flags before the entry point (the bench's --cpu-prof). */
   nodeArgs?: string[];
+  /** The node binary (default: this process's): the bench's BENCH_NODE, e.g. the image's Node 22. */
+  node?: string;
   /**
    * The child's LOG_LEVEL (default info). Above info its start-up lines, which say what ports
    * it bound, are not printed: its ports are then picked here first (freePort), and another
@@ -77,7 +79,7 @@ export async function startSystemProcess(
 ): Promise<SystemProcess> {
   const logLevel = options.logLevel ?? "info";
   const picked = logsInfo(logLevel) ? undefined : await pickedGatewayPorts();
-  const child = spawnChild(process.execPath, [...(options.nodeArgs ?? []), MAIN], {
+  const child = spawnChild(options.node ?? process.execPath, [...(options.nodeArgs ?? []), MAIN], {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
