@@ -49,13 +49,13 @@ export class ContainerPipe {
   readonly format: ContainerFormat;
   /** Bytes written by the muxer, not yet taken. */
   readonly queue: Uint8Array[] = [];
-  readonly output: Output;
+  private readonly output: Output;
   private readonly source: AudioSampleSource;
   private wake: (() => void) | undefined;
   /** Samples given to the encoder, silence included: the next sample's timestamp. */
   private samplesIn = 0;
   /** Samples of the stream's own audio. */
-  audioSamples = 0;
+  private audioSamples = 0;
 
   constructor(format: ContainerFormat) {
     this.format = format;
