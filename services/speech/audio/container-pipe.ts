@@ -46,7 +46,6 @@ function outputFormat(format: ContainerFormat): OutputFormat {
  * container's bytes queued as the muxer writes them until the reader takes them.
  */
 export class ContainerPipe {
-  readonly format: ContainerFormat;
   /** Bytes written by the muxer, not yet taken. */
   readonly queue: Uint8Array[] = [];
   private readonly output: Output;
@@ -58,7 +57,6 @@ export class ContainerPipe {
   private audioSamples = 0;
 
   constructor(format: ContainerFormat) {
-    this.format = format;
     this.output = new Output({
       format: outputFormat(format),
       target: new AppendOnlyStreamTarget(
@@ -101,10 +99,11 @@ export class ContainerPipe {
    * first frame, so no packet and no byte is written until the stream's own audio arrives.
    */
   async prime(): Promise<void> {
-    await this.output.start();
+    await this.start();
     await this.add(new Int16Array(1));
   }
 
+  /** Starts the muxer, unless `prime` already did. */
   async start(): Promise<void> {
     if (this.output.state === "pending") await this.output.start();
   }

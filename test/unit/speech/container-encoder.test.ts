@@ -69,11 +69,8 @@ describe("unit: container encoders (opus in Ogg, aac in ADTS, flac)", () => {
 /** How many streams of `format` started on an encoder primed ahead of them (or not). */
 async function starts(format: "aac" | "flac", primed: boolean): Promise<number> {
   const { values } = await encoderStarts.get();
-  const labels = { format, primed: String(primed) };
-  return (
-    values.find((v) => v.labels.format === labels.format && v.labels.primed === labels.primed)
-      ?.value ?? 0
-  );
+  const wanted = String(primed);
+  return values.find((v) => v.labels.format === format && v.labels.primed === wanted)?.value ?? 0;
 }
 
 async function encodeAll(format: "aac" | "flac"): Promise<Buffer> {
