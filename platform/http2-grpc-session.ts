@@ -2,6 +2,17 @@ import * as http2 from "node:http2";
 
 const ignore = () => {};
 
+/**
+ * The flow-control windows this client advertises for what a service sends it (responses:
+ * audio). HTTP/2's defaults are 64 KiB for a stream and 64 KiB for the whole connection, so a
+ * 96 kB clip took WINDOW_UPDATE frames in the middle of its response (a write here, a read
+ * there, and the service waiting for them), and the streams of one connection shared 64 KiB.
+ * A stream may now have 1 MiB in flight (about 20 s of 24 kHz PCM) and the connection 16 MiB;
+ * a reader that stops still stops the service once its stream's window is full.
+ */
+export const STREAM_WINDOW_BYTES = 1 << 20;
+export const CONNECTION_WINDOW_BYTES = 16 << 20;
+
 /** One HTTP/2 connection and the calls running on it. */
 export class Http2Connection {
   /** False once the peer sent GOAWAY or the connection closed or failed: no new calls go here. */
@@ -65,9 +76,13 @@ export class Http2Target {
     if (c?.usable && !c.session.closed && !c.session.destroyed) return c;
     if (this.closed) throw new Error("the transport is closed");
     if (c) this.forget(c);
-    const next = new Http2Connection(http2.connect(this.origin, this.options), (gone) =>
-      this.forget(gone),
-    );
+    const session = http2.connect(this.origin, {
+      ...this.options,
+      settings: { ...this.options.settings, initialWindowSize: STREAM_WINDOW_BYTES },
+    });
+    // The connection's own window can only be raised once the session is up.
+    session.once("connect", () => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
+    const next = new Http2Connection(session, (gone) => this.forget(gone));
     this.current = next;
     this.all.add(next);
     return next;

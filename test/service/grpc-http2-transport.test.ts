@@ -7,6 +7,7 @@ import {
   SpeechService,
   SynthesizeResponseSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { CONNECTION_WINDOW_BYTES, STREAM_WINDOW_BYTES } from "../../platform/http2-grpc-session.js";
 import { createHttp2GrpcTransport } from "../../platform/http2-grpc-transport.js";
 import { pollUntil } from "../kit/poll.js";
 
@@ -120,6 +121,41 @@ describe("the gateway's node:http2 gRPC transport, on the wire", () => {
     expect(seen?.te).to.equal("trailers");
     expect(seen?.["user-agent"]).to.match(/^grpc-node-railgate\//);
     expect(seen?.["grpc-timeout"], "a stream has no deadline unless asked").to.equal(undefined);
+  });
+
+  it("lets a service send a whole clip before the caller reads it (1 MiB stream, 16 MiB connection windows)", async () => {
+    let lastSent = false;
+    let peer: http2.Http2Session | undefined;
+    server = await rawServer((stream) => {
+      peer = stream.session;
+      stream.respond(
+        { ":status": 200, "content-type": "application/grpc" },
+        { waitForTrailers: true },
+      );
+      stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+      // 14 frames of 64 kB, about 900 kB: HTTP/2's default windows (64 KiB a stream, 64 KiB a
+      // connection) hold most of it back until the caller reads.
+      for (let i = 0; i < 13; i++) stream.write(audioFrame(64 * 1024, 1));
+      stream.write(audioFrame(64 * 1024, 2), () => {
+        lastSent = true;
+      });
+      stream.end();
+    });
+    const messages = clientOf(server.url).synthesize(REQUEST)[Symbol.asyncIterator]();
+    expect((await messages.next()).done).to.equal(false);
+    // The caller reads nothing more until the server has sent its last frame.
+    expect(
+      await pollUntil(
+        async () => lastSent,
+        (sent) => sent,
+      ),
+      "the last frame left the server while the caller held the first",
+    ).to.equal(true);
+    expect(peer?.remoteSettings.initialWindowSize).to.equal(STREAM_WINDOW_BYTES);
+    expect(peer?.state.remoteWindowSize).to.be.above(CONNECTION_WINDOW_BYTES - 1024 * 1024);
+    let rest = 0;
+    for (let m = await messages.next(); !m.done; m = await messages.next()) rest++;
+    expect(rest, "the other 13 messages arrive whole").to.equal(13);
   });
 
   it("fails a trailers-only answer with its status, and a non-gRPC answer by its HTTP status", async () => {
