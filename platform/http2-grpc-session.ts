@@ -7,10 +7,12 @@ const ignore = () => {};
  * audio). HTTP/2's defaults are 64 KiB for a stream and 64 KiB for the whole connection, so a
  * 96 kB clip took WINDOW_UPDATE frames in the middle of its response (a write here, a read
  * there, and the service waiting for them), and the streams of one connection shared 64 KiB.
- * A stream may now have 1 MiB in flight (about 20 s of 24 kHz PCM) and the connection 16 MiB;
- * a reader that stops still stops the service once its stream's window is full.
+ * A stream may now have 256 KiB in flight (5 s of 24 kHz PCM) and the connection 16 MiB. A
+ * caller that stops reading still stops the service once its stream's window is full: the
+ * stream window is what a slow client can leave buffered here, per stream (1 MiB measured no
+ * better at 50 connections).
  */
-export const STREAM_WINDOW_BYTES = 1 << 20;
+export const STREAM_WINDOW_BYTES = 256 << 10;
 export const CONNECTION_WINDOW_BYTES = 16 << 20;
 
 /** One HTTP/2 connection and the calls running on it. */
