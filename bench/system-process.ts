@@ -6,6 +6,7 @@ import {
   provider,
   writeCatalogFile,
 } from "../test/kit/catalog-entries.js";
+import { createTestDatabase } from "../test/kit/databases.js";
 import { type Child, makeTempDir } from "../test/kit/processes.js";
 import { startSplitSystem as startKitSplitSystem } from "../test/kit/split-system.js";
 import { npmStartNodeFlags, serviceCommandFlags } from "../test/kit/start-commands.js";
@@ -53,7 +54,8 @@ export function writeBenchCatalog(dir: string, upstreamPort: number): string {
 
 /**
  * What the bench changes in the test kit's Railgate processes (test/kit/system-process.ts,
- * split-system.ts, which start them): its own key and catalog, the file-backed PGlite, no
+ * split-system.ts, which start them): its own key and catalog, the file-backed PGlite (the
+ * split deployment: a PostgreSQL database, see startSplitSystem), no
  * per-key limit, the engine's default pool, and node flags and log level of its own.
  */
 function benchChild(
@@ -142,13 +144,33 @@ export async function startSplitSystem(
   config: BenchConfig,
   options: { redisUrl: string; catalogFile: string },
 ): Promise<SplitSystem> {
-  const { env, child: bench } = benchChild(config, options);
-  // As docker-compose runs them: their node flags first, the bench's own after them (they win).
-  const how = { ...bench, nodeArgs: [...splitNodeFlags(), ...(bench.nodeArgs ?? [])] };
-  const split = await startKitSplitSystem(options.redisUrl, env, how);
-  return {
-    baseUrl: split.baseUrl(),
-    pids: { gateway: split.gateway.pid, guardrail: split.guardrail.pid, speech: split.speech.pid },
-    stop: () => split.stop(),
-  };
+  // As docker-compose and the Helm chart run them, the three processes share a PostgreSQL
+  // server for the request log and the audit log (PGlite serves one process): a throwaway
+  // database on the test server (test/kit/databases.ts finds one, or starts a cluster), migrated
+  // by the first process. Its server's CPU is not counted, like Redis's.
+  const database = await createTestDatabase("postgres", { migrate: false });
+  try {
+    const { env, child: bench } = benchChild(config, {
+      ...options,
+      env: { DATABASE_URL: database.url },
+    });
+    // As docker-compose runs them: their node flags first, the bench's own after them (they win).
+    const how = { ...bench, nodeArgs: [...splitNodeFlags(), ...(bench.nodeArgs ?? [])] };
+    const split = await startKitSplitSystem(options.redisUrl, env, how);
+    return {
+      baseUrl: split.baseUrl(),
+      pids: {
+        gateway: split.gateway.pid,
+        guardrail: split.guardrail.pid,
+        speech: split.speech.pid,
+      },
+      stop: async () => {
+        await split.stop();
+        await database.dispose();
+      },
+    };
+  } catch (err) {
+    await database.dispose();
+    throw err;
+  }
 }
