@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
+import { freePort } from "../test/kit/free-port.js";
 import { makeTempDir, removeTempDir } from "../test/kit/processes.js";
 import { startRedis, type ThrowawayRedis } from "../test/kit/redis-server.js";
 import { ManagementApi } from "./api.js";
@@ -27,21 +27,6 @@ import {
  */
 
 const PEERS = join(ROOT, "..", "shared", "peers", "run.sh");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const address = s.address();
-      s.close(() =>
-        typeof address === "object" && address
-          ? resolve(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 /** The referee's contestant text: NAME=URL|Header: value|model=... */
 function contestant(name: string, origin: string, secret: string): string {

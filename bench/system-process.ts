@@ -55,8 +55,8 @@ export function writeBenchCatalog(dir: string, upstreamPort: number): string {
 /**
  * What the bench changes in the test kit's Railgate processes (test/kit/system-process.ts,
  * split-system.ts, which start them): its own key and catalog, the file-backed PGlite (the
- * split deployment: a PostgreSQL database, see startSplitSystem), no
- * per-key limit, the engine's default pool, and node flags and log level of its own.
+ * split deployment: a PostgreSQL database, see startSplitSystem), no per-key limit, the
+ * engine's default pool, and node flags and log level of its own.
  */
 function benchChild(
   config: BenchConfig,
