@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { readTemplate, templatePath } from "./data-dir-template.js";
 import type { SqlDatabase } from "./database.js";
 import { pgliteOptions } from "./pglite-options.js";
 
@@ -40,22 +41,37 @@ class EmbeddedQueries implements SqlDatabase {
 
 /**
  * PGlite over `dataDir` (created when missing; survives restarts), or in memory when
- * `dataDir` is undefined (tests: nothing on disk, gone with the process).
+ * `dataDir` is undefined (tests: nothing on disk, gone with the process). A new database is
+ * loaded from the build's template (data-dir-template.ts) when there is one for this PGlite
+ * (`fromTemplate: false`: initdb instead, for the test of that path).
  */
-export async function embeddedDatabase(dataDir: string | undefined): Promise<SqlDatabase> {
-  if (dataDir !== undefined) await initializeApart(dataDir);
-  const db = await PGlite.create(pgliteOptions(dataDir));
+export async function embeddedDatabase(
+  dataDir: string | undefined,
+  { fromTemplate = true }: { fromTemplate?: boolean } = {},
+): Promise<SqlDatabase> {
+  const fresh = dataDir === undefined || !existsSync(join(dataDir, "PG_VERSION"));
+  const template = fresh && fromTemplate ? readTemplate() : undefined;
+  if (dataDir !== undefined && fresh && template === undefined) await initializeApart(dataDir);
+  const options = pgliteOptions(dataDir);
+  if (template !== undefined) options.loadDataDir = template;
+  const db = await PGlite.create(options).catch((err: unknown) => {
+    if (template === undefined) throw err;
+    const where = dataDir === undefined ? "in memory" : `in ${dataDir}`;
+    throw new Error(
+      `initializing the embedded database ${where} from the build's template ${templatePath()}: ${(err as Error).message}`,
+      { cause: err },
+    );
+  });
   return new EmbeddedQueries(db, db);
 }
 
 /**
- * A new folder is initialized in a worker thread (initialize-data-dir.ts) that exits before
- * this process opens it: initdb's WebAssembly memory, which PGlite kept for the life of the
- * process (idle RSS ~850 instead of ~200 MB), goes with the worker. An existing folder
- * (PG_VERSION present) is opened directly.
+ * Without a template, a new folder is initialized in a worker thread (initialize-data-dir.ts)
+ * that exits before this process opens it: initdb's WebAssembly memory, which PGlite kept for
+ * the life of the process (idle RSS ~850 instead of ~200 MB), goes with the worker, though the
+ * process's peak still holds it.
  */
 async function initializeApart(dataDir: string): Promise<void> {
-  if (existsSync(join(dataDir, "PG_VERSION"))) return;
   await new Promise<void>((resolve, reject) => {
     const worker = new Worker(new URL("./initialize-data-dir.js", import.meta.url), {
       workerData: { dataDir },
