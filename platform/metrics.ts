@@ -75,12 +75,45 @@ export const endpointBreakerState = new Gauge({
   registers: [registry],
 });
 
+/** A speech endpoint's live measurements, as the fail-over keeps them (updated in place). */
+export interface EndpointMeasureView {
+  readonly ttfbMs?: number;
+  readonly throughputBps?: number;
+}
+
+/**
+ * The measurements behind the two gauges below, by model and provider: read when the gauges
+ * are collected (a scrape), not set on every request. Setting a labelled gauge hashes its
+ * labels (sorted names, joined) each time: twice per proxied request, 2-3% of the CPU of
+ * `npm start`'s speech path at 1 connection (README "Benchmarks", issue 21, eighth part).
+ */
+const endpointMeasures = new Map<
+  string,
+  { model: string; provider: string; m: EndpointMeasureView }
+>();
+
+/**
+ * Publishes an endpoint's measurements object: its later changes show at the next collection.
+ * The newest object for a model and provider wins (one fail-over per speech process).
+ */
+export function publishEndpointMeasure(
+  model: string,
+  provider: string,
+  m: EndpointMeasureView,
+): void {
+  endpointMeasures.set(`${model}\u0000${provider}`, { model, provider, m });
+}
+
 /** The live measurements provider.sort ranks endpoints by (moving averages, this process). */
 export const endpointTimeToFirstByte = new Gauge({
   name: "railgate_speech_endpoint_ttfb_seconds",
   help: "Moving average of a speech endpoint's time to first byte, as this process measured it",
   labelNames: ["model", "provider"] as const,
   registers: [registry],
+  collect() {
+    for (const { model, provider, m } of endpointMeasures.values())
+      if (m.ttfbMs !== undefined) this.labels(model, provider).set(m.ttfbMs / 1000);
+  },
 });
 
 export const endpointThroughput = new Gauge({
@@ -88,6 +121,10 @@ export const endpointThroughput = new Gauge({
   help: "Moving average of a speech endpoint's audio bytes per second after its first byte",
   labelNames: ["model", "provider"] as const,
   registers: [registry],
+  collect() {
+    for (const { model, provider, m } of endpointMeasures.values())
+      if (m.throughputBps !== undefined) this.labels(model, provider).set(m.throughputBps);
+  },
 });
 
 export const encoderStarts = new Counter({

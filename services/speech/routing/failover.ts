@@ -14,8 +14,7 @@ import { LogDedupe } from "../../../platform/log-dedupe.js";
 import { componentLogger } from "../../../platform/logger.js";
 import {
   endpointBreakerState,
-  endpointThroughput,
-  endpointTimeToFirstByte,
+  publishEndpointMeasure,
   upstreamErrors,
 } from "../../../platform/metrics.js";
 import { type BreakerState, CircuitBreakers } from "./breaker.js";
@@ -95,13 +94,15 @@ export class Failover {
         if (l) endpointBreakerState.labels(l.model, l.provider).set(BREAKER_VALUES[state]);
       },
     });
+    // The gauges read each endpoint's measurements when they are collected: published once,
+    // when the endpoint is first measured (the object is then updated in place).
+    const published = new Set<string>();
     this.stats = new EndpointStats((key, m) => {
+      if (published.has(key)) return;
       const l = this.labels.get(key);
       if (!l) return;
-      if (m.ttfbMs !== undefined)
-        endpointTimeToFirstByte.labels(l.model, l.provider).set(m.ttfbMs / 1000);
-      if (m.throughputBps !== undefined)
-        endpointThroughput.labels(l.model, l.provider).set(m.throughputBps);
+      published.add(key);
+      publishEndpointMeasure(l.model, l.provider, m);
     });
   }
 

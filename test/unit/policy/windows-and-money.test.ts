@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { fromMicros, toMicros } from "../../../governance/policy/money.js";
 import { budgetDays, budgetWindow } from "../../../platform/windows.js";
+import { usageWindow } from "../../../store/key-usage.js";
 
 const at = (iso: string) => new Date(iso);
 
@@ -10,6 +11,23 @@ function window(interval: "daily" | "weekly" | "monthly", iso: string) {
 }
 
 describe("budget windows (UTC)", () => {
+  it("usageWindow (remembered per UTC day) agrees with budgetWindow at every hour of two years, going forwards and back", () => {
+    const start = Date.UTC(2027, 0, 1) - 2 * 365 * 86_400_000;
+    const times: number[] = [];
+    for (let t = start; t < Date.UTC(2027, 0, 1); t += 3_600_000 + 61_000) times.push(t);
+    // Backwards too: a clock that steps back (a test's, a corrected host's) is never served
+    // a window it already left.
+    for (const t of [...times, ...times.reverse()]) {
+      for (const interval of ["daily", "weekly", "monthly"] as const) {
+        const w = budgetWindow(interval, new Date(t));
+        expect(usageWindow(interval, new Date(t)), new Date(t).toISOString()).to.deep.equal({
+          id: w.id,
+          ttlSeconds: Math.ceil((w.end.getTime() - t) / 1000) + 86_400,
+        });
+      }
+    }
+  });
+
   it("budgetDays names the same days as budgetWindow, every hour of two years", () => {
     const start = Date.UTC(2027, 0, 1) - 2 * 365 * 86_400_000;
     for (let t = start; t < Date.UTC(2027, 0, 1); t += 3_600_000 + 61_000) {
