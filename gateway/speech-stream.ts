@@ -111,12 +111,26 @@ const STREAM_DEADLINE = new Error("speech stream deadline");
 const STREAM_ABANDONED = new Error("speech stream abandoned");
 
 /**
+ * The most audio one event-loop turn keeps corked before it is written: a 96 kB clip whose
+ * chunks arrive in one turn leaves in one or two socket writes. Also what a slow client can
+ * leave buffered here beyond the response's high-water mark.
+ */
+const TURN_MAX_BYTES = 64 * 1024;
+
+/**
  * Writes audio chunks to a response whose socket is corked until the end of the event-loop
  * turn: chunks that arrive in the same turn, and the chunked terminator when the stream ends in
  * it (the last chunk and the end of an upstream's body usually arrive together), leave in one
  * socket write (`res.end()` uncorks the socket fully). Never later than the turn: no chunk waits
  * for the next one. node:http corks each write until the next tick anyway; this only widens the
  * window.
+ *
+ * While the socket is corked, `res.write()` answers false as soon as the turn's chunks pass the
+ * response's high-water mark (16 KiB), though nothing has tried the socket yet. Taking that for
+ * backpressure cost a socket write and a wait for "drain" every second chunk (five of each for
+ * a 96 kB clip). So a turn's chunks are written corked up to TURN_MAX_BYTES, and the client is
+ * behind only when what is still unsent once the socket is uncorked (a turn's end, or the cap)
+ * reaches the mark: then write() answers false, and the caller waits for "drain".
  *
  * The socket is corked, not the response: since Node 21 (the image runs Node 22) a corked
  * ServerResponse keeps chunks in a buffer of its own. `end()` then writes the terminator before
@@ -127,6 +141,7 @@ const STREAM_ABANDONED = new Error("speech stream abandoned");
  */
 class TurnWriter {
   private scheduled: NodeJS.Immediate | undefined;
+  private corkedBytes = 0;
   private readonly flush = () => {
     this.scheduled = undefined;
     this.uncork();
@@ -138,13 +153,22 @@ class TurnWriter {
   write(chunk: Uint8Array): boolean {
     const res = this.res;
     if (this.scheduled === undefined) {
+      // What an earlier turn left unsent: the client is behind. (This write then answers
+      // false itself, so "drain" will come.)
+      if (this.behind()) {
+        res.write(chunk);
+        return false;
+      }
       res.socket?.cork();
       this.scheduled = setImmediate(this.flush);
+      this.corkedBytes = 0;
     }
-    if (res.write(chunk)) return true;
-    // "drain" only comes once what is buffered is on its way.
+    // Its answer is ignored: corked, it speaks of this turn's chunks, not of the client.
+    res.write(chunk);
+    this.corkedBytes += chunk.byteLength;
+    if (this.corkedBytes < TURN_MAX_BYTES) return true;
     this.close();
-    return false;
+    return !this.behind();
   }
 
   /** Uncorks now and forgets the pending flush (the response ended, or must drain). */
@@ -153,6 +177,11 @@ class TurnWriter {
     clearImmediate(this.scheduled);
     this.scheduled = undefined;
     this.uncork();
+  }
+
+  /** Unsent bytes at or past the high-water mark (a write that found them answered false). */
+  private behind(): boolean {
+    return this.res.writableLength >= this.res.writableHighWaterMark;
   }
 
   private uncork(): void {

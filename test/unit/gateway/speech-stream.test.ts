@@ -132,4 +132,87 @@ describe("gateway: speech stream writes", () => {
     expect(body).to.deep.equal(Buffer.concat(chunks));
     expect(writes).to.have.length(1);
   });
+  it("writes a turn's chunks past the high-water mark corked: ten 9.6 kB chunks in one turn are two socket writes", async () => {
+    // While the socket is corked, write() answers false past 16 kB though nothing tried the
+    // socket: taken for backpressure, that was a socket write and a wait for "drain" every
+    // second chunk (6 writes here).
+    const chunks = Array.from({ length: 10 }, (_, n) => Buffer.alloc(9_600, n + 1));
+    const { writes, body } = await relay([
+      now(start),
+      ...chunks.map((c) => now(audioMessage(c))),
+      endAfterTick,
+    ]);
+    expect(body).to.deep.equal(Buffer.concat(chunks));
+    expect(writes).to.have.length(2);
+  });
+
+  it("stops reading the service while a client does not read, and goes on when it does", async function () {
+    this.timeout(20_000);
+    const chunk = Buffer.alloc(65_536, 7);
+    let served = 0;
+    let stopped = false;
+    server = createServer((req, res) => {
+      const abort = new AbortController();
+      res.on("close", () => abort.abort(new Error("client gone")));
+      const ctx = {
+        req,
+        res,
+        speechStream: { firstMessageTimeoutMs: 5_000, idleTimeoutMs: 60_000 },
+        signal: abort.signal,
+        abort: (reason: Error) => abort.abort(reason),
+        call: { signal: abort.signal, headers: {} },
+        clients: {
+          speech: {
+            synthesize: () => ({
+              [Symbol.asyncIterator]: () => ({
+                next: () => {
+                  if (served === 0) {
+                    served++;
+                    return Promise.resolve({ done: false, value: start });
+                  }
+                  if (stopped) return Promise.resolve({ done: true, value: undefined });
+                  served++;
+                  // Each chunk in a turn of its own, as fast as the gateway asks.
+                  return new Promise((resolve) =>
+                    setImmediate(() => resolve({ done: false, value: audioMessage(chunk) })),
+                  );
+                },
+                return: () => Promise.resolve({ done: true, value: undefined }),
+              }),
+            }),
+          },
+        },
+      } as unknown as RequestContext;
+      void streamSpeech(ctx, {} as SynthesizeRequest).catch(() => {});
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const res = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
+      request({ port, host: "127.0.0.1", method: "POST", path: "/" }, resolve)
+        .on("error", reject)
+        .end();
+    });
+    res.pause();
+    // The kernel's socket buffers take a few MB; then the gateway must stop asking.
+    const settle = async () => {
+      for (let last = -1; last !== served; ) {
+        last = served;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      return served;
+    };
+    const stalled = await settle();
+    expect(stalled * chunk.byteLength, "bytes taken from the service").to.be.lessThan(64 * 2 ** 20);
+    // Reading again: the stream goes on.
+    let read = 0;
+    res.on("data", (d: Buffer) => {
+      read += d.byteLength;
+    });
+    res.resume();
+    while (served < stalled + 50) await new Promise((r) => setTimeout(r, 20));
+    stopped = true;
+    await once(res, "end");
+    expect(read).to.equal((served - 1) * chunk.byteLength);
+  });
 });
