@@ -14,8 +14,17 @@ import {
 } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { directBytesEncoder } from "./grpc-direct-encoding.js";
+import { STREAM_WINDOW_BYTES } from "./http2-grpc-session.js";
 import type { ServiceRegistration } from "./in-process-transport.js";
 import { chainInterceptors } from "./interceptor-chain.js";
+
+/**
+ * What a server stream may hold unsent before its handler is asked for no more messages: the
+ * stream window the gateway's client grants, so a caller that reads holds the handler back
+ * only once its window is spent. A caller that stops reading leaves at most this much here,
+ * beside what its window let through.
+ */
+const STREAM_BUFFER_BYTES = STREAM_WINDOW_BYTES;
 
 type MethodSpec = ReturnType<typeof createServiceImplSpec>["methods"][string];
 
@@ -409,7 +418,13 @@ class Call {
     return true;
   }
 
-  /** Writes one message; false when HTTP/2 flow control holds the stream back (await drained). */
+  /**
+   * Writes one message; false when HTTP/2 flow control holds the stream back (await drained):
+   * when STREAM_BUFFER_BYTES are still waiting in it. The stream's own answer says false past
+   * its 16 KiB high-water mark, the second of a clip's 9.6 kB messages: a wait for "drain" (a
+   * turn of the event loop, and the next messages in separate socket writes) every second
+   * message, though the caller had granted a 256 KiB window (platform/http2-grpc-session.ts).
+   */
   write(route: Route, message: unknown, header: Headers): boolean {
     if (!this.respond(header) || this.stream.destroyed) return true;
     const stream = this.stream;
@@ -431,7 +446,7 @@ class Call {
       ok = stream.write(body);
     }
     stream.uncork();
-    return ok;
+    return ok || stream.writableLength < STREAM_BUFFER_BYTES;
   }
 
   drained(): Promise<void> {

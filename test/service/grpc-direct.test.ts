@@ -44,6 +44,11 @@ const PIECES = [
   new Uint8Array(0),
 ];
 
+/** Turns of the event loop each "clip" call's handler saw while producing its messages. */
+const clipTurns: number[] = [];
+/** Messages the "endless" handler has produced. */
+let endlessMessages = 0;
+
 /** What each call's handler saw when it ended: its signal's reason, and that its finally ran. */
 const ended: { voice: string; reason: unknown }[] = [];
 
@@ -65,6 +70,32 @@ const speech = {
           value: { format: AudioFormat.PCM, contentType: "audio/pcm", sampleRate: 24000 },
         },
       });
+      if (req.voice === "clip") {
+        // A 96 kB clip in ten messages, produced as fast as the server asks: how many turns of
+        // the event loop pass while it does tells whether it waited for "drain".
+        let turns = 0;
+        let ticking = true;
+        const tick = () => {
+          if (!ticking) return;
+          turns++;
+          setImmediate(tick);
+        };
+        setImmediate(tick);
+        for (let i = 0; i < 10; i++) {
+          yield { event: { case: "audio" as const, value: new Uint8Array(9_600).fill(i) } };
+        }
+        ticking = false;
+        clipTurns.push(turns);
+        return;
+      }
+      if (req.voice === "endless") {
+        // 64 KiB messages until the caller goes away.
+        while (!ctx.signal.aborted) {
+          endlessMessages++;
+          yield { event: { case: "audio" as const, value: new Uint8Array(64 * 1024) } };
+        }
+        return;
+      }
       if (req.voice === "hang") {
         // Audio that never comes: only the caller going away or the deadline ends the call.
         await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
@@ -201,6 +232,61 @@ describe("gRPC calls served from the HTTP/2 stream", () => {
       expect((err as ConnectError).metadata.get("x-refusal")).to.equal("voice");
     });
   }
+
+  it("asks for a clip's messages back to back while they fit the caller's window, without waiting for drain", async () => {
+    // The stream answers false to write() past its 16 KiB high-water mark: taken for flow
+    // control, the server waited a turn for "drain" every second message.
+    const client = createClient(
+      SpeechService,
+      createHttp2GrpcTransport({
+        baseUrl: `http://127.0.0.1:${server.port}`,
+        maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
+      }),
+    );
+    clipTurns.length = 0;
+    let bytes = 0;
+    for await (const m of client.synthesize(
+      { ...REQUEST, voice: "clip" },
+      { headers: { authorization: `Bearer ${KEY}` } },
+    )) {
+      if (m.event.case === "audio") bytes += m.event.value.byteLength;
+    }
+    expect(bytes).to.equal(96_000);
+    expect(clipTurns).to.deep.equal([0]);
+  });
+
+  it("holds a handler back once a caller that stops reading has a window and a buffer's worth", async () => {
+    const client = createClient(
+      SpeechService,
+      createHttp2GrpcTransport({
+        baseUrl: `http://127.0.0.1:${server.port}`,
+        maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
+      }),
+    );
+    endlessMessages = 0;
+    const ac = new AbortController();
+    const messages = client
+      .synthesize(
+        { ...REQUEST, voice: "endless" },
+        { headers: { authorization: `Bearer ${KEY}` }, signal: ac.signal },
+      )
+      [Symbol.asyncIterator]();
+    await messages.next();
+    const settled = await pollUntil(
+      async () => {
+        const before = endlessMessages;
+        await new Promise((r) => setTimeout(r, 200));
+        return endlessMessages === before ? endlessMessages : -1;
+      },
+      (n) => n >= 0,
+    );
+    // The caller's 256 KiB window, the server's 256 KiB buffer, and what the caller's
+    // transport reads ahead: far below what an unbounded handler would produce in that time.
+    expect(settled * 64 * 1024, "bytes produced while the caller did not read").to.be.lessThan(
+      2 * 1024 * 1024,
+    );
+    ac.abort();
+  });
 
   it("cancels the handler when a plain client cancels mid-stream, and its finally runs", async () => {
     ended.length = 0;
