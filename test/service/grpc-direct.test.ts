@@ -233,16 +233,20 @@ describe("gRPC calls served from the HTTP/2 stream", () => {
     });
   }
 
-  it("asks for a clip's messages back to back while they fit the caller's window, without waiting for drain", async () => {
-    // The stream answers false to write() past its 16 KiB high-water mark: taken for flow
-    // control, the server waited a turn for "drain" every second message.
-    const client = createClient(
+  /** A SpeechService client over the gateway's own node:http2 transport. */
+  const gatewayClient = () =>
+    createClient(
       SpeechService,
       createHttp2GrpcTransport({
         baseUrl: `http://127.0.0.1:${server.port}`,
         maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
       }),
     );
+
+  it("asks for a clip's messages back to back while they fit the caller's window, without waiting for drain", async () => {
+    // The stream answers false to write() past its 16 KiB high-water mark: taken for flow
+    // control, the server waited a turn for "drain" every second message.
+    const client = gatewayClient();
     clipTurns.length = 0;
     let bytes = 0;
     for await (const m of client.synthesize(
@@ -256,13 +260,7 @@ describe("gRPC calls served from the HTTP/2 stream", () => {
   });
 
   it("holds a handler back once a caller that stops reading has a window and a buffer's worth", async () => {
-    const client = createClient(
-      SpeechService,
-      createHttp2GrpcTransport({
-        baseUrl: `http://127.0.0.1:${server.port}`,
-        maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
-      }),
-    );
+    const client = gatewayClient();
     endlessMessages = 0;
     const ac = new AbortController();
     const messages = client

@@ -1,5 +1,11 @@
 import { once } from "node:events";
-import { createServer, request, type Server } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import type { RequestContext } from "../../../gateway/context.js";
@@ -21,9 +27,47 @@ describe("gateway: speech stream writes", () => {
     server = undefined;
   });
 
+  /** What streamSpeech reads of a request, around a scripted service stream. */
+  function contextOf(
+    req: IncomingMessage,
+    res: ServerResponse,
+    stream: AsyncIterator<unknown>,
+    idleTimeoutMs = 5_000,
+  ): RequestContext {
+    const abort = new AbortController();
+    // As the gateway's app: only a response that did not finish means the client went away.
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort(new Error("client gone"));
+    });
+    return {
+      req,
+      res,
+      speechStream: { firstMessageTimeoutMs: 5_000, idleTimeoutMs },
+      signal: abort.signal,
+      abort: (reason: Error) => abort.abort(reason),
+      call: { signal: abort.signal, headers: {} },
+      clients: { speech: { synthesize: () => ({ [Symbol.asyncIterator]: () => stream }) } },
+    } as unknown as RequestContext;
+  }
+
+  /** Serves one POST with `handle` on a fresh server, and answers its response. */
+  async function post(
+    handle: (req: IncomingMessage, res: ServerResponse) => void,
+  ): Promise<IncomingMessage> {
+    server = createServer(handle);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      request({ port, host: "127.0.0.1", method: "POST", path: "/" }, resolve)
+        .on("error", reject)
+        .end();
+    });
+  }
+
   async function relay(steps: Step[]): Promise<{ writes: Buffer[]; body: Buffer }> {
     const writes: Buffer[] = [];
-    server = createServer((req, res) => {
+    const res = await post((req, res) => {
       // Every socket write, as node:http hands it to the kernel (one writev = one entry).
       const socket = res.socket as unknown as {
         _writeGeneric(writev: boolean, data: unknown, encoding: string, cb: unknown): void;
@@ -38,32 +82,9 @@ describe("gateway: speech stream writes", () => {
         writes.push(Buffer.concat(parts));
         return generic.call(this, writev, data, encoding, cb);
       };
-      const abort = new AbortController();
       let i = 0;
-      const ctx = {
-        req,
-        res,
-        speechStream: { firstMessageTimeoutMs: 5_000, idleTimeoutMs: 5_000 },
-        signal: abort.signal,
-        abort: (reason: Error) => abort.abort(reason),
-        call: { signal: abort.signal, headers: {} },
-        clients: {
-          speech: {
-            synthesize: () => ({
-              [Symbol.asyncIterator]: () => ({ next: () => (steps[i++] as Step)() }),
-            }),
-          },
-        },
-      } as unknown as RequestContext;
-      void streamSpeech(ctx, {} as SynthesizeRequest);
-    });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const { port } = server.address() as AddressInfo;
-    const res = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
-      request({ port, host: "127.0.0.1", method: "POST", path: "/" }, resolve)
-        .on("error", reject)
-        .end();
+      const stream = { next: () => (steps[i++] as Step)() };
+      void streamSpeech(contextOf(req, res, stream), {} as SynthesizeRequest);
     });
     const parts: Buffer[] = [];
     for await (const part of res) parts.push(part as Buffer);
@@ -151,47 +172,25 @@ describe("gateway: speech stream writes", () => {
     const chunk = Buffer.alloc(65_536, 7);
     let served = 0;
     let stopped = false;
-    server = createServer((req, res) => {
-      const abort = new AbortController();
-      res.on("close", () => abort.abort(new Error("client gone")));
-      const ctx = {
-        req,
-        res,
-        speechStream: { firstMessageTimeoutMs: 5_000, idleTimeoutMs: 60_000 },
-        signal: abort.signal,
-        abort: (reason: Error) => abort.abort(reason),
-        call: { signal: abort.signal, headers: {} },
-        clients: {
-          speech: {
-            synthesize: () => ({
-              [Symbol.asyncIterator]: () => ({
-                next: () => {
-                  if (served === 0) {
-                    served++;
-                    return Promise.resolve({ done: false, value: start });
-                  }
-                  if (stopped) return Promise.resolve({ done: true, value: undefined });
-                  served++;
-                  // Each chunk in a turn of its own, as fast as the gateway asks.
-                  return new Promise((resolve) =>
-                    setImmediate(() => resolve({ done: false, value: audioMessage(chunk) })),
-                  );
-                },
-                return: () => Promise.resolve({ done: true, value: undefined }),
-              }),
-            }),
-          },
-        },
-      } as unknown as RequestContext;
-      void streamSpeech(ctx, {} as SynthesizeRequest).catch(() => {});
-    });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const { port } = server.address() as AddressInfo;
-    const res = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
-      request({ port, host: "127.0.0.1", method: "POST", path: "/" }, resolve)
-        .on("error", reject)
-        .end();
+    // Each chunk in a turn of its own, as fast as the gateway asks, until `stopped`.
+    const stream = {
+      next: (): Promise<IteratorResult<unknown>> => {
+        if (served === 0) {
+          served++;
+          return Promise.resolve({ done: false, value: start });
+        }
+        if (stopped) return Promise.resolve({ done: true, value: undefined });
+        served++;
+        return new Promise((resolve) =>
+          setImmediate(() => resolve({ done: false, value: audioMessage(chunk) })),
+        );
+      },
+      return: () => Promise.resolve({ done: true as const, value: undefined }),
+    };
+    const res = await post((req, res) => {
+      void streamSpeech(contextOf(req, res, stream, 60_000), {} as SynthesizeRequest).catch(
+        () => {},
+      );
     });
     res.pause();
     // The kernel's socket buffers take a few MB; then the gateway must stop asking.
