@@ -1,4 +1,9 @@
-import { budgetWindow, WINDOW_INTERVALS, type WindowInterval } from "../platform/windows.js";
+import {
+  budgetWindow,
+  utcDay,
+  WINDOW_INTERVALS,
+  type WindowInterval,
+} from "../platform/windows.js";
 
 /** What a key spent, in micro-USD: on service credits, and through its own provider keys (BYOK). */
 export interface KeyUsage {
@@ -36,8 +41,6 @@ function windowCounter(stem: string, interval: KeyLimitInterval, now: Date): Usa
   return { suffix: `${stem}:${w.id}`, ttlSeconds: w.ttlSeconds, windowId: w.id };
 }
 
-const DAY_MS = 86_400_000;
-
 /**
  * The last window worked out per interval, with the UTC day it was worked out for: every
  * window starts and ends at a UTC midnight, so a window is the same all day. Working it out
@@ -52,7 +55,7 @@ export function usageWindow(
   now: Date,
 ): { id: string; ttlSeconds: number } {
   const nowMs = now.getTime();
-  const day = Math.floor(nowMs / DAY_MS);
+  const day = utcDay(now);
   let w = lastWindows.get(interval);
   if (w?.day !== day) {
     const window = budgetWindow(interval, now);
