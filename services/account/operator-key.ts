@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { type ApiKey, ApiKeySchema, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { hashSecret, secretLabel } from "../../platform/ids.js";
@@ -10,6 +11,9 @@ const log = componentLogger("operator-key");
 const NAME = "Operator management key (RAILGATE_MANAGEMENT_KEY)";
 /** How often the key's presence is checked, for a store emptied without a reconnection (FLUSHALL). */
 const CHECK_EVERY_MS = 5_000;
+/** Another replica registering the key at the same moment: how long its write is waited for. */
+const RACE_ATTEMPTS = 50;
+const RACE_WAIT_MS = 20;
 
 /**
  * The operator's management key from RAILGATE_MANAGEMENT_KEY. It lives in the
@@ -63,12 +67,7 @@ export class OperatorKey {
       createdAt: nowTimestamp(),
     });
     const result = await this.store.createKey(ORG_SCOPE, key);
-    if (result === "exists") {
-      // Another replica may have registered it at the same moment.
-      const raced = await this.store.getKey(ORG_SCOPE, this.hash);
-      if (raced) return raced;
-      throw new Error("RAILGATE_MANAGEMENT_KEY is already in use by a standard key");
-    }
+    if (result === "exists") return this.registeredElsewhere();
     if (isLimitReached(result)) {
       throw new Error(
         `RAILGATE_MANAGEMENT_KEY cannot be registered: the organization already has ${result.count} management keys (the maximum is ${result.limit})`,
@@ -77,6 +76,27 @@ export class OperatorKey {
     log.info({ hash: this.hash }, "management key from RAILGATE_MANAGEMENT_KEY registered");
     await this.onRestored();
     return key;
+  }
+
+  /**
+   * The hash is taken. Another replica starting at the same moment may be registering this very
+   * key: the store claims a key's hash (its pointer to the key's scope) before it writes the
+   * key, so for a moment the hash is taken and the key not yet readable. Seen as a start-up
+   * failure, "already in use by a standard key", in a CI run of the scale-out suite (two
+   * guardrail replicas starting together). So: the key once written wins; a hash pointing at a
+   * workspace is a standard key's; a hash no longer taken (that replica's create failed) is
+   * registered again; and a pointer to the organization without its key is waited for.
+   */
+  private async registeredElsewhere(): Promise<ApiKey> {
+    for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt++) {
+      const raced = await this.store.getKey(ORG_SCOPE, this.hash);
+      if (raced) return raced;
+      const scope = await this.store.keyScope(this.hash);
+      if (scope === undefined) return this.register();
+      if (scope !== ORG_SCOPE) break;
+      await sleep(RACE_WAIT_MS);
+    }
+    throw new Error("RAILGATE_MANAGEMENT_KEY is already in use by a standard key");
   }
 
   /**
