@@ -30,7 +30,7 @@ COPY gateway ./gateway
 # tsconfig also includes test/ and bench/; they are not copied, so they are neither built nor shipped.
 RUN npx tsc -p tsconfig.json
 # The embedded database's data-folder template (store/request-log/data-dir-template.ts): initdb
-# runs here, once, instead of in a container's first start (~770 MB peak there, ~280 MB without).
+# and its memory peak happen here, once, instead of in a container's first start.
 RUN node dist/store/request-log/build-template.js
 
 # ---- runtime: Node 22 LTS, production dependencies only, unprivileged ----

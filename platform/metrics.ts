@@ -93,8 +93,9 @@ const endpointMeasures = new Map<
 >();
 
 /**
- * Publishes an endpoint's measurements object: its later changes show at the next collection.
- * The newest object for a model and provider wins (one fail-over per speech process).
+ * Points the gauges at an endpoint's measurements object: its later changes show at the next
+ * collection. The object last published for a model and provider wins (one fail-over per
+ * speech process).
  */
 export function publishEndpointMeasure(
   model: string,

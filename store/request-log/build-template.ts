@@ -1,7 +1,7 @@
 /**
  * Build step (`npm run build`, the Dockerfile): makes the embedded database's data-folder
  * template for the installed PGlite (data-dir-template.ts), once per PGlite version. Its own
- * process: initdb's ~770 MB are a build's, never a running system's.
+ * process: initdb's memory peak is a build's, never a running system's.
  */
 import { makeTemplate } from "./data-dir-template.js";
 

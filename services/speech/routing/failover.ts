@@ -94,15 +94,11 @@ export class Failover {
         if (l) endpointBreakerState.labels(l.model, l.provider).set(BREAKER_VALUES[state]);
       },
     });
-    // The gauges read each endpoint's measurements when they are collected: published once,
-    // when the endpoint is first measured (the object is then updated in place).
-    const published = new Set<string>();
+    // The gauges read each endpoint's measurements when they are collected (a scrape): this
+    // only points them at the object, which is updated in place.
     this.stats = new EndpointStats((key, m) => {
-      if (published.has(key)) return;
       const l = this.labels.get(key);
-      if (!l) return;
-      published.add(key);
-      publishEndpointMeasure(l.model, l.provider, m);
+      if (l) publishEndpointMeasure(l.model, l.provider, m);
     });
   }
 
