@@ -41,6 +41,31 @@ async function firstStartPeakMb(options: { fromTemplate: boolean }): Promise<num
   }
 }
 
+/**
+ * What a newly opened folder must do: hold a database (PG_VERSION), take a write, run at the
+ * small buffer pool, and, closed and opened again, still hold what was written.
+ */
+async function worksAndReopens(db: SqlDatabase, folder: string): Promise<void> {
+  try {
+    expect(existsSync(join(folder, "PG_VERSION"))).to.equal(true);
+    await db.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (7)");
+    expect(await db.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
+    expect(await sharedBuffers(db), "PostgreSQL's shared_buffers").to.equal(
+      EMBEDDED_SHARED_BUFFERS,
+    );
+  } finally {
+    await db.close();
+  }
+  // The folder is opened directly from then on, with what was written.
+  const again = await embeddedDatabase(folder);
+  try {
+    expect(await again.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
+    expect(await sharedBuffers(again)).to.equal(EMBEDDED_SHARED_BUFFERS);
+  } finally {
+    await again.close();
+  }
+}
+
 describe("embedded database: a new folder is initialized apart (issue 21: idle RSS)", () => {
   it("a first start loads the build's template instead of running initdb: its peak RSS is initdb's less ~500 MB", async function () {
     this.timeout(120_000);
@@ -59,21 +84,8 @@ describe("embedded database: a new folder is initialized apart (issue 21: idle R
     this.timeout(120_000);
     const dir = makeTempDir("railgate-first-start-");
     try {
-      const db = await embeddedDatabase(join(dir, "pglite"));
-      try {
-        expect(existsSync(join(dir, "pglite", "PG_VERSION"))).to.equal(true);
-        await db.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (7)");
-        expect(await db.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
-        expect(await sharedBuffers(db)).to.equal(EMBEDDED_SHARED_BUFFERS);
-      } finally {
-        await db.close();
-      }
-      const again = await embeddedDatabase(join(dir, "pglite"));
-      try {
-        expect(await again.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
-      } finally {
-        await again.close();
-      }
+      const folder = join(dir, "pglite");
+      await worksAndReopens(await embeddedDatabase(folder), folder);
     } finally {
       removeTempDir(dir);
     }
@@ -83,30 +95,14 @@ describe("embedded database: a new folder is initialized apart (issue 21: idle R
     this.timeout(120_000);
     const dir = makeTempDir("railgate-first-start-");
     try {
+      const folder = join(dir, "pglite");
       const before = process.memoryUsage().arrayBuffers;
-      const db = await embeddedDatabase(join(dir, "pglite"), { fromTemplate: false });
-      try {
-        // PGlite.create on a new folder in this process leaves ~225 MB of ArrayBuffers (initdb's
-        // instance); initialized in a worker that has exited, ~8 MB.
-        const kept = (process.memoryUsage().arrayBuffers - before) / MB;
-        expect(kept, "MB of ArrayBuffers kept by the first start").to.be.lessThan(64);
-        expect(existsSync(join(dir, "pglite", "PG_VERSION"))).to.equal(true);
-        await db.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (7)");
-        expect(await db.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
-        expect(await sharedBuffers(db), "PostgreSQL's shared_buffers").to.equal(
-          EMBEDDED_SHARED_BUFFERS,
-        );
-      } finally {
-        await db.close();
-      }
-      // The folder is opened directly from then on, with what was written.
-      const again = await embeddedDatabase(join(dir, "pglite"));
-      try {
-        expect(await again.query("SELECT x FROM t")).to.deep.equal([{ x: 7 }]);
-        expect(await sharedBuffers(again)).to.equal(EMBEDDED_SHARED_BUFFERS);
-      } finally {
-        await again.close();
-      }
+      const db = await embeddedDatabase(folder, { fromTemplate: false });
+      // PGlite.create on a new folder in this process leaves ~225 MB of ArrayBuffers (initdb's
+      // instance); initialized in a worker that has exited, ~8 MB.
+      const kept = (process.memoryUsage().arrayBuffers - before) / MB;
+      await worksAndReopens(db, folder);
+      expect(kept, "MB of ArrayBuffers kept by the first start").to.be.lessThan(64);
     } finally {
       removeTempDir(dir);
     }
