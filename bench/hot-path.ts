@@ -7,6 +7,7 @@ import { UPSTREAM_MODEL } from "./constants.js";
 import { type HelperProcess, startHelper } from "./helper-process.js";
 import { runLoad } from "./load.js";
 import { stopAll } from "./processes.js";
+import { summarizeProfiles } from "./profile-windows.js";
 import {
   type SplitSystem,
   type SystemProcess,
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
   let system: SystemProcess | undefined;
   let split: SplitSystem | undefined;
   let probe: Redis | undefined;
+  let pids: Record<string, number> = {};
   try {
     redis = await startRedis();
     probe = redis.client();
@@ -98,7 +100,6 @@ async function main(): Promise<void> {
     });
     const catalogFile = writeBenchCatalog(dir, upstream.port);
     let origin: string;
-    let pids: Record<string, number>;
     if (process.env.HOT_PATH_TOPOLOGY === "split") {
       split = await startSplitSystem(config, { redisUrl: redis.url, catalogFile });
       origin = split.baseUrl;
@@ -171,6 +172,8 @@ async function main(): Promise<void> {
     await redis?.stop();
     removeTempDir(dir);
   }
+  // The children wrote their profiles when they stopped.
+  if (config.cpuProf) summarizeProfiles(config.profileDir, Object.values(pids));
 }
 
 await main();

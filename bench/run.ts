@@ -12,7 +12,7 @@
  * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
  */
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { makeTempDir, removeTempDir } from "../test/kit/processes.js";
@@ -20,8 +20,7 @@ import { startRedis, type ThrowawayRedis } from "../test/kit/redis-server.js";
 import { ManagementApi } from "./api.js";
 import { type BenchConfig, loadBenchConfig, selected } from "./config.js";
 import { type HelperProcess, startHelper } from "./helper-process.js";
-import { measurementWindows } from "./load.js";
-import { type ProfileSummary, renderProfile, summarizeProfile } from "./profile.js";
+import { summarizeProfiles } from "./profile-windows.js";
 import { audioCacheScenario } from "./scenarios/audio-cache.js";
 import { type BaseContext, progress, Reporter, type ScenarioContext } from "./scenarios/context.js";
 import { embeddedEngineScenario, engineMemoryScenario } from "./scenarios/embedded-engine.js";
@@ -54,46 +53,6 @@ function maxForeignCores(data: unknown): number {
     else max = Math.max(max, maxForeignCores(v));
   }
   return max;
-}
-
-/** Threads busier than this share of a measurement get their profile summary printed. */
-const BUSY_THREAD_SHARE = 0.05;
-
-/**
- * Cuts every CPU profile the system children wrote (main thread and engine
- * workers) into one summary per measurement window, so each scenario's hot
- * functions can be read on their own; whole-run summaries (start-up
- * included) go next to the profiles as .summary.txt.
- */
-function summarizeProfiles(config: BenchConfig, pids: number[]): ProfileSummary[] {
-  const out: ProfileSummary[] = [];
-  // Node's default name: CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile
-  const files = readdirSync(config.profileDir)
-    .map((name) => ({ name, m: /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(name) }))
-    .filter((f) => f.m && pids.includes(Number(f.m[1])));
-  for (const { name, m } of files) {
-    const file = join(config.profileDir, name);
-    const whole = summarizeProfile(file);
-    writeFileSync(`${file}.summary.txt`, `${renderProfile(whole)}\n`);
-    const thread = Number(m?.[2]) === 0 ? "main thread" : `worker thread ${m?.[2]}`;
-    for (const w of measurementWindows.filter((x) => x.serverPid === Number(m?.[1]))) {
-      const summary = summarizeProfile(file, { window: { ...w, label: `${w.label}, ${thread}` } });
-      if (
-        summary.wallMs <= 0 ||
-        (summary.wallMs - summary.idleMs) / summary.wallMs < BUSY_THREAD_SHARE
-      )
-        continue;
-      out.push(summary);
-      console.error(
-        renderProfile({
-          ...summary,
-          selfByFunction: summary.selfByFunction.slice(0, 15),
-          inclusiveProject: summary.inclusiveProject.slice(0, 12),
-        }),
-      );
-    }
-  }
-  return out;
 }
 
 async function main(config: BenchConfig): Promise<number> {
@@ -156,7 +115,7 @@ async function main(config: BenchConfig): Promise<number> {
     removeTempDir(tmpDir);
   }
 
-  const profiles = config.cpuProf ? summarizeProfiles(config, profiledPids) : [];
+  const profiles = config.cpuProf ? summarizeProfiles(config.profileDir, profiledPids) : [];
 
   const table = renderTable(report.rows);
   console.log(table);
