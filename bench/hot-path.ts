@@ -160,6 +160,7 @@ async function main(): Promise<void> {
           `${((after.scripts - before.scripts) / n).toFixed(2)} scripts/req`,
           `${((after.inputBytes - before.inputBytes) / n).toFixed(0)} B in/req`,
           `foreign ${(r.foreignCpuCores ?? 0).toFixed(2)} cores`,
+          `first byte p50 ${r.firstBodyByteMs.p50.toFixed(3)} ms`,
         ].join("  "),
       );
     }
