@@ -43,22 +43,23 @@ class EmbeddedQueries implements SqlDatabase {
  * PGlite over `dataDir` (created when missing; survives restarts), or in memory when
  * `dataDir` is undefined (tests: nothing on disk, gone with the process). A new database is
  * loaded from the build's template (data-dir-template.ts) when there is one for this PGlite
- * (`fromTemplate: false`: initdb instead, for the test of that path).
+ * (`fromTemplate: false`: initdb instead, for the test of that path); a new folder is made in
+ * a worker thread before this process opens it (initializeApart).
  */
 export async function embeddedDatabase(
   dataDir: string | undefined,
   { fromTemplate = true }: { fromTemplate?: boolean } = {},
 ): Promise<SqlDatabase> {
   const fresh = dataDir === undefined || !existsSync(join(dataDir, "PG_VERSION"));
-  const template = fresh && fromTemplate ? readTemplate() : undefined;
-  if (dataDir !== undefined && fresh && template === undefined) await initializeApart(dataDir);
+  const template = fresh && fromTemplate && existsSync(templatePath());
+  if (dataDir !== undefined && fresh) await initializeApart(dataDir, template);
   const options = pgliteOptions(dataDir);
-  if (template !== undefined) options.loadDataDir = template;
+  // In memory there is no folder a worker could hand over: loaded here.
+  if (dataDir === undefined && template) options.loadDataDir = readTemplate();
   const db = await PGlite.create(options).catch((err: unknown) => {
-    if (template === undefined) throw err;
-    const where = dataDir === undefined ? "in memory" : `in ${dataDir}`;
+    if (!template || dataDir !== undefined) throw err;
     throw new Error(
-      `initializing the embedded database ${where} from the build's template ${templatePath()}: ${(err as Error).message}`,
+      `initializing the embedded database in memory from the build's template ${templatePath()}: ${(err as Error).message}`,
       { cause: err },
     );
   });
@@ -66,18 +67,21 @@ export async function embeddedDatabase(
 }
 
 /**
- * Without a template, a new folder is initialized in a worker thread (initialize-data-dir.ts)
- * that exits before this process opens it: initdb's WebAssembly memory, which PGlite kept for
- * the life of the process (idle RSS ~850 instead of ~200 MB), goes with the worker, though the
- * process's peak still holds it.
+ * A new folder is made in a worker thread (initialize-data-dir.ts) that exits before this
+ * process opens it: the WebAssembly memory PGlite grew to make it (initdb's, ~650 MB; or the
+ * template's tar and its extraction, ~100 MB), which the process would otherwise keep for its
+ * whole life, goes with the worker, though the process's peak still holds it.
  */
-async function initializeApart(dataDir: string): Promise<void> {
+async function initializeApart(dataDir: string, fromTemplate: boolean): Promise<void> {
+  const how = fromTemplate ? ` from the build's template ${templatePath()}` : "";
   await new Promise<void>((resolve, reject) => {
     const worker = new Worker(new URL("./initialize-data-dir.js", import.meta.url), {
-      workerData: { dataDir },
+      workerData: { dataDir, fromTemplate },
     });
     const failed = (why: string, cause?: unknown) =>
-      reject(new Error(`initializing the embedded database in ${dataDir}: ${why}`, { cause }));
+      reject(
+        new Error(`initializing the embedded database in ${dataDir}${how}: ${why}`, { cause }),
+      );
     // An error is followed by an exit: the first settles the promise, the second is a no-op.
     worker.once("error", (err) => failed(err.message, err));
     worker.once("exit", (code) => (code === 0 ? resolve() : failed(`exit code ${code}`)));
