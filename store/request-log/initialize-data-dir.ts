@@ -1,9 +1,10 @@
 /**
  * Worker thread: creates a PGlite data folder and exits, from the build's template when there
- * is one (data-dir-template.ts), else by initdb. Either way PGlite's WebAssembly memory grows to
- * hold the work (initdb's instances; the template's tar and its extraction, ~100 MB more than a
- * later start holds), and a WebAssembly memory never shrinks: the process kept it for its
- * whole life (bench/HISTORY.md, issue 21 fourth part). A worker's memory goes with it.
+ * is one (data-dir-template.ts), else by initdb. Either way PGlite keeps what it made the
+ * folder with: initdb's WebAssembly instance (a WebAssembly memory never shrinks; ~650 MB of
+ * RSS, bench/HISTORY.md, issue 21 fourth part), or the template's tar and extraction buffers
+ * (~90 MB of ArrayBuffers). In the process they stayed for its whole life; a worker's memory
+ * goes with it.
  */
 import { workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
