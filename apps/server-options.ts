@@ -46,6 +46,7 @@ export function speechServerOptions(config: RailgateConfig): Omit<SpeechServerOp
     allowSafetyRetentionGoogle: config.allowSafetyRetentionGoogle,
     allowSafetyRetentionOther: config.allowSafetyRetentionOther,
     retryQueueMax: config.retryQueueMax,
+    recovery: config.recovery,
     logRetentionDays: config.logRetentionDays,
     requestLogQueueMax: config.requestLogQueueMax,
     audioCache: config.audioCache,

@@ -10,6 +10,7 @@ import type { WindowInterval } from "../platform/windows.js";
 import { budgetDays } from "../platform/windows.js";
 import { type Admission, rateWindowRemainingMs, type Settlement } from "../store/admission.js";
 import { keyLimitCounter } from "../store/key-usage.js";
+import type { Recovery } from "../store/reservations.js";
 import type { Store } from "../store/types.js";
 import { markDecidedBy } from "./decided-by.js";
 import type { Principal } from "./governance-cache.js";
@@ -62,6 +63,7 @@ export async function admitRequest(
   endpoints: CatalogEndpoint[],
   config: MeteringConfig,
   now = new Date(),
+  recovery?: Recovery,
 ): Promise<{ admission: Admission; metered: boolean; rate?: RateWindowState }> {
   const worst = (byok: boolean) =>
     Math.max(
@@ -107,6 +109,7 @@ export async function admitRequest(
         amountMicros: b.includeByok ? worstAll : worstCredit,
       };
     }),
+    recovery,
   };
   const result = await store.admit(admission);
   if (result.ok) {

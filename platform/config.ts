@@ -29,6 +29,12 @@ export const AUDIO_CACHE_DEFAULTS: AudioCacheConfig = {
   ttlSeconds: 86_400,
 };
 
+/** Settings of crash recovery (RAILGATE_RECOVERY_*). */
+export interface RecoveryConfig {
+  boundMs: number;
+  checkpointMs: number;
+}
+
 export interface RailgateConfig {
   host: string;
   gatewayPorts: Record<RegionName, number>;
@@ -110,6 +116,11 @@ export interface RailgateConfig {
   shutdownGraceMs: number;
   /** Settlements and generation records kept for retry while the store is down. */
   retryQueueMax: number;
+  /**
+   * A reservation whose process died is settled (interrupted) by a live one within this bound;
+   * its owner checkpoints what it served every `checkpointMs`.
+   */
+  recovery: RecoveryConfig;
   /**
    * The PostgreSQL server of the request log, audit log and webhooks (DATABASE_URL); unset =
    * the embedded PGlite in `dataDir`.
@@ -466,6 +477,16 @@ export const configSchema = z
     ...loggingFields,
     SHUTDOWN_GRACE_MS: integer("an integer number of milliseconds >= 0", 0, 3600 * 1000)(25_000),
     STORE_RETRY_QUEUE_MAX: count(10_000),
+    RAILGATE_RECOVERY_BOUND_MS: integer(
+      "an integer number of milliseconds from 1000 to 3600000",
+      1000,
+      3_600_000,
+    )(30_000),
+    RAILGATE_RECOVERY_CHECKPOINT_MS: integer(
+      "an integer number of milliseconds from 100 to 60000",
+      100,
+      60_000,
+    )(1000),
     DATABASE_URL: url(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL"),
     DATABASE_POOL_MAX: integer("an integer from 1 to 1000", 1, 1000)(10),
     RAILGATE_DATA_DIR: text("./data"),
@@ -625,6 +646,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     logFormat: e.LOG_FORMAT,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     retryQueueMax: e.STORE_RETRY_QUEUE_MAX,
+    recovery: {
+      boundMs: e.RAILGATE_RECOVERY_BOUND_MS,
+      checkpointMs: e.RAILGATE_RECOVERY_CHECKPOINT_MS,
+    },
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
     dataDir: e.RAILGATE_DATA_DIR,

@@ -1,4 +1,5 @@
 import type { UsageCounter } from "./key-usage.js";
+import type { Recovery } from "./reservations.js";
 
 /**
  * One budget counter a request is charged against: the spend of one entity
@@ -67,6 +68,8 @@ export interface Admission {
   keyLimitWindow?: UsageCounter;
   keyMicros: number;
   budgets: BudgetCharge[];
+  /** Registers the reservation so that a live process settles it if its owner dies (needs `id`). */
+  recovery?: Recovery;
 }
 
 export type AdmissionResult =

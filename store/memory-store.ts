@@ -32,6 +32,7 @@ import {
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import { nothingServed, type OutboxRecord, type ReservationCheckpoint } from "./reservations.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -87,6 +88,16 @@ interface Scope {
   guardrails: Map<string, StoredGuardrail>;
   keys: Map<string, ApiKey>;
   assignments: Record<AssignmentKind, Map<string, AssignmentRecord>>;
+}
+
+/** A reservation tracked for recovery, as a recovering sweep settles it. */
+interface HeldReservation {
+  /** The admission as recovery sees it (tracked, so that settling it removes it). */
+  admission: Admission;
+  metered: boolean;
+  leaseUntilMs: number;
+  actual?: Settlement;
+  record: Uint8Array;
 }
 
 /**
@@ -601,15 +612,50 @@ export class MemoryStore implements Store {
       const c = this.counters.get(key);
       if (c) c.expiresAt = this.clock.now() + SPEND_TTL_SECONDS * 1000;
     }
+    if (a.recovery && a.id)
+      this.scopeMap(this.reservations, a.scope).set(a.id, {
+        admission: structuredClone(a),
+        metered,
+        leaseUntilMs: a.recovery.leaseUntilMs,
+        record: a.recovery.record.slice(),
+      });
     return a.rate ? { ok: true, metered, rateUsed: this.counter(rateKey) } : { ok: true, metered };
   }
 
-  async settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
+  /** Tracked reservations per scope (the Redis store's `resv*` keys). */
+  private readonly reservations = new Map<string, Map<string, HeldReservation>>();
+  /** Settled records per scope not yet known to be in the request log (`outbox*`). */
+  private readonly outbox = new Map<string, Map<string, { record: Uint8Array; atMs: number }>>();
+
+  private scopeMap<V>(maps: Map<string, Map<string, V>>, scope: string): Map<string, V> {
+    let m = maps.get(scope);
+    if (!m) {
+      m = new Map();
+      maps.set(scope, m);
+    }
+    return m;
+  }
+
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: Uint8Array,
+  ): Promise<boolean> {
+    if (a.recovery && a.id) {
+      // Settled already by a recovering sweep (or a repeat): the reservation is gone.
+      if (!this.reservations.get(a.scope)?.delete(a.id)) return false;
+    }
     if (a.id) {
       const marker = `${a.scope}/settled/${a.id}`;
-      if (this.has(marker)) return;
+      if (this.has(marker)) return false;
       this.bump(marker, 1, SETTLED_MARKER_TTL_SECONDS * 1000);
     }
+    if (record && a.id)
+      this.scopeMap(this.outbox, a.scope).set(a.id, {
+        record: record.slice(),
+        atMs: this.clock.now(),
+      });
     const creditKey = `${a.scope}/credits`;
     if (metered && this.has(creditKey)) this.bump(creditKey, a.creditMicros - actual.creditMicros);
     this.bump(`${a.scope}/keyspend/${a.keyHash}`, actual.keyMicros - a.keyMicros);
@@ -637,6 +683,60 @@ export class MemoryStore implements Store {
       const delta = (real.get(counterId(b)) ?? 0) - b.amountMicros;
       if (delta !== 0 && this.has(key)) this.bump(key, delta);
     }
+    return true;
+  }
+
+  async keepReservations(scope: string, checkpoints: ReservationCheckpoint[]): Promise<number> {
+    const held = this.reservations.get(scope);
+    let kept = 0;
+    for (const c of checkpoints) {
+      const r = held?.get(c.admissionId);
+      if (!r) continue;
+      r.leaseUntilMs = c.leaseUntilMs;
+      if (c.progress) {
+        r.actual = structuredClone(c.progress.actual);
+        r.record = c.progress.record.slice();
+      }
+      kept++;
+    }
+    return kept;
+  }
+
+  async recoverReservations(nowMs: number, max: number): Promise<number> {
+    let settled = 0;
+    for (const held of this.reservations.values()) {
+      const expired = [...held.values()]
+        .filter((r) => r.leaseUntilMs <= nowMs)
+        .sort((x, y) => x.leaseUntilMs - y.leaseUntilMs)
+        .slice(0, max);
+      for (const r of expired) {
+        const actual = r.actual ?? nothingServed(r.admission);
+        if (await this.settle(r.admission, actual, r.metered, r.record)) settled++;
+      }
+    }
+    return settled;
+  }
+
+  async reservationLeases(scope: string): Promise<{ id: string; leaseUntilMs: number }[]> {
+    return [...(this.reservations.get(scope)?.entries() ?? [])]
+      .map(([id, r]) => ({ id, leaseUntilMs: r.leaseUntilMs }))
+      .sort((x, y) => x.leaseUntilMs - y.leaseUntilMs);
+  }
+
+  async outboxRecords(beforeMs: number, max: number): Promise<OutboxRecord[]> {
+    const out: OutboxRecord[] = [];
+    for (const [scope, records] of this.outbox) {
+      for (const [id, r] of records) {
+        if (out.length >= max) return out;
+        if (r.atMs < beforeMs) out.push({ scope, id, record: r.record.slice() });
+      }
+    }
+    return out;
+  }
+
+  async outboxDone(scope: string, ids: string[]): Promise<void> {
+    const records = this.outbox.get(scope);
+    for (const id of ids) records?.delete(id);
   }
 
   async getCredits(scope: string): Promise<number | undefined> {

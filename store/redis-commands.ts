@@ -128,7 +128,7 @@ export type AdmitGroupArgs = [
   scopePrefix: string,
   counterTtlSeconds: number,
   daysKept: number,
-  ...requests: (string | number)[],
+  ...requests: (string | number | Buffer)[],
 ];
 export type GuardrailSpendArgs = [
   spendIndex: RedisKey,
@@ -139,8 +139,25 @@ export type SettleGroupArgs = [
   credits: RedisKey,
   scopePrefix: string,
   markerTtlSeconds: number,
-  ...windowsThenRequests: (string | number)[],
+  ...windowsThenRequests: (string | number | Buffer)[],
 ];
+export type KeepReservationsArgs = [
+  scopePrefix: string,
+  ...reservations: (string | number | Buffer)[],
+];
+export type ExpiredReservationsArgs = [
+  leaseIndex: RedisKey,
+  scopePrefix: string,
+  nowMs: number,
+  max: number,
+];
+export type OutboxRecordsArgs = [
+  outboxIndex: RedisKey,
+  scopePrefix: string,
+  beforeMs: number,
+  max: number,
+];
+export type OutboxDoneArgs = [outboxIndex: RedisKey, scopePrefix: string, ...ids: string[]];
 
 /** Scripts that count what exists against a limit answer with the count when it is reached. */
 export type CountedReply<Refusal extends string = never> =
@@ -191,6 +208,13 @@ declare module "ioredis" {
     rgAdmitGroup(...args: AdmitGroupArgs): Result<AdmitReply[], Context>;
     /** Per request: 1 applied, 0 a repeated admission id (skipped), or the error it alone met. */
     rgSettleGroup(...args: SettleGroupArgs): Result<(number | string)[], Context>;
+    /** How many of the reservations were still held (the others were settled meanwhile). */
+    rgKeepReservations(...args: KeepReservationsArgs): Result<number, Context>;
+    /** Per expired reservation: id, metered flag + admission JSON, settlement JSON, record. */
+    rgExpiredReservationsBuffer(...args: ExpiredReservationsArgs): Result<Buffer[], Context>;
+    /** id, record pairs. */
+    rgOutboxRecordsBuffer(...args: OutboxRecordsArgs): Result<Buffer[], Context>;
+    rgOutboxDone(...args: OutboxDoneArgs): Result<number, Context>;
     /** Per guardrail, in order: keys' total, members' total, largest entity, entities. */
     rgGuardrailSpend(...args: GuardrailSpendArgs): Result<number[], Context>;
   }
@@ -219,6 +243,10 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },
   rgSettleGroup: { lua: lua.SETTLE_GROUP, numberOfKeys: 1 },
   rgGuardrailSpend: { lua: lua.GUARDRAIL_SPEND, numberOfKeys: 1 },
+  rgKeepReservations: { lua: lua.KEEP_RESERVATIONS, numberOfKeys: 0 },
+  rgExpiredReservations: { lua: lua.EXPIRED_RESERVATIONS, numberOfKeys: 1 },
+  rgOutboxRecords: { lua: lua.OUTBOX_RECORDS, numberOfKeys: 1 },
+  rgOutboxDone: { lua: lua.OUTBOX_DONE, numberOfKeys: 1 },
 };
 
 /** Defines every script on a client (a Cluster routes each call by its first key's slot). */
@@ -314,6 +342,8 @@ export interface AdmitItem {
     firstDay: number;
     day: number;
   }[];
+  /** Registers the reservation for recovery (store/reservations.ts); absent: untracked. */
+  tracked?: { id: string; leaseUntilMs: number; admission: string; record: Buffer };
 }
 
 export interface AdmitGroupCall {
@@ -325,7 +355,7 @@ export interface AdmitGroupCall {
 }
 
 export function admitGroupArgs(c: AdmitGroupCall): AdmitGroupArgs {
-  const args: (string | number)[] = [];
+  const args: (string | number | Buffer)[] = [];
   for (const a of c.items) {
     args.push(
       a.keyHash,
@@ -338,6 +368,10 @@ export function admitGroupArgs(c: AdmitGroupCall): AdmitGroupArgs {
       a.keyWindow?.id ?? "",
       Math.max(1, a.keyWindow?.ttlSeconds ?? 0),
       a.budgets.length,
+      a.tracked?.id ?? "",
+      a.tracked?.leaseUntilMs ?? 0,
+      a.tracked?.admission ?? "",
+      a.tracked?.record ?? "",
     );
     for (const b of a.budgets) {
       args.push(
@@ -371,6 +405,10 @@ export interface SettleItem {
   keyWindow?: { interval: keyof typeof WINDOW_NUMBER; id: string; deltaMicros: number };
   /** Deltas applied to the day each reservation was charged to (zero ones can be left out). */
   budgets: { guardrailId: string; entity: string; day: number; deltaMicros: number }[];
+  /** Applies only while its reservation is registered for recovery (removing it). */
+  tracked: boolean;
+  /** The request's record, put in the outbox as the counters move. */
+  record?: Buffer;
 }
 
 export interface SettleGroupCall {
@@ -379,11 +417,13 @@ export interface SettleGroupCall {
   markerTtlSeconds: number;
   /** The usage windows of now: daily, weekly, monthly. */
   windows: { id: string; ttlSeconds: number }[];
+  nowMs: number;
   items: SettleItem[];
 }
 
 export function settleGroupArgs(c: SettleGroupCall): SettleGroupArgs {
-  const args: (string | number)[] = c.windows.flatMap((w) => [w.id, w.ttlSeconds]);
+  const args: (string | number | Buffer)[] = c.windows.flatMap((w) => [w.id, w.ttlSeconds]);
+  args.push(c.nowMs);
   for (const s of c.items) {
     args.push(
       s.id ?? "",
@@ -397,6 +437,8 @@ export function settleGroupArgs(c: SettleGroupCall): SettleGroupArgs {
       s.keyWindow?.id ?? "",
       s.keyWindow?.deltaMicros ?? 0,
       s.budgets.length,
+      s.tracked ? "1" : "0",
+      s.record ?? "",
     );
     for (const b of s.budgets) {
       args.push(

@@ -58,6 +58,12 @@ export class RedisKeys {
   invalidations = () => `${this.prefix}:invalidate`;
   /** Marks an admission as settled, so a retried settlement applies once. */
   settled = (ws: string, admissionId: string) => this.tagged(ws, `settled:${admissionId}`);
+  /** The scopes that ever held a reservation tracked for recovery (global, single-key). */
+  recoveryScopes = () => `${this.prefix}:resv-scopes`;
+  /** A scope's tracked reservations by lease end; scripts derive `resv`, `resv-a`, `resv-r`. */
+  reservationLeases = (ws: string) => this.tagged(ws, "resv-i");
+  /** A scope's outbox of records by time; the records are in `outbox`. */
+  outboxIndex = (ws: string) => this.tagged(ws, "outbox-i");
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

@@ -290,8 +290,12 @@ end
  * rate limit (0 = none), rate window index, ms until the rate window ends,
  * creditMicros, keyLimitMicros (-1 = none), keyMicros, the key limit window's
  * id ("" = the limit, if any, is all-time, on the key's all-time spend) and
- * its ttl, the number of budgets, then per budget: guardrail id, entity ("k"
- * = the request's own key), limit, amount, window's first day, today. Budgets
+ * its ttl, the number of budgets, the admission id to track ("" = untracked), its lease's
+ * end (ms), the admission as JSON and the record to write if it is recovered, then per
+ * budget: guardrail id, entity ("k" = the request's own key), limit, amount, window's first
+ * day, today. A tracked admission is registered in the same step as its reservation
+ * (`resv`, `resv-r`, and `resv-i` by lease end), so a process that dies holding it leaves
+ * what another needs to settle it (store/reservations.ts). Budgets
  * are checked before the key's own limit (OpenRouter's order). Answers one
  * reply per request: { "ok", metered, rate used }, the refusal, or
  * { "error", message } for a request that alone met an error.
@@ -314,7 +318,7 @@ local function admit(i)
   local nb = tonumber(ARGV[i + 9])
   local budgets = {}
   for b = 1, nb do
-    local j = i + 10 + (b - 1) * 6
+    local j = i + 14 + (b - 1) * 6
     local entity = ARGV[j + 1]
     if entity == "k" then entity = "key:" .. hash end
     budgets[b] = { key = P .. "spend-d:" .. ARGV[j] .. ":" .. entity, member = ARGV[j] .. "/" .. entity,
@@ -366,6 +370,12 @@ local function admit(i)
     redis.call("ZREMRANGEBYSCORE", P .. "spend-i", "-inf", "(" .. (tonumber(charged) - kept))
     redis.call("EXPIRE", P .. "spend-i", ttl)
   end
+  local tracked = ARGV[i + 10]
+  if tracked ~= "" then
+    redis.call("HSET", P .. "resv", tracked, (metered and "1" or "0") .. ARGV[i + 12])
+    redis.call("HSET", P .. "resv-r", tracked, ARGV[i + 13])
+    redis.call("ZADD", P .. "resv-i", ARGV[i + 11], tracked)
+  end
   return { "ok", metered and 1 or 0, used }
 end
 local out = {}
@@ -374,7 +384,7 @@ while i <= #ARGV do
   -- A request that fails (a counter of the wrong type) fails alone; the others go on.
   local done, reply = pcall(admit, i)
   out[#out + 1] = done and reply or { "error", failure(reply) }
-  i = i + 10 + tonumber(ARGV[i + 9]) * 6
+  i = i + 14 + tonumber(ARGV[i + 9]) * 6
 end
 return out
 `;
@@ -436,27 +446,41 @@ return out
  * same atomic step as its counters move, makes a retried group (or one request
  * of it) apply nothing twice. KEYS: the scope's credits. ARGV: the scope's key
  * prefix, marker ttl, then the key usage windows of now (daily, weekly,
- * monthly: window id and ttl each), then per request: admission id ("" =
+ * monthly: window id and ttl each), now (ms), then per request: admission id ("" =
  * always apply), metered (0/1), credit refund, key spend delta, key hash, real
  * credit cost, BYOK cost, the key limit's window (0 = none, 1-3 = daily,
  * weekly, monthly), that window's id as the admission reserved it and the
  * difference to apply there (while its counter exists), the number of
- * budgets, then per budget: guardrail id, entity ("k" = the request's key),
- * the day its reservation was charged to and the delta (applied to that day,
- * even when the stream ended after midnight, while that day's bucket still
- * exists). Answers per request 1 (applied), 0 (a repeat: skipped) or the
- * error that request alone met.
+ * budgets, whether the admission is tracked (1/0: then it applies only while its reservation is
+ * registered, which it removes, so an owner and a recovering process never both settle it), the
+ * record to put in the outbox ("" = none), then per budget: guardrail id, entity ("k" = the
+ * request's key), the day its reservation was charged to and the delta (applied to that day,
+ * even when the stream ended after midnight, while that day's bucket still exists). The record
+ * goes to the scope's outbox (`outbox`, `outbox-i` by time: ARGV 9) in the same step as the
+ * counters, so a settled request always has its record. Answers per request 1 (applied), 0 (a
+ * repeat: skipped) or the error that request alone met.
  */
 export const SETTLE_GROUP = `${LUA_FAILURE}
 local P = ARGV[1]
 local marker_ttl = tonumber(ARGV[2])
 local windows = { { id = ARGV[3], ttl = ARGV[4] }, { id = ARGV[5], ttl = ARGV[6] }, { id = ARGV[7], ttl = ARGV[8] } }
+local now = ARGV[9]
 local credits = KEYS[1]
 local function settle(i, first_budget, next_i)
   local id = ARGV[i]
   local hash = ARGV[i + 4]
+  if ARGV[i + 11] == "1" then
+    if redis.call("ZREM", P .. "resv-i", id) == 0 then return 0 end
+    redis.call("HDEL", P .. "resv", id)
+    redis.call("HDEL", P .. "resv-r", id)
+    redis.call("HDEL", P .. "resv-a", id)
+  end
   if id ~= "" and marker_ttl > 0 and not redis.call("SET", P .. "settled:" .. id, "1", "NX", "EX", marker_ttl) then
     return 0
+  end
+  if ARGV[i + 12] ~= "" then
+    redis.call("HSET", P .. "outbox", id, ARGV[i + 12])
+    redis.call("ZADD", P .. "outbox-i", now, id)
   end
   local refund = tonumber(ARGV[i + 2])
   if ARGV[i + 1] == "1" and refund ~= 0 and redis.call("EXISTS", credits) == 1 then
@@ -498,9 +522,9 @@ local function settle(i, first_budget, next_i)
   return 1
 end
 local out = {}
-local i = 9
+local i = 10
 while i <= #ARGV do
-  local first_budget = i + 11
+  local first_budget = i + 13
   local next_i = first_budget + tonumber(ARGV[i + 10]) * 4
   -- A request that fails (a counter of the wrong type) fails alone; the others go on.
   local done, reply = pcall(settle, i, first_budget, next_i)
@@ -508,4 +532,74 @@ while i <= #ARGV do
   i = next_i
 end
 return out
+`;
+
+/**
+ * Moves the leases of an owner's reservations and stores what each has served so far. ARGV: the
+ * scope's key prefix, then per reservation: admission id, lease end (ms), the settlement as
+ * JSON and the record to write if it is settled from here ("" = unchanged). A reservation
+ * already settled (by its owner's retried settlement or by a recovering process) is left gone.
+ */
+export const KEEP_RESERVATIONS = `
+local P = ARGV[1]
+local kept = 0
+for i = 2, #ARGV, 4 do
+  local id = ARGV[i]
+  if redis.call("ZSCORE", P .. "resv-i", id) then
+    redis.call("ZADD", P .. "resv-i", "XX", ARGV[i + 1], id)
+    if ARGV[i + 2] ~= "" then
+      redis.call("HSET", P .. "resv-a", id, ARGV[i + 2])
+      redis.call("HSET", P .. "resv-r", id, ARGV[i + 3])
+    end
+    kept = kept + 1
+  end
+end
+return kept
+`;
+
+/**
+ * Reservations whose lease ended (their owner died or froze), for a live process to settle.
+ * KEYS: the scope's lease index. ARGV: the scope's key prefix, now (ms), how many at most.
+ * Answers per reservation: id, metered flag then admission JSON, settlement JSON (false =
+ * nothing served yet), record.
+ */
+export const EXPIRED_RESERVATIONS = `
+local P = ARGV[1]
+local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[2], "LIMIT", 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call("HGET", P .. "resv", id) or ""
+  out[#out + 1] = redis.call("HGET", P .. "resv-a", id) or ""
+  out[#out + 1] = redis.call("HGET", P .. "resv-r", id) or ""
+end
+return out
+`;
+
+/**
+ * Records of the outbox written before a time, to move into the request log. KEYS: the outbox's
+ * time index. ARGV: the scope's key prefix, before (ms), how many at most. Answers id, record pairs.
+ */
+export const OUTBOX_RECORDS = `
+local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[2], "LIMIT", 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local record = redis.call("HGET", ARGV[1] .. "outbox", id)
+  if record then
+    out[#out + 1] = id
+    out[#out + 1] = record
+  else
+    redis.call("ZREM", KEYS[1], id)
+  end
+end
+return out
+`;
+
+/** Records now in the request log leave the outbox. KEYS: its time index. ARGV: prefix, ids. */
+export const OUTBOX_DONE = `
+for i = 2, #ARGV do
+  redis.call("ZREM", KEYS[1], ARGV[i])
+  redis.call("HDEL", ARGV[1] .. "outbox", ARGV[i])
+end
+return #ARGV - 1
 `;

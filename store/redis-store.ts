@@ -55,6 +55,13 @@ import {
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import { admission, counted, patched } from "./redis-replies.js";
 import {
+  admissionForRecovery,
+  admissionFromRecovery,
+  nothingServed,
+  type OutboxRecord,
+  type ReservationCheckpoint,
+} from "./reservations.js";
+import {
   type AssignmentKind,
   type AssignmentRecord,
   type Governance,
@@ -153,6 +160,40 @@ const GROUP_MAX_ITEMS = 64;
 function windowIdOf(c: UsageCounter): string {
   if (c.windowId === undefined) throw new Error(`usage counter ${c.suffix} has no window`);
   return c.windowId;
+}
+
+/** One request's settlement as SETTLE_GROUP takes it: the differences to its reservations. */
+function settleItem(
+  a: Admission,
+  actual: Settlement,
+  metered: boolean,
+  record: Uint8Array | undefined,
+): SettleItem {
+  const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
+  const window = a.keyLimitWindow;
+  return {
+    id: a.id,
+    keyHash: a.keyHash,
+    metered,
+    creditRefundMicros: a.creditMicros - actual.creditMicros,
+    keyDeltaMicros: actual.keyMicros - a.keyMicros,
+    creditMicros: actual.keyMicros,
+    byokMicros: actual.byokMicros ?? 0,
+    keyWindow: window?.creditWindow && {
+      interval: window.creditWindow,
+      id: windowIdOf(window),
+      deltaMicros: actual.keyMicros - a.keyMicros,
+    },
+    // A counter the request cost exactly what it reserved has nothing to move.
+    budgets: a.budgets.flatMap((b) => {
+      const deltaMicros = (real.get(counterId(b)) ?? 0) - b.amountMicros;
+      return deltaMicros === 0
+        ? []
+        : [{ guardrailId: b.guardrailId, entity: b.entity, day: b.day, deltaMicros }];
+    }),
+    tracked: a.recovery !== undefined && a.id !== undefined,
+    record: record && Buffer.from(record.buffer, record.byteOffset, record.byteLength),
+  };
 }
 
 /** The Redis (or Redis Cluster) store: the deployment's only shared state. */
@@ -676,12 +717,23 @@ export class RedisStore implements Store {
     (scope, items) => this.admitGroup(scope, items),
     GROUP_MAX_ITEMS,
   );
-  private readonly settlements = new GroupCommit<SettleItem, undefined>(
+  private readonly settlements = new GroupCommit<SettleItem, number>(
     (scope, items) => this.settleGroup(scope, items),
     GROUP_MAX_ITEMS,
   );
 
+  /** Scopes this process has registered in the recovery index (once each, before admitting). */
+  private readonly recoveryScopes = new Set<string>();
+
   admit(a: Admission): Promise<AdmissionResult> {
+    if (a.recovery && !this.recoveryScopes.has(a.scope)) return this.admitFirstTracked(a);
+    return this.admissions.submit(a.scope, a);
+  }
+
+  /** A recovering process finds reservations by scope: the scope is indexed before any is made. */
+  private async admitFirstTracked(a: Admission): Promise<AdmissionResult> {
+    await this.client.sadd(this.k.recoveryScopes(), a.scope);
+    this.recoveryScopes.add(a.scope);
     return this.admissions.submit(a.scope, a);
   }
 
@@ -710,6 +762,15 @@ export class RedisStore implements Store {
             ttlSeconds: a.keyLimitWindow.ttlSeconds,
           },
           budgets: a.budgets,
+          tracked:
+            a.recovery && a.id !== undefined
+              ? {
+                  id: a.id,
+                  leaseUntilMs: a.recovery.leaseUntilMs,
+                  admission: admissionForRecovery(a),
+                  record: Buffer.from(a.recovery.record),
+                }
+              : undefined,
         })),
       }),
     );
@@ -724,46 +785,105 @@ export class RedisStore implements Store {
    * settles with the group, so a caller that keeps failed writes for retry (the speech
    * service) still keeps this one. Idempotent by the admission's id.
    */
-  settle(a: Admission, actual: Settlement, metered: boolean): Promise<void> {
-    const real = new Map(actual.budgets.map((b) => [counterId(b), b.amountMicros]));
-    const window = a.keyLimitWindow;
-    return this.settlements.submit(a.scope, {
-      id: a.id,
-      keyHash: a.keyHash,
-      metered,
-      creditRefundMicros: a.creditMicros - actual.creditMicros,
-      keyDeltaMicros: actual.keyMicros - a.keyMicros,
-      creditMicros: actual.keyMicros,
-      byokMicros: actual.byokMicros ?? 0,
-      keyWindow: window?.creditWindow && {
-        interval: window.creditWindow,
-        id: windowIdOf(window),
-        deltaMicros: actual.keyMicros - a.keyMicros,
-      },
-      // A counter the request cost exactly what it reserved has nothing to move.
-      budgets: a.budgets.flatMap((b) => {
-        const deltaMicros = (real.get(counterId(b)) ?? 0) - b.amountMicros;
-        return deltaMicros === 0
-          ? []
-          : [{ guardrailId: b.guardrailId, entity: b.entity, day: b.day, deltaMicros }];
-      }),
-    });
+  async settle(
+    a: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: Uint8Array,
+  ): Promise<boolean> {
+    return (await this.settlements.submit(a.scope, settleItem(a, actual, metered, record))) === 1;
   }
 
-  private async settleGroup(scope: string, items: SettleItem[]): Promise<(undefined | Error)[]> {
+  private async settleGroup(scope: string, items: SettleItem[]): Promise<(number | Error)[]> {
+    const now = this.clock.now();
     const replies = await this.client.rgSettleGroup(
       ...settleGroupArgs({
         credits: this.k.credits(scope),
         scopePrefix: this.k.scopePrefix(scope),
         markerTtlSeconds: SETTLED_MARKER_TTL_SECONDS,
-        windows: usageWindows(new Date(this.clock.now())),
+        windows: usageWindows(new Date(now)),
+        nowMs: now,
         items,
       }),
     );
     return items.map((_, i) => {
       const reply = replies[i];
-      return typeof reply === "string" ? new Error(`SETTLE_GROUP: ${reply}`) : undefined;
+      return typeof reply === "string" ? new Error(`SETTLE_GROUP: ${reply}`) : Number(reply);
     });
+  }
+
+  async keepReservations(scope: string, checkpoints: ReservationCheckpoint[]): Promise<number> {
+    if (checkpoints.length === 0) return 0;
+    const args: (string | number | Buffer)[] = [];
+    for (const c of checkpoints) {
+      args.push(
+        c.admissionId,
+        c.leaseUntilMs,
+        c.progress ? JSON.stringify(c.progress.actual) : "",
+        c.progress ? Buffer.from(c.progress.record) : "",
+      );
+    }
+    return Number(await this.client.rgKeepReservations(this.k.scopePrefix(scope), ...args));
+  }
+
+  async recoverReservations(nowMs: number, max: number): Promise<number> {
+    let settled = 0;
+    for (const scope of await this.client.smembers(this.k.recoveryScopes())) {
+      const reply = await this.client.rgExpiredReservationsBuffer(
+        this.k.reservationLeases(scope),
+        this.k.scopePrefix(scope),
+        nowMs,
+        max,
+      );
+      const items: SettleItem[] = [];
+      for (let i = 0; i + 3 < reply.length; i += 4) {
+        const held = String(reply[i + 1] ?? "");
+        // Settled between the read and now by its owner: nothing left to do.
+        if (held === "") continue;
+        const admission = admissionFromRecovery(held.slice(1));
+        const progress = String(reply[i + 2] ?? "");
+        const actual =
+          progress === "" ? nothingServed(admission) : (JSON.parse(progress) as Settlement);
+        items.push({
+          ...settleItem(admission, actual, held[0] === "1", reply[i + 3]),
+          tracked: true,
+        });
+      }
+      if (items.length === 0) continue;
+      // Through the scope's group, as the owners' settlements go: each applies once either way.
+      const applied = await Promise.all(items.map((item) => this.settlements.submit(scope, item)));
+      settled += applied.filter((n) => n === 1).length;
+    }
+    return settled;
+  }
+
+  async reservationLeases(scope: string): Promise<{ id: string; leaseUntilMs: number }[]> {
+    const flat = await this.client.zrange(this.k.reservationLeases(scope), 0, -1, "WITHSCORES");
+    const out: { id: string; leaseUntilMs: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      out.push({ id: flat[i] as string, leaseUntilMs: Number(flat[i + 1]) });
+    return out;
+  }
+
+  async outboxRecords(beforeMs: number, max: number): Promise<OutboxRecord[]> {
+    const out: OutboxRecord[] = [];
+    for (const scope of await this.client.smembers(this.k.recoveryScopes())) {
+      const reply = await this.client.rgOutboxRecordsBuffer(
+        this.k.outboxIndex(scope),
+        this.k.scopePrefix(scope),
+        beforeMs,
+        max - out.length,
+      );
+      for (let i = 0; i + 1 < reply.length; i += 2)
+        out.push({ scope, id: String(reply[i]), record: reply[i + 1] as Buffer });
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  async outboxDone(scope: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.client.rgOutboxDone(this.k.outboxIndex(scope), this.k.scopePrefix(scope), ...ids);
   }
 
   async getCredits(scope: string): Promise<number | undefined> {

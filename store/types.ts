@@ -11,6 +11,7 @@ import type {
 import type { AudioClipStore } from "./audio-clips/types.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import type { OutboxRecord, ReservationCheckpoint } from "./reservations.js";
 
 /** A page of items and the total number that match. */
 export interface Page<T> {
@@ -186,10 +187,32 @@ export interface Store {
   admit(admission: Admission): Promise<AdmissionResult>;
   /**
    * Replaces an admitted request's reservations by what it really cost, in one round trip (one
-   * script on Redis). Idempotent by the admission's id: a repeat changes no counter. The
-   * request's record goes to the request-log database (services/speech/generations.ts).
+   * script on Redis), and puts its record (when given) in the outbox in the same step. Once per
+   * admission: a repeat (or a reservation a recovering process already settled) changes
+   * nothing and answers false.
    */
-  settle(admission: Admission, actual: Settlement, metered: boolean): Promise<void>;
+  settle(
+    admission: Admission,
+    actual: Settlement,
+    metered: boolean,
+    record?: Uint8Array,
+  ): Promise<boolean>;
+  /**
+   * An owner's heartbeat for the reservations it still holds: moves their leases and stores what
+   * each has served so far. Answers how many were still held.
+   */
+  keepReservations(scope: string, checkpoints: ReservationCheckpoint[]): Promise<number>;
+  /**
+   * Settles the reservations whose lease ended before `nowMs` (their owner died or froze) from
+   * their last checkpoint, records into the outbox, at most `max` per scope. Answers how many.
+   */
+  recoverReservations(nowMs: number, max: number): Promise<number>;
+  /** Leases of reservations still held, oldest first (operators, the soak's checks). */
+  reservationLeases(scope: string): Promise<{ id: string; leaseUntilMs: number }[]>;
+  /** Outbox records put there before `beforeMs`, at most `max`, for the request log. */
+  outboxRecords(beforeMs: number, max: number): Promise<OutboxRecord[]>;
+  /** Records now stored in the request log leave the outbox. */
+  outboxDone(scope: string, ids: string[]): Promise<void>;
   /** Workspace credit balance in micro-USD; undefined = unmetered. */
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */

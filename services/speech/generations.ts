@@ -10,6 +10,7 @@ import {
   type UsageGroup,
   type UsageRow,
 } from "../../store/request-log/generations.js";
+import type { Store } from "../../store/types.js";
 
 const log = componentLogger("request-log");
 const HOUR_MS = 3_600_000;
@@ -24,6 +25,14 @@ export interface GenerationLogOptions {
    * PostgreSQL server, EMBEDDED_WRITE_DELAY_MS on the embedded PGlite).
    */
   maxDelayMs?: number;
+  /** Where settled records wait until the log holds them (the store's outbox). */
+  outbox?: Pick<Store, "outboxDone">;
+}
+
+/** Which outbox entry a record came from, to clear once the record is stored. */
+export interface OutboxRef {
+  scope: string;
+  id: string;
 }
 
 /**
@@ -55,7 +64,10 @@ export class GenerationLog {
     this.records = new GenerationRecords(db);
     this.writer = new BatchWriter<Generation>({
       name: "generations",
-      write: (batch) => this.records.insert(batch),
+      write: async (batch) => {
+        await this.records.insert(batch);
+        await this.cleared(batch);
+      },
       maxDelayMs: options.maxDelayMs ?? (db.kind === "embedded" ? EMBEDDED_WRITE_DELAY_MS : 50),
       queueLimit: options.queueMax,
     });
@@ -84,9 +96,58 @@ export class GenerationLog {
     this.maintenance.unref();
   }
 
-  /** Hands a record to the writer: never waits, never throws (see BatchWriter). */
-  add(record: Generation): void {
+  /** Outbox entries of the records queued here, by record. */
+  private readonly refs = new WeakMap<Generation, OutboxRef>();
+  /**
+   * The outbox ids queued here, with when: a recovery pass does not queue them twice, unless
+   * the writer held one past a minute (it dropped it: a full queue, a refused batch).
+   */
+  private readonly queuedOutbox = new Map<string, number>();
+
+  /**
+   * Hands a record to the writer: never waits, never throws (see BatchWriter). A record that
+   * came through the store's outbox names its entry, which leaves the outbox once it is stored.
+   */
+  add(record: Generation, outbox?: OutboxRef): void {
+    if (outbox) {
+      this.refs.set(record, outbox);
+      this.queuedOutbox.set(outbox.id, Date.now());
+    }
     this.writer.add(record);
+  }
+
+  /** Whether the outbox entry's record is queued here. */
+  holds(outboxId: string): boolean {
+    const since = this.queuedOutbox.get(outboxId);
+    if (since === undefined) return false;
+    if (Date.now() - since < 60_000) return true;
+    this.queuedOutbox.delete(outboxId);
+    return false;
+  }
+
+  /**
+   * Stored: their outbox entries go. A failure leaves them for a recovery pass, which writes
+   * them again (the insert is idempotent).
+   */
+  private async cleared(batch: readonly Generation[]): Promise<void> {
+    const byScope = new Map<string, string[]>();
+    for (const g of batch) {
+      const ref = this.refs.get(g);
+      if (!ref) continue;
+      this.queuedOutbox.delete(ref.id);
+      const ids = byScope.get(ref.scope);
+      if (ids) ids.push(ref.id);
+      else byScope.set(ref.scope, [ref.id]);
+    }
+    if (byScope.size === 0 || !this.options.outbox) return;
+    const outbox = this.options.outbox;
+    await Promise.all(
+      [...byScope].map(([scope, ids]) =>
+        outbox.outboxDone(scope, ids).catch((err: unknown) => {
+          log.warn({ err: String(err), scope }, "outbox entries not cleared; a recovery pass will");
+        }),
+      ),
+    );
   }
 
   get stats(): BatchWriterStats {

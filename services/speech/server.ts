@@ -14,6 +14,7 @@ import type { Catalog, CatalogSource } from "../../platform/catalog/types.js";
 import {
   type AudioCacheConfig,
   CONFIG_DEFAULTS,
+  type RecoveryConfig,
   type SpeechRoutingConfig,
 } from "../../platform/config.js";
 import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
@@ -23,7 +24,7 @@ import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
 import type { RegionName } from "../../platform/regions.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
-import type { Clock } from "../../platform/time.js";
+import { type Clock, systemClock } from "../../platform/time.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
@@ -39,6 +40,8 @@ import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
 import { GenerationLog } from "./generations.js";
+import { RecordRecovery } from "./recovery/record-recovery.js";
+import { ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { regionRefusalRecord } from "./refusal-record.js";
 import { SpeechServiceImpl } from "./service.js";
 
@@ -83,11 +86,28 @@ export interface SpeechServerOptions {
   onAlertsQueued?: () => void;
   /** Circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY*); the defaults unless given. */
   routing?: SpeechRoutingConfig;
+  /** RAILGATE_RECOVERY_*: how soon a dead process' reservations are settled. */
+  recovery?: RecoveryConfig;
 }
 
 export interface SpeechServer extends ServedServices {
   /** Resolves once the budget-alert checks of the settlements so far are done (tests, shutdown). */
   alertsIdle(): Promise<void>;
+}
+
+/**
+ * The timings of recovery from its bound: a lease runs two thirds of it and a pass looks every
+ * sixth, so a dead owner's reservation (its last beat at most a lease before) is settled by a
+ * pass within the bound; the owner beats several times per lease.
+ */
+export function recoveryTimings(c: RecoveryConfig) {
+  const leaseMs = Math.floor((c.boundMs * 2) / 3);
+  return {
+    leaseMs,
+    checkpointMs: Math.min(c.checkpointMs, Math.floor(leaseMs / 3)),
+    passMs: Math.floor(c.boundMs / 6),
+    outboxGraceMs: Math.min(5000, Math.floor(c.boundMs / 3)),
+  };
 }
 
 /** After the grace period, how long cancelled calls get to settle before the rest is dropped. */
@@ -118,10 +138,25 @@ export async function startSpeechServer(
     });
     const retries = new RetryQueue({ max: options.retryQueueMax ?? CONFIG_DEFAULTS.retryQueueMax });
     const generations = new GenerationLog(options.database, {
+      outbox: store,
       retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
       queueMax: options.requestLogQueueMax ?? CONFIG_DEFAULTS.requestLogQueueMax,
     });
     generations.startMaintenance();
+    const now = () => (options.clock ?? systemClock).now();
+    const recovery = recoveryTimings(options.recovery ?? CONFIG_DEFAULTS.recovery);
+    const keeper = new ReservationKeeper(store, {
+      leaseMs: recovery.leaseMs,
+      checkpointMs: recovery.checkpointMs,
+      now,
+    });
+    keeper.start();
+    const recoverer = new RecordRecovery(store, generations, {
+      intervalMs: recovery.passMs,
+      outboxGraceMs: recovery.outboxGraceMs,
+      now,
+    });
+    recoverer.start();
     // The store is back (its pub/sub connection reconnected): apply kept writes now.
     const unsubscribe = store.onInvalidate((scope) => scope === "*" && retries.kick());
     // Real time, not admission's clock: events are stamped and queued now; their windows are
@@ -143,6 +178,7 @@ export async function startSpeechServer(
       generations,
       alerts: detector,
       routing: options.routing,
+      keeper,
       audioCache: new AudioCache(
         store.openAudioClips({ memoryBytes: audioCache.memoryBytes }),
         audioCache,
@@ -197,7 +233,9 @@ export async function startSpeechServer(
         await service.drainRetries(Math.max(SETTLE_MARGIN_MS, deadline - Date.now()));
         // Alert checks of the last settlements, briefly: the database is closed next.
         await Promise.race([detector.whenIdle(), sleep(SETTLE_MARGIN_MS)]);
-        // Every stream has ended: their records are queued; write them before the database closes.
+        // Every stream has ended and settled: nothing is left to keep or recover here.
+        await Promise.all([keeper.close(), recoverer.close()]);
+        // Their records are queued; write them before the database closes.
         await generations.close();
         unsubscribe();
         governance.close();

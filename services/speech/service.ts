@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { clone, create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
@@ -58,6 +58,7 @@ import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
 import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
+import type { Admission, Settlement } from "../../store/admission.js";
 import { recordedMs } from "../../store/request-log/generations.js";
 import type { Store } from "../../store/types.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
@@ -68,6 +69,7 @@ import { coalesce } from "./coalesce.js";
 import type { AdapterRegistry } from "./engines/registry.js";
 import type { GenerationLog } from "./generations.js";
 import { audioMessage, startMessage } from "./messages.js";
+import type { HeldReservation, ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { refusalRecord } from "./refusal-record.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
 import { RequestLogQueries } from "./request-log-queries.js";
@@ -94,6 +96,8 @@ export interface SpeechServiceDeps {
   routing?: SpeechRoutingConfig;
   /** The audio cache of opted-in workspaces (services/speech/cache); none = never cached. */
   audioCache?: AudioCache;
+  /** Leases and checkpoints of the reservations in flight; none = untracked (tests). */
+  keeper?: ReservationKeeper;
 }
 
 /** How a stream ended: who served it, what it is billed for, and its record to write. */
@@ -142,9 +146,10 @@ function startRecord(
   endpoint: CatalogEndpoint,
   outcomes: FilteredText["outcomes"],
   routing: RoutingStep[],
+  draft: Generation,
 ): Generation {
   return create(GenerationSchema, {
-    id: newGenerationId(),
+    id: draft.id,
     model: plan.model.id,
     provider: endpoint.provider,
     byok: endpoint.byok,
@@ -164,8 +169,73 @@ function startRecord(
     // region it was served in is its ingress region (what allowed_data_regions governs).
     dataRegion: regionValue(region),
     routing,
+    // The draft's time too: the request log stores a record once by (id, created_at).
+    createdAt: draft.createdAt,
+  });
+}
+
+/**
+ * The record of an admitted request before any endpoint answers: what a recovering process
+ * writes if this one dies before its first checkpoint (nothing known served, so nothing charged).
+ */
+function draftRecord(
+  principal: Principal,
+  region: RegionName,
+  plan: SpeechPlan,
+  outcomes: FilteredText["outcomes"],
+): Generation {
+  return create(GenerationSchema, {
+    id: newGenerationId(),
+    model: plan.model.id,
+    characters: plan.characters,
+    format: audioFormatValue(plan.format),
+    sessionId: plan.sessionId,
+    user: plan.user,
+    trace: plan.trace,
+    filterOutcomes: outcomes,
+    guardrailId: decidingOutcome(outcomes)?.guardrailId ?? "",
+    keyHash: principal.key.hash,
+    workspaceId: principal.key.workspaceId,
+    voice: plan.voice,
+    speed: plan.speed,
+    dataRegion: regionValue(region),
+    status: GenerationStatus.INTERRUPTED,
     createdAt: nowTimestamp(),
   });
+}
+
+/** What settling a stream cut off now would leave: its charge and its record (interrupted). */
+function interruptedProgress(
+  admission: Admission,
+  principal: Principal,
+  plan: SpeechPlan,
+  endpoint: CatalogEndpoint,
+  spoken: Spoken,
+  generation: Generation,
+  tally: AudioTally,
+): { actual: Settlement; record: Uint8Array } {
+  const billed = billedCharacters(plan.characters, GenerationStatus.INTERRUPTED, spoken);
+  const record = clone(GenerationSchema, generation);
+  record.status = GenerationStatus.INTERRUPTED;
+  record.bytes = BigInt(tally.bytes);
+  record.durationSeconds = tally.seconds;
+  record.costUsd = (billed * endpoint.pricePerMillionChars) / 1_000_000;
+  return {
+    actual: settlement(admission, principal, billed, endpoint),
+    record: toBinary(GenerationSchema, record),
+  };
+}
+
+/** A chunk went out: the next heartbeat checkpoints what the request has served. */
+function markServed(held: HeldReservation | undefined): void {
+  if (held) held.dirty = true;
+}
+
+/** The record of an admitted request that ended before it had one of its own. */
+function failedDraft(draft: Generation): Generation {
+  const record = clone(GenerationSchema, draft);
+  record.status = GenerationStatus.FAILED;
+  return record;
 }
 
 export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
@@ -254,7 +324,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       // The interceptor resolved the key from the call's metadata and already
       // applied region rule 1: nothing in the message can name another caller.
       const { principal, region } = callerOf<Principal>(ctx);
-      const { plan, outcomes, endpoints, excluded, admitted } = await this.admit(
+      const { plan, outcomes, endpoints, excluded, admitted, draft } = await this.admit(
         req,
         ctx,
         principal,
@@ -280,6 +350,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         signal,
       });
       const leader = cached?.lead;
+      const held = this.deps.keeper?.hold(admission);
       try {
         if (cached?.serve) {
           yield* cached.serve(outcome);
@@ -310,7 +381,19 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         const { endpoint, stream } = opened;
         outcome.served = endpoint;
         const routing = [...opened.steps, ...excluded.map(skippedStep)];
-        const generation = startRecord(principal, region, plan, endpoint, outcomes, routing);
+        const generation = startRecord(principal, region, plan, endpoint, outcomes, routing, draft);
+        if (held) {
+          held.progress = () =>
+            interruptedProgress(
+              admission,
+              principal,
+              plan,
+              endpoint,
+              opened.spoken,
+              generation,
+              tally,
+            );
+        }
         let status = GenerationStatus.FAILED;
         let threw = false;
         try {
@@ -332,6 +415,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
               .observe(generation.timeToFirstByteMs / 1000);
             const first = audioMessage(opened.first.value);
             leader?.see(first);
+            markServed(held);
             yield first;
           }
           // After the first piece, pieces that pile up while the caller is busy go out merged:
@@ -341,6 +425,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
           for await (const piece of rest) {
             const message = audioMessage(piece);
             leader?.see(message);
+            markServed(held);
             yield message;
           }
           status = GenerationStatus.COMPLETED;
@@ -369,21 +454,28 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         // A leader's clip is stored only when its stream completed; otherwise its joiners fail.
         leader?.finish(outcome);
         cached?.end();
-        // The record goes to the request log first (a push onto the writer's queue), so a
-        // GET /generation right after the request finds it.
-        if (outcome.record) this.generations.add(outcome.record);
         // The reservation becomes what was delivered (see billedCharacters); a request that never
-        // produced audio releases it whole: the only round trip after the stream. Kept for retry
-        // while the store is down: idempotent by the admission's id.
+        // produced audio releases it whole: the only round trip after the stream. Its record goes
+        // into the store's outbox in the same step, so no settled request lacks one; then to
+        // the request log's writer (before the stream ends, so a GET /generation right after
+        // finds it). Kept for retry while the store is down: once per admission.
         const actual = settlement(admission, principal, outcome.billed, outcome.served);
+        const record = outcome.record ?? failedDraft(draft);
+        const recordBytes = toBinary(GenerationSchema, record);
         await this.retries.submit(
           "settlement",
           { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
-          () =>
-            inSpan("railgate.settlement", { "db.system.name": "redis" }, () =>
-              this.deps.store.settle(admission, actual, metered),
-            ),
+          async () => {
+            const applied = await inSpan("railgate.settlement", { "db.system.name": "redis" }, () =>
+              this.deps.store.settle(admission, actual, metered, recordBytes),
+            );
+            // Not applied: a live process settled it (this one stalled past its lease) with the
+            // record of its last checkpoint, which is the one that matches the counters.
+            if (applied)
+              this.generations.add(record, { scope: admission.scope, id: admission.id ?? "" });
+          },
         );
+        this.deps.keeper?.release(admission);
         // After the counters moved: the detector reads them later, on its own time.
         this.deps.alerts?.settled({ principal, admission, actual, metered });
       }
@@ -441,13 +533,27 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       const at = new Date((this.deps.clock ?? systemClock).now());
       const characters = plan.characters;
+      const draft = draftRecord(principal, region, plan, outcomes);
+      const keeper = this.deps.keeper;
+      const recovery = keeper && {
+        leaseUntilMs: keeper.leaseUntil(),
+        record: toBinary(GenerationSchema, draft),
+      };
       const admitted = await inSpan(
         "railgate.admission",
         { "db.system.name": "redis", "railgate.characters": characters },
         () =>
-          admitRequest(this.deps.store, principal, characters, endpoints, this.deps.metering, at),
+          admitRequest(
+            this.deps.store,
+            principal,
+            characters,
+            endpoints,
+            this.deps.metering,
+            at,
+            recovery,
+          ),
       );
-      return { plan, outcomes, endpoints, excluded, admitted };
+      return { plan, outcomes, endpoints, excluded, admitted, draft };
     } catch (err) {
       const error = err instanceof FilterBlocked ? err.error : err;
       if (err instanceof FilterBlocked) outcomes = err.outcomes;

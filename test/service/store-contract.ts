@@ -708,6 +708,119 @@ export function contract(
       expect(await store.getCredits(ws.id)).to.equal(800);
     });
 
+    describe("reservations tracked for recovery", () => {
+      const HASH = "v".repeat(64);
+      const record = (text: string) => new TextEncoder().encode(text);
+      async function tracked(id: string, leaseUntilMs: number) {
+        const ws = workspace(`w-${id}`);
+        await store.createWorkspace(ws);
+        await store.addCredits(ws.id, 10_000);
+        const a: Admission = {
+          id,
+          scope: ws.id,
+          keyHash: HASH,
+          creditMicros: 900,
+          keyMicros: 900,
+          budgets: [
+            {
+              guardrailId: "g1",
+              entity: `key:${HASH}`,
+              firstDay: 20_000,
+              day: 20_000,
+              limitMicros: 5_000,
+              amountMicros: 900,
+            },
+          ],
+          recovery: { leaseUntilMs, record: record(`draft ${id}`) },
+        };
+        expect(await store.admit(a)).to.deep.include({ ok: true, metered: true });
+        return { ws, a };
+      }
+      const spent = (scope: string) =>
+        store.getSpend(scope, [
+          { guardrailId: "g1", entity: `key:${HASH}`, firstDay: 20_000, lastDay: 20_000 },
+        ]);
+      const served = (micros: number): Settlement => ({
+        creditMicros: micros,
+        keyMicros: micros,
+        byokMicros: 0,
+        budgets: [{ guardrailId: "g1", entity: `key:${HASH}`, amountMicros: micros }],
+      });
+
+      it("settles a reservation whose lease ended from its last checkpoint, record and all, once", async () => {
+        const now = Date.now();
+        const { ws, a } = await tracked("rec-1", now + 1_000);
+        expect(await store.reservationLeases(ws.id)).to.deep.equal([
+          { id: "rec-1", leaseUntilMs: now + 1_000 },
+        ]);
+        // The owner checkpoints what it served, then dies: no more beats.
+        expect(
+          await store.keepReservations(ws.id, [
+            {
+              admissionId: "rec-1",
+              leaseUntilMs: now + 2_000,
+              progress: { actual: served(250), record: record("served 250") },
+            },
+          ]),
+        ).to.equal(1);
+        // Not yet past the lease: nothing to recover.
+        expect(await store.recoverReservations(now + 1_500, 10)).to.equal(0);
+        expect(await store.getCredits(ws.id)).to.equal(10_000 - 900);
+        expect(await store.recoverReservations(now + 2_001, 10)).to.equal(1);
+        expect(await store.getCredits(ws.id)).to.equal(10_000 - 250);
+        expect(await spent(ws.id)).to.deep.equal([250]);
+        expect((await store.getKeyUsage(ws.id, HASH, new Date())).totalMicros).to.equal(250);
+        expect(await store.reservationLeases(ws.id)).to.deep.equal([]);
+        // Its record is in the outbox, exactly once.
+        const outbox = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
+          (o) => o.scope === ws.id,
+        );
+        expect(outbox.map((o) => [o.id, new TextDecoder().decode(o.record)])).to.deep.equal([
+          ["rec-1", "served 250"],
+        ]);
+        // The owner wakes up and settles: refused, nothing moves twice.
+        expect(await store.settle(a, served(900), true, record("completed"))).to.equal(false);
+        expect(await store.getCredits(ws.id)).to.equal(10_000 - 250);
+        expect(await store.recoverReservations(now + 60_000, 10)).to.equal(0);
+        await store.outboxDone(ws.id, ["rec-1"]);
+        expect(
+          (await store.outboxRecords(Date.now() + 1_000, 100)).filter((o) => o.scope === ws.id),
+        ).to.deep.equal([]);
+      });
+
+      it("releases the whole reservation of an owner that died before any checkpoint", async () => {
+        const now = Date.now();
+        const { ws } = await tracked("rec-2", now - 1);
+        expect(await store.recoverReservations(now, 10)).to.equal(1);
+        expect(await store.getCredits(ws.id)).to.equal(10_000);
+        expect(await spent(ws.id)).to.deep.equal([0]);
+        const outbox = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
+          (o) => o.scope === ws.id,
+        );
+        expect(outbox.map((o) => new TextDecoder().decode(o.record))).to.deep.equal([
+          "draft rec-2",
+        ]);
+      });
+
+      it("lets the owner settle once while it holds the lease; a later sweep finds nothing", async () => {
+        const now = Date.now();
+        const { ws, a } = await tracked("rec-3", now + 1_000);
+        expect(await store.settle(a, served(400), true, record("completed"))).to.equal(true);
+        expect(await store.settle(a, served(400), true, record("completed"))).to.equal(false);
+        expect(
+          await store.keepReservations(ws.id, [
+            { admissionId: "rec-3", leaseUntilMs: now + 5_000 },
+          ]),
+        ).to.equal(0);
+        expect(await store.recoverReservations(now + 60_000, 10)).to.equal(0);
+        expect(await store.getCredits(ws.id)).to.equal(10_000 - 400);
+        const outbox = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
+          (o) => o.scope === ws.id,
+        );
+        expect(outbox.map((o) => new TextDecoder().decode(o.record))).to.deep.equal(["completed"]);
+      });
+    });
+
     it("keeps each key's settled spend per budget window, on credits and BYOK apart", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);
