@@ -17,7 +17,13 @@ import {
 export interface SplitSystem {
   gateway: Child;
   guardrail: Child;
+  /** The speech process now running (a new one after `restartSpeech`). */
   speech: Child;
+  /**
+   * Starts the speech process again on its port with the same environment, as an orchestrator
+   * restarts a killed container; resolves once it serves.
+   */
+  restartSpeech(): Promise<Child>;
   baseUrl(region?: RegionName): string;
   /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
   metricsUrls: { guardrail?: string; speech?: string };
@@ -118,17 +124,27 @@ export async function startSplitSystem(
       ).gateway;
     const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
     await waitForHealth(baseUrl(), gateway);
+    let currentSpeech = speech;
     return {
       gateway,
       guardrail,
-      speech,
+      get speech() {
+        return currentSpeech;
+      },
+      restartSpeech: async () => {
+        const again = spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(speechPort) });
+        currentSpeech = again;
+        await again.waitForLine(/"msg":"speech service is up"/, 60_000);
+        await waitForHealth(baseUrl(), gateway);
+        return again;
+      },
       baseUrl,
       metricsUrls,
       stop: async () => {
         // A frozen process cannot take its SIGTERM: thaw it first.
         for (const c of started) c.process.kill("SIGCONT");
         await gateway.stop(5_000);
-        await Promise.all([guardrail.stop(5_000), speech.stop(5_000)]);
+        await Promise.all(started.filter((c) => c !== gateway).map((c) => c.stop(5_000)));
       },
     };
   } catch (err) {
