@@ -1,6 +1,7 @@
 /** GuardrailService + AccountService (+ WebhookService) alone (one container of docker-compose). */
 import { runUntilSignal } from "../../platform/lifecycle.js";
 import { componentLogger } from "../../platform/logger.js";
+import { startStandaloneRecovery } from "../../services/speech/recovery/record-recovery.js";
 import { openStore } from "../../store/open-store.js";
 import { openDatabase } from "../../store/request-log/open-database.js";
 import { guardrailServerOptions } from "../server-options.js";
@@ -15,11 +16,17 @@ await runUntilSignal("guardrail", async (config) => {
     ...guardrailServerOptions(config),
     database,
   });
+  // Reservations of speech processes that died are settled here too, even while none runs;
+  // only into a shared request log (a PGlite folder of its own would hide the records).
+  const recovery = config.databaseUrl
+    ? startStandaloneRecovery(store, database, config)
+    : undefined;
   // The port it bound (GRPC ports may be 0): what a gateway's GUARDRAIL_GRPC_URL must name.
   componentLogger("guardrail").info({ grpcPort: server.port }, "guardrail service is up");
   return {
     close: async (options) => {
       await server.close(options);
+      await recovery?.close();
       await database.close();
       await store.close();
     },

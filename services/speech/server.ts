@@ -42,6 +42,7 @@ import { AdapterRegistry } from "./engines/registry.js";
 import { GenerationLog } from "./generations.js";
 import { RecordRecovery } from "./recovery/record-recovery.js";
 import { ReservationKeeper } from "./recovery/reservation-keeper.js";
+import { recoveryTimings } from "./recovery/timings.js";
 import { regionRefusalRecord } from "./refusal-record.js";
 import { SpeechServiceImpl } from "./service.js";
 
@@ -93,21 +94,6 @@ export interface SpeechServerOptions {
 export interface SpeechServer extends ServedServices {
   /** Resolves once the budget-alert checks of the settlements so far are done (tests, shutdown). */
   alertsIdle(): Promise<void>;
-}
-
-/**
- * The timings of recovery from its bound: a lease runs two thirds of it and a pass looks every
- * sixth, so a dead owner's reservation (its last beat at most a lease before) is settled by a
- * pass within the bound; the owner beats several times per lease.
- */
-export function recoveryTimings(c: RecoveryConfig) {
-  const leaseMs = Math.floor((c.boundMs * 2) / 3);
-  return {
-    leaseMs,
-    checkpointMs: Math.min(c.checkpointMs, Math.floor(leaseMs / 3)),
-    passMs: Math.floor(c.boundMs / 6),
-    outboxGraceMs: Math.min(5000, Math.floor(c.boundMs / 3)),
-  };
 }
 
 /** After the grace period, how long cancelled calls get to settle before the rest is dropped. */

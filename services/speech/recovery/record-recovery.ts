@@ -1,8 +1,11 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { GenerationSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
+import type { RecoveryConfig } from "../../../platform/config.js";
 import { componentLogger } from "../../../platform/logger.js";
+import type { SqlDatabase } from "../../../store/request-log/database.js";
 import type { Store } from "../../../store/types.js";
-import type { GenerationLog } from "../generations.js";
+import { GenerationLog } from "../generations.js";
+import { recoveryTimings } from "./timings.js";
 
 const log = componentLogger("record-recovery");
 
@@ -77,4 +80,33 @@ export class RecordRecovery {
     clearInterval(this.timer);
     await this.running;
   }
+}
+
+/**
+ * Recovery in a process that serves no speech (the guardrail process of a split deployment), so
+ * that reservations of dead speech processes are settled even while none of them runs.
+ */
+export function startStandaloneRecovery(
+  store: Store,
+  database: SqlDatabase,
+  config: { recovery: RecoveryConfig; logRetentionDays: number; requestLogQueueMax: number },
+): { close(): Promise<void> } {
+  const generations = new GenerationLog(database, {
+    outbox: store,
+    retentionDays: config.logRetentionDays,
+    queueMax: config.requestLogQueueMax,
+  });
+  const timings = recoveryTimings(config.recovery);
+  const recovery = new RecordRecovery(store, generations, {
+    intervalMs: timings.passMs,
+    outboxGraceMs: timings.outboxGraceMs,
+    now: Date.now,
+  });
+  recovery.start();
+  return {
+    close: async () => {
+      await recovery.close();
+      await generations.close();
+    },
+  };
 }
