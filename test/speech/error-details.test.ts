@@ -3,10 +3,10 @@ import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { builtInEspeak, writeCatalogFile } from "../kit/catalog-entries.js";
 import { expectError, expectNoLeaks, expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { captureLogs, type LogCapture, type LogLine } from "../kit/log-capture.js";
 import { pollUntil } from "../kit/poll.js";
 import { makeTempDir } from "../kit/processes.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { useSpeechSystem } from "../kit/speech-system.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
@@ -90,12 +90,12 @@ describe("speech: failure messages name the provider and the kind, the log has t
  */
 describe("speech: an embedded engine failure names the provider, the log has the exception", function () {
   this.timeout(120_000);
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   let speaker: Api;
 
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     const catalog = writeCatalogFile(makeTempDir("rg-engine-errors-"), {
       providers: {},
       models: [
