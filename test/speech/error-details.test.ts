@@ -17,7 +17,7 @@ const MISCONFIGURED = "railgate/espeak-misconfigured";
 const joined = (lines: LogLine[]) => lines.map((l) => JSON.stringify(l)).join("\n");
 
 /**
- * Issue 17, item 4: a 502 once read `Provider dead could not be reached: connect ECONNREFUSED
+ * A 502 once read `Provider dead could not be reached: connect ECONNREFUSED
  * 127.0.0.1:47070`. A client now reads the provider and the kind of failure only; the detail
  * (the address, the error code, the provider's own words) is logged with the request id.
  * Over real HTTP, in either topology (RAILGATE_TEST_TRANSPORT=grpc puts the gRPC hop back).
