@@ -45,8 +45,35 @@ export async function readJsonObject(
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new HttpError(400, "Request body must be a JSON object");
   }
+  // Only a \u escape makes a lone surrogate (bad UTF-8 bytes decode to U+FFFD): look only then.
+  const broken = text.includes("\\u") ? loneSurrogatePath(parsed, "") : undefined;
+  if (broken !== undefined) {
+    throw new HttpError(
+      400,
+      `${broken} must be valid Unicode text: it holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)`,
+    );
+  }
   // Ids arrive in either case (RFC 4122) and go on in the case they are stored in.
   return canonicalBodyIds(parsed as Record<string, unknown>);
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The path of the first string (value or key) holding a lone surrogate: protobuf strings must be
+ * valid UTF-8, so the services would refuse it as an internal error (in process) or store it
+ * altered to U+FFFD (over the wire); the client hears which field instead.
+ */
+function loneSurrogatePath(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    if (LONE_SURROGATE.test(key)) return path ? `a key of ${path}` : "a key of the body";
+    const found = loneSurrogatePath(child, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 export function sendJson(

@@ -104,7 +104,7 @@ export interface RailgateConfig {
   embeddedEngine: "auto" | "off";
   /** Requests per minute per key unless the key sets its own; 0 = unlimited. */
   rateLimitPerMinute: number;
-  /** The audio cache of opted-in workspaces (README "Audio cache"). */
+  /** The audio cache of opted-in workspaces (docs/api.md "Audio cache"). */
   audioCache: AudioCacheConfig;
   /** The account's safety-retention settings (ACCOUNT_ALLOW_SAFETY_RETENTION_*). */
   allowSafetyRetentionGoogle: boolean;
@@ -150,7 +150,7 @@ export interface RailgateConfig {
   };
   /** Browser origins allowed to call the API (CORS_ORIGINS); "*" = any; empty = no CORS at all. */
   corsOrigins: string[];
-  /** Budget-alert webhook delivery (WEBHOOK_*, README "Budget alerts (webhooks)"). */
+  /** Budget-alert webhook delivery (WEBHOOK_*, docs/operations.md "Budget alerts (webhooks)"). */
   webhooks: WebhookDeliveryConfig;
   /** OpenTelemetry traces (OTEL_*): exported over OTLP/HTTP only when configured. */
   tracing: {
@@ -169,7 +169,7 @@ export interface RailgateConfig {
   env: NodeJS.ProcessEnv;
 }
 
-/** Health-aware routing of the speech service (README "Provider routing"). */
+/** Health-aware routing of the speech service (docs/api.md "Provider routing"). */
 export interface SpeechRoutingConfig {
   /** Consecutive failures that open an endpoint's circuit breaker; 0 = no breaker. */
   breakerFailures: number;

@@ -8,7 +8,13 @@ import { configSchema } from "./config.js";
  */
 
 /** Read outside the configuration schema: by the CLI, docker-compose, and the test suites. */
-const READ_ELSEWHERE = ["RAILGATE_KEY", "RAILGATE_CATALOG_PATH", "RAILGATE_TEST_TRANSPORT"];
+const READ_ELSEWHERE = [
+  "RAILGATE_KEY",
+  "RAILGATE_CATALOG_PATH",
+  "RAILGATE_TEST_TRANSPORT",
+  "RAILGATE_TEST_LANE",
+  "RAILGATE_TEST_TIMES",
+];
 
 /** Every name Railgate reads. */
 export const KNOWN_VARIABLES: readonly string[] = [

@@ -92,7 +92,7 @@ function warnUnknownVariables(component: string): void {
       { component, variable: name, suggestion },
       suggestion
         ? `unknown environment variable ${name} (ignored): did you mean ${suggestion}?`
-        : `unknown environment variable ${name} (ignored): not a Railgate setting (README "Configuration")`,
+        : `unknown environment variable ${name} (ignored): not a Railgate setting (docs/configuration.md)`,
     );
   }
 }

@@ -1,7 +1,7 @@
 /**
- * Every documented limit of Railgate (README: API decisions, Speech), in one
+ * Every documented limit of Railgate (docs/api.md: API decisions, Speech), in one
  * place. The services check them, the gateway checks the same numbers before a
- * request leaves HTTP, the store bounds its counts with them and the README's
+ * request leaves HTTP, the store bounds its counts with them and the docs'
  * tables state them: a number changed here changes every surface at once.
  * It lives in platform/ because all of those layers import it (store/ and
  * gateway/ as much as services/) and platform/ depends on none of them.
@@ -142,7 +142,7 @@ export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
   memberAssignmentsPerWorkspace: 10_000,
 });
 
-/** Budget-alert webhooks (README "Budget alerts (webhooks)"). */
+/** Budget-alert webhooks (docs/operations.md "Budget alerts (webhooks)"). */
 export const WEBHOOK_LIMITS = {
   urlMax: 2048,
   /** A signing secret given by the operator: long enough to resist guessing. */

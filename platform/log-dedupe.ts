@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 
-/** How long identical lines are folded into one count (fixed: README "Request ids and access logs"). */
+/** How long identical lines are folded into one count (fixed: docs/operations.md "Request ids and access logs"). */
 export const LOG_DEDUPE_WINDOW_MS = 10_000;
 
 /**

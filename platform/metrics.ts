@@ -85,7 +85,7 @@ export interface EndpointMeasureView {
  * The measurements behind the two gauges below, by model and provider: read when the gauges
  * are collected (a scrape), not set on every request. Setting a labelled gauge hashes its
  * labels (sorted names, joined) each time: twice per proxied request, 2-3% of the CPU of
- * `npm start`'s speech path at 1 connection (bench/HISTORY.md, issue 21, eighth part).
+ * `npm start`'s speech path at 1 connection (bench/HISTORY.md).
  */
 const endpointMeasures = new Map<
   string,

@@ -45,7 +45,7 @@ function windowCounter(stem: string, interval: KeyLimitInterval, now: Date): Usa
  * The last window worked out per interval, with the UTC day it was worked out for: every
  * window starts and ends at a UTC midnight, so a window is the same all day. Working it out
  * (Dates, an ISO string) for each of the three intervals on every settlement was 1.4% of the
- * CPU of `npm start`'s speech path at 1 connection (bench/HISTORY.md, issue 21, eighth part).
+ * CPU of `npm start`'s speech path at 1 connection (bench/HISTORY.md).
  */
 const lastWindows = new Map<KeyLimitInterval, { day: number; id: string; endMs: number }>();
 

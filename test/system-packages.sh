@@ -1,5 +1,5 @@
 #!/bin/sh
-# `npm test` runs this before it builds: the system packages the suites need, named with the
+# `npm run test:all` runs this before it builds: the system packages its suites need, named with the
 # command that installs what is missing, instead of minutes of failures first. POSIX sh and shell
 # built-ins only (it runs before anything else is known to be there). .ci/run installs the same.
 #   redis-server  the throwaway Redis of every suite (test/kit/redis-server.ts; redis-cli for
@@ -38,7 +38,7 @@ else
       [ "$name" = "postgres" ] && postgres_user=yes
     done </etc/passwd
     if [ -z "$postgres_user" ]; then
-      echo "npm test: running as root, initdb needs the user postgres (Debian's postgresql package creates it)" >&2
+      echo "npm run test:all: running as root, initdb needs the user postgres (Debian's postgresql package creates it)" >&2
       postgres_ok=""
     fi
   fi
@@ -46,7 +46,7 @@ fi
 [ -n "$postgres_ok" ] || need postgresql
 
 if [ -n "$missing" ]; then
-  echo "npm test needs system packages that are missing:$missing" >&2
+  echo "npm run test:all needs system packages that are missing:$missing" >&2
   echo "install them (Debian, Ubuntu) with:" >&2
   echo "  sudo apt-get install -y$missing" >&2
   echo "(.ci/run installs them itself; README \"Two commands\" lists what each is for)" >&2

@@ -5,7 +5,7 @@ import { describe, fmt } from "../table.js";
 import { progress, type ScenarioContext } from "./context.js";
 import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";
 
-/** Issue 20's goals for a hit: judged here, never in tests. */
+/** The goals for a hit: judged here, never in tests. */
 const TARGET_HIT_TTFB_P50_MS = 2;
 const TARGET_REQ_PER_SEC_VS_FLOOR = 1;
 

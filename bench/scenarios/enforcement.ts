@@ -5,7 +5,7 @@ import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";
 
 const CONNECTIONS = 50;
 const TARGET_ADDED_P50_MS = 1;
-/** Issue 21: the tail too (at 50 connections). */
+/** The tail too (at 50 connections). */
 const TARGET_ADDED_P99_MS = 10;
 
 const BUILTINS = BUILTIN_SLUGS;

@@ -54,7 +54,7 @@ export interface PeerRun {
 }
 
 /**
- * Targets of issue 21 (the hot path), judged here, never in tests: ratios to the floor
+ * Targets of the hot path, judged here, never in tests: ratios to the floor
  * (node:http in, undici out) and to Portkey, from the same run.
  */
 const TARGETS = {

@@ -21,7 +21,7 @@ import {
 import { ROUTING_SCHEMA, routingToJson } from "./generation-json.js";
 
 /**
- * The policy every governing guardrail folds into (the README's policy algebra). An unset list
+ * The policy every governing guardrail folds into (docs/api.md, "Policy algebra"). An unset list
  * is unrestricted (null); the enums are written by their API names.
  */
 function policyToJson(p: EffectivePolicy) {

@@ -40,7 +40,7 @@ export function workspaceToJson(w: Workspace) {
     description: w.description || null,
     default_guardrail_id: w.defaultGuardrailId,
     is_default: w.isDefault,
-    // Opt-in audio cache of POST /audio/speech (README "Audio cache").
+    // Opt-in audio cache of POST /audio/speech (docs/api.md "Audio cache").
     audio_cache: w.audioCache,
     created_at: isoOrNull(w.createdAt) ?? "",
     updated_at: isoOrNull(w.updatedAt),
@@ -80,7 +80,7 @@ export const WORKSPACE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof works
 });
 
 /**
- * GET /workspaces/:id/audio-cache (README "Audio cache"): the workspace (found by id or slug)
+ * GET /workspaces/:id/audio-cache (docs/api.md "Audio cache"): the workspace (found by id or slug)
  * and what its cache holds and answered.
  */
 export function audioCacheToJson(ws: Workspace | undefined, res: GetAudioCacheResponse) {

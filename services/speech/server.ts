@@ -78,7 +78,7 @@ export interface SpeechServerOptions {
   embeddedEngine?: EmbeddedEngineSetting;
   /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
   clock?: Clock;
-  /** AUDIO_CACHE_* (README "Audio cache"); the defaults when absent. */
+  /** AUDIO_CACHE_* (docs/api.md "Audio cache"); the defaults when absent. */
   audioCache?: AudioCacheConfig;
   /**
    * Budget alerts (webhooks live in `database`): who to tell when alerts were queued, the

@@ -7,8 +7,8 @@ import { pgliteOptions } from "./pglite-options.js";
  * A new embedded database starts from a data folder made once, at build time, by the installed
  * PGlite: PGlite's initdb peaks at 750-790 MB of RSS (three WebAssembly instances) and takes
  * ~2.5 s, where loading this folder (PGlite's `loadDataDir`, in the worker thread of
- * initialize-data-dir.ts) peaks at 330-350 MB and takes ~0.9 s (bench/HISTORY.md, issue 21,
- * eighth part; README "Benchmarks" for the worker). A running system's first start no longer
+ * initialize-data-dir.ts) peaks at 330-350 MB and takes ~0.9 s (bench/HISTORY.md;
+ * docs/benchmarks.md for the worker). A running system's first start no longer
  * needs the memory a later start never uses: the build pays it once, in a process of its own
  * (an image, in its build stage). The file is named for the PGlite version that made it:
  * another version's folder is never loaded, and without one for this version a new folder is

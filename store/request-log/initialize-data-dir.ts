@@ -2,7 +2,7 @@
  * Worker thread: creates a PGlite data folder and exits, from the build's template when there
  * is one (data-dir-template.ts), else by initdb. Either way PGlite keeps what it made the
  * folder with: initdb's WebAssembly instance (a WebAssembly memory never shrinks; ~650 MB of
- * RSS, bench/HISTORY.md, issue 21 fourth part), or the template's tar and extraction buffers
+ * RSS, bench/HISTORY.md), or the template's tar and extraction buffers
  * (~90 MB of ArrayBuffers). In the process they stayed for its whole life; a worker's memory
  * goes with it.
  */

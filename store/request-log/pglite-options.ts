@@ -3,7 +3,7 @@ import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
 /**
  * PostgreSQL's shared buffer pool inside the embedded PGlite. PGlite keeps PostgreSQL's default
  * of 128 MB, and its WebAssembly memory touches all of it: that was the largest part of
- * `npm start`'s idle RSS after the engine workers (README "Request log"). The data files sit in
+ * `npm start`'s idle RSS after the engine workers (docs/operations.md "Request log"). The data files sit in
  * the host's file system, so pages that leave this pool are still read from the kernel's page
  * cache, not from disk. With 1,000,000 records the request log's list pages stay under their
  * target (`BENCH_ONLY=request-log npm run bench`).

@@ -60,7 +60,7 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
 
   it("prints the package's version, and usage for each group and command (exit 0)", async function () {
     // 55 processes of the built bin (~0.5 s of start-up each): 26 s alone on 2 cores, 105 s
-    // in npm test's lane beside the other lane, and once past the suite's 120 s.
+    // in a test:all lane beside the other lanes, and once past the suite's 120 s.
     this.timeout(360_000);
     const version = await railgate(["--version"]);
     expect(version.code).to.equal(0);

@@ -7,6 +7,7 @@ import { expectAudio, Gateway } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
+import { sharedRedisUrl } from "../kit/lane.js";
 import { pollUntil } from "../kit/poll.js";
 import {
   dashboardExpressions,
@@ -137,7 +138,7 @@ describe("dashboards and alerts: deploy/grafana and deploy/prometheus", () => {
     async function () {
       this.timeout(120_000);
       // The kit gives the three processes one request-log database, as a deployment has.
-      const split = await startSplitSystem(w.redis.url, w.env, { metrics: true });
+      const split = await startSplitSystem(sharedRedisUrl(w.redis), w.env, { metrics: true });
       try {
         const gw = new Gateway({
           gatewayPorts: {

@@ -6,6 +6,7 @@ import { expectAudio, Gateway } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
+import { sharedRedisUrl } from "../kit/lane.js";
 import { sleep } from "../kit/poll.js";
 
 const TEXT = "Window test.";
@@ -22,7 +23,7 @@ describe("enforcement: a key limit with limit_reset", () => {
 
   before(async function () {
     this.timeout(180_000);
-    clocked = await w.startSystem(w.redis.url, {}, { clock });
+    clocked = await w.startSystem(sharedRedisUrl(w.redis), {}, { clock });
     gw = new Gateway(clocked);
   });
 

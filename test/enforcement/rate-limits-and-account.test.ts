@@ -6,6 +6,7 @@ import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError } from "../kit/expect.js";
 import type { SpeechResponse } from "../kit/http.js";
+import { sharedRedisUrl } from "../kit/lane.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 const TEXT = "Rate test.";
@@ -41,7 +42,7 @@ describe("enforcement: rate limits and account settings", () => {
 
   before(async function () {
     this.timeout(180_000);
-    clocked = await w.startSystem(w.redis.url, {}, { clock });
+    clocked = await w.startSystem(sharedRedisUrl(w.redis), {}, { clock });
     main = new Gateway(clocked);
   });
 

@@ -4,6 +4,7 @@ import { costMicros, MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError } from "../kit/expect.js";
+import { sharedRedisUrl } from "../kit/lane.js";
 import { pollUntil } from "../kit/poll.js";
 
 const TEXT = "Replica check.";
@@ -19,7 +20,7 @@ describe("enforcement: two replicas on one Redis", () => {
     this.timeout(180_000);
     A = w.gw;
     // Same Redis, same prefix: a second deployment of the same system.
-    b = await w.startSystem(w.redis.url);
+    b = await w.startSystem(sharedRedisUrl(w.redis));
     B = new Gateway(b);
   });
 

@@ -62,7 +62,7 @@ async function freshRequests(
 
 /**
  * A keep-alive connection from `localAddress` that sends one request, reads the answer and then
- * idles: the attack of issue 17. Resolves once answered (false if refused or closed first).
+ * idles: the lockout attack. Resolves once answered (false if refused or closed first).
  */
 function idleAfterOneRequest(
   port: number,

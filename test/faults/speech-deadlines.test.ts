@@ -38,7 +38,7 @@ function linesOf(output: string, requestId: string): Record<string, unknown>[] {
 }
 
 /**
- * Issue 17, item 2: a speech stream has no overall deadline, so a speech process that freezes
+ * A speech stream has no overall deadline, so a speech process that freezes
  * (SIGSTOP) held the client's request open with no status for good (90 s and counting).
  * The gateway now bounds the wait for the stream's first message (524) and between messages
  * (the response is cut), cancels the call, and the speech service settles what it served

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { createGuardrail, createKey, createWorkspace } from "../kit/gateway-harness.js";
 import { Api } from "../kit/http.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 import { brokenBodies, mutate, mutations } from "./hostile-values.js";
 
@@ -31,7 +31,7 @@ interface RouteCase {
 
 describe("fuzz: JSON routes never answer 5xx", function () {
   this.timeout(300_000);
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   let api: Api;
   let baseUrl: string;
@@ -48,7 +48,7 @@ describe("fuzz: JSON routes never answer 5xx", function () {
 
   before(async function () {
     this.timeout(120_000);
-    redis = await startRedis();
+    redis = await startLaneStore();
     system = await startTestSystem(redis.url, { embeddedEngine: "auto", enginePoolSize: 1 });
     baseUrl = `http://127.0.0.1:${system.gatewayPorts.global}`;
     api = new Api(baseUrl, MANAGEMENT_KEY);

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { createTestDatabase, type DatabaseKind, type TestDatabase } from "../kit/databases.js";
+import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { LANE_DATABASES, type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: audit JSON
@@ -13,16 +13,16 @@ type Json = any;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const ADMIN_HASH = sha256(MANAGEMENT_KEY);
 
-for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
+for (const kind of LANE_DATABASES) {
   describe(`gateway: GET /api/v1/audit-log (${kind} database)`, () => {
-    let redis: ThrowawayRedis;
+    let redis: LaneStore;
     let database: TestDatabase;
     let system: RunningSystem;
     let api: Api;
 
     before(async function () {
       this.timeout(120_000);
-      redis = await startRedis();
+      redis = await startLaneStore();
       database = await createTestDatabase(kind);
       system = await startTestSystem(redis.url, {}, { database: database.db });
       api = new Api(`http://127.0.0.1:${system.gatewayPorts.global}`, MANAGEMENT_KEY);

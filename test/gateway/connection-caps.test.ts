@@ -2,7 +2,7 @@ import { connect, type Socket } from "node:net";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { loadConfig } from "../../platform/config.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const CAP = 3;
@@ -67,11 +67,11 @@ class Conn {
  * that opens a raw connection to it (closed, with the system, after the suite).
  */
 function gatewayWithCaps(caps: { maxConnections: number; maxConnectionsPerAddress: number }) {
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   const conns: Conn[] = [];
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     system = await startTestSystem(redis.url, { http: { ...loadConfig({}).http, ...caps } });
   });
   after(async () => {

@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 interface RawResponse {
@@ -58,10 +58,10 @@ function preflight(port: number, path: string, origin: string, method = "GET") {
 
 /** One system per CORS_ORIGINS value, on a throwaway Redis. */
 function withCorsOrigins(value: string | undefined): () => number {
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     system = await startTestSystem(redis.url, {
       env: value === undefined ? {} : { CORS_ORIGINS: value },
     });

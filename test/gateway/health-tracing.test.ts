@@ -5,8 +5,8 @@ import { loadConfig } from "../../platform/config.js";
 import { installTestTracing, shutdownTracing } from "../../platform/tracing.js";
 import { expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { pollUntil, sleep } from "../kit/poll.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { startTestSystem } from "../kit/system.js";
 
 /**
@@ -16,12 +16,12 @@ import { startTestSystem } from "../kit/system.js";
 describe("gateway: health probes and traces", () => {
   // A new one per test: shutdownTracing() shuts the exporter too, which then keeps nothing.
   let exporter: InMemorySpanExporter;
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   let api: Api;
 
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     system = await startTestSystem(redis.url);
     api = new Api(`http://127.0.0.1:${system.gatewayPorts.global}`);
   });

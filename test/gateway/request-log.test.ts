@@ -7,6 +7,7 @@ import { GenerationRecords } from "../../store/request-log/generations.js";
 import { createTestDatabase, sharedTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { expectError } from "../kit/expect.js";
 import type { Api, JsonResponse } from "../kit/http.js";
+import { LANE_DATABASES } from "../kit/lane.js";
 import { pollUntil } from "../kit/poll.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { expectAudio, type StandardKey, useSpeechSystem } from "../kit/speech-system.js";
@@ -18,7 +19,7 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
 /** The whole request-log API over real HTTP, on a real PostgreSQL and on the embedded PGlite. */
-for (const kind of ["postgres", "embedded"] as const) {
+for (const kind of LANE_DATABASES) {
   describe(`gateway: the request log API (${kind})`, function () {
     this.timeout(120_000);
     let t: TestDatabase | undefined;

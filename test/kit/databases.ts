@@ -7,6 +7,7 @@ import { embeddedDatabase } from "../../store/request-log/embedded-database.js";
 import { migrate } from "../../store/request-log/migrate.js";
 import { postgresDatabase } from "../../store/request-log/postgres-database.js";
 import { freePort } from "./free-port.js";
+import { LANE_DATABASES } from "./lane.js";
 import { makeTempDir, spawnChild } from "./processes.js";
 
 export type DatabaseKind = "embedded" | "postgres";
@@ -236,8 +237,8 @@ export async function createTestDatabase(
 }
 
 /**
- * Declares `suite` twice under `title`: on a real PostgreSQL (a throwaway database on the test
- * server) and on the embedded PGlite, so both answer the same SQL the same way. A fresh,
+ * Declares `suite` twice under `title` (in the fast lane only the second, see lane.ts): on a real
+ * PostgreSQL (a throwaway database on the test server) and on the embedded PGlite, so both answer the same SQL the same way. A fresh,
  * migrated database per kind for the whole suite; `getDb()` is valid between before and after.
  */
 export function onBothDatabases(
@@ -246,7 +247,7 @@ export function onBothDatabases(
   options: { migrate?: boolean } = {},
 ): void {
   describe(title, () => {
-    for (const kind of ["postgres", "embedded"] as const) {
+    for (const kind of LANE_DATABASES) {
       describe(kind, () => {
         let t: TestDatabase | undefined;
         before(async function () {

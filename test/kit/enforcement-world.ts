@@ -7,18 +7,18 @@ import type { RegionName } from "../../platform/regions.js";
 import type { Clock } from "../../platform/time.js";
 import { type Fakes, makeFakes, PROVIDERS, writeCatalog } from "./enforcement-catalog.js";
 import { Gateway } from "./enforcement-gateway.js";
-import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { type LaneStore, startLaneStore } from "./lane.js";
 import { startTestSystem } from "./system.js";
 
 /**
- * The fake upstreams, a catalog pointing at them, a throwaway Redis and one
+ * The fake upstreams, a catalog pointing at them, the lane's store (lane.ts) and one
  * whole system, shared by every enforcement suite: the embedded engine takes
  * seconds to start, so it starts once. Suites stay independent by working in
  * workspaces, keys and guardrails of their own.
  */
 export interface World {
   fakes: Fakes;
-  redis: ThrowawayRedis;
+  redis: LaneStore;
   /** The environment the services were given (catalog file). */
   env: Record<string, string>;
   system: RunningSystem;
@@ -28,7 +28,7 @@ export interface World {
    * (`embeddedEngine: "auto"`); the caller closes it.
    */
   startSystem(
-    redisUrl: string,
+    redisUrl: string | undefined,
     env?: Record<string, string>,
     options?: { embeddedEngine?: "auto" | "off"; clock?: Clock },
   ): Promise<RunningSystem>;
@@ -44,7 +44,7 @@ async function build(): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), "railgate-enforcement-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   const env = { SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
-  const redis = await startRedis();
+  const redis = await startLaneStore();
   cleanups.push(() => redis.stop());
   const startSystem: World["startSystem"] = (redisUrl, extra = {}, options = {}) =>
     startTestSystem(

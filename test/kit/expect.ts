@@ -13,7 +13,7 @@ export function expectNoInternals(message: string): void {
 }
 
 /**
- * Nothing of the inside in a message a client reads about a failure (issue 17): no address
+ * Nothing of the inside in a message a client reads about a failure (it would help an attacker): no address
  * (IPv4/IPv6 with a port, a host:port), no path, no socket or client library error code
  * (ECONNREFUSED, ENOTFOUND, UND_ERR_...), no grpc-js status text (remote_addr, "Last error"),
  * no stack, on top of expectNoInternals.

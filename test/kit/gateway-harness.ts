@@ -6,12 +6,12 @@ import type { RegionName } from "../../platform/regions.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { expectStatus } from "./expect.js";
 import { Api } from "./http.js";
-import { startRedis, type ThrowawayRedis } from "./redis-server.js";
+import { type LaneStore, startLaneStore } from "./lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
-/** What a gateway suite talks to: a throwaway Redis, the whole system, and clients for it. */
+/** What a gateway suite talks to: its store (see lane.ts), the whole system, and clients for it. */
 export interface Harness {
-  redis: ThrowawayRedis;
+  redis: LaneStore;
   system: RunningSystem;
   /** The management key on the global listener. */
   api: Api;
@@ -21,9 +21,9 @@ export interface Harness {
 }
 
 /**
- * Registers before/after hooks in the calling describe(): a private
- * redis-server on a free port (never the machine's 6379) and the system on
- * free ports against it, both stopped afterwards.
+ * Registers before/after hooks in the calling describe(): the lane's store (a private
+ * redis-server on a free port, never the machine's 6379, or the embedded store) and the system
+ * on free ports against it, both stopped afterwards.
  */
 export function useSystem(
   overrides: Partial<RailgateConfig> = {},
@@ -39,7 +39,7 @@ export function useSystem(
   const h = {} as Harness;
   let database: TestDatabase | undefined;
   before(async () => {
-    h.redis = await startRedis();
+    h.redis = await startLaneStore();
     if (options.ownDatabase) database = await createTestDatabase("embedded");
     h.system = await startTestSystem(h.redis.url, overrides, { database: database?.db });
     h.baseUrl = (region = "global") => `http://127.0.0.1:${h.system.gatewayPorts[region]}`;

@@ -6,8 +6,8 @@ import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { endpoint, model, provider, writeCatalogFile } from "./catalog-entries.js";
 import { FakeOpenAi } from "./fake-openai.js";
 import { Api, postSpeech, type SpeechResponse } from "./http.js";
+import { type LaneStore, startLaneStore } from "./lane.js";
 import { sleep } from "./poll.js";
-import { startRedis, type ThrowawayRedis } from "./redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
 /**
@@ -85,10 +85,10 @@ export interface RoutingWorld {
   recordsOf(modelId: string, count: number, status?: string): Promise<any[]>;
 }
 
-/** Registers hooks in the calling describe(): fakes, catalog, a throwaway Redis, one system. */
+/** Registers hooks in the calling describe(): fakes, catalog, the lane's store, one system. */
 export function useRoutingWorld(): RoutingWorld {
   const w = {} as RoutingWorld;
-  let redis: ThrowawayRedis | undefined;
+  let redis: LaneStore | undefined;
   let dir: string | undefined;
   before(async function () {
     this.timeout(60_000);
@@ -117,7 +117,7 @@ export function useRoutingWorld(): RoutingWorld {
         ),
       ),
     };
-    redis = await startRedis();
+    redis = await startLaneStore();
     w.system = await startTestSystem(redis.url, {
       env: {
         SPEECH_CATALOG_FILE: writeCatalogFile(dir, catalog),

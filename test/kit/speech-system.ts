@@ -8,8 +8,8 @@ import type { SqlDatabase } from "../../store/request-log/database.js";
 import { shown } from "./expect.js";
 import { FakeOpenAi } from "./fake-openai.js";
 import { Api, type JsonResponse, postSpeech, type SpeechResponse } from "./http.js";
+import { type LaneStore, startLaneStore } from "./lane.js";
 import { sleep } from "./poll.js";
-import { startRedis, type ThrowawayRedis } from "./redis-server.js";
 import { ACME_KEY, BACKUP_KEY, type Fakes, writeCatalog } from "./speech-catalog.js";
 import { MANAGEMENT_KEY, startTestSystem } from "./system.js";
 
@@ -21,7 +21,7 @@ export interface StandardKey {
 }
 
 export interface SpeechHarness {
-  redis: ThrowawayRedis;
+  redis: LaneStore;
   system: RunningSystem;
   fakes: Fakes;
   baseUrl: string;
@@ -73,10 +73,10 @@ function makeFakes(): Fakes {
 
 let names = 0;
 
-/** The fakes, their catalog, a throwaway Redis and one system on them. */
+/** The fakes, their catalog, the lane's store (lane.ts) and one system on them. */
 interface SpeechWorld {
   fakes: Fakes;
-  redis: ThrowawayRedis;
+  redis: LaneStore;
   system: RunningSystem;
   close(): Promise<void>;
 }
@@ -92,7 +92,7 @@ async function startWorld(
   // taken by another test's fake before the request is made.
   const dead = "http://127.0.0.1:1/v1";
   const catalog = writeCatalog(dir, fakes, dead);
-  const redis = await startRedis();
+  const redis = await startLaneStore();
   const system = await startTestSystem(
     redis.url,
     {
@@ -132,9 +132,9 @@ after(async () => {
 
 /**
  * Registers hooks in the calling describe(): the fake providers, a catalog file pointing at
- * them, a throwaway redis-server (never 6379) and the whole system on free ports (shared by
- * the run when `overrides` is empty, the suite's own otherwise), and a standard key of the
- * suite's own. Fakes are reset before each test.
+ * them, the lane's store (a throwaway redis-server, never 6379, or the embedded one: lane.ts)
+ * and the whole system on free ports (shared by the run when `overrides` is empty, the suite's
+ * own otherwise), and a standard key of the suite's own. Fakes are reset before each test.
  */
 export function useSpeechSystem(
   overrides: Partial<RailgateConfig> = {},

@@ -8,7 +8,8 @@ import { sharedTestDatabase } from "./databases.js";
 export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";
 
 /**
- * The whole system on free ports against the given Redis (or the memory store).
+ * The whole system on free ports against the given Redis (or, without one, the embedded store,
+ * asked for by name so that start-up never probes the machine's own Redis on 6379).
  * `overrides.env` is parsed by the configuration schema like a real environment
  * (RATE_LIMIT_PER_MINUTE and the like take effect); the other overrides win.
  *
@@ -41,12 +42,13 @@ export async function startTestSystem(
     redisUrl,
     managementKey: MANAGEMENT_KEY,
     // Every suite runs in either topology: RAILGATE_TEST_TRANSPORT=grpc puts the loopback gRPC
-    // hop back between the gateway and the services (npm test runs the HTTP suites both ways).
+    // hop back between the gateway and the services (npm run test:all runs the suites that exercise it both ways).
     internalTransport: process.env.RAILGATE_TEST_TRANSPORT === "grpc" ? "grpc" : "in-process",
     // Messages cross the in-process transport by reference: frozen, a write by the side that
     // received one throws, so no suite can pass while a service or the gateway mutates one.
     freezeInProcessMessages: true,
     embeddedEngine: "off",
+    ...(redisUrl === undefined ? { store: "embedded" as const } : {}),
     ...overrides,
   };
   // The request log: the run's shared in-memory PGlite unless the suite brings a database (a

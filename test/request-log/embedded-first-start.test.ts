@@ -66,7 +66,7 @@ async function worksAndReopens(db: SqlDatabase, folder: string): Promise<void> {
   }
 }
 
-describe("embedded database: a new folder is initialized apart (issue 21: idle RSS)", () => {
+describe("embedded database: a new folder is initialized apart (so its memory does not stay in the process)", () => {
   it("a first start loads the build's template instead of running initdb: its peak RSS is initdb's less ~500 MB", async function () {
     this.timeout(120_000);
     expect(existsSync(templatePath()), "the build's template").to.equal(true);
@@ -119,7 +119,7 @@ describe("embedded database: a new folder is initialized apart (issue 21: idle R
     this.timeout(60_000);
     const db = await embeddedDatabase(undefined);
     try {
-      // PGlite's default, PostgreSQL's 128MB, was most of its RSS: issue 21's idle memory.
+      // PGlite's default, PostgreSQL's 128MB, would be most of its idle RSS.
       expect(EMBEDDED_SHARED_BUFFERS).to.not.equal("128MB");
       expect(await sharedBuffers(db)).to.equal(EMBEDDED_SHARED_BUFFERS);
     } finally {

@@ -15,8 +15,8 @@ import { shown } from "../kit/expect.js";
 import { FakeOpenAi } from "../kit/fake-openai.js";
 import { createGuardrail, createKey, createWorkspace } from "../kit/gateway-harness.js";
 import { Api, postSpeech, type SpeechResponse } from "../kit/http.js";
+import { LANE_STORES, type LaneStore, startLaneStore } from "../kit/lane.js";
 import { sleep } from "../kit/poll.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 const MODEL = "cache/tts";
@@ -33,11 +33,11 @@ async function eventually(done: () => boolean | Promise<boolean>, what: string):
   expect.fail(`never happened: ${what}`);
 }
 
-for (const store of ["redis", "embedded"] as const) {
+for (const store of LANE_STORES) {
   describe(`speech: audio cache (${store} store)`, function () {
     this.timeout(60_000);
     let upstream: FakeOpenAi;
-    let redis: ThrowawayRedis | undefined;
+    let redis: LaneStore | undefined;
     let system: RunningSystem;
     let dir: string;
     let baseUrl: string;
@@ -67,7 +67,7 @@ for (const store of ["redis", "embedded"] as const) {
         audioCache: { ...AUDIO_CACHE_DEFAULTS, workspaceBytes: BUDGET },
       };
       if (store === "redis") {
-        redis = await startRedis();
+        redis = await startLaneStore();
         system = await startTestSystem(redis.url, overrides);
       } else {
         system = await startTestSystem(undefined, { ...overrides, store: "embedded" });

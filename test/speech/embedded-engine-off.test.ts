@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { Api } from "../kit/http.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 
 /** The committed docker-compose example: the embedded model plus OpenAI's tts-1. */
@@ -16,13 +16,13 @@ const EXAMPLE_CATALOG = fileURLToPath(
  * system is checked to start, report healthy and serve the rest of its catalog without it.
  */
 describe("speech: without the embedded engine (RAILGATE_EMBEDDED_ENGINE=off)", () => {
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   let admin: Api;
   let anon: Api;
 
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     system = await startTestSystem(redis.url, {
       env: {
         RAILGATE_EMBEDDED_ENGINE: "off",

@@ -3,10 +3,10 @@ import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { builtInEspeak, writeCatalogFile } from "../kit/catalog-entries.js";
 import { expectError, expectNoLeaks, expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
+import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { captureLogs, type LogCapture, type LogLine } from "../kit/log-capture.js";
 import { pollUntil } from "../kit/poll.js";
 import { makeTempDir } from "../kit/processes.js";
-import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { useSpeechSystem } from "../kit/speech-system.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
@@ -17,7 +17,7 @@ const MISCONFIGURED = "railgate/espeak-misconfigured";
 const joined = (lines: LogLine[]) => lines.map((l) => JSON.stringify(l)).join("\n");
 
 /**
- * Issue 17, item 4: a 502 once read `Provider dead could not be reached: connect ECONNREFUSED
+ * A 502 once read `Provider dead could not be reached: connect ECONNREFUSED
  * 127.0.0.1:47070`. A client now reads the provider and the kind of failure only; the detail
  * (the address, the error code, the provider's own words) is logged with the request id.
  * Over real HTTP, in either topology (RAILGATE_TEST_TRANSPORT=grpc puts the gRPC hop back).
@@ -90,12 +90,12 @@ describe("speech: failure messages name the provider and the kind, the log has t
  */
 describe("speech: an embedded engine failure names the provider, the log has the exception", function () {
   this.timeout(120_000);
-  let redis: ThrowawayRedis;
+  let redis: LaneStore;
   let system: RunningSystem;
   let speaker: Api;
 
   before(async () => {
-    redis = await startRedis();
+    redis = await startLaneStore();
     const catalog = writeCatalogFile(makeTempDir("rg-engine-errors-"), {
       providers: {},
       models: [

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { readRepoFile } from "../kit/start-commands.js";
 
 /**
- * npm test's last lane runs suites on "the Node.js the image runs" (test/image-node, installed
+ * npm run test:all's last lane runs suites on "the Node.js the image runs" (test/image-node, installed
  * from npm): that is only true while its version is on the Dockerfile's Node line. A Dockerfile
  * moved to another major would leave the lane testing a runtime nothing deploys.
  */

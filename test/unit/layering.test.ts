@@ -5,7 +5,7 @@ import { expect } from "chai";
 import ts from "typescript";
 
 /**
- * The layers of the README's "Layout", each importing only what is below it:
+ * The layers of docs/architecture.md's "Layout", each importing only what is below it:
  * apps -> gateway / services -> governance -> store -> platform -> gen. The gateway and the
  * services share a rank but not each other: the gateway reaches the services (and the
  * enforcement they run, governance/) only through their RPC clients in gen/, and a service

@@ -18,11 +18,11 @@ describe("the one-process system starts the same way everywhere", () => {
     expect(dockerfileFlags()).to.deep.equal(npmStartNodeFlags());
   });
 
-  it("one V8 helper thread (issue 21: Node's four competed with the request thread on 2 cores)", () => {
+  it("one V8 helper thread (Node's four compete with the request thread on 2 cores)", () => {
     expect(npmStartNodeFlags()).to.include("--v8-pool-size=1");
   });
 
-  it("a full collection lets the old generation grow 2.5x (issue 21: 2-3 a second at 1 connection)", () => {
+  it("a full collection lets the old generation grow 2.5x (fewer full collections at 1 connection)", () => {
     expect(npmStartNodeFlags()).to.include("--heap-growing-percent=150");
   });
 });
@@ -37,7 +37,7 @@ describe("the split services start the same way everywhere", () => {
     for (const [service, own] of compose) expect(own, service).to.deep.equal(flags);
   });
 
-  it("a full collection lets the old generation grow 2.5x, as in npm start (issue 21)", () => {
+  it("a full collection lets the old generation grow 2.5x, as in npm start", () => {
     for (const [service, flags] of serviceCommandFlags("docker-compose.yml"))
       expect(flags, service).to.include("--heap-growing-percent=150");
   });

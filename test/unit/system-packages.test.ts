@@ -20,14 +20,16 @@ async function check(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: st
   }
 }
 
-describe("npm test's first step: the system packages the suites need (test/system-packages.sh)", () => {
+describe("npm run test:all's first step: the system packages its suites need (test/system-packages.sh)", () => {
   it("names every missing package and the command that installs them, and fails", async () => {
     const empty = mkdtempSync(join(tmpdir(), "railgate-no-tools-"));
     try {
       const got = await check({ PATH: empty, CHROMIUM_PATH: join(empty, "chromium") });
       expect(got.code).to.equal(1);
       const packages = "redis-server redis-tools openssl chromium prometheus ffmpeg";
-      expect(got.stderr).to.include(`npm test needs system packages that are missing: ${packages}`);
+      expect(got.stderr).to.include(
+        `npm run test:all needs system packages that are missing: ${packages}`,
+      );
       expect(got.stderr).to.match(
         new RegExp(`sudo apt-get install -y ${packages}( postgresql)?\\n`),
       );

@@ -78,7 +78,7 @@ function readMeta(clip: StoredClip): ClipMeta | undefined {
 }
 
 /**
- * The audio cache of POST /audio/speech (README "Audio cache"): opt-in per workspace, never
+ * The audio cache of POST /audio/speech (docs/api.md "Audio cache"): opt-in per workspace, never
  * shared across workspaces, consulted after admission (so guardrails, budgets and rate limits
  * hold for hits too). Identical requests that arrive while one is being synthesized in this
  * process make one synthesis (request collapsing); across replicas each process synthesizes its

@@ -2,7 +2,7 @@ import { AUDIO_FORMAT_NAMES } from "../../../platform/audio-formats.js";
 import type { CatalogSource } from "../../../platform/catalog/types.js";
 
 /*
- * The built-in catalog, written as a catalog file is (README "Model catalog"): the loader checks
+ * The built-in catalog, written as a catalog file is (docs/configuration.md "Model catalog"): the loader checks
  * it and builds the catalog from it like any other, and tests write its entries into theirs.
  */
 

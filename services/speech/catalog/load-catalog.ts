@@ -233,7 +233,7 @@ export function defaultCatalog(openAi?: CatalogSource["openAi"]): Catalog {
   return parseCatalog(defaultCatalogDocument(openAi));
 }
 
-/** The catalog file when one is set (a JSON document, see README), else the built-in default. */
+/** The catalog file when one is set (a JSON document, see docs/configuration.md), else the built-in default. */
 export function loadCatalog(source: CatalogSource): Catalog {
   const file = source.file;
   if (!file) return defaultCatalog(source.openAi);

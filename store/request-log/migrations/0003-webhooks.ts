@@ -1,7 +1,7 @@
 import type { Migration } from "./migration.js";
 
 /**
- * Budget-alert webhooks (README "Budget alerts (webhooks)"):
+ * Budget-alert webhooks (docs/operations.md "Budget alerts (webhooks)"):
  * - webhooks: one row per webhook; the signing secret is kept as given (it is an HMAC key,
  *   needed to sign, so it cannot be hashed like an API key).
  * - webhook_once: what makes each threshold fire once per window across replicas: the first

@@ -79,7 +79,7 @@ async function encodeAll(format: "aac" | "flac"): Promise<Buffer> {
   return Buffer.concat(out);
 }
 
-describe("unit: aac and flac encoders started ahead of their stream (issue 21: first byte)", () => {
+describe("unit: aac and flac encoders started ahead of their stream (their first byte comes sooner)", () => {
   for (const format of ["aac", "flac"] as const) {
     it(`${format}: a stream takes the encoder primed after the one before it, and decodes as whole as a fresh one`, async function () {
       this.timeout(120_000);

@@ -52,7 +52,7 @@ const DEFAULT_JOB_TIMEOUT_MS = 30_000;
 
 /*
  * The memory rule (measured on the engine alone and with `BENCH_ONLY=engine-memory npm run
- * bench`; README "The embedded engine's sizing", bench/HISTORY.md for the runs):
+ * bench`; docs/benchmarks.md "The embedded engine's sizing", bench/HISTORY.md for the runs):
  * - a worker costs about WORKER_MB: 25-30 MB resident at rest (eSpeak's heap and compiled code,
  *   the resampler, warm LAME code; the 24 MB of voice data is read once and shared by every
  *   worker) plus its share of audio in flight under load;
