@@ -97,7 +97,7 @@ export function generationToJson(g: Generation) {
     total_cost: g.costUsd,
     usage: g.costUsd,
     is_byok: g.byok,
-    cancelled: g.status === GenerationStatus.CANCELLED,
+    cancelled: g.status === GenerationStatus.CANCELLED || g.status === GenerationStatus.INTERRUPTED,
     finish_reason: status,
     native_finish_reason: status,
     latency: g.timeToFirstByteMs,
