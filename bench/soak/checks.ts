@@ -37,20 +37,35 @@ export function isTypedError(body: unknown): boolean {
   );
 }
 
-/** No answer is a 500, and every refusal (4xx/5xx) carries the typed error body. */
+/**
+ * No answer is a 500, and every refusal (4xx/5xx) carries the typed error body. Examples are
+ * grouped by route, status and body, with how many and when (seconds into the soak).
+ */
 export function checkRefusals(calls: readonly CallObservation[]): CheckResult {
-  const failures: string[] = [];
+  const groups = new Map<string, { count: number; at: number[] }>();
   let checked = 0;
+  let failed = 0;
   for (const c of calls) {
     if (c.status === 0) continue;
     checked++;
-    const body = JSON.stringify(c.errorBody ?? null).slice(0, 160);
-    if (c.status === 500) failures.push(`${c.route}: 500 ${body}`);
+    const body = JSON.stringify(c.errorBody ?? null).slice(0, 120);
+    let line: string | undefined;
+    if (c.status === 500) line = `${c.route}: 500 ${body}`;
     else if (c.status >= 400 && !isTypedError(c.errorBody)) {
-      failures.push(`${c.route}: ${c.status} without {error:{code,message}}: ${body}`);
+      line = `${c.route}: ${c.status} without {error:{code,message}}: ${body}`;
     }
+    if (line === undefined) continue;
+    failed++;
+    const g = groups.get(line) ?? { count: 0, at: [] };
+    g.count++;
+    if (c.atSeconds !== undefined && g.at.length < 8) g.at.push(c.atSeconds);
+    groups.set(line, g);
   }
-  return result("HTTP 500 or untyped refusal", checked, failures);
+  const examples = [...groups]
+    .sort(([, a], [, b]) => b.count - a.count)
+    .slice(0, MAX_EXAMPLES)
+    .map(([line, g]) => `${g.count} x ${line}${g.at.length ? ` (at ${g.at.join(", ")} s)` : ""}`);
+  return { name: "HTTP 500 or untyped refusal", checked, failed, examples };
 }
 
 /** Every acknowledged (2xx) management write has an audit event carrying its request id. */

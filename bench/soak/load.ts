@@ -24,6 +24,11 @@ export class SoakLoad {
   /** Keys and guardrails the writers made, which later writes update. */
   private readonly writerKeys: string[] = [];
   private readonly writerGuardrails: string[] = [];
+  private readonly startedAt = Date.now();
+
+  private at(): number {
+    return Math.round((Date.now() - this.startedAt) / 1000);
+  }
 
   constructor(
     private readonly baseUrl: string,
@@ -49,7 +54,10 @@ export class SoakLoad {
         keepBody: false,
       });
       this.calls.push(
-        observe("speech", "POST /api/v1/audio/speech", answer, { keyHash: key.hash }),
+        observe("speech", "POST /api/v1/audio/speech", answer, {
+          keyHash: key.hash,
+          atSeconds: this.at(),
+        }),
       );
       // A refused or unanswered client does not spin: the refusals stay a part of the load.
       if (answer.status !== 200) await sleep(answer.status === 0 ? 500 : 100);
@@ -70,7 +78,12 @@ export class SoakLoad {
       body: options.body,
       headers: { "x-request-id": requestId, ...options.headers },
     });
-    this.calls.push(observe(kind, route, answer, kind === "write" ? { requestId } : {}));
+    this.calls.push(
+      observe(kind, route, answer, {
+        atSeconds: this.at(),
+        ...(kind === "write" ? { requestId } : {}),
+      }),
+    );
     return answer;
   }
 
@@ -80,7 +93,6 @@ export class SoakLoad {
       () => this.updateKey(),
       () => this.createGuardrail(),
       () => this.updateGuardrail(),
-      () => this.topUp(),
       () => this.topUp(),
       () => this.manage("read", "GET", "GET /api/v1/generations", "/api/v1/generations?limit=20"),
       () => this.manage("read", "GET", "GET /api/v1/audit-log", "/api/v1/audit-log?limit=20"),
@@ -152,7 +164,7 @@ export class SoakLoad {
         "POST /api/v1/workspaces/:id/credits",
         `/api/v1/workspaces/${id}/credits`,
         {
-          body: { amount_usd: 0.0004 },
+          body: { amount_usd: 0.0001 },
           headers: { "idempotency-key": idempotencyKey },
           requestId,
         },

@@ -17,6 +17,7 @@ import {
 } from "./checks.js";
 import { collect, type Holdings, registryExists } from "./collect.js";
 import { loadSoakConfig } from "./config.js";
+import { ErrorLines } from "./error-lines.js";
 import { SoakLoad } from "./load.js";
 import type { CallObservation } from "./observations.js";
 import { renderChecks, renderTotals } from "./report.js";
@@ -57,7 +58,10 @@ async function main(): Promise<number> {
     load.start(config.concurrency, config.writers);
     chaos.start();
     let registrySeen = false;
+    const errors = new ErrorLines();
+    errors.watch(system.deployment);
     const sampler = setInterval(() => {
+      errors.watch(system.deployment);
       registryExists(redis, world.workspaceIds).then(
         (found) => {
           registrySeen ||= found;
@@ -82,7 +86,11 @@ async function main(): Promise<number> {
       if (failing(results).length === 0 || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, 3_000));
     }
+    errors.watch(system.deployment);
+    const errorLines = errors.render();
     console.log(`\n${renderChecks(results)}\n\n${renderTotals(load.calls, chaos.faults)}\n`);
+    if (errorLines.length > 0)
+      console.log(`error lines the processes logged:\n${errorLines.join("\n")}\n`);
     const failed = failing(results);
     log(failed.length === 0 ? "every invariant holds" : `${failed.length} check(s) failed`);
     return failed.length === 0 ? 0 : 1;

@@ -16,6 +16,8 @@ export interface CallObservation {
   complete?: boolean;
   /** Writes: the X-Request-Id the client sent, which the audit event carries. */
   requestId?: string;
+  /** When the answer came, in whole seconds since the load started. */
+  atSeconds?: number;
   /** Speech: the key it used (its hash). */
   keyHash?: string;
 }

@@ -50,5 +50,18 @@ export function renderTotals(calls: readonly CallObservation[], faults: readonly
     (f) =>
       `  ${String(f.atSeconds).padStart(4)} s  ${f.action.padEnd(6)} ${f.target.padEnd(12)} ${(f.downMs / 1000).toFixed(1)} s${f.error ? `  ${f.error}` : ""}`,
   );
-  return [table(["total", "count"], rows), "faults:", ...log].join("\n");
+  const refusals = new Map<string, number>();
+  for (const c of calls) {
+    if (c.status !== 0 && c.status < 400) continue;
+    const k = `${c.status === 0 ? "no answer" : c.status}  ${c.route}`;
+    refusals.set(k, (refusals.get(k) ?? 0) + 1);
+  }
+  const byRoute = [...refusals].sort().map(([k, n]) => `  ${String(n).padStart(6)}  ${k}`);
+  return [
+    table(["total", "count"], rows),
+    "refused or unanswered, by route:",
+    ...byRoute,
+    "faults:",
+    ...log,
+  ].join("\n");
 }
