@@ -96,7 +96,10 @@ export function checkRequestLog(
       continue;
     }
     const n = count.get(c.generationId) ?? 0;
-    if (n !== 1) failures.push(`generation ${c.generationId}: ${n} records`);
+    if (n === 1) continue;
+    const cut = c.complete === false ? ", its audio cut short" : "";
+    const at = c.atSeconds === undefined ? "" : ` (answered at ${c.atSeconds} s${cut})`;
+    failures.push(`generation ${c.generationId}: ${n} records${at}`);
   }
   return result("admitted request without exactly one record", admitted.length, failures);
 }
