@@ -77,7 +77,10 @@ export function checkAuditTrail(
   const acked = calls.filter((c) => c.kind === "write" && c.status >= 200 && c.status < 300);
   const failures = acked
     .filter((c) => !c.requestId || !audited.has(c.requestId))
-    .map((c) => `${c.route} ${c.status} request ${c.requestId ?? "(none)"}: no audit event`);
+    .map(
+      (c) =>
+        `${c.route} ${c.status} request ${c.requestId ?? "(none)"}: no audit event${c.atSeconds === undefined ? "" : ` (answered at ${c.atSeconds} s)`}`,
+    );
   return result("acknowledged write without audit event", acked.length, failures);
 }
 
