@@ -169,8 +169,10 @@ export async function startClusterDeployment(
       const startMs = Date.now() - spawnedAt;
       balancers[kind].add(fresh.port);
       replicas[kind][index] = fresh;
+      // A replica already killed (SIGKILL: exitCode stays null, signalCode is set) is replaced too.
+      const gone = old.child.process.exitCode !== null || old.child.process.signalCode !== null;
       const exited = new Promise<number | null>((resolve) =>
-        old.child.process.exitCode !== null
+        gone
           ? resolve(old.child.process.exitCode)
           : old.child.process.once("exit", (code) => resolve(code)),
       );
