@@ -19,7 +19,7 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
 
 /** ioredis' own words for a command that never got an answer (it has no error classes for them). */
 const CLIENT_MESSAGES =
-  /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Failed to refresh slots cache|Cluster isn't ready)/;
+  /^(Command timed out|Connection is closed|Stream isn't writeable|None of startup nodes is available|Failed to refresh slots cache|Cluster isn't ready|Too many Cluster redirections)/;
 
 /** Replies of a Redis that is up but cannot serve yet (loading, failing over). */
 const SERVER_NOT_READY = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY )/;
