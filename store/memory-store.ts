@@ -32,7 +32,14 @@ import {
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
-import { nothingServed, type OutboxRecord, type ReservationCheckpoint } from "./reservations.js";
+import {
+  joinedRecord,
+  NOTHING_CHECKPOINTED,
+  nothingServed,
+  type OutboxRecord,
+  type ReservationCheckpoint,
+  WHOLE_RECORD,
+} from "./reservations.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -97,7 +104,9 @@ interface HeldReservation {
   metered: boolean;
   leaseUntilMs: number;
   actual?: Settlement;
-  record: Uint8Array;
+  /** The record's draft from admission, and how it ends as last checkpointed. */
+  draft: Uint8Array;
+  ending?: Uint8Array;
 }
 
 /**
@@ -614,10 +623,11 @@ export class MemoryStore implements Store {
     }
     if (a.recovery && a.id)
       this.scopeMap(this.reservations, a.scope).set(a.id, {
-        admission: structuredClone(a),
+        // The caller's admission is never changed after admission: kept as is (no copy).
+        admission: a,
         metered,
         leaseUntilMs: a.recovery.leaseUntilMs,
-        record: a.recovery.record.slice(),
+        draft: a.recovery.record,
       });
     return a.rate ? { ok: true, metered, rateUsed: this.counter(rateKey) } : { ok: true, metered };
   }
@@ -642,18 +652,22 @@ export class MemoryStore implements Store {
     metered: boolean,
     record?: Uint8Array,
   ): Promise<boolean> {
+    let draft: Uint8Array = new Uint8Array();
     if (a.recovery && a.id) {
       // Settled already by a recovering sweep (or a repeat): the reservation is gone.
-      if (!this.reservations.get(a.scope)?.delete(a.id)) return false;
+      const held = this.reservations.get(a.scope)?.get(a.id);
+      if (!held) return false;
+      this.reservations.get(a.scope)?.delete(a.id);
+      draft = held.draft;
     }
     if (a.id) {
       const marker = `${a.scope}/settled/${a.id}`;
       if (this.has(marker)) return false;
       this.bump(marker, 1, SETTLED_MARKER_TTL_SECONDS * 1000);
     }
-    if (record && a.id)
+    if (record && record.byteLength > 0 && a.id)
       this.scopeMap(this.outbox, a.scope).set(a.id, {
-        record: record.slice(),
+        record: record[0] === WHOLE_RECORD ? record.slice() : joinedRecord(draft, record),
         atMs: this.clock.now(),
       });
     const creditKey = `${a.scope}/credits`;
@@ -695,7 +709,7 @@ export class MemoryStore implements Store {
       r.leaseUntilMs = c.leaseUntilMs;
       if (c.progress) {
         r.actual = structuredClone(c.progress.actual);
-        r.record = c.progress.record.slice();
+        r.ending = c.progress.record.slice();
       }
       kept++;
     }
@@ -711,7 +725,8 @@ export class MemoryStore implements Store {
         .slice(0, max);
       for (const r of expired) {
         const actual = r.actual ?? nothingServed(r.admission);
-        if (await this.settle(r.admission, actual, r.metered, r.record)) settled++;
+        const ending = r.ending ?? NOTHING_CHECKPOINTED;
+        if (await this.settle(r.admission, actual, r.metered, ending)) settled++;
       }
     }
     return settled;

@@ -453,7 +453,8 @@ return out
  * difference to apply there (while its counter exists), the number of
  * budgets, whether the admission is tracked (1/0: then it applies only while its reservation is
  * registered, which it removes, so an owner and a recovering process never both settle it), the
- * record to put in the outbox ("" = none), then per budget: guardrail id, entity ("k" = the
+ * record to put in the outbox ("" = none; "P" and a whole record, or how the request ended, which
+ * the script joins to the draft admission registered: store/reservations.ts), then per budget: guardrail id, entity ("k" = the
  * request's key), the day its reservation was charged to and the delta (applied to that day,
  * even when the stream ended after midnight, while that day's bucket still exists). The record
  * goes to the scope's outbox (`outbox`, `outbox-i` by time: ARGV 9) in the same step as the
@@ -469,17 +470,20 @@ local credits = KEYS[1]
 local function settle(i, first_budget, next_i)
   local id = ARGV[i]
   local hash = ARGV[i + 4]
+  local draft = ""
   if ARGV[i + 11] == "1" then
     if redis.call("ZREM", P .. "resv-i", id) == 0 then return 0 end
-    redis.call("HDEL", P .. "resv", id)
-    redis.call("HDEL", P .. "resv-r", id)
-    redis.call("HDEL", P .. "resv-a", id)
+    draft = redis.call("HGET", P .. "resv-r", id) or ""
+    for _, h in ipairs({ "resv", "resv-r", "resv-a", "resv-p" }) do redis.call("HDEL", P .. h, id) end
   end
   if id ~= "" and marker_ttl > 0 and not redis.call("SET", P .. "settled:" .. id, "1", "NX", "EX", marker_ttl) then
     return 0
   end
-  if ARGV[i + 12] ~= "" then
-    redis.call("HSET", P .. "outbox", id, ARGV[i + 12])
+  local record = ARGV[i + 12]
+  if record ~= "" then
+    -- "P": a whole record; else how it ended, joined here to the draft registered at admission.
+    if string.byte(record, 1) ~= 80 then record = "J" .. draft .. "\\n" .. record end
+    redis.call("HSET", P .. "outbox", id, record)
     redis.call("ZADD", P .. "outbox-i", now, id)
   end
   local refund = tonumber(ARGV[i + 2])
@@ -537,7 +541,7 @@ return out
 /**
  * Moves the leases of an owner's reservations and stores what each has served so far. ARGV: the
  * scope's key prefix, then per reservation: admission id, lease end (ms), the settlement as
- * JSON and the record to write if it is settled from here ("" = unchanged). A reservation
+ * JSON and how its record ends if it is settled from here ("" = unchanged). A reservation
  * already settled (by its owner's retried settlement or by a recovering process) is left gone.
  */
 export const KEEP_RESERVATIONS = `
@@ -549,7 +553,7 @@ for i = 2, #ARGV, 4 do
     redis.call("ZADD", P .. "resv-i", "XX", ARGV[i + 1], id)
     if ARGV[i + 2] ~= "" then
       redis.call("HSET", P .. "resv-a", id, ARGV[i + 2])
-      redis.call("HSET", P .. "resv-r", id, ARGV[i + 3])
+      redis.call("HSET", P .. "resv-p", id, ARGV[i + 3])
     end
     kept = kept + 1
   end
@@ -560,8 +564,8 @@ return kept
 /**
  * Reservations whose lease ended (their owner died or froze), for a live process to settle.
  * KEYS: the scope's lease index. ARGV: the scope's key prefix, now (ms), how many at most.
- * Answers per reservation: id, metered flag then admission JSON, settlement JSON (false =
- * nothing served yet), record.
+ * Answers per reservation: id, metered flag then admission JSON, settlement JSON and how its
+ * record ends ("" = nothing served yet).
  */
 export const EXPIRED_RESERVATIONS = `
 local P = ARGV[1]
@@ -571,7 +575,7 @@ for _, id in ipairs(ids) do
   out[#out + 1] = id
   out[#out + 1] = redis.call("HGET", P .. "resv", id) or ""
   out[#out + 1] = redis.call("HGET", P .. "resv-a", id) or ""
-  out[#out + 1] = redis.call("HGET", P .. "resv-r", id) or ""
+  out[#out + 1] = redis.call("HGET", P .. "resv-p", id) or ""
 end
 return out
 `;

@@ -57,6 +57,7 @@ import { admission, counted, patched } from "./redis-replies.js";
 import {
   admissionForRecovery,
   admissionFromRecovery,
+  NOTHING_CHECKPOINTED,
   nothingServed,
   type OutboxRecord,
   type ReservationCheckpoint,
@@ -844,10 +845,9 @@ export class RedisStore implements Store {
         const progress = String(reply[i + 2] ?? "");
         const actual =
           progress === "" ? nothingServed(admission) : (JSON.parse(progress) as Settlement);
-        items.push({
-          ...settleItem(admission, actual, held[0] === "1", reply[i + 3]),
-          tracked: true,
-        });
+        const ending = reply[i + 3];
+        const record = ending && ending.byteLength > 0 ? ending : NOTHING_CHECKPOINTED;
+        items.push({ ...settleItem(admission, actual, held[0] === "1", record), tracked: true });
       }
       if (items.length === 0) continue;
       // Through the scope's group, as the owners' settlements go: each applies once either way.

@@ -9,15 +9,36 @@ import type { Admission, Settlement } from "./admission.js";
 export interface Recovery {
   /** Until when the reservation belongs to its owner: past it any process may settle it. */
   leaseUntilMs: number;
-  /** The record to write if the request is settled from here (status interrupted, cost 0). */
+  /**
+   * The record's draft, what is known at admission (never starts with "P"). A settlement's
+   * record is then either "P" and a whole record, or only how the request ended, which the store
+   * joins to the draft: "J", the draft, a newline, the ending. The speech service reads both
+   * forms (services/speech/recovery/record-parts.ts); the store never looks inside.
+   */
   record: Uint8Array;
 }
+
+/** A whole record in an outbox entry or a settlement starts with this byte ("P"). */
+export const WHOLE_RECORD = 0x50;
+
+/** The outbox entry of a record given as its ending, joined to its draft. */
+export function joinedRecord(draft: Uint8Array, ending: Uint8Array): Uint8Array {
+  const out = new Uint8Array(draft.byteLength + ending.byteLength + 2);
+  out[0] = 0x4a;
+  out.set(draft, 1);
+  out[draft.byteLength + 1] = 0x0a;
+  out.set(ending, draft.byteLength + 2);
+  return out;
+}
+
+/** How a recovered request's record ends when nothing of it was checkpointed. */
+export const NOTHING_CHECKPOINTED = new TextEncoder().encode("{}");
 
 /** What an owner knows so far about a reservation it still holds. */
 export interface ReservationCheckpoint {
   admissionId: string;
   leaseUntilMs: number;
-  /** What settling now would charge and record; absent: only the lease moves. */
+  /** What settling now would charge, and how its record would end; absent: only the lease moves. */
   progress?: { actual: Settlement; record: Uint8Array };
 }
 

@@ -131,12 +131,16 @@ export async function startSpeechServer(
     generations.startMaintenance();
     const now = () => (options.clock ?? systemClock).now();
     const recovery = recoveryTimings(options.recovery ?? CONFIG_DEFAULTS.recovery);
-    const keeper = new ReservationKeeper(store, {
-      leaseMs: recovery.leaseMs,
-      checkpointMs: recovery.checkpointMs,
-      now,
-    });
-    keeper.start();
+    // The embedded store dies with this process: nothing of it outlives a crash to recover.
+    const keeper =
+      store.kind === "redis"
+        ? new ReservationKeeper(store, {
+            leaseMs: recovery.leaseMs,
+            checkpointMs: recovery.checkpointMs,
+            now,
+          })
+        : undefined;
+    keeper?.start();
     const recoverer = new RecordRecovery(store, generations, {
       intervalMs: recovery.passMs,
       outboxGraceMs: recovery.outboxGraceMs,
@@ -220,7 +224,7 @@ export async function startSpeechServer(
         // Alert checks of the last settlements, briefly: the database is closed next.
         await Promise.race([detector.whenIdle(), sleep(SETTLE_MARGIN_MS)]);
         // Every stream has ended and settled: nothing is left to keep or recover here.
-        await Promise.all([keeper.close(), recoverer.close()]);
+        await Promise.all([keeper?.close(), recoverer.close()]);
         // Their records are queued; write them before the database closes.
         await generations.close();
         unsubscribe();

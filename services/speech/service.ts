@@ -1,4 +1,5 @@
-import { clone, create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
@@ -56,7 +57,7 @@ import {
 } from "../../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
-import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
+import { type Clock, systemClock } from "../../platform/time.js";
 import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
 import type { Admission, Settlement } from "../../store/admission.js";
 import { recordedMs } from "../../store/request-log/generations.js";
@@ -69,6 +70,14 @@ import { coalesce } from "./coalesce.js";
 import type { AdapterRegistry } from "./engines/registry.js";
 import type { GenerationLog } from "./generations.js";
 import { audioMessage, startMessage } from "./messages.js";
+import {
+  encodeDraft,
+  encodeEnding,
+  endingOf,
+  type RecordDraft,
+  recordOf,
+  wholeRecord,
+} from "./recovery/record-parts.js";
 import type { HeldReservation, ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { refusalRecord } from "./refusal-record.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
@@ -146,7 +155,7 @@ function startRecord(
   endpoint: CatalogEndpoint,
   outcomes: FilteredText["outcomes"],
   routing: RoutingStep[],
-  draft: Generation,
+  draft: RecordDraft,
 ): Generation {
   return create(GenerationSchema, {
     id: draft.id,
@@ -170,7 +179,7 @@ function startRecord(
     dataRegion: regionValue(region),
     routing,
     // The draft's time too: the request log stores a record once by (id, created_at).
-    createdAt: draft.createdAt,
+    createdAt: timestampFromMs(draft.createdAtMs),
   });
 }
 
@@ -178,33 +187,39 @@ function startRecord(
  * The record of an admitted request before any endpoint answers: what a recovering process
  * writes if this one dies before its first checkpoint (nothing known served, so nothing charged).
  */
-function draftRecord(
+function draftOf(
   principal: Principal,
   region: RegionName,
   plan: SpeechPlan,
   outcomes: FilteredText["outcomes"],
-): Generation {
-  return create(GenerationSchema, {
+  nowMs: number,
+): RecordDraft {
+  return {
     id: newGenerationId(),
+    createdAtMs: nowMs,
     model: plan.model.id,
     characters: plan.characters,
-    format: audioFormatValue(plan.format),
+    format: audioFormatValue(plan.format) ?? 0,
     sessionId: plan.sessionId,
     user: plan.user,
     trace: plan.trace,
-    filterOutcomes: outcomes,
+    filterOutcomes: outcomes.map((o) => ({
+      slug: o.slug,
+      label: o.label,
+      action: o.action,
+      count: o.count,
+      guardrailId: o.guardrailId,
+    })),
     guardrailId: decidingOutcome(outcomes)?.guardrailId ?? "",
     keyHash: principal.key.hash,
     workspaceId: principal.key.workspaceId,
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(region),
-    status: GenerationStatus.INTERRUPTED,
-    createdAt: nowTimestamp(),
-  });
+  };
 }
 
-/** What settling a stream cut off now would leave: its charge and its record (interrupted). */
+/** What settling a stream cut off now would leave: its charge and how its record ends. */
 function interruptedProgress(
   admission: Admission,
   principal: Principal,
@@ -215,27 +230,32 @@ function interruptedProgress(
   tally: AudioTally,
 ): { actual: Settlement; record: Uint8Array } {
   const billed = billedCharacters(plan.characters, GenerationStatus.INTERRUPTED, spoken);
-  const record = clone(GenerationSchema, generation);
-  record.status = GenerationStatus.INTERRUPTED;
-  record.bytes = BigInt(tally.bytes);
-  record.durationSeconds = tally.seconds;
-  record.costUsd = (billed * endpoint.pricePerMillionChars) / 1_000_000;
+  const ending = endingOf(generation, GenerationStatus.INTERRUPTED);
+  ending.bytes = tally.bytes;
+  ending.durationSeconds = tally.seconds;
+  ending.costUsd = (billed * endpoint.pricePerMillionChars) / 1_000_000;
   return {
     actual: settlement(admission, principal, billed, endpoint),
-    record: toBinary(GenerationSchema, record),
+    record: encodeEnding(ending),
   };
+}
+
+/**
+ * The record a settlement puts in the outbox: how it ended, joined there to its draft, when it is
+ * the draft's record; a whole one otherwise (a refusal record of its own); none when untracked.
+ */
+function outboxRecord(
+  held: HeldReservation | undefined,
+  draft: RecordDraft,
+  record: Generation,
+): Uint8Array | undefined {
+  if (!held) return undefined;
+  return record.id === draft.id ? encodeEnding(endingOf(record)) : wholeRecord(record);
 }
 
 /** A chunk went out: the next heartbeat checkpoints what the request has served. */
 function markServed(held: HeldReservation | undefined): void {
   if (held) held.dirty = true;
-}
-
-/** The record of an admitted request that ended before it had one of its own. */
-function failedDraft(draft: Generation): Generation {
-  const record = clone(GenerationSchema, draft);
-  record.status = GenerationStatus.FAILED;
-  return record;
 }
 
 export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
@@ -460,8 +480,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         // the request log's writer (before the stream ends, so a GET /generation right after
         // finds it). Kept for retry while the store is down: once per admission.
         const actual = settlement(admission, principal, outcome.billed, outcome.served);
-        const record = outcome.record ?? failedDraft(draft);
-        const recordBytes = toBinary(GenerationSchema, record);
+        // A request that ended before it had a record of its own (an error on the way) has its draft's.
+        const record = outcome.record ?? recordOf(draft, { status: GenerationStatus.FAILED });
+        const recordBytes = outboxRecord(held, draft, record);
         await this.retries.submit(
           "settlement",
           { admission: admission.id, scope: admission.scope, keyHash: admission.keyHash, actual },
@@ -472,7 +493,10 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
             // Not applied: a live process settled it (this one stalled past its lease) with the
             // record of its last checkpoint, which is the one that matches the counters.
             if (applied)
-              this.generations.add(record, { scope: admission.scope, id: admission.id ?? "" });
+              this.generations.add(
+                record,
+                recordBytes && { scope: admission.scope, id: admission.id ?? "" },
+              );
           },
         );
         this.deps.keeper?.release(admission);
@@ -533,12 +557,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       const at = new Date((this.deps.clock ?? systemClock).now());
       const characters = plan.characters;
-      const draft = draftRecord(principal, region, plan, outcomes);
+      const draft = draftOf(principal, region, plan, outcomes, Date.now());
       const keeper = this.deps.keeper;
-      const recovery = keeper && {
-        leaseUntilMs: keeper.leaseUntil(),
-        record: toBinary(GenerationSchema, draft),
-      };
+      const recovery = keeper && { leaseUntilMs: keeper.leaseUntil(), record: encodeDraft(draft) };
       const admitted = await inSpan(
         "railgate.admission",
         { "db.system.name": "redis", "railgate.characters": characters },

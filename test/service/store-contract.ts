@@ -775,8 +775,9 @@ export function contract(
         const outbox = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
           (o) => o.scope === ws.id,
         );
+        // Its draft joined to how it ended, as last checkpointed.
         expect(outbox.map((o) => [o.id, new TextDecoder().decode(o.record)])).to.deep.equal([
-          ["rec-1", "served 250"],
+          ["rec-1", "Jdraft rec-1\nserved 250"],
         ]);
         // The owner wakes up and settles: refused, nothing moves twice.
         expect(await store.settle(a, served(900), true, record("completed"))).to.equal(false);
@@ -798,7 +799,7 @@ export function contract(
           (o) => o.scope === ws.id,
         );
         expect(outbox.map((o) => new TextDecoder().decode(o.record))).to.deep.equal([
-          "draft rec-2",
+          "Jdraft rec-2\n{}",
         ]);
       });
 
@@ -817,7 +818,16 @@ export function contract(
         const outbox = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
           (o) => o.scope === ws.id,
         );
-        expect(outbox.map((o) => new TextDecoder().decode(o.record))).to.deep.equal(["completed"]);
+        expect(outbox.map((o) => new TextDecoder().decode(o.record))).to.deep.equal([
+          "Jdraft rec-3\ncompleted",
+        ]);
+        // A whole record ("P" first) is put there as it is.
+        const other = await tracked("rec-4", now + 1_000);
+        expect(await store.settle(other.a, served(100), true, record("Pwhole"))).to.equal(true);
+        const whole = (await store.outboxRecords(Date.now() + 1_000, 100)).filter(
+          (o) => o.scope === other.ws.id,
+        );
+        expect(whole.map((o) => new TextDecoder().decode(o.record))).to.deep.equal(["Pwhole"]);
       });
     });
 

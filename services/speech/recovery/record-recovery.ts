@@ -1,10 +1,10 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { GenerationSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
+import type { Generation } from "../../../gen/railgate/speech/v1/speech_pb.js";
 import type { RecoveryConfig } from "../../../platform/config.js";
 import { componentLogger } from "../../../platform/logger.js";
 import type { SqlDatabase } from "../../../store/request-log/database.js";
 import type { Store } from "../../../store/types.js";
 import { GenerationLog } from "../generations.js";
+import { recordFromOutbox } from "./record-parts.js";
 import { recoveryTimings } from "./timings.js";
 
 const log = componentLogger("record-recovery");
@@ -62,9 +62,9 @@ export class RecordRecovery {
     let records = 0;
     for (const o of orphans) {
       if (this.generations.holds(o.id)) continue;
-      let record: ReturnType<typeof fromBinary<typeof GenerationSchema>>;
+      let record: Generation;
       try {
-        record = fromBinary(GenerationSchema, o.record);
+        record = recordFromOutbox(o.record);
       } catch (err) {
         log.error({ err: String(err), id: o.id }, "outbox record unreadable: dropped");
         await this.store.outboxDone(o.scope, [o.id]);
