@@ -11,6 +11,7 @@ import { quote } from "../platform/quote.js";
 import { REGION_NAMES, type RegionName } from "../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../platform/request-id.js";
 import { injectTraceHeaders } from "../platform/tracing.js";
+import type { IdempotencyLedger } from "../store/types.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
@@ -21,6 +22,7 @@ import { logFailedRequest } from "./failure-log.js";
 import { FreshConnections } from "./fresh-connections.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
+import { runIdempotently, takesIdempotencyKey } from "./idempotency.js";
 import { canonicalParams, canonicalQuery } from "./json/ids.js";
 import { KeyCache } from "./key-cache.js";
 import { requestIdOf } from "./request-id.js";
@@ -47,6 +49,11 @@ export interface GatewayOptions {
   keyCache?: KeyCache;
   /** CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
   corsOrigins?: readonly string[];
+  /**
+   * Where Idempotency-Key claims and answers live (the store the services share). Without one a
+   * key is still checked and passed on (a credit top-up still applies once) but not replayed.
+   */
+  idempotency?: IdempotencyLedger;
 }
 
 /** The request handler of one regional listener (build() vs listen(): tests use both). */
@@ -108,7 +115,12 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       exchange.route = match.route.pattern;
       await authenticate(ctx, match.route.access);
       exchange.keyHash = ctx.key?.hash;
-      await match.handler(ctx);
+      const method = req.method ?? "GET";
+      if (takesIdempotencyKey(match.route, method)) {
+        await runIdempotently(ctx, options.idempotency, method, path, match.handler);
+      } else {
+        await match.handler(ctx);
+      }
       // A management change made here is visible to the next request here at once, without
       // waiting for its invalidation to come back over the stream.
       if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();

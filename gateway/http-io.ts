@@ -17,6 +17,33 @@ export async function readJsonObject(
   if (type !== "application/json") {
     throw new HttpError(415, `Content-Type must be application/json, got ${quote(type || "none")}`);
   }
+  const text = (await readBody(req, maxBytes)).toString("utf8");
+  if (text.trim() === "") throw new HttpError(400, "Request body is empty: send a JSON object");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    // V8 quotes a piece of the input in its message: keep it short.
+    const detail = err instanceof SyntaxError ? err.message.slice(0, 200) : "invalid JSON";
+    throw new HttpError(400, `Malformed JSON body: ${detail}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new HttpError(400, "Request body must be a JSON object");
+  }
+  // Ids arrive in either case (RFC 4122) and go on in the case they are stored in.
+  return canonicalBodyIds(parsed as Record<string, unknown>);
+}
+
+/** Bodies already read, so a handler reads what a wrapper read before it (see idempotency.ts). */
+const readBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/**
+ * The request's body, at most `maxBytes` (413 beyond, counted while streaming so a huge body is
+ * never held). Read once: a second call returns the same bytes.
+ */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const read = readBodies.get(req);
+  if (read) return read;
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume();
@@ -32,21 +59,9 @@ export async function readJsonObject(
     }
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") throw new HttpError(400, "Request body is empty: send a JSON object");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    // V8 quotes a piece of the input in its message: keep it short.
-    const detail = err instanceof SyntaxError ? err.message.slice(0, 200) : "invalid JSON";
-    throw new HttpError(400, `Malformed JSON body: ${detail}`);
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new HttpError(400, "Request body must be a JSON object");
-  }
-  // Ids arrive in either case (RFC 4122) and go on in the case they are stored in.
-  return canonicalBodyIds(parsed as Record<string, unknown>);
+  const body = Buffer.concat(chunks);
+  readBodies.set(req, body);
+  return body;
 }
 
 export function sendJson(
@@ -85,8 +100,17 @@ export function sendError(
     res.destroy();
     return;
   }
+  sendJsonText(res, status, errorBodyText(status, message, metadata), headers);
+}
+
+/** The error envelope `{ error: { code, message, metadata? } }` as sendError writes it. */
+export function errorBodyText(
+  status: number,
+  message: string,
+  metadata?: Record<string, unknown>,
+): string {
   const error = metadata ? { code: status, message, metadata } : { code: status, message };
-  sendJson(res, status, { error }, headers);
+  return JSON.stringify({ error });
 }
 
 /** Why node:http refused a request before any handler saw it. */

@@ -191,6 +191,27 @@ declare module "ioredis" {
     rgAdmitGroup(...args: AdmitGroupArgs): Result<AdmitReply[], Context>;
     /** Per request: 1 applied, 0 a repeated admission id (skipped), or the error it alone met. */
     rgSettleGroup(...args: SettleGroupArgs): Result<(number | string)[], Context>;
+    rgAddCreditsOnce(
+      creditsAdded: RedisKey,
+      credits: RedisKey,
+      marker: RedisKey,
+      micros: number,
+      ttlSeconds: number,
+    ): Result<[applied: Done, balance: number], Context>;
+    rgClaimIdempotency(
+      record: RedisKey,
+      fingerprint: string,
+      token: string,
+      claimMs: number,
+    ): Result<string[], Context>;
+    rgCompleteIdempotency(
+      record: RedisKey,
+      token: string,
+      status: number,
+      body: string,
+      ttlMs: number,
+    ): Result<Done, Context>;
+    rgReleaseIdempotency(record: RedisKey, token: string): Result<Done, Context>;
     /** Per guardrail, in order: keys' total, members' total, largest entity, entities. */
     rgGuardrailSpend(...args: GuardrailSpendArgs): Result<number[], Context>;
   }
@@ -219,6 +240,10 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },
   rgSettleGroup: { lua: lua.SETTLE_GROUP, numberOfKeys: 1 },
   rgGuardrailSpend: { lua: lua.GUARDRAIL_SPEND, numberOfKeys: 1 },
+  rgAddCreditsOnce: { lua: lua.ADD_CREDITS_ONCE, numberOfKeys: 3 },
+  rgClaimIdempotency: { lua: lua.CLAIM_IDEMPOTENCY, numberOfKeys: 1 },
+  rgCompleteIdempotency: { lua: lua.COMPLETE_IDEMPOTENCY, numberOfKeys: 1 },
+  rgReleaseIdempotency: { lua: lua.RELEASE_IDEMPOTENCY, numberOfKeys: 1 },
 };
 
 /** Defines every script on a client (a Cluster routes each call by its first key's slot). */

@@ -106,11 +106,10 @@ export async function startSystem(
         )
       : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );
-  const gateway = await startGateway(
-    config.gatewayPorts,
-    config.host,
-    gatewayOptions(config, clients),
-  );
+  const gateway = await startGateway(config.gatewayPorts, config.host, {
+    ...gatewayOptions(config, clients),
+    idempotency: store,
+  });
   log.info(
     {
       gateway: gateway.ports,

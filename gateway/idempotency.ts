@@ -1,0 +1,130 @@
+import { hash } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import {
+  IDEMPOTENCY_CLAIM_SECONDS,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_TTL_SECONDS,
+  IDEMPOTENT_REPLAYED_HEADER,
+  idempotencyId,
+  idempotencyKeyProblem,
+} from "../platform/idempotency.js";
+import { componentLogger } from "../platform/logger.js";
+import type { IdempotencyLedger, IdempotentAnswer } from "../store/types.js";
+import type { Handler, RequestContext, Route } from "./context.js";
+import { errorReply, HttpError } from "./http-error.js";
+import { errorBodyText, readBody, sendJsonText } from "./http-io.js";
+
+const log = componentLogger("gateway");
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT", "DELETE"]);
+
+/**
+ * Whether a route's method takes an Idempotency-Key: the management writes of the API
+ * (workspaces, keys, guardrails, assignments, webhooks, credits). Speech is not one: its answer
+ * is a stream, and a retry is a new generation.
+ */
+export function takesIdempotencyKey(route: Route, method: string): boolean {
+  return (
+    route.access === "management" &&
+    WRITE_METHODS.has(method) &&
+    route.pattern.startsWith("/api/v1/")
+  );
+}
+
+/** What identifies a request under its key: method, path and body bytes. */
+export function requestFingerprint(method: string, path: string, body: Buffer): string {
+  return hash("sha256", Buffer.concat([Buffer.from(`${method} ${path}\n`), body]), "hex");
+}
+
+function replay(res: ServerResponse, answer: IdempotentAnswer): void {
+  sendJsonText(res, answer.status, answer.body, { [IDEMPOTENT_REPLAYED_HEADER]: "true" });
+}
+
+/** Records the body a handler ends the response with (every management answer is one JSON text). */
+function recordAnswer(res: ServerResponse): () => IdempotentAnswer | undefined {
+  let body: string | undefined;
+  const end = res.end;
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    const chunk = args[0];
+    if (typeof chunk === "string") body = chunk;
+    else if (Buffer.isBuffer(chunk)) body = chunk.toString("utf8");
+    return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse["end"];
+  return () => (body === undefined ? undefined : { status: res.statusCode, body });
+}
+
+/**
+ * Runs a management write under its Idempotency-Key, if it has one: the first request with a key
+ * claims it in the ledger, runs, and stores its answer for IDEMPOTENCY_TTL_SECONDS; a repeat
+ * (same caller, key, method, path and body) gets that answer again with Idempotent-Replayed and
+ * changes nothing. The same key on another request is a 422; on one still running, a 409. The
+ * key also goes on to the service, whose credit top-up applies once per key by itself.
+ * An answer the request may get otherwise on a retry (a 5xx, a client that went away before an
+ * answer) is not stored: the claim is freed, and a retry runs again.
+ */
+export async function runIdempotently(
+  ctx: RequestContext,
+  ledger: IdempotencyLedger | undefined,
+  method: string,
+  path: string,
+  handler: Handler,
+): Promise<void> {
+  const key = ctx.req.headers[IDEMPOTENCY_KEY_HEADER];
+  if (key === undefined) return handler(ctx);
+  const problem = idempotencyKeyProblem(key);
+  if (problem !== undefined || typeof key !== "string")
+    throw new HttpError(400, problem ?? "Idempotency-Key must be sent once");
+  ctx.call.headers = { ...ctx.call.headers, [IDEMPOTENCY_KEY_HEADER]: key };
+  const callerHash = ctx.key?.hash;
+  if (!ledger || !callerHash) return handler(ctx);
+
+  const id = idempotencyId(callerHash, key);
+  const fingerprint = requestFingerprint(method, path, await readBody(ctx.req, ctx.maxBodyBytes));
+  const claim = await ledger.claimIdempotency(id, fingerprint, IDEMPOTENCY_CLAIM_SECONDS);
+  if (claim.state !== "claimed" && claim.fingerprint !== fingerprint) {
+    throw new HttpError(
+      422,
+      "Idempotency-Key was already used with another request (method, path or body): use a new key for a new request",
+    );
+  }
+  if (claim.state === "in-progress") {
+    throw new HttpError(
+      409,
+      "Idempotency-Key is in use by a request still in progress: retry once it has been answered",
+      { "retry-after": "1" },
+    );
+  }
+  if (claim.state === "done") {
+    replay(ctx.res, claim.answer);
+    return;
+  }
+
+  const answered = recordAnswer(ctx.res);
+  let failure: unknown;
+  let answer: IdempotentAnswer | undefined;
+  try {
+    await handler(ctx);
+    answer = answered();
+  } catch (err) {
+    failure = err;
+    const reply = errorReply(err);
+    // A client error is the request's answer; a server error or a cut request may go otherwise.
+    if (reply.status < 500 && !ctx.signal.aborted) {
+      answer = {
+        status: reply.status,
+        body: errorBodyText(reply.status, reply.message, reply.metadata),
+      };
+    }
+  }
+  try {
+    if (answer) await ledger.completeIdempotency(id, claim.token, answer, IDEMPOTENCY_TTL_SECONDS);
+    else await ledger.releaseIdempotency(id, claim.token);
+  } catch (err) {
+    // The client has (or gets) its answer; the claim expires after IDEMPOTENCY_CLAIM_SECONDS.
+    log.warn(
+      { err: err instanceof Error ? err.message : String(err), path },
+      "could not store an Idempotency-Key answer: a retry runs again once the claim expires",
+    );
+  }
+  if (failure !== undefined) throw failure;
+}
