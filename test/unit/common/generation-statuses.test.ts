@@ -4,12 +4,13 @@ import { GenerationSchema, GenerationStatus } from "../../../gen/railgate/speech
 import { GENERATION_STATUSES } from "../../../platform/generation-statuses.js";
 
 describe("unit: generation statuses", () => {
-  it("are the four the request log and the API name", () => {
+  it("are the five the request log and the API name", () => {
     expect(GENERATION_STATUSES.names).to.deep.equal([
       "completed",
       "failed",
       "cancelled",
       "refused",
+      "unavailable",
     ]);
     expect(GENERATION_STATUSES.is("refused")).to.equal(true);
     expect(GENERATION_STATUSES.is("REFUSED")).to.equal(false);
