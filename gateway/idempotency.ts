@@ -40,17 +40,41 @@ function replay(res: ServerResponse, answer: IdempotentAnswer): void {
   sendJsonText(res, answer.status, answer.body, { [IDEMPOTENT_REPLAYED_HEADER]: "true" });
 }
 
-/** Records the body a handler ends the response with (every management answer is one JSON text). */
-function recordAnswer(res: ServerResponse): () => IdempotentAnswer | undefined {
-  let body: string | undefined;
-  const end = res.end;
+/**
+ * Holds back the answer a handler writes (every management answer is one writeHead and one end
+ * of a JSON text), so it is stored before the client reads it: a client that has its answer and
+ * sends the request again gets it replayed, never a 409. `send` restores the response and writes
+ * what was held.
+ */
+function holdAnswer(res: ServerResponse): {
+  held(): IdempotentAnswer | undefined;
+  send(): void;
+} {
+  const { writeHead, end } = res;
+  let head: unknown[] | undefined;
+  let body: string | Buffer | undefined;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    head = args;
+    return this;
+  } as ServerResponse["writeHead"];
   res.end = function (this: ServerResponse, ...args: unknown[]) {
     const chunk = args[0];
-    if (typeof chunk === "string") body = chunk;
-    else if (Buffer.isBuffer(chunk)) body = chunk.toString("utf8");
-    return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    body = typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk : "";
+    return this;
   } as ServerResponse["end"];
-  return () => (body === undefined ? undefined : { status: res.statusCode, body });
+  const restore = () => {
+    res.writeHead = writeHead;
+    res.end = end;
+  };
+  return {
+    held: () =>
+      head && body !== undefined ? { status: head[0] as number, body: body.toString() } : undefined,
+    send() {
+      restore();
+      if (head) (writeHead as (...a: unknown[]) => ServerResponse).apply(res, head);
+      if (body !== undefined) res.end(body);
+    },
+  };
 }
 
 /**
@@ -99,12 +123,12 @@ export async function runIdempotently(
     return;
   }
 
-  const answered = recordAnswer(ctx.res);
+  const response = holdAnswer(ctx.res);
   let failure: unknown;
   let answer: IdempotentAnswer | undefined;
   try {
     await handler(ctx);
-    answer = answered();
+    answer = response.held();
   } catch (err) {
     failure = err;
     const reply = errorReply(err);
@@ -120,11 +144,14 @@ export async function runIdempotently(
     if (answer) await ledger.completeIdempotency(id, claim.token, answer, IDEMPOTENCY_TTL_SECONDS);
     else await ledger.releaseIdempotency(id, claim.token);
   } catch (err) {
-    // The client has (or gets) its answer; the claim expires after IDEMPOTENCY_CLAIM_SECONDS.
+    // The write is done: its answer goes out; a retry runs again once the claim expires.
     log.warn(
       { err: err instanceof Error ? err.message : String(err), path },
       "could not store an Idempotency-Key answer: a retry runs again once the claim expires",
     );
+  } finally {
+    // The answer the handler wrote (an error is written by the caller, from `failure`).
+    response.send();
   }
   if (failure !== undefined) throw failure;
 }

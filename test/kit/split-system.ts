@@ -19,6 +19,13 @@ export interface SplitSystem {
   guardrail: Child;
   speech: Child;
   baseUrl(region?: RegionName): string;
+  /** The guardrail process's gRPC address (AccountService, GuardrailService): direct callers. */
+  guardrailGrpcUrl: string;
+  /**
+   * SIGKILLs the gateway (requests in flight are cut) and starts a new one on the same ports
+   * (`gateway` is then the new process); resolves once it is healthy.
+   */
+  restartGateway(): Promise<void>;
   /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
   metricsUrls: { guardrail?: string; speech?: string };
   stop(): Promise<void>;
@@ -105,10 +112,11 @@ export async function startSplitSystem(
       const [g, s] = await Promise.all([metricsUrlOf(guardrail), metricsUrlOf(speech)]);
       Object.assign(metricsUrls, { guardrail: g, speech: s });
     }
-    const gateway = spawn("gateway", {
+    const gatewayEnv = {
       GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
       SPEECH_GRPC_URL: `http://127.0.0.1:${speechPort}`,
-    });
+    };
+    let gateway = spawn("gateway", gatewayEnv);
     const ports =
       picked?.gateway ??
       (
@@ -118,12 +126,24 @@ export async function startSplitSystem(
       ).gateway;
     const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
     await waitForHealth(baseUrl(), gateway);
-    return {
+    const system: SplitSystem = {
       gateway,
       guardrail,
       speech,
       baseUrl,
+      guardrailGrpcUrl: gatewayEnv.GUARDRAIL_GRPC_URL,
       metricsUrls,
+      restartGateway: async () => {
+        const old = gateway.process;
+        if (old.exitCode === null && old.signalCode === null) {
+          const exited = new Promise((resolve) => old.once("exit", resolve));
+          old.kill("SIGKILL");
+          await exited;
+        }
+        gateway = spawn("gateway", { ...gatewayEnv, ...gatewayPortEnv(ports) });
+        system.gateway = gateway;
+        await waitForHealth(baseUrl(), gateway);
+      },
       stop: async () => {
         // A frozen process cannot take its SIGTERM: thaw it first.
         for (const c of started) c.process.kill("SIGCONT");
@@ -131,6 +151,7 @@ export async function startSplitSystem(
         await Promise.all([guardrail.stop(5_000), speech.stop(5_000)]);
       },
     };
+    return system;
   } catch (err) {
     for (const c of started) c.process.kill("SIGCONT");
     await Promise.all(started.map((c) => c.stop(2_000)));
