@@ -41,6 +41,13 @@ describe("gateway: when the store goes away", () => {
       api.patch(`/api/v1/guardrails/${guardrailId}`, { description: "during the outage" }),
       api.post("/api/v1/guardrails", { name: "During the outage" }),
       api.post("/api/v1/keys", { name: "During the outage" }),
+      // A write with an Idempotency-Key: its claim cannot be taken, so nothing runs.
+      api.request(
+        "POST",
+        "/api/v1/keys",
+        { name: "During the outage" },
+        { headers: { "idempotency-key": "outage-1" } },
+      ),
     ];
     for (const res of await Promise.all(requests)) {
       expectError(res, 503);
