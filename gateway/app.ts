@@ -11,7 +11,6 @@ import { quote } from "../platform/quote.js";
 import { REGION_NAMES, type RegionName } from "../platform/regions.js";
 import { REQUEST_ID_HEADER } from "../platform/request-id.js";
 import { injectTraceHeaders } from "../platform/tracing.js";
-import type { IdempotencyLedger } from "../store/types.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
@@ -49,11 +48,6 @@ export interface GatewayOptions {
   keyCache?: KeyCache;
   /** CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
   corsOrigins?: readonly string[];
-  /**
-   * Where Idempotency-Key claims and answers live (the store the services share). Without one a
-   * key is still checked and passed on (a credit top-up still applies once) but not replayed.
-   */
-  idempotency?: IdempotencyLedger;
 }
 
 /** The request handler of one regional listener (build() vs listen(): tests use both). */
@@ -117,7 +111,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       exchange.keyHash = ctx.key?.hash;
       const method = req.method ?? "GET";
       if (takesIdempotencyKey(match.route, method)) {
-        await runIdempotently(ctx, options.idempotency, method, path, match.handler);
+        await runIdempotently(ctx, method, path, match.handler);
       } else {
         await match.handler(ctx);
       }

@@ -1,20 +1,23 @@
 import { hash } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { IdempotencyKeyState } from "../gen/railgate/account/v1/account_service_pb.js";
 import {
-  IDEMPOTENCY_CLAIM_SECONDS,
   IDEMPOTENCY_KEY_HEADER,
-  IDEMPOTENCY_TTL_SECONDS,
   IDEMPOTENT_REPLAYED_HEADER,
-  idempotencyId,
   idempotencyKeyProblem,
 } from "../platform/idempotency.js";
 import { componentLogger } from "../platform/logger.js";
-import type { IdempotencyLedger, IdempotentAnswer } from "../store/types.js";
 import type { Handler, RequestContext, Route } from "./context.js";
 import { errorReply, HttpError } from "./http-error.js";
 import { errorBodyText, readBody, sendJsonText } from "./http-io.js";
 
 const log = componentLogger("gateway");
+
+/** The first answer to a request made with an Idempotency-Key, as the client read it. */
+interface IdempotentAnswer {
+  status: number;
+  body: string;
+}
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 
@@ -79,16 +82,16 @@ function holdAnswer(res: ServerResponse): {
 
 /**
  * Runs a management write under its Idempotency-Key, if it has one: the first request with a key
- * claims it in the ledger, runs, and stores its answer for IDEMPOTENCY_TTL_SECONDS; a repeat
- * (same caller, key, method, path and body) gets that answer again with Idempotent-Replayed and
- * changes nothing. The same key on another request is a 422; on one still running, a 409. The
- * key also goes on to the service, whose credit top-up applies once per key by itself.
- * An answer the request may get otherwise on a retry (a 5xx, a client that went away before an
- * answer) is not stored: the claim is freed, and a retry runs again.
+ * claims it (AccountService keeps the claims and answers in the services' store, per caller),
+ * runs, and stores its answer before sending it; a repeat (same caller, key, method, path and
+ * body) within 24 h gets that answer again with Idempotent-Replayed and changes nothing. The
+ * same key on another request is a 422; on one still running, a 409. The key also goes on to
+ * the service, whose credit top-up applies once per key by itself. An answer a retry may get
+ * otherwise (a 5xx, a client that went away before an answer) is not stored: the claim is
+ * freed, and a retry runs again.
  */
 export async function runIdempotently(
   ctx: RequestContext,
-  ledger: IdempotencyLedger | undefined,
   method: string,
   path: string,
   handler: Handler,
@@ -99,27 +102,25 @@ export async function runIdempotently(
   if (problem !== undefined || typeof key !== "string")
     throw new HttpError(400, problem ?? "Idempotency-Key must be sent once");
   ctx.call.headers = { ...ctx.call.headers, [IDEMPOTENCY_KEY_HEADER]: key };
-  const callerHash = ctx.key?.hash;
-  if (!ledger || !callerHash) return handler(ctx);
+  const accounts = ctx.clients.accounts;
 
-  const id = idempotencyId(callerHash, key);
   const fingerprint = requestFingerprint(method, path, await readBody(ctx.req, ctx.maxBodyBytes));
-  const claim = await ledger.claimIdempotency(id, fingerprint, IDEMPOTENCY_CLAIM_SECONDS);
-  if (claim.state !== "claimed" && claim.fingerprint !== fingerprint) {
+  const claim = await accounts.claimIdempotencyKey({ fingerprint }, ctx.call);
+  if (claim.state !== IdempotencyKeyState.CLAIMED && claim.fingerprint !== fingerprint) {
     throw new HttpError(
       422,
       "Idempotency-Key was already used with another request (method, path or body): use a new key for a new request",
     );
   }
-  if (claim.state === "in-progress") {
+  if (claim.state === IdempotencyKeyState.IN_PROGRESS) {
     throw new HttpError(
       409,
       "Idempotency-Key is in use by a request still in progress: retry once it has been answered",
       { "retry-after": "1" },
     );
   }
-  if (claim.state === "done") {
-    replay(ctx.res, claim.answer);
+  if (claim.state === IdempotencyKeyState.DONE) {
+    replay(ctx.res, { status: claim.status, body: claim.body });
     return;
   }
 
@@ -140,9 +141,11 @@ export async function runIdempotently(
       };
     }
   }
+  // Not on the request's signal: the claim is settled even when its client has gone.
+  const settle = { headers: ctx.call.headers };
   try {
-    if (answer) await ledger.completeIdempotency(id, claim.token, answer, IDEMPOTENCY_TTL_SECONDS);
-    else await ledger.releaseIdempotency(id, claim.token);
+    if (answer) await accounts.completeIdempotencyKey({ token: claim.token, ...answer }, settle);
+    else await accounts.releaseIdempotencyKey({ token: claim.token }, settle);
   } catch (err) {
     // The write is done: its answer goes out; a retry runs again once the claim expires.
     log.warn(

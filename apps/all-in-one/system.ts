@@ -106,10 +106,11 @@ export async function startSystem(
         )
       : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );
-  const gateway = await startGateway(config.gatewayPorts, config.host, {
-    ...gatewayOptions(config, clients),
-    idempotency: store,
-  });
+  const gateway = await startGateway(
+    config.gatewayPorts,
+    config.host,
+    gatewayOptions(config, clients),
+  );
   log.info(
     {
       gateway: gateway.ports,

@@ -5,10 +5,7 @@ import { createServiceClients, grpcTransports } from "../../gateway/clients.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { runUntilSignal } from "../../platform/lifecycle.js";
 import { componentLogger } from "../../platform/logger.js";
-import { openStore } from "../../store/open-store.js";
 import { gatewayOptions } from "../server-options.js";
-
-const log = componentLogger("gateway");
 
 await runUntilSignal("gateway", async (config) => {
   // Without a service credential the services would take every client to be in
@@ -30,29 +27,12 @@ await runUntilSignal("gateway", async (config) => {
       config.grpcUnaryTimeoutMs,
     ),
   );
-  // Idempotency-Key answers live in the Redis the services share, so any replica replays them.
-  // Without one the keys still reach the services (a credit top-up applies once) but answers
-  // are not replayed.
-  const store =
-    config.redisUrl || config.redisClusterNodes
-      ? await openStore(config, undefined, "gateway")
-      : undefined;
-  if (!store) {
-    log.warn(
-      "no REDIS_URL or REDIS_CLUSTER_NODES: Idempotency-Key answers are not stored, so a retried management write runs again",
-    );
-  }
-  const gateway = await startGateway(config.gatewayPorts, config.host, {
-    ...gatewayOptions(config, clients),
-    idempotency: store,
-  });
+  const gateway = await startGateway(
+    config.gatewayPorts,
+    config.host,
+    gatewayOptions(config, clients),
+  );
   // The ports it bound (any of them may be 0).
-  log.info({ gateway: gateway.ports }, "gateway is up");
-  return {
-    ...gateway,
-    close: async (options?: { graceMs?: number }) => {
-      await gateway.close(options);
-      await store?.close();
-    },
-  };
+  componentLogger("gateway").info({ gateway: gateway.ports }, "gateway is up");
+  return gateway;
 });

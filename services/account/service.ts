@@ -45,7 +45,12 @@ import { ORG_SCOPE, type Store } from "../../store/types.js";
 import { listAuditEvents } from "./audit-events.js";
 import { keyAuditFields, workspaceAuditFields } from "./audit-fields.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
-import { idempotencyIdOf } from "./idempotency.js";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  idempotencyIdOf,
+  releaseIdempotencyKey,
+} from "./idempotency.js";
 import { invalidationStream } from "./invalidations.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";
 
@@ -370,6 +375,21 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       },
     });
     return { workspaceId: ws.id, balanceUsd };
+  }
+
+  claimIdempotencyKey(req: { fingerprint: string }, ctx: HandlerContext) {
+    return claimIdempotencyKey(this.store, req, ctx);
+  }
+
+  completeIdempotencyKey(
+    req: { token: string; status: number; body: string },
+    ctx: HandlerContext,
+  ) {
+    return completeIdempotencyKey(this.store, req, ctx);
+  }
+
+  releaseIdempotencyKey(req: { token: string }, ctx: HandlerContext) {
+    return releaseIdempotencyKey(this.store, req, ctx);
   }
 
   async listAuditEvents(req: ListAuditEventsRequest) {
