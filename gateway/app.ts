@@ -21,6 +21,7 @@ import { logFailedRequest } from "./failure-log.js";
 import { FreshConnections } from "./fresh-connections.js";
 import { errorReply } from "./http-error.js";
 import { answerClientError, sendError } from "./http-io.js";
+import { runIdempotently, takesIdempotencyKey } from "./idempotency.js";
 import { canonicalParams, canonicalQuery } from "./json/ids.js";
 import { KeyCache } from "./key-cache.js";
 import { requestIdOf } from "./request-id.js";
@@ -108,7 +109,12 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
       exchange.route = match.route.pattern;
       await authenticate(ctx, match.route.access);
       exchange.keyHash = ctx.key?.hash;
-      await match.handler(ctx);
+      const method = req.method ?? "GET";
+      if (takesIdempotencyKey(match.route, method)) {
+        await runIdempotently(ctx, method, path, match.handler);
+      } else {
+        await match.handler(ctx);
+      }
       // A management change made here is visible to the next request here at once, without
       // waiting for its invalidation to come back over the stream.
       if (match.route.access === "management" && req.method !== "GET") options.keyCache?.clear();

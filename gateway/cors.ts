@@ -3,8 +3,9 @@ import { quote } from "../platform/quote.js";
 import { sendError } from "./http-io.js";
 import type { Router } from "./router.js";
 
-/** What a browser page may send: the key, a JSON body, and the ids a client may set. */
-export const CORS_ALLOWED_HEADERS = "authorization, content-type, x-request-id, x-session-id";
+/** What a browser page may send: the key, a JSON body, and the ids and keys a client may set. */
+export const CORS_ALLOWED_HEADERS =
+  "authorization, content-type, x-request-id, x-session-id, idempotency-key";
 
 /** Response headers a page may read beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
@@ -16,6 +17,7 @@ export const CORS_EXPOSED_HEADERS = [
   "RateLimit-Reset",
   "X-Railgate-Model",
   "X-Railgate-Provider",
+  "Idempotent-Replayed",
 ].join(", ");
 
 /** How long a browser may reuse a preflight answer (seconds; Chromium caps it at 7200). */

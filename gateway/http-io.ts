@@ -17,22 +17,7 @@ export async function readJsonObject(
   if (type !== "application/json") {
     throw new HttpError(415, `Content-Type must be application/json, got ${quote(type || "none")}`);
   }
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    req.resume();
-    throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      req.resume();
-      throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = (await readBody(req, maxBytes)).toString("utf8");
   if (text.trim() === "") throw new HttpError(400, "Request body is empty: send a JSON object");
   let parsed: unknown;
   try {
@@ -76,6 +61,36 @@ function loneSurrogatePath(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/** Bodies already read, so a handler reads what a wrapper read before it (see idempotency.ts). */
+const readBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/**
+ * The request's body, at most `maxBytes` (413 beyond, counted while streaming so a huge body is
+ * never held). Read once: a second call returns the same bytes.
+ */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const read = readBodies.get(req);
+  if (read) return read;
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume();
+    throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      req.resume();
+      throw new HttpError(413, `Request body too large: at most ${maxBytes} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  const body = Buffer.concat(chunks);
+  readBodies.set(req, body);
+  return body;
+}
+
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -112,8 +127,17 @@ export function sendError(
     res.destroy();
     return;
   }
+  sendJsonText(res, status, errorBodyText(status, message, metadata), headers);
+}
+
+/** The error envelope `{ error: { code, message, metadata? } }` as sendError writes it. */
+export function errorBodyText(
+  status: number,
+  message: string,
+  metadata?: Record<string, unknown>,
+): string {
   const error = metadata ? { code: status, message, metadata } : { code: status, message };
-  sendJson(res, status, { error }, headers);
+  return JSON.stringify({ error });
 }
 
 /** Why node:http refused a request before any handler saw it. */

@@ -32,6 +32,7 @@ import {
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import { MemoryIdempotency } from "./memory-idempotency.js";
 import {
   joinedRecord,
   NOTHING_CHECKPOINTED,
@@ -45,6 +46,7 @@ import {
   type AssignmentRecord,
   type Governance,
   type GuardrailPatch,
+  type IdempotentAnswer,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -762,6 +764,38 @@ export class MemoryStore implements Store {
   async addCredits(scope: string, micros: number): Promise<number> {
     this.bump(`${scope}/credits-added`, micros);
     return this.bump(`${scope}/credits`, micros);
+  }
+
+  async addCreditsOnce(
+    scope: string,
+    micros: number,
+    onceId: string,
+    ttlSeconds: number,
+  ): Promise<{ balanceMicros: number; applied: boolean }> {
+    const marker = `${scope}/credits-idem/${onceId}`;
+    if (this.has(marker))
+      return { balanceMicros: this.counter(`${scope}/credits`), applied: false };
+    this.bump(marker, 1, ttlSeconds * 1000);
+    return { balanceMicros: await this.addCredits(scope, micros), applied: true };
+  }
+
+  private idempotencyRecords?: MemoryIdempotency;
+
+  private get idempotency(): MemoryIdempotency {
+    this.idempotencyRecords ??= new MemoryIdempotency(this.clock);
+    return this.idempotencyRecords;
+  }
+
+  claimIdempotency(id: string, fingerprint: string, claimSeconds: number) {
+    return this.idempotency.claimIdempotency(id, fingerprint, claimSeconds);
+  }
+
+  completeIdempotency(id: string, token: string, answer: IdempotentAnswer, ttlSeconds: number) {
+    return this.idempotency.completeIdempotency(id, token, answer, ttlSeconds);
+  }
+
+  releaseIdempotency(id: string, token: string) {
+    return this.idempotency.releaseIdempotency(id, token);
   }
 
   async getCreditsAdded(scope: string): Promise<number> {

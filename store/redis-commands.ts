@@ -215,6 +215,27 @@ declare module "ioredis" {
     /** id, record pairs. */
     rgOutboxRecordsBuffer(...args: OutboxRecordsArgs): Result<Buffer[], Context>;
     rgOutboxDone(...args: OutboxDoneArgs): Result<number, Context>;
+    rgAddCreditsOnce(
+      creditsAdded: RedisKey,
+      credits: RedisKey,
+      marker: RedisKey,
+      micros: number,
+      ttlSeconds: number,
+    ): Result<[applied: Done, balance: number], Context>;
+    rgClaimIdempotency(
+      record: RedisKey,
+      fingerprint: string,
+      token: string,
+      claimMs: number,
+    ): Result<string[], Context>;
+    rgCompleteIdempotency(
+      record: RedisKey,
+      token: string,
+      status: number,
+      body: string,
+      ttlMs: number,
+    ): Result<Done, Context>;
+    rgReleaseIdempotency(record: RedisKey, token: string): Result<Done, Context>;
     /** Per guardrail, in order: keys' total, members' total, largest entity, entities. */
     rgGuardrailSpend(...args: GuardrailSpendArgs): Result<number[], Context>;
   }
@@ -247,6 +268,10 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgExpiredReservations: { lua: lua.EXPIRED_RESERVATIONS, numberOfKeys: 1 },
   rgOutboxRecords: { lua: lua.OUTBOX_RECORDS, numberOfKeys: 1 },
   rgOutboxDone: { lua: lua.OUTBOX_DONE, numberOfKeys: 1 },
+  rgAddCreditsOnce: { lua: lua.ADD_CREDITS_ONCE, numberOfKeys: 3 },
+  rgClaimIdempotency: { lua: lua.CLAIM_IDEMPOTENCY, numberOfKeys: 1 },
+  rgCompleteIdempotency: { lua: lua.COMPLETE_IDEMPOTENCY, numberOfKeys: 1 },
+  rgReleaseIdempotency: { lua: lua.RELEASE_IDEMPOTENCY, numberOfKeys: 1 },
 };
 
 /** Defines every script on a client (a Cluster routes each call by its first key's slot). */

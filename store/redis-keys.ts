@@ -42,6 +42,8 @@ export class RedisKeys {
   credits = (ws: string) => this.tagged(ws, "credits");
   /** Every credit ever added: with the balance it tells the workspace's total usage. */
   creditsAdded = (ws: string) => this.tagged(ws, "credits-added");
+  /** Set with the top-up it marks, so a repeated Idempotency-Key adds the credits once. */
+  creditsOnce = (ws: string, onceId: string) => this.tagged(ws, `credits-idem:${onceId}`);
   /** A key's usage counter (see key-usage.ts for the suffixes). */
   keyUsage = (ws: string, suffix: string) => this.tagged(ws, suffix);
   keySpend = (ws: string, hash: string) => this.tagged(ws, `keyspend:${hash}`);
@@ -54,6 +56,11 @@ export class RedisKeys {
    * hold without scanning the keyspace.
    */
   spendIndex = (ws: string) => this.tagged(ws, "spend-i");
+  /**
+   * One Idempotency-Key's claim and answer (a hash; the id is already a hash of caller and key).
+   * One key per command, on a tag of its own, so it lands on any node of a cluster alike.
+   */
+  idempotency = (id: string) => `${this.prefix}:{i:${id}}:idem`;
   /** Pub/sub channel announcing which scope changed (cache invalidation). */
   invalidations = () => `${this.prefix}:invalidate`;
   /** Marks an admission as settled, so a retried settlement applies once. */

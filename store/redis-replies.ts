@@ -3,7 +3,7 @@ import type { Admission, AdmissionResult } from "./admission.js";
 import { decodeFields } from "./guardrail-fields.js";
 import type { LimitReached } from "./limits.js";
 import type { AdmitReply, CountedReply, PatchGuardrailReply } from "./redis-commands.js";
-import type { Versioned } from "./types.js";
+import type { IdempotencyClaim, Versioned } from "./types.js";
 
 /** Script replies (see redis-commands.ts) read into the store's own results. */
 
@@ -56,4 +56,20 @@ export function admission(
       };
     }
   }
+}
+
+/** CLAIM_IDEMPOTENCY's reply: empty when `token` took the claim, else the record's fields. */
+export function idempotencyClaimOf(reply: string[], token: string): IdempotencyClaim {
+  if (reply.length === 0) return { state: "claimed", token };
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < reply.length; i += 2)
+    fields.set(reply[i] as string, reply[i + 1] as string);
+  const fingerprint = fields.get("f") ?? "";
+  const status = fields.get("s");
+  if (status === undefined) return { state: "in-progress", fingerprint };
+  return {
+    state: "done",
+    fingerprint,
+    answer: { status: Number(status), body: fields.get("b") ?? "" },
+  };
 }

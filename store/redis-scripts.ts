@@ -607,3 +607,46 @@ for i = 2, #ARGV do
 end
 return #ARGV - 1
 `;
+
+/**
+ * A top-up applied once per idempotency id: the marker and the credits move in one step, so a
+ * call repeated after a lost answer adds nothing. KEYS: credits added, credits, marker. ARGV:
+ * micros, marker TTL in seconds. Reply: { 1 applied | 0 repeated, balance }.
+ */
+export const ADD_CREDITS_ONCE = `
+if redis.call("SET", KEYS[3], "1", "NX", "EX", ARGV[2]) then
+  redis.call("INCRBY", KEYS[1], ARGV[1])
+  return { 1, redis.call("INCRBY", KEYS[2], ARGV[1]) }
+end
+return { 0, tonumber(redis.call("GET", KEYS[2]) or "0") }
+`;
+
+/**
+ * Claims an idempotency id, or reads what holds it. KEYS: the record (a hash: f fingerprint,
+ * t the claim's token while in progress, s and b the answer's status and body). ARGV:
+ * fingerprint, token, claim TTL in ms. Reply: {} when claimed, else the record's HGETALL.
+ */
+export const CLAIM_IDEMPOTENCY = `
+if redis.call("EXISTS", KEYS[1]) == 1 then return redis.call("HGETALL", KEYS[1]) end
+redis.call("HSET", KEYS[1], "f", ARGV[1], "t", ARGV[2])
+redis.call("PEXPIRE", KEYS[1], ARGV[3])
+return {}
+`;
+
+/**
+ * Stores a claim's answer, if the claim is still the caller's (it did not expire and go to
+ * another request). KEYS: the record. ARGV: token, status, body, TTL in ms. Reply: 1 stored, 0 lost.
+ */
+export const COMPLETE_IDEMPOTENCY = `
+if redis.call("HGET", KEYS[1], "t") ~= ARGV[1] then return 0 end
+redis.call("HDEL", KEYS[1], "t")
+redis.call("HSET", KEYS[1], "s", ARGV[2], "b", ARGV[3])
+redis.call("PEXPIRE", KEYS[1], ARGV[4])
+return 1
+`;
+
+/** Frees a claim still held by the caller. KEYS: the record. ARGV: token. Reply: 1 freed, 0 not. */
+export const RELEASE_IDEMPOTENCY = `
+if redis.call("HGET", KEYS[1], "t") ~= ARGV[1] then return 0 end
+return redis.call("DEL", KEYS[1])
+`;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
 import {
@@ -53,7 +54,7 @@ import {
   settleGroupArgs,
 } from "./redis-commands.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
-import { admission, counted, patched } from "./redis-replies.js";
+import { admission, counted, idempotencyClaimOf, patched } from "./redis-replies.js";
 import {
   admissionForRecovery,
   admissionFromRecovery,
@@ -67,6 +68,8 @@ import {
   type AssignmentRecord,
   type Governance,
   type GuardrailPatch,
+  type IdempotencyClaim,
+  type IdempotentAnswer,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -901,6 +904,57 @@ export class RedisStore implements Store {
     const [err, balance] = res?.[1] ?? [new Error("addCredits: transaction aborted"), 0];
     if (err) throw err;
     return Number(balance);
+  }
+
+  async addCreditsOnce(
+    scope: string,
+    micros: number,
+    onceId: string,
+    ttlSeconds: number,
+  ): Promise<{ balanceMicros: number; applied: boolean }> {
+    const [applied, balance] = await this.client.rgAddCreditsOnce(
+      this.k.creditsAdded(scope),
+      this.k.credits(scope),
+      this.k.creditsOnce(scope, onceId),
+      micros,
+      ttlSeconds,
+    );
+    return { balanceMicros: Number(balance), applied: applied === 1 };
+  }
+
+  async claimIdempotency(
+    id: string,
+    fingerprint: string,
+    claimSeconds: number,
+  ): Promise<IdempotencyClaim> {
+    const token = randomUUID();
+    const reply = await this.client.rgClaimIdempotency(
+      this.k.idempotency(id),
+      fingerprint,
+      token,
+      claimSeconds * 1000,
+    );
+    return idempotencyClaimOf(reply, token);
+  }
+
+  async completeIdempotency(
+    id: string,
+    token: string,
+    answer: IdempotentAnswer,
+    ttlSeconds: number,
+  ): Promise<boolean> {
+    const done = await this.client.rgCompleteIdempotency(
+      this.k.idempotency(id),
+      token,
+      answer.status,
+      answer.body,
+      ttlSeconds * 1000,
+    );
+    return done === 1;
+  }
+
+  async releaseIdempotency(id: string, token: string): Promise<void> {
+    await this.client.rgReleaseIdempotency(this.k.idempotency(id), token);
   }
 
   async getCreditsAdded(scope: string): Promise<number> {

@@ -67,6 +67,43 @@ export interface GuardrailPatch {
   materialize: boolean;
 }
 
+/** The first answer to a request made with an Idempotency-Key, as the client read it. */
+export interface IdempotentAnswer {
+  status: number;
+  body: string;
+}
+
+/** What a claim of an idempotency id found. */
+export type IdempotencyClaim =
+  /** The id was free: the caller runs the request and completes (or releases) with `token`. */
+  | { state: "claimed"; token: string }
+  /** Another request holds it (its answer is not stored yet). */
+  | { state: "in-progress"; fingerprint: string }
+  /** The request was answered: `answer` is what the first one got. */
+  | { state: "done"; fingerprint: string; answer: IdempotentAnswer };
+
+/**
+ * The claims and answers of requests made with an Idempotency-Key, one record per id (a hash of
+ * the caller and the key): a claim lives `claimSeconds` unless completed, an answer `ttlSeconds`.
+ */
+export interface IdempotencyLedger {
+  /** Claims `id` for a request whose `fingerprint` (method, path, body) is given, or reads it. */
+  claimIdempotency(
+    id: string,
+    fingerprint: string,
+    claimSeconds: number,
+  ): Promise<IdempotencyClaim>;
+  /** Stores the answer of the claim `token` took; false when the claim was lost (it expired). */
+  completeIdempotency(
+    id: string,
+    token: string,
+    answer: IdempotentAnswer,
+    ttlSeconds: number,
+  ): Promise<boolean>;
+  /** Frees the claim `token` took (the request may run again), unless it was lost already. */
+  releaseIdempotency(id: string, token: string): Promise<void>;
+}
+
 /** Where management keys live: a pseudo workspace of the organization. */
 export const ORG_SCOPE = "org";
 
@@ -217,6 +254,17 @@ export interface Store {
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
   addCredits(scope: string, micros: number): Promise<number>;
+  /**
+   * addCredits once per `onceId` (an idempotency id) for `ttlSeconds`: the marker is set in the
+   * same atomic step that moves the credits, so a call repeated after a crash or a lost answer
+   * adds nothing and reads the balance.
+   */
+  addCreditsOnce(
+    scope: string,
+    micros: number,
+    onceId: string,
+    ttlSeconds: number,
+  ): Promise<{ balanceMicros: number; applied: boolean }>;
   /** Every credit ever added (less what was removed), in micro-USD: usage = added - balance. */
   getCreditsAdded(scope: string): Promise<number>;
   /** A key's settled spend, all-time and per budget window at `now`, on credits and BYOK. */
@@ -230,6 +278,11 @@ export interface Store {
    * each counter by the last day it was charged.
    */
   getGuardrailSpend(scope: string, queries: GuardrailSpendQuery[]): Promise<GuardrailSpend[]>;
+
+  // Idempotency-Key: the claims and answers of management writes (see IdempotencyLedger).
+  claimIdempotency: IdempotencyLedger["claimIdempotency"];
+  completeIdempotency: IdempotencyLedger["completeIdempotency"];
+  releaseIdempotency: IdempotencyLedger["releaseIdempotency"];
 
   /**
    * Calls the listener with the scope (workspace id or "org") whose keys,

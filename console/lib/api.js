@@ -28,10 +28,28 @@ export async function errorMessage(res) {
   return `${res.status}: ${text || res.statusText}`;
 }
 
-/** Calls the API; resolves to the parsed JSON, or throws an Error carrying the API's message. */
+/**
+ * A fresh Idempotency-Key. crypto.randomUUID exists only in secure contexts (https, localhost):
+ * a console served over plain http elsewhere builds the same 122 random bits itself.
+ */
+export function newIdempotencyKey() {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Calls the API; resolves to the parsed JSON, or throws an Error carrying the API's message.
+ * Every write carries a fresh Idempotency-Key: the gateway applies it once even if the same
+ * request reaches it twice.
+ */
 export async function call(method, path, body, key = managementKey()) {
   const headers = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET") headers["idempotency-key"] = newIdempotencyKey();
   const res = await fetch(`${API}${path}`, {
     method,
     headers,

@@ -8,12 +8,16 @@ import { milliseconds, money, number } from "../lib/format.js";
 import { keyName, workspaceName } from "../lib/names.js";
 
 const DAY = 86_400_000;
-/** A status reads by its colour at a glance: served green, refused and failed red, cut amber. */
+/**
+ * A status reads by its colour at a glance: served green, refused and failed red, cut amber,
+ * unavailable (the store was down: no decision) grey.
+ */
 const STATUS_COLOURS = {
   completed: "#2b8a3e",
   refused: "#c92a2a",
   failed: "#862e9c",
   cancelled: "#e67700",
+  unavailable: "#868e96",
 };
 // Days are UTC days, as the API's buckets are: a label names the day the bucket starts.
 const dayLabel = new Intl.DateTimeFormat(undefined, {

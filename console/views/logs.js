@@ -38,9 +38,9 @@ function outcomes(g) {
   return parts.length > 0 ? parts.join(", ") : "none";
 }
 
-/** A refused request never reached a provider: it has no timings or audio to show. */
+/** A refused request (or one the store was down for) never reached a provider: no timings or audio. */
 function produced(g) {
-  return g.status !== "refused";
+  return g.status !== "refused" && g.status !== "unavailable";
 }
 
 function pastTense(action) {

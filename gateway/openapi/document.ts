@@ -1,7 +1,9 @@
 import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
+import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
 import { COUNT_LIMITS } from "../../platform/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
+import { takesIdempotencyKey } from "../idempotency.js";
 import { PAGE_QUERY_RULES } from "../json/fields.js";
 import type { JsonSchema } from "./spec-schema.js";
 
@@ -117,6 +119,20 @@ function successResponse(route: Route, method: string, doc: OperationDoc): JsonS
   }
 }
 
+/** The header of every management write (gateway/idempotency.ts). */
+const IDEMPOTENCY_KEY_PARAMETER: JsonSchema = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: `A key of your choosing (a UUID) for this request: a retry with the same key, method, path and body within ${IDEMPOTENCY_TTL_SECONDS / 3600} h gets the first answer again (header Idempotent-Replayed: true) and changes nothing; the same key on another request is a 422, and while the first is still running a 409.`,
+  schema: {
+    type: "string",
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX_CHARS,
+    pattern: "^[\\x20-\\x7E]+$",
+  },
+};
+
 function operation(route: Route, method: string, doc: OperationDoc, params: string[]): JsonSchema {
   const parameters = [
     ...params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
@@ -125,6 +141,7 @@ function operation(route: Route, method: string, doc: OperationDoc, params: stri
       in: "query",
       schema: doc.queryRules?.[name] ?? PAGE_QUERY_RULES[name] ?? { type: "string" },
     })),
+    ...(takesIdempotencyKey(route, method) ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
   const responses: Record<string, JsonSchema> = {
     [String(doc.status)]: successResponse(route, method, doc),

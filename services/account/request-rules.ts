@@ -37,6 +37,14 @@ const MEMBER_ID_MAX = ACCOUNT_LIMITS.memberIdMax;
 const RATE_LIMIT_MAX = ACCOUNT_LIMITS.rateLimitPerMinuteMax;
 const TOP_UP_MAX = ACCOUNT_LIMITS.topUpUsdMax;
 
+/** The longest answer a gateway stores under an Idempotency-Key (a management answer is small). */
+const IDEMPOTENT_ANSWER_MAX_CHARS = 1024 * 1024;
+
+/** An Idempotency-Key claim's token, as the store made it. */
+function token(value: string): void {
+  if (!isUuid(value)) fail("token must be the claim's token (a UUID)");
+}
+
 function name(field: string, value: string): void {
   if (value.trim().length === 0 || [...value].length > NAME_MAX) {
     fail(`${field} must be 1 to ${NAME_MAX} characters and not blank`);
@@ -180,6 +188,18 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
       fail(`amount_usd must be a non-zero number from -${TOP_UP_MAX} to ${TOP_UP_MAX}`);
     }
   },
+  claimIdempotencyKey(req) {
+    if (!/^[0-9a-f]{64}$/.test(req.fingerprint))
+      fail("fingerprint must be 64 lowercase hex digits");
+  },
+  completeIdempotencyKey(req) {
+    token(req.token);
+    if (!Number.isInteger(req.status) || req.status < 100 || req.status > 599)
+      fail("status must be an HTTP status from 100 to 599");
+    if (req.body.length > IDEMPOTENT_ANSWER_MAX_CHARS)
+      fail(`body must be at most ${IDEMPOTENT_ANSWER_MAX_CHARS} characters`);
+  },
+  releaseIdempotencyKey: (req) => token(req.token),
   listAuditEvents(req) {
     if (
       req.action &&

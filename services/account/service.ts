@@ -45,6 +45,12 @@ import { ORG_SCOPE, type Store } from "../../store/types.js";
 import { listAuditEvents } from "./audit-events.js";
 import { keyAuditFields, workspaceAuditFields } from "./audit-fields.js";
 import { addCredits, creditTotals, organizationCredits } from "./credits.js";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  idempotencyIdOf,
+  releaseIdempotencyKey,
+} from "./idempotency.js";
 import { invalidationStream } from "./invalidations.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";
 
@@ -348,7 +354,14 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const ws = await this.workspace(req.workspaceId);
     // Only to tell a first top-up (the workspace was unmetered: no balance before) from others.
     const metered = (await this.store.getCredits(ws.id)) !== undefined;
-    const balanceUsd = await addCredits(this.store, ws.id, req.amountUsd);
+    const { balanceUsd, applied } = await addCredits(
+      this.store,
+      ws.id,
+      req.amountUsd,
+      idempotencyIdOf(ctx),
+    );
+    // A repeated Idempotency-Key changed nothing: nothing to audit.
+    if (!applied) return { workspaceId: ws.id, balanceUsd };
     this.record(ctx, {
       action: "credits.add",
       resource: { type: "credits", id: ws.id, label: ws.name },
@@ -362,6 +375,21 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       },
     });
     return { workspaceId: ws.id, balanceUsd };
+  }
+
+  claimIdempotencyKey(req: { fingerprint: string }, ctx: HandlerContext) {
+    return claimIdempotencyKey(this.store, req, ctx);
+  }
+
+  completeIdempotencyKey(
+    req: { token: string; status: number; body: string },
+    ctx: HandlerContext,
+  ) {
+    return completeIdempotencyKey(this.store, req, ctx);
+  }
+
+  releaseIdempotencyKey(req: { token: string }, ctx: HandlerContext) {
+    return releaseIdempotencyKey(this.store, req, ctx);
   }
 
   async listAuditEvents(req: ListAuditEventsRequest) {

@@ -38,11 +38,20 @@ function reasonName(err: ConnectError): string {
 }
 
 /**
+ * A store outage (the 503 a client is told to retry) decided nothing about the request: its
+ * record says "unavailable", so outages never count as policy refusals or endpoint failures.
+ */
+function isStoreOutage(err: ConnectError): boolean {
+  return errorInfoOf(err)?.reason === ErrorReason.STORE_UNAVAILABLE;
+}
+
+/**
  * The request-log record of a request that produced no audio after its caller and input were
- * known: "refused" (a guardrail's rule, a blocking filter, routing, admission) or "failed"
- * (every eligible endpoint failed first); why (the error's reason), which guardrail decided
- * (when one did) and the content-filter outcomes so far. Nothing was served, so nothing was
- * charged. A client that went away (Canceled) was neither: no record.
+ * known: "refused" (a guardrail's rule, a blocking filter, routing, admission), "failed"
+ * (every eligible endpoint failed first) or "unavailable" (the store was not answering); why
+ * (the error's reason), which guardrail decided (when one did) and the content-filter outcomes
+ * so far. Nothing was served, so nothing was charged. A client that went away (Canceled) was
+ * none of them: no record.
  */
 export function refusalRecord(
   err: unknown,
@@ -66,7 +75,7 @@ export function refusalRecord(
     filterOutcomes: outcomes,
     keyHash: principal.key.hash,
     workspaceId: principal.key.workspaceId,
-    status,
+    status: isStoreOutage(err) ? GenerationStatus.UNAVAILABLE : status,
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(region),

@@ -13,7 +13,7 @@ import {
   GenerationSchema,
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
+import { GENERATION_STATUSES, NEVER_SERVED } from "../../platform/generation-statuses.js";
 import type { SqlDatabase } from "./database.js";
 import {
   DayPartitions,
@@ -381,7 +381,8 @@ export class GenerationRecords {
     const where = new Where();
     where.scope(scope);
     where.range(fromMs, toMs);
-    where.add(() => "status <> 'refused'");
+    // Requests that never reached a provider (refused, or the store was down) are no activity.
+    where.add(() => `status NOT IN (${NEVER_SERVED.map((s) => `'${s}'`).join(", ")})`);
     const rows = await this.db.query<{
       date: string;
       ws: string | null;

@@ -46,6 +46,7 @@ const EXPOSED = [
   "RateLimit-Reset",
   "X-Railgate-Model",
   "X-Railgate-Provider",
+  "Idempotent-Replayed",
 ];
 
 function preflight(port: number, path: string, origin: string, method = "GET") {
@@ -85,7 +86,7 @@ describe("gateway: CORS", () => {
       expect(res.headers.vary).to.equal("Origin");
       expect(res.headers["access-control-allow-methods"]).to.equal("GET, PATCH, DELETE");
       expect(res.headers["access-control-allow-headers"]).to.equal(
-        "authorization, content-type, x-request-id, x-session-id",
+        "authorization, content-type, x-request-id, x-session-id, idempotency-key",
       );
       expect(res.headers["access-control-max-age"]).to.match(/^[1-9]\d*$/);
       expect(res.headers["access-control-allow-credentials"]).to.equal(undefined);

@@ -25,6 +25,13 @@ export interface SplitSystem {
    */
   restartSpeech(): Promise<Child>;
   baseUrl(region?: RegionName): string;
+  /** The guardrail process's gRPC address (AccountService, GuardrailService): direct callers. */
+  guardrailGrpcUrl: string;
+  /**
+   * SIGKILLs the gateway (requests in flight are cut) and starts a new one on the same ports
+   * (`gateway` is then the new process); resolves once it is healthy.
+   */
+  restartGateway(): Promise<void>;
   /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
   metricsUrls: { guardrail?: string; speech?: string };
   stop(): Promise<void>;
@@ -111,10 +118,11 @@ export async function startSplitSystem(
       const [g, s] = await Promise.all([metricsUrlOf(guardrail), metricsUrlOf(speech)]);
       Object.assign(metricsUrls, { guardrail: g, speech: s });
     }
-    const gateway = spawn("gateway", {
+    const gatewayEnv = {
       GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
       SPEECH_GRPC_URL: `http://127.0.0.1:${speechPort}`,
-    });
+    };
+    let gateway = spawn("gateway", gatewayEnv);
     const ports =
       picked?.gateway ??
       (
@@ -125,7 +133,7 @@ export async function startSplitSystem(
     const baseUrl = (region: RegionName = "global") => `http://127.0.0.1:${ports[region]}`;
     await waitForHealth(baseUrl(), gateway);
     let currentSpeech = speech;
-    return {
+    const system: SplitSystem = {
       gateway,
       guardrail,
       get speech() {
@@ -139,7 +147,19 @@ export async function startSplitSystem(
         return again;
       },
       baseUrl,
+      guardrailGrpcUrl: gatewayEnv.GUARDRAIL_GRPC_URL,
       metricsUrls,
+      restartGateway: async () => {
+        const old = gateway.process;
+        if (old.exitCode === null && old.signalCode === null) {
+          const exited = new Promise((resolve) => old.once("exit", resolve));
+          old.kill("SIGKILL");
+          await exited;
+        }
+        gateway = spawn("gateway", { ...gatewayEnv, ...gatewayPortEnv(ports) });
+        system.gateway = gateway;
+        await waitForHealth(baseUrl(), gateway);
+      },
       stop: async () => {
         // A frozen process cannot take its SIGTERM: thaw it first.
         for (const c of started) c.process.kill("SIGCONT");
@@ -147,6 +167,7 @@ export async function startSplitSystem(
         await Promise.all(started.filter((c) => c !== gateway).map((c) => c.stop(5_000)));
       },
     };
+    return system;
   } catch (err) {
     for (const c of started) c.process.kill("SIGCONT");
     await Promise.all(started.map((c) => c.stop(2_000)));

@@ -900,6 +900,60 @@ export function contract(
       expect(await store.getCredits(ws.id)).to.equal(750);
     });
 
+    it("adds a top-up once per idempotency id, the marker and the credits in one step", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      expect(await store.addCreditsOnce(ws.id, 1_000, "a".repeat(64), 60)).to.deep.equal({
+        balanceMicros: 1_000,
+        applied: true,
+      });
+      // The same id again (a retry after a lost answer): nothing moves, the balance is read.
+      expect(await store.addCreditsOnce(ws.id, 1_000, "a".repeat(64), 60)).to.deep.equal({
+        balanceMicros: 1_000,
+        applied: false,
+      });
+      expect(await store.getCreditsAdded(ws.id)).to.equal(1_000);
+      // Another id is another top-up; ids are per workspace.
+      expect((await store.addCreditsOnce(ws.id, 500, "b".repeat(64), 60)).balanceMicros).to.equal(
+        1_500,
+      );
+      const other = workspace("v");
+      await store.createWorkspace(other);
+      expect(await store.addCreditsOnce(other.id, 7, "a".repeat(64), 60)).to.deep.equal({
+        balanceMicros: 7,
+        applied: true,
+      });
+      expect(await store.getCredits(ws.id)).to.equal(1_500);
+      expect(await store.getCreditsAdded(ws.id)).to.equal(1_500);
+    });
+
+    it("claims an idempotency id once, stores its answer, and frees a released claim", async () => {
+      const first = await store.claimIdempotency("id-1", "fp", 60);
+      expect(first.state).to.equal("claimed");
+      const token = first.state === "claimed" ? first.token : "";
+      // While it runs, another claim sees it in progress, with its fingerprint.
+      expect(await store.claimIdempotency("id-1", "other", 60)).to.deep.equal({
+        state: "in-progress",
+        fingerprint: "fp",
+      });
+      // Only the claim's own token completes it.
+      const answer = { status: 201, body: '{"data":{"id":"x"}}' };
+      expect(await store.completeIdempotency("id-1", "not-the-token", answer, 60)).to.equal(false);
+      expect(await store.completeIdempotency("id-1", token, answer, 60)).to.equal(true);
+      expect(await store.claimIdempotency("id-1", "fp", 60)).to.deep.equal({
+        state: "done",
+        fingerprint: "fp",
+        answer,
+      });
+      // A released claim is free again; a stale token releases nothing.
+      const second = await store.claimIdempotency("id-2", "fp", 60);
+      const token2 = second.state === "claimed" ? second.token : "";
+      await store.releaseIdempotency("id-2", "stale");
+      expect((await store.claimIdempotency("id-2", "fp", 60)).state).to.equal("in-progress");
+      await store.releaseIdempotency("id-2", token2);
+      expect((await store.claimIdempotency("id-2", "fp", 60)).state).to.equal("claimed");
+    });
+
     it("refuses a request over the key's own limit", async () => {
       const ws = workspace("w");
       await store.createWorkspace(ws);

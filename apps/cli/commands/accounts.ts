@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { keysToJson, keyToJson } from "../../../gateway/json/key-json.js";
 import { KeyKind } from "../../../gen/railgate/account/v1/account_pb.js";
+import { IDEMPOTENCY_KEY_HEADER } from "../../../platform/idempotency.js";
 import { type Command, int, num, PAGING, str } from "../command.js";
 import { record, rows } from "../output.js";
 
@@ -119,10 +121,11 @@ export const accountCommands: Command[] = [
     required: ["workspace", "amount"],
     summary: "add credits in USD to a workspace (it becomes metered)",
     async run({ clients, values }) {
-      const res = await clients.accounts.addCredits({
-        workspaceId: str(values, "workspace") ?? "",
-        amountUsd: num(values, "amount"),
-      });
+      // A top-up that reaches the service twice (a retried call) adds once under one key.
+      const res = await clients.accounts.addCredits(
+        { workspaceId: str(values, "workspace") ?? "", amountUsd: num(values, "amount") },
+        { headers: { [IDEMPOTENCY_KEY_HEADER]: randomUUID() } },
+      );
       const data = { workspace_id: res.workspaceId, balance_usd: res.balanceUsd, metered: true };
       return record(data, { data });
     },

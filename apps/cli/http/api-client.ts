@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 
 /**
@@ -22,7 +23,12 @@ export interface ApiRequest {
   path: string;
   query?: URLSearchParams;
   body?: unknown;
+  /** The write's Idempotency-Key: the same on a retry of the same request; fresh by default. */
+  idempotencyKey?: string;
 }
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT", "DELETE"]);
+const SPEECH_PATH = "/api/v1/audio/speech";
 
 export class ApiClient {
   constructor(
@@ -39,6 +45,10 @@ export class ApiClient {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     if (req.body !== undefined) headers["content-type"] = "application/json";
+    // Each write carries a fresh Idempotency-Key: a request that reaches the gateway twice (a
+    // proxy's retry) applies once. Speech takes none.
+    if (WRITE_METHODS.has(req.method) && req.path !== SPEECH_PATH)
+      headers["idempotency-key"] = req.idempotencyKey ?? randomUUID();
     let res: Response;
     try {
       res = await fetch(url, {

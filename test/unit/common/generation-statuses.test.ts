@@ -11,6 +11,7 @@ describe("unit: generation statuses", () => {
       "cancelled",
       "refused",
       "interrupted",
+      "unavailable",
     ]);
     expect(GENERATION_STATUSES.is("refused")).to.equal(true);
     expect(GENERATION_STATUSES.is("REFUSED")).to.equal(false);

@@ -2,8 +2,8 @@
 // @generated from file railgate/account/v1/account_service.proto (package railgate.account.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ApiKey, KeyKind, KeyLimitReset, KeyUsage, Workspace } from "./account_pb.js";
@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account_service.proto.
  */
 export const file_railgate_account_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJeChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgthdWRpb19jYWNoZRgUIAEoCCJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUi4QEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIYCgthdWRpb19jYWNoZRgUIAEoCEgDiAEBQgcKBV9uYW1lQgcKBV9zbHVnQg4KDF9kZXNjcmlwdGlvbkIOCgxfYXVkaW9fY2FjaGUiTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItQCChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UidgoPTGlzdEtleXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBpbmNsdWRlX2Rpc2FibGVkGAQgASgIQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui6wIKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgEiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV9uYW1lQgsKCV9kaXNhYmxlZEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCLRAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRI7ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgFIAMoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SHQoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSgQIAxAEIikKEUdldENyZWRpdHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSKIAQoSR2V0Q3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIYCgtiYWxhbmNlX3VzZBgCIAEoAUgAiAEBEhkKEXRvdGFsX2NyZWRpdHNfdXNkGAMgASgBEhcKD3RvdGFsX3VzYWdlX3VzZBgEIAEoAUIOCgxfYmFsYW5jZV91c2QiPQoRQWRkQ3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEhIKCmFtb3VudF91c2QYAiABKAEiPwoSQWRkQ3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRITCgtiYWxhbmNlX3VzZBgCIAEoASLqAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIOCgZhY3Rpb24YASABKAkSFQoNcmVzb3VyY2VfdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRINCgVhY3RvchgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSKAoEZnJvbRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmN1cnNvchgIIAEoCRINCgVsaW1pdBgJIAEoBSJfChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIvCgZldmVudHMYASADKAsyHy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1ZGl0RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkiGwoZV2F0Y2hJbnZhbGlkYXRpb25zUmVxdWVzdCIrChpXYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZRINCgVzY29wZRgBIAEoCTLuDAoOQWNjb3VudFNlcnZpY2USbAoPQ3JlYXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5DcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5DcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRJjCgxHZXRXb3Jrc3BhY2USKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldFdvcmtzcGFjZVJlc3BvbnNlEmkKDkxpc3RXb3Jrc3BhY2VzEioucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USbAoPVXBkYXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5VcGRhdGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5VcGRhdGVXb3Jrc3BhY2VSZXNwb25zZRJsCg9EZWxldGVXb3Jrc3BhY2USKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QaLC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkRlbGV0ZVdvcmtzcGFjZVJlc3BvbnNlEloKCUNyZWF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVzcG9uc2USUQoGR2V0S2V5EiIucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXF1ZXN0GiMucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXNwb25zZRJXCghMaXN0S2V5cxIkLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXF1ZXN0GiUucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0S2V5c1Jlc3BvbnNlEloKCVVwZGF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVzcG9uc2USWgoJRGVsZXRlS2V5EiUucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXF1ZXN0GiYucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXNwb25zZRJpCgxBdXRoZW50aWNhdGUSKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlIgTI8xgDEmwKDUdldEN1cnJlbnRLZXkSKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldEN1cnJlbnRLZXlSZXF1ZXN0GioucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVzcG9uc2UiBMjzGAMSXQoKR2V0Q3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXNwb25zZRJdCgpBZGRDcmVkaXRzEiYucmFpbGdhdGUuYWNjb3VudC52MS5BZGRDcmVkaXRzUmVxdWVzdBonLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1Jlc3BvbnNlEmwKD0xpc3RBdWRpdEV2ZW50cxIrLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USfQoSV2F0Y2hJbnZhbGlkYXRpb25zEi4ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXF1ZXN0Gi8ucmFpbGdhdGUuYWNjb3VudC52MS5XYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZSIEyPMYBDABYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_railgate_account_v1_account, file_railgate_account_v1_audit, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail]);
+  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJeChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgthdWRpb19jYWNoZRgUIAEoCCJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUi4QEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIYCgthdWRpb19jYWNoZRgUIAEoCEgDiAEBQgcKBV9uYW1lQgcKBV9zbHVnQg4KDF9kZXNjcmlwdGlvbkIOCgxfYXVkaW9fY2FjaGUiTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItQCChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UidgoPTGlzdEtleXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBpbmNsdWRlX2Rpc2FibGVkGAQgASgIQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui6wIKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgEiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV9uYW1lQgsKCV9kaXNhYmxlZEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCLRAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRI7ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgFIAMoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SHQoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSgQIAxAEIikKEUdldENyZWRpdHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSKIAQoSR2V0Q3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIYCgtiYWxhbmNlX3VzZBgCIAEoAUgAiAEBEhkKEXRvdGFsX2NyZWRpdHNfdXNkGAMgASgBEhcKD3RvdGFsX3VzYWdlX3VzZBgEIAEoAUIOCgxfYmFsYW5jZV91c2QiPQoRQWRkQ3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEhIKCmFtb3VudF91c2QYAiABKAEiPwoSQWRkQ3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRITCgtiYWxhbmNlX3VzZBgCIAEoASIxChpDbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBITCgtmaW5nZXJwcmludBgBIAEoCSKYAQobQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEjcKBXN0YXRlGAEgASgOMigucmFpbGdhdGUuYWNjb3VudC52MS5JZGVtcG90ZW5jeUtleVN0YXRlEhMKC2ZpbmdlcnByaW50GAIgASgJEg0KBXRva2VuGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIMCgRib2R5GAUgASgJIkwKHUNvbXBsZXRlSWRlbXBvdGVuY3lLZXlSZXF1ZXN0Eg0KBXRva2VuGAEgASgJEg4KBnN0YXR1cxgCIAEoBRIMCgRib2R5GAMgASgJIjAKHkNvbXBsZXRlSWRlbXBvdGVuY3lLZXlSZXNwb25zZRIOCgZzdG9yZWQYASABKAgiLQocUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCSIfCh1SZWxlYXNlSWRlbXBvdGVuY3lLZXlSZXNwb25zZSLqAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIOCgZhY3Rpb24YASABKAkSFQoNcmVzb3VyY2VfdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRINCgVhY3RvchgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSKAoEZnJvbRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmN1cnNvchgIIAEoCRINCgVsaW1pdBgJIAEoBSJfChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIvCgZldmVudHMYASADKAsyHy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1ZGl0RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkiGwoZV2F0Y2hJbnZhbGlkYXRpb25zUmVxdWVzdCIrChpXYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZRINCgVzY29wZRgBIAEoCSqmAQoTSWRlbXBvdGVuY3lLZXlTdGF0ZRIlCiFJREVNUE9URU5DWV9LRVlfU1RBVEVfVU5TUEVDSUZJRUQQABIhCh1JREVNUE9URU5DWV9LRVlfU1RBVEVfQ0xBSU1FRBABEiUKIUlERU1QT1RFTkNZX0tFWV9TVEFURV9JTl9QUk9HUkVTUxACEh4KGklERU1QT1RFTkNZX0tFWV9TVEFURV9ET05FEAMy7A8KDkFjY291bnRTZXJ2aWNlEmwKD0NyZWF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USYwoMR2V0V29ya3NwYWNlEigucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXNwb25zZRJpCg5MaXN0V29ya3NwYWNlcxIqLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEmwKD1VwZGF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USbAoPRGVsZXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXNwb25zZRJaCglDcmVhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlElEKBkdldEtleRIiLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVxdWVzdBojLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVzcG9uc2USVwoITGlzdEtleXMSJC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RLZXlzUmVxdWVzdBolLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXNwb25zZRJaCglVcGRhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlc3BvbnNlEloKCURlbGV0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVzcG9uc2USaQoMQXV0aGVudGljYXRlEigucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXNwb25zZSIEyPMYAxJsCg1HZXRDdXJyZW50S2V5EikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVxdWVzdBoqLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3VycmVudEtleVJlc3BvbnNlIgTI8xgDEl0KCkdldENyZWRpdHMSJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXF1ZXN0GicucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDcmVkaXRzUmVzcG9uc2USXQoKQWRkQ3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFkZENyZWRpdHNSZXNwb25zZRJ4ChNDbGFpbUlkZW1wb3RlbmN5S2V5Ei8ucmFpbGdhdGUuYWNjb3VudC52MS5DbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBowLnJhaWxnYXRlLmFjY291bnQudjEuQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEoEBChZDb21wbGV0ZUlkZW1wb3RlbmN5S2V5EjIucmFpbGdhdGUuYWNjb3VudC52MS5Db21wbGV0ZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBozLnJhaWxnYXRlLmFjY291bnQudjEuQ29tcGxldGVJZGVtcG90ZW5jeUtleVJlc3BvbnNlEn4KFVJlbGVhc2VJZGVtcG90ZW5jeUtleRIxLnJhaWxnYXRlLmFjY291bnQudjEuUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBoyLnJhaWxnYXRlLmFjY291bnQudjEuUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USbAoPTGlzdEF1ZGl0RXZlbnRzEisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZRJ9ChJXYXRjaEludmFsaWRhdGlvbnMSLi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QaLy5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1Jlc3BvbnNlIgTI8xgEMAFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_railgate_account_v1_account, file_railgate_account_v1_audit, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * @generated from message railgate.account.v1.CreateWorkspaceRequest
@@ -728,6 +728,144 @@ export const AddCreditsResponseSchema: GenMessage<AddCreditsResponse> = /*@__PUR
   messageDesc(file_railgate_account_v1_account_service, 27);
 
 /**
+ * @generated from message railgate.account.v1.ClaimIdempotencyKeyRequest
+ */
+export type ClaimIdempotencyKeyRequest = Message<"railgate.account.v1.ClaimIdempotencyKeyRequest"> & {
+  /**
+   * What identifies the request under its key (a hash of method, path and body).
+   *
+   * @generated from field: string fingerprint = 1;
+   */
+  fingerprint: string;
+};
+
+/**
+ * Describes the message railgate.account.v1.ClaimIdempotencyKeyRequest.
+ * Use `create(ClaimIdempotencyKeyRequestSchema)` to create a new message.
+ */
+export const ClaimIdempotencyKeyRequestSchema: GenMessage<ClaimIdempotencyKeyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 28);
+
+/**
+ * @generated from message railgate.account.v1.ClaimIdempotencyKeyResponse
+ */
+export type ClaimIdempotencyKeyResponse = Message<"railgate.account.v1.ClaimIdempotencyKeyResponse"> & {
+  /**
+   * @generated from field: railgate.account.v1.IdempotencyKeyState state = 1;
+   */
+  state: IdempotencyKeyState;
+
+  /**
+   * The fingerprint of the request that holds the key (IN_PROGRESS, DONE).
+   *
+   * @generated from field: string fingerprint = 2;
+   */
+  fingerprint: string;
+
+  /**
+   * The claim's token (CLAIMED).
+   *
+   * @generated from field: string token = 3;
+   */
+  token: string;
+
+  /**
+   * The first answer (DONE): its HTTP status and JSON body.
+   *
+   * @generated from field: int32 status = 4;
+   */
+  status: number;
+
+  /**
+   * @generated from field: string body = 5;
+   */
+  body: string;
+};
+
+/**
+ * Describes the message railgate.account.v1.ClaimIdempotencyKeyResponse.
+ * Use `create(ClaimIdempotencyKeyResponseSchema)` to create a new message.
+ */
+export const ClaimIdempotencyKeyResponseSchema: GenMessage<ClaimIdempotencyKeyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 29);
+
+/**
+ * @generated from message railgate.account.v1.CompleteIdempotencyKeyRequest
+ */
+export type CompleteIdempotencyKeyRequest = Message<"railgate.account.v1.CompleteIdempotencyKeyRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: int32 status = 2;
+   */
+  status: number;
+
+  /**
+   * @generated from field: string body = 3;
+   */
+  body: string;
+};
+
+/**
+ * Describes the message railgate.account.v1.CompleteIdempotencyKeyRequest.
+ * Use `create(CompleteIdempotencyKeyRequestSchema)` to create a new message.
+ */
+export const CompleteIdempotencyKeyRequestSchema: GenMessage<CompleteIdempotencyKeyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 30);
+
+/**
+ * @generated from message railgate.account.v1.CompleteIdempotencyKeyResponse
+ */
+export type CompleteIdempotencyKeyResponse = Message<"railgate.account.v1.CompleteIdempotencyKeyResponse"> & {
+  /**
+   * False when the claim was lost (it expired and another request took the key).
+   *
+   * @generated from field: bool stored = 1;
+   */
+  stored: boolean;
+};
+
+/**
+ * Describes the message railgate.account.v1.CompleteIdempotencyKeyResponse.
+ * Use `create(CompleteIdempotencyKeyResponseSchema)` to create a new message.
+ */
+export const CompleteIdempotencyKeyResponseSchema: GenMessage<CompleteIdempotencyKeyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 31);
+
+/**
+ * @generated from message railgate.account.v1.ReleaseIdempotencyKeyRequest
+ */
+export type ReleaseIdempotencyKeyRequest = Message<"railgate.account.v1.ReleaseIdempotencyKeyRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message railgate.account.v1.ReleaseIdempotencyKeyRequest.
+ * Use `create(ReleaseIdempotencyKeyRequestSchema)` to create a new message.
+ */
+export const ReleaseIdempotencyKeyRequestSchema: GenMessage<ReleaseIdempotencyKeyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 32);
+
+/**
+ * @generated from message railgate.account.v1.ReleaseIdempotencyKeyResponse
+ */
+export type ReleaseIdempotencyKeyResponse = Message<"railgate.account.v1.ReleaseIdempotencyKeyResponse"> & {
+};
+
+/**
+ * Describes the message railgate.account.v1.ReleaseIdempotencyKeyResponse.
+ * Use `create(ReleaseIdempotencyKeyResponseSchema)` to create a new message.
+ */
+export const ReleaseIdempotencyKeyResponseSchema: GenMessage<ReleaseIdempotencyKeyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 33);
+
+/**
  * @generated from message railgate.account.v1.ListAuditEventsRequest
  */
 export type ListAuditEventsRequest = Message<"railgate.account.v1.ListAuditEventsRequest"> & {
@@ -794,7 +932,7 @@ export type ListAuditEventsRequest = Message<"railgate.account.v1.ListAuditEvent
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 28);
+  messageDesc(file_railgate_account_v1_account_service, 34);
 
 /**
  * @generated from message railgate.account.v1.ListAuditEventsResponse
@@ -818,7 +956,7 @@ export type ListAuditEventsResponse = Message<"railgate.account.v1.ListAuditEven
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 29);
+  messageDesc(file_railgate_account_v1_account_service, 35);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsRequest
@@ -831,7 +969,7 @@ export type WatchInvalidationsRequest = Message<"railgate.account.v1.WatchInvali
  * Use `create(WatchInvalidationsRequestSchema)` to create a new message.
  */
 export const WatchInvalidationsRequestSchema: GenMessage<WatchInvalidationsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 30);
+  messageDesc(file_railgate_account_v1_account_service, 36);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsResponse
@@ -848,7 +986,46 @@ export type WatchInvalidationsResponse = Message<"railgate.account.v1.WatchInval
  * Use `create(WatchInvalidationsResponseSchema)` to create a new message.
  */
 export const WatchInvalidationsResponseSchema: GenMessage<WatchInvalidationsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 31);
+  messageDesc(file_railgate_account_v1_account_service, 37);
+
+/**
+ * What a claim of an Idempotency-Key found.
+ *
+ * @generated from enum railgate.account.v1.IdempotencyKeyState
+ */
+export enum IdempotencyKeyState {
+  /**
+   * @generated from enum value: IDEMPOTENCY_KEY_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The key was free: the caller runs the request, then completes or releases the claim.
+   *
+   * @generated from enum value: IDEMPOTENCY_KEY_STATE_CLAIMED = 1;
+   */
+  CLAIMED = 1,
+
+  /**
+   * Another request holds it and has not been answered yet.
+   *
+   * @generated from enum value: IDEMPOTENCY_KEY_STATE_IN_PROGRESS = 2;
+   */
+  IN_PROGRESS = 2,
+
+  /**
+   * The first request was answered: its status and body are in the response.
+   *
+   * @generated from enum value: IDEMPOTENCY_KEY_STATE_DONE = 3;
+   */
+  DONE = 3,
+}
+
+/**
+ * Describes the enum railgate.account.v1.IdempotencyKeyState.
+ */
+export const IdempotencyKeyStateSchema: GenEnum<IdempotencyKeyState> = /*@__PURE__*/
+  enumDesc(file_railgate_account_v1_account_service, 0);
 
 /**
  * Workspaces, members and API keys, and authentication of a bearer key.
@@ -984,6 +1161,38 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof AddCreditsRequestSchema;
     output: typeof AddCreditsResponseSchema;
+  },
+  /**
+   * Idempotency-Key, the key in the call's idempotency-key metadata (one per caller): claims it
+   * for the request with this fingerprint, or says what holds it (a request in progress, or
+   * the answer of the first one).
+   *
+   * @generated from rpc railgate.account.v1.AccountService.ClaimIdempotencyKey
+   */
+  claimIdempotencyKey: {
+    methodKind: "unary";
+    input: typeof ClaimIdempotencyKeyRequestSchema;
+    output: typeof ClaimIdempotencyKeyResponseSchema;
+  },
+  /**
+   * Stores the answer of the claim its token names (kept 24 h).
+   *
+   * @generated from rpc railgate.account.v1.AccountService.CompleteIdempotencyKey
+   */
+  completeIdempotencyKey: {
+    methodKind: "unary";
+    input: typeof CompleteIdempotencyKeyRequestSchema;
+    output: typeof CompleteIdempotencyKeyResponseSchema;
+  },
+  /**
+   * Frees the claim its token names: the request may run again.
+   *
+   * @generated from rpc railgate.account.v1.AccountService.ReleaseIdempotencyKey
+   */
+  releaseIdempotencyKey: {
+    methodKind: "unary";
+    input: typeof ReleaseIdempotencyKeyRequestSchema;
+    output: typeof ReleaseIdempotencyKeyResponseSchema;
   },
   /**
    * The audit log of management writes, newest first, filtered and paged by cursor.
