@@ -126,6 +126,10 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** The embedded store keeps no outbox: the services write each event before they answer. */
+  readonly recordsAudit = false;
+  attachConfigLog(): void {}
+
   async close(): Promise<void> {}
 
   async ping(): Promise<void> {}

@@ -58,6 +58,8 @@ export class RedisKeys {
   invalidations = () => `${this.prefix}:invalidate`;
   /** Marks an admission as settled, so a retried settlement applies once. */
   settled = (ws: string, admissionId: string) => this.tagged(ws, `settled:${admissionId}`);
+  /** The scope's configuration outbox (store/config-outbox): a stream the drainers empty. */
+  configOutbox = (ws: string) => this.tagged(ws, "outbox-cfg");
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

@@ -509,3 +509,23 @@ while i <= #ARGV do
 end
 return out
 `;
+
+/**
+ * Writes a workspace record. KEYS: workspace. ARGV: data, "xx" to write only over an existing
+ * one (an update) or "" (a create). Returns 1 written, 0 missing.
+ */
+export const PUT_WORKSPACE = `
+if ARGV[2] == "xx" and redis.call("EXISTS", KEYS[1]) == 0 then return 0 end
+redis.call("SET", KEYS[1], ARGV[1])
+return 1
+`;
+
+/**
+ * Adds credits (negative: removes). KEYS: balance, every credit ever added. ARGV: micros.
+ * Returns { "ok", balance, 1 if the workspace was metered before (else 0) }.
+ */
+export const ADD_CREDITS = `
+local was = redis.call("EXISTS", KEYS[1])
+redis.call("INCRBY", KEYS[2], ARGV[1])
+return { "ok", redis.call("INCRBY", KEYS[1], ARGV[1]), was }
+`;

@@ -128,6 +128,8 @@ export async function startGuardrailServer(
       queueLimit: options.auditQueueMax ?? CONFIG_DEFAULTS.requestLogQueueMax,
     });
   audit?.start();
+  // Management writes carry their audit event and the objects they change to the database.
+  if (options.database) store.attachConfigLog(options.database);
   const accounts = new AccountServiceImpl(store, {
     rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
     audit,

@@ -1,14 +1,5 @@
-import { fromMicros, toMicros } from "../../governance/policy/money.js";
+import { fromMicros } from "../../governance/policy/money.js";
 import type { Store } from "../../store/types.js";
-
-/** Adds a top-up (negative: a correction) whose amount the request rules have checked. */
-export async function addCredits(
-  store: Store,
-  workspaceId: string,
-  amountUsd: number,
-): Promise<number> {
-  return fromMicros(await store.addCredits(workspaceId, toMicros(amountUsd)));
-}
 
 /**
  * A workspace's credit totals: every credit ever added, and what they paid for (added less the

@@ -87,15 +87,19 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
     },
   ) {}
 
-  private record(
+  /**
+   * Webhooks live in the database itself: the event is written there before the answer, so a
+   * change acknowledged has its event.
+   */
+  private async record(
     ctx: HandlerContext,
     verb: "create" | "update" | "delete",
     before: WebhookRecord | null,
     after: WebhookRecord | null,
-  ): void {
+  ): Promise<void> {
     const w = after ?? before;
     if (!this.deps.audit || !w) return;
-    this.deps.audit.record(auditOrigin(ctx), {
+    await this.deps.audit.recordDurably(auditOrigin(ctx), {
       action: `webhook.${verb}`,
       resource: { type: "webhook", id: w.id, label: w.url },
       workspaceId: w.workspaceId,
@@ -145,7 +149,7 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
       throw limitError(
         `workspace ${quote(workspaceId)} already has ${WEBHOOK_LIMITS.perWorkspace} webhooks (the maximum is ${WEBHOOK_LIMITS.perWorkspace}): delete one first`,
       );
-    this.record(ctx, "create", null, record);
+    await this.record(ctx, "create", null, record);
     return { webhook: webhookToProto(record), secret };
   }
 
@@ -165,14 +169,14 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
     const updated = await this.deps.webhooks.updateWebhook(req.id, changes, this.now());
     if (!updated)
       throw notFound(ErrorReason.WEBHOOK_NOT_FOUND, `webhook ${quote(req.id)} not found`);
-    this.record(ctx, "update", before, updated);
+    await this.record(ctx, "update", before, updated);
     return { webhook: webhookToProto(updated) };
   }
 
   async deleteWebhook(req: { id: string }, ctx: HandlerContext) {
     const before = await this.webhook(req.id);
     const deleted = await this.deps.webhooks.deleteWebhook(req.id);
-    if (deleted) this.record(ctx, "delete", before, null);
+    if (deleted) await this.record(ctx, "delete", before, null);
     return { deleted };
   }
 
