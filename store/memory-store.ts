@@ -129,6 +129,7 @@ export class MemoryStore implements Store {
   /** The embedded store keeps no outbox: the services write each event before they answer. */
   readonly recordsAudit = false;
   attachConfigLog(): void {}
+  async restoreConfig(): Promise<void> {}
 
   async close(): Promise<void> {}
 

@@ -28,6 +28,7 @@ import { RedisAudioClips } from "./audio-clips/redis-audio-clips.js";
 import type { AudioClipStore } from "./audio-clips/types.js";
 import { ConfigOutboxDrainer } from "./config-outbox/drainer.js";
 import type { AuditNote, OutboxEvent, SnapshotSpec } from "./config-outbox/entry.js";
+import { RedisConfigRefiller, warnWithoutPersistence } from "./config-outbox/redis-refiller.js";
 import { DecodedGuardrails } from "./decoded-guardrails.js";
 import { GroupCommit } from "./group-commit.js";
 import {
@@ -202,6 +203,27 @@ export class RedisStore implements Store {
     if (this.drainer) return;
     this.drainer = new ConfigOutboxDrainer(this.client, this.prefix, db);
     this.drainer.start();
+    this.refiller = new RedisConfigRefiller(this.client, this.prefix, db, async () => {
+      this.pointers.clear();
+      await this.changed("*");
+    });
+  }
+
+  private refiller?: RedisConfigRefiller;
+
+  /**
+   * Before serving: a Redis that lost its configuration (restarted empty, flushed) is refilled
+   * from the database, then watched for the same every few seconds and on reconnection.
+   */
+  async restoreConfig(): Promise<void> {
+    const refiller = this.refiller;
+    if (!refiller) return;
+    await warnWithoutPersistence(this.client);
+    await refiller.ensure();
+    refiller.watch();
+    this.onInvalidate((scope) => {
+      if (scope === "*") void refiller.ensure().catch(() => {});
+    });
   }
 
   /** Runs a management script in the outbox wrapper: its event, then what it changed. */
@@ -227,6 +249,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.refiller?.close();
     await this.drainer?.close();
     // Admissions and settlements still grouped or on their way are answered first.
     await Promise.all([this.admissions.flush(), this.settlements.flush()]);
@@ -271,6 +294,8 @@ export class RedisStore implements Store {
   }
 
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    // An emptied Redis gets its own default workspace back, never a new one.
+    await this.refiller?.ensure();
     // HSETNX makes exactly one replica the creator, even when several start at once.
     const won = await this.client.hsetnx(this.k.org(), "default_ws", candidate.id);
     if (won === 1) {

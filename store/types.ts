@@ -90,6 +90,8 @@ export interface Store {
   readonly recordsAudit: boolean;
   /** Records every management write (audit event and objects changed) in this database. */
   attachConfigLog(db: SqlDatabase): void;
+  /** Refills the store from that database when it lost its configuration (before serving). */
+  restoreConfig(): Promise<void>;
 
   // Organization.
   /** Creates the default workspace unless one was ever created; returns the current default id. */

@@ -1,8 +1,12 @@
-import { fromMicros } from "../../governance/policy/money.js";
 import type { AuditChanges, AuditEvent } from "../request-log/audit-log.js";
 import { auditPartitions, insertAuditEvents } from "../request-log/audit-log.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import type { ConfigEntry, Snapshot } from "./entry.js";
+
+/** Micro-dollars as dollars (governance/policy/money.ts's rule; the store sits below it). */
+function fromMicros(micros: number): number {
+  return micros / 1_000_000;
+}
 
 /** What a top-up changed, as the audit log has always shown it (balance before: null when unmetered). */
 export function creditChanges(
