@@ -203,27 +203,31 @@ export class RedisStore implements Store {
     if (this.drainer) return;
     this.drainer = new ConfigOutboxDrainer(this.client, this.prefix, db);
     this.drainer.start();
-    this.refiller = new RedisConfigRefiller(this.client, this.prefix, db, async () => {
-      this.pointers.clear();
-      await this.changed("*");
-    });
+    this.configDb = db;
   }
 
+  private configDb?: SqlDatabase;
   private refiller?: RedisConfigRefiller;
 
   /**
    * Before serving: a Redis that lost its configuration (restarted empty, flushed) is refilled
-   * from the database, then watched for the same every few seconds and on reconnection.
+   * from the attached database, then watched for the same every few seconds and on
+   * reconnection. From now on the default workspace is only ever created after that check.
    */
   async restoreConfig(): Promise<void> {
-    const refiller = this.refiller;
-    if (!refiller) return;
-    await warnWithoutPersistence(this.client);
-    await refiller.ensure();
+    const db = this.configDb;
+    if (!db || this.refiller) return;
+    const refiller = new RedisConfigRefiller(this.client, this.prefix, db, async () => {
+      this.pointers.clear();
+      await this.changed("*");
+    });
+    this.refiller = refiller;
     refiller.watch();
     this.onInvalidate((scope) => {
       if (scope === "*") void refiller.ensure().catch(() => {});
     });
+    await warnWithoutPersistence(this.client);
+    await refiller.ensure();
   }
 
   /** Runs a management script in the outbox wrapper: its event, then what it changed. */

@@ -134,7 +134,18 @@ export async function startGuardrailServer(
   // and a store that lost its configuration gets it back before anything is served or created.
   if (options.database) {
     store.attachConfigLog(options.database);
-    if (options.configRefill ?? true) await store.restoreConfig();
+    if (options.configRefill ?? true) {
+      // A database away at start: the store serves what it holds (a Redis that lost its
+      // configuration is refilled by the next check; its default workspace waits for it).
+      await store
+        .restoreConfig()
+        .catch((err: unknown) =>
+          log.error(
+            { err: String(err) },
+            "configuration not checked against the database (unreachable?): retried while running",
+          ),
+        );
+    }
   }
   const accounts = new AccountServiceImpl(store, {
     rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
