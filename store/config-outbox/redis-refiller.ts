@@ -4,7 +4,7 @@ import { newId } from "../../platform/ids.js";
 import { componentLogger } from "../../platform/logger.js";
 import { RedisKeys } from "../redis-keys.js";
 import type { SqlDatabase } from "../request-log/database.js";
-import { hasDurableConfig, readDurableConfig } from "./durable-config.js";
+import { type DurableConfig, hasDurableConfig, readDurableConfig } from "./durable-config.js";
 import { type RefillCounts, refillRedis } from "./refill-redis.js";
 
 const log = componentLogger("config-refill");
@@ -66,23 +66,19 @@ export class RedisConfigRefiller {
 
   private async refill(): Promise<RefillCounts | undefined> {
     try {
-      // Redis that holds objects without the marker ran before this version: it is the copy.
-      const lacking =
-        (await this.client.zcard(this.k.workspaces())) === 0 &&
-        (await this.client.hget(this.k.org(), "default_ws")) === null;
-      if (!lacking || !(await hasDurableConfig(this.db))) {
+      const config = (await hasDurableConfig(this.db))
+        ? await readDurableConfig(this.db, new Date())
+        : undefined;
+      if (!config || !(await this.lacks(config))) {
+        // A first start, or a Redis that ran before this version and still holds everything.
         await this.client.set(this.markerKey(), newId());
         return undefined;
       }
-      const counts = await refillRedis(
-        this.client,
-        this.prefix,
-        await readDurableConfig(this.db, new Date()),
-      );
+      const counts = await refillRedis(this.client, this.prefix, config);
       await this.client.set(this.markerKey(), newId());
       log.warn(
         counts,
-        "Redis held no configuration: refilled from the database (workspaces, keys, guardrails, assignments, credits, key usage)",
+        "Redis had lost its configuration: refilled from the database (workspaces, keys, guardrails, assignments, credits, key usage)",
       );
       await this.onRefilled();
       return counts;
@@ -91,6 +87,25 @@ export class RedisConfigRefiller {
       await this.client.del(this.markerKey()).catch(() => {});
       throw err;
     }
+  }
+
+  /**
+   * Whether Redis misses what the database holds: its default workspace, or any workspace or
+   * key. Not only "is it empty": a write made between the emptying and this check (the operator
+   * key registered again, a workspace created) must not hide the loss of everything else.
+   */
+  private async lacks(config: DurableConfig): Promise<boolean> {
+    if (
+      config.defaultWorkspace !== undefined &&
+      (await this.client.hget(this.k.org(), "default_ws")) === null
+    ) {
+      return true;
+    }
+    const [workspaces, keys] = await Promise.all([
+      Promise.all(config.workspaces.map((w) => this.client.zscore(this.k.workspaces(), w.id))),
+      Promise.all(config.keys.map((key) => this.client.exists(this.k.keyPointer(key.hash)))),
+    ]);
+    return workspaces.some((score) => score === null) || keys.some((n) => n === 0);
   }
 
   /** Another replica is refilling: wait until it is done (or gave up) before serving. */

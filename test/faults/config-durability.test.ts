@@ -7,8 +7,9 @@ import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { type SplitSystem, startSplitSystem } from "../kit/split-system.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
 
-/** Top-ups and guardrail updates fired at once, each acknowledged before the kill. */
-const BURST = 40;
+/** Callers writing at once (top-ups and guardrail updates), and the answers before the kill. */
+const WRITERS = 16;
+const ACKNOWLEDGED_BEFORE_KILL = 200;
 
 /**
  * Destructive: kills the guardrail process hard right after its acknowledgements and empties
@@ -97,24 +98,32 @@ describe("faults: configuration and audit survive a killed guardrail process and
     );
     expectStatus(members, 200);
 
-    // The burst: every answer that says 2xx is an acknowledged write; then the kill, at once.
-    const burst = await Promise.all(
-      Array.from({ length: BURST }, (_, i) =>
-        i % 2 === 0
-          ? write(admin, "POST", `/api/v1/workspaces/${wsId}/credits`, { amount_usd: 1 }, `d-c${i}`)
-          : write(admin, "PATCH", `/api/v1/guardrails/${gId}`, { description: `v${i}` }, `d-u${i}`),
-      ),
-    );
-    system?.guardrail.process.kill("SIGKILL");
-    const acknowledged = [
-      "d-ws",
-      "d-key",
-      "d-g",
-      "d-assign",
-      "d-members",
-      ...burst.flatMap((res, i) => (res.status < 300 ? [i % 2 === 0 ? `d-c${i}` : `d-u${i}`] : [])),
-    ];
-    const toppedUp = burst.filter((res, i) => i % 2 === 0 && res.status < 300).length;
+    // Writes at a high rate from several callers; the guardrail process is killed while they
+    // run, right after the acknowledgements counted: every answer that said 2xx is acknowledged.
+    const acknowledged = ["d-ws", "d-key", "d-g", "d-assign", "d-members"];
+    let toppedUp = 0;
+    let killed = false;
+    let sent = 0;
+    const worker = async () => {
+      while (!killed) {
+        const i = sent++;
+        const credits = i % 2 === 0;
+        const id = credits ? `d-c${i}` : `d-u${i}`;
+        const res = await (credits
+          ? write(admin, "POST", `/api/v1/workspaces/${wsId}/credits`, { amount_usd: 1 }, id)
+          : write(admin, "PATCH", `/api/v1/guardrails/${gId}`, { description: `v${i}` }, id)
+        ).catch(() => undefined);
+        // An answer that arrives after the kill was still sent before it: acknowledged too.
+        if (!res || res.status >= 300) continue;
+        acknowledged.push(id);
+        if (credits) toppedUp++;
+        if (!killed && acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL) {
+          killed = true;
+          system?.guardrail.process.kill("SIGKILL");
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: WRITERS }, worker));
     expect(toppedUp).to.be.greaterThan(0);
     await stop();
 
@@ -141,6 +150,15 @@ describe("faults: configuration and audit survive a killed guardrail process and
     expect(recorded, "acknowledged writes without an audit event").to.deep.equal([]);
     const before = await admin.get(`/api/v1/guardrails/${gId}`);
     expectStatus(before, 200);
+    // A top-up in flight at the kill may have been applied unacknowledged: the ledger has it too.
+    const ledger = await database.db.query<{ n: unknown }>(
+      "SELECT sum(amount_micros) AS n FROM config_credit_ledger WHERE workspace_id = $1",
+      [wsId],
+    );
+    const ledgerUsd = Number(ledger[0]?.n ?? 0) / 1_000_000;
+    expect(ledgerUsd).to.be.at.least(toppedUp);
+    const balance = await admin.get(`/api/v1/workspaces/${wsId}/credits`);
+    expect(balance.body.data.balance_usd).to.equal(ledgerUsd);
 
     const checkEverythingBack = async (api: Api) => {
       const list = await api.get("/api/v1/workspaces");
@@ -163,7 +181,7 @@ describe("faults: configuration and audit survive a killed guardrail process and
       const credits = await api.get(`/api/v1/workspaces/${wsId}/credits`);
       expectStatus(credits, 200);
       // Nothing was spent: the balance is the ledger's sum.
-      expect(credits.body.data.balance_usd).to.equal(toppedUp);
+      expect(credits.body.data.balance_usd).to.equal(ledgerUsd);
       // The key authenticates, with its own identity.
       const self = await new Api(system?.baseUrl() ?? "", secret).get("/api/v1/key");
       expectStatus(self, 200);
