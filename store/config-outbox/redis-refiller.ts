@@ -6,6 +6,7 @@ import { RedisKeys } from "../redis-keys.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import { type DurableConfig, hasDurableConfig, readDurableConfig } from "./durable-config.js";
 import { type RefillCounts, refillRedis } from "./refill-redis.js";
+import { seedFromRedis } from "./seed-from-redis.js";
 
 const log = componentLogger("config-refill");
 
@@ -70,7 +71,10 @@ export class RedisConfigRefiller {
         ? await readDurableConfig(this.db, new Date())
         : undefined;
       if (!config || !(await this.lacks(config))) {
-        // A first start, or a Redis that ran before this version and still holds everything.
+        // A first start, or a Redis that ran before this version: what it holds is the copy,
+        // and what the database lacks of it is recorded now.
+        const seeded = await seedFromRedis(this.client, this.prefix, this.db);
+        if (seeded > 0) log.info({ objects: seeded }, "configuration recorded in the database");
         await this.client.set(this.markerKey(), newId());
         return undefined;
       }

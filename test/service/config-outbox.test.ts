@@ -1,8 +1,8 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
-import { ApiKeySchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { newId, newOrderedId } from "../../platform/ids.js";
+import { ApiKeySchema, WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
+import { defaultGuardrailId, newId, newOrderedId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import { ConfigOutboxDrainer } from "../../store/config-outbox/drainer.js";
@@ -10,6 +10,7 @@ import { type ConfigEntry, parseOutboxEntry } from "../../store/config-outbox/en
 import { createRedisClient } from "../../store/open-store.js";
 import { defineCommands } from "../../store/redis-commands.js";
 import { RedisKeys } from "../../store/redis-keys.js";
+import { RedisStore } from "../../store/redis-store.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
@@ -236,5 +237,68 @@ describe("store: the configuration outbox", () => {
       ).to.equal(ids.length);
       expect(await client.xlen(k.configOutbox(ws))).to.equal(0);
     });
+  });
+});
+
+describe("store: a Redis from before the outbox", () => {
+  let redis: ThrowawayRedis;
+  let database: TestDatabase;
+
+  before(async () => {
+    redis = await startRedis();
+    database = await createTestDatabase("embedded");
+  });
+  after(async () => {
+    await redis?.stop();
+    await database?.dispose();
+  });
+
+  const open = async () => {
+    const client = createRedisClient({
+      redisUrl: redis.url,
+      redisClusterNodes: undefined,
+      redisCommandTimeoutMs: 5_000,
+    });
+    client.on("error", () => {});
+    await client.connect();
+    return new RedisStore(client, PREFIX);
+  };
+
+  it("is recorded in the database at the first check, so an emptying later loses nothing", async () => {
+    const old = await open();
+    const wsId = newId();
+    const ws = create(WorkspaceSchema, {
+      id: wsId,
+      name: "Old",
+      slug: "old",
+      defaultGuardrailId: defaultGuardrailId(wsId),
+      createdAt: nowTimestamp(),
+    });
+    expect(await old.bootstrapDefaultWorkspace(ws)).to.equal(wsId);
+    const key = create(ApiKeySchema, {
+      hash: "o".repeat(64),
+      name: "old",
+      workspaceId: wsId,
+      createdAt: nowTimestamp(),
+    });
+    expect(await old.createKey(wsId, key)).to.equal("ok");
+    expect(await old.addCredits(wsId, 3_000_000)).to.equal(3_000_000);
+    await old.close();
+
+    const upgraded = await open();
+    upgraded.attachConfigLog(database.db);
+    await upgraded.restoreConfig();
+    await upgraded.close();
+    await redis.flush();
+
+    const after = await open();
+    after.attachConfigLog(database.db);
+    await after.restoreConfig();
+    expect(await after.defaultWorkspaceId()).to.equal(wsId);
+    expect((await after.getWorkspace(wsId))?.slug).to.equal("old");
+    expect((await after.getKey(wsId, key.hash))?.name).to.equal("old");
+    expect(await after.keyScope(key.hash)).to.equal(wsId);
+    expect(await after.getCredits(wsId)).to.equal(3_000_000);
+    await after.close();
   });
 });
