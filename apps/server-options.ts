@@ -27,6 +27,7 @@ export function guardrailServerOptions(config: RailgateConfig): GuardrailServerO
     budgetGaugesTtlMs: config.budgetGaugesTtlMs,
     auditRetentionDays: config.auditRetentionDays,
     auditQueueMax: config.requestLogQueueMax,
+    configRefill: config.configRefill === "on",
     // Deliveries run on real time (signatures are checked against the receiver's clock).
     webhookDelivery: config.webhooks,
   };

@@ -102,6 +102,11 @@ export interface RailgateConfig {
   enginePoolSize?: number;
   /** "auto": the embedded engine when its package is installed; "off": never. */
   embeddedEngine: "auto" | "off";
+  /**
+   * "on": a store that lost its configuration (Redis restarted empty) is refilled from the
+   * database at start-up and when noticed; "off": never (one database shared by deployments).
+   */
+  configRefill: "on" | "off";
   /** Requests per minute per key unless the key sets its own; 0 = unlimited. */
   rateLimitPerMinute: number;
   /** The audio cache of opted-in workspaces (docs/api.md "Audio cache"). */
@@ -461,6 +466,7 @@ export const configSchema = z
     SPEECH_ENGINE_WORKERS: integer("an integer from 1 to 256", 1, 256)(undefined),
     SPEECH_CATALOG_FILE: text(undefined),
     RAILGATE_EMBEDDED_ENGINE: oneOf(["auto", "off"] as const, "auto"),
+    CONFIG_REFILL: oneOf(["on", "off"] as const, "on"),
     OPENAI_API_KEY: text(undefined),
     OPENAI_BASE_URL: url(["http:", "https:"], "an http(s):// URL"),
     RATE_LIMIT_PER_MINUTE: zeroOrMore(600),
@@ -633,6 +639,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       openAi: e.OPENAI_API_KEY ? { baseUrl: e.OPENAI_BASE_URL } : undefined,
     },
     embeddedEngine: e.RAILGATE_EMBEDDED_ENGINE,
+    configRefill: e.CONFIG_REFILL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     audioCache: {
       workspaceBytes: e.AUDIO_CACHE_WORKSPACE_BYTES,

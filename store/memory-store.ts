@@ -1,4 +1,10 @@
-import { clone } from "@bufbuild/protobuf";
+import {
+  clone,
+  type DescMessage,
+  fromBinary,
+  type MessageShape,
+  toBinary,
+} from "@bufbuild/protobuf";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -6,7 +12,7 @@ import {
   WorkspaceSchema,
 } from "../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId } from "../platform/ids.js";
+import { defaultGuardrailId, newOrderedId } from "../platform/ids.js";
 import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
 import { type Clock, systemClock } from "../platform/time.js";
 import {
@@ -24,6 +30,9 @@ import {
 } from "./admission.js";
 import { MemoryAudioClips } from "./audio-clips/memory-audio-clips.js";
 import type { AudioClipStore } from "./audio-clips/types.js";
+import { readDurableConfig } from "./config-outbox/durable-config.js";
+import type { AuditNote, OutboxEvent, Snapshot } from "./config-outbox/entry.js";
+import { ConfigJournal } from "./config-outbox/journal.js";
 import {
   decodeFields,
   encodeField,
@@ -33,6 +42,7 @@ import {
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import { MemoryIdempotency } from "./memory-idempotency.js";
+import type { SqlDatabase } from "./request-log/database.js";
 import {
   joinedRecord,
   NOTHING_CHECKPOINTED,
@@ -86,6 +96,11 @@ function storedGuardrail(g: Guardrail, version: number): StoredGuardrail {
 
 function decodeGuardrail(s: StoredGuardrail): Versioned<Guardrail> {
   return { value: decodeFields(s.fields.values(), s.version), version: s.version };
+}
+
+/** A message as the Redis store stores it: only the fields the schema knows. */
+function encodeMessage<D extends DescMessage>(schema: D, msg: MessageShape<D>): Uint8Array {
+  return toBinary(schema, msg, { writeUnknownFields: false });
 }
 
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
@@ -148,6 +163,104 @@ export class MemoryStore implements Store {
     };
   }
 
+  private journal?: ConfigJournal;
+  private journalDb?: SqlDatabase;
+
+  get recordsAudit(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /** One process: each write's audit event and snapshots reach the database before it answers. */
+  attachConfigLog(db: SqlDatabase): void {
+    this.journal ??= new ConfigJournal(db);
+    this.journalDb = db;
+  }
+
+  /**
+   * At start: an embedded store is empty, so whatever the database holds is brought back (the
+   * configuration survives a restart of `npm start`), with its default workspace.
+   */
+  async restoreConfig(): Promise<void> {
+    const db = this.journalDb;
+    if (!db || this.scopes.size > 1 || this.bootstrapped) return;
+    const config = await readDurableConfig(db, new Date(this.clock.now()));
+    for (const w of config.workspaces) {
+      const ws = fromBinary(WorkspaceSchema, w.data);
+      this.slugs.set(ws.slug, ws.id);
+      this.scopes.set(ws.id, this.emptyScope(ws));
+      this.guardrailScopes.set(defaultGuardrailId(ws.id), ws.id);
+    }
+    for (const g of config.guardrails) {
+      const scope = this.scopes.get(g.workspaceId);
+      if (!scope) continue;
+      scope.guardrails.set(g.id, storedGuardrail(decodeFields([g.data], g.version), g.version));
+      this.guardrailScopes.set(g.id, g.workspaceId);
+    }
+    for (const k of config.keys) {
+      const scope = this.scopes.get(k.scope);
+      if (!scope) continue;
+      scope.keys.set(k.hash, fromBinary(ApiKeySchema, k.data));
+      this.keyScopes.set(k.hash, k.scope);
+    }
+    for (const a of config.assignments) {
+      this.scopes
+        .get(a.workspaceId)
+        ?.assignments[a.kind].set(a.subject, JSON.parse(a.record) as AssignmentRecord);
+    }
+    for (const c of config.credits) {
+      this.bump(`${c.workspaceId}/credits-added`, c.addedMicros);
+      this.bump(`${c.workspaceId}/credits`, c.addedMicros - c.spentMicros);
+    }
+    for (const u of config.usage) {
+      if (u.creditTotalMicros > 0)
+        this.bump(`${u.workspaceId}/keyspend/${u.keyHash}`, u.creditTotalMicros);
+      if (u.byokTotalMicros > 0)
+        this.bump(`${u.workspaceId}/keyusage:${u.keyHash}:byok:total`, u.byokTotalMicros);
+      for (const w of u.windows) {
+        for (const [stem, amount] of [
+          ["credit", w.creditMicros],
+          ["byok", w.byokMicros],
+        ] as const) {
+          if (amount > 0)
+            this.bump(
+              `${u.workspaceId}/keyusage:${u.keyHash}:${stem}:${w.id}`,
+              amount,
+              w.ttlSeconds * 1000,
+            );
+        }
+      }
+    }
+    if (config.defaultWorkspace !== undefined) {
+      this.bootstrapped = true;
+      this.defaultWs = config.defaultWorkspace || undefined;
+    }
+  }
+
+  private workspaceSnapshot(id: string): Snapshot {
+    const ws = this.scopes.get(id)?.workspace;
+    return { type: "workspace", id, data: ws && encodeMessage(WorkspaceSchema, ws) };
+  }
+
+  private guardrailSnapshot(workspaceId: string, id: string): Snapshot {
+    const g = this.scopes.get(workspaceId)?.guardrails.get(id);
+    return {
+      type: "guardrail",
+      id,
+      version: g?.version ?? 0,
+      data: g && Buffer.concat([...g.fields.values()]),
+    };
+  }
+
+  private keySnapshot(scope: string, hash: string): Snapshot {
+    const k = this.scopes.get(scope)?.keys.get(hash);
+    return { type: "key", hash, data: k && encodeMessage(ApiKeySchema, { ...k, guardrailId: "" }) };
+  }
+
+  private assignmentSnapshot(kind: AssignmentKind, workspaceId: string, subject: string): Snapshot {
+    const a = this.scopes.get(workspaceId)?.assignments[kind].get(subject);
+    return { type: "assignment", kind, subject, record: a && JSON.stringify(a) };
+  }
+
   async close(): Promise<void> {}
 
   async ping(): Promise<void> {}
@@ -169,8 +282,8 @@ export class MemoryStore implements Store {
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
     if (!this.bootstrapped) {
       this.bootstrapped = true;
-      await this.createWorkspace(candidate);
       this.defaultWs = candidate.id;
+      await this.createWorkspaceWith(candidate, undefined, { defaultWorkspace: candidate.id });
     }
     return this.defaultWs;
   }
@@ -179,7 +292,15 @@ export class MemoryStore implements Store {
     return this.defaultWs;
   }
 
-  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+  createWorkspace(ws: Workspace, audit?: AuditNote): Promise<"ok" | "slug-taken" | LimitReached> {
+    return this.createWorkspaceWith(ws, audit, {});
+  }
+
+  private async createWorkspaceWith(
+    ws: Workspace,
+    audit: AuditNote | undefined,
+    extra: OutboxEvent,
+  ): Promise<"ok" | "slug-taken" | LimitReached> {
     // Every scope but the organization's is a workspace.
     const count = this.scopes.size - 1;
     if (count >= this.limits.workspaces) return { limit: this.limits.workspaces, count, adding: 1 };
@@ -188,6 +309,7 @@ export class MemoryStore implements Store {
     this.scopes.set(ws.id, this.emptyScope(clone(WorkspaceSchema, ws)));
     this.guardrailScopes.set(defaultGuardrailId(ws.id), ws.id);
     this.changed(ws.id);
+    await this.journal?.write(ws.id, audit, [this.workspaceSnapshot(ws.id)], extra);
     return "ok";
   }
 
@@ -213,6 +335,7 @@ export class MemoryStore implements Store {
   async updateWorkspace(
     ws: Workspace,
     previousSlug: string,
+    audit?: AuditNote,
   ): Promise<"ok" | "slug-taken" | "missing"> {
     const scope = this.scopes.get(ws.id);
     if (!scope?.workspace) return "missing";
@@ -223,10 +346,14 @@ export class MemoryStore implements Store {
     }
     scope.workspace = clone(WorkspaceSchema, ws);
     this.changed(ws.id);
+    await this.journal?.write(ws.id, audit, [this.workspaceSnapshot(ws.id)]);
     return "ok";
   }
 
-  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
+  async deleteWorkspace(
+    id: string,
+    audit?: AuditNote,
+  ): Promise<"ok" | "missing" | { activeKeys: number }> {
     const scope = this.scopes.get(id);
     if (!scope?.workspace) return "missing";
     const activeKeys = [...scope.keys.values()].filter((k) => !k.disabled).length;
@@ -238,6 +365,7 @@ export class MemoryStore implements Store {
     this.scopes.delete(id);
     if (this.defaultWs === id) this.defaultWs = undefined;
     this.changed(id);
+    await this.journal?.write(id, audit, [this.workspaceSnapshot(id)]);
     return "ok";
   }
 
@@ -259,6 +387,7 @@ export class MemoryStore implements Store {
 
   async createGuardrail(
     g: Guardrail,
+    audit?: AuditNote,
   ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
     const scope = this.scopes.get(g.workspaceId);
     if (!scope?.workspace) return "missing-workspace";
@@ -272,10 +401,14 @@ export class MemoryStore implements Store {
     scope.guardrails.set(g.id, storedGuardrail(g, 1));
     this.guardrailScopes.set(g.id, g.workspaceId);
     this.changed(g.workspaceId);
+    await this.journal?.write(g.workspaceId, audit, [this.guardrailSnapshot(g.workspaceId, g.id)]);
     return "ok";
   }
 
-  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+  async patchGuardrail(
+    p: GuardrailPatch,
+    audit?: AuditNote,
+  ): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
     const scope = this.scopes.get(p.workspaceId);
     let stored = scope?.guardrails.get(p.id);
     if (!stored) {
@@ -285,7 +418,11 @@ export class MemoryStore implements Store {
       stored = storedGuardrail(p.next, 1);
       scope.guardrails.set(p.id, stored);
       this.changed(p.workspaceId);
-      return decodeGuardrail(stored);
+      const created = decodeGuardrail(stored);
+      await this.journal?.write(p.workspaceId, audit, [
+        this.guardrailSnapshot(p.workspaceId, p.id),
+      ]);
+      return created;
     }
     for (const name of p.unchanged) {
       const n = guardrailFieldNumber(name);
@@ -299,10 +436,12 @@ export class MemoryStore implements Store {
     }
     stored.version++;
     this.changed(p.workspaceId);
-    return decodeGuardrail(stored);
+    const patchedGuardrail = decodeGuardrail(stored);
+    await this.journal?.write(p.workspaceId, audit, [this.guardrailSnapshot(p.workspaceId, p.id)]);
+    return patchedGuardrail;
   }
 
-  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
+  async deleteGuardrail(workspaceId: string, id: string, audit?: AuditNote): Promise<boolean> {
     const scope = this.scopes.get(workspaceId);
     if (!scope?.guardrails.delete(id)) return false;
     // A workspace default reverts to unconfigured; its id stays resolvable.
@@ -311,6 +450,7 @@ export class MemoryStore implements Store {
       for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
     }
     this.changed(workspaceId);
+    await this.journal?.write(workspaceId, audit, [this.guardrailSnapshot(workspaceId, id)]);
     return true;
   }
 
@@ -332,6 +472,7 @@ export class MemoryStore implements Store {
   async createKey(
     scope: string,
     key: ApiKey,
+    audit?: AuditNote,
   ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
     const s = this.scopes.get(scope);
     if (!s) return "missing-workspace";
@@ -341,6 +482,7 @@ export class MemoryStore implements Store {
     s.keys.set(key.hash, clone(ApiKeySchema, key));
     this.keyScopes.set(key.hash, scope);
     this.changed(scope);
+    await this.journal?.write(scope, audit, [this.keySnapshot(scope, key.hash)]);
     return "ok";
   }
 
@@ -356,22 +498,24 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+  async putKey(scope: string, key: ApiKey, audit?: AuditNote): Promise<boolean> {
     const s = this.scopes.get(scope);
     if (!s?.keys.has(key.hash)) return false;
     const stored = clone(ApiKeySchema, key);
     stored.guardrailId = "";
     s.keys.set(key.hash, stored);
     this.changed(scope);
+    await this.journal?.write(scope, audit, [this.keySnapshot(scope, key.hash)]);
     return true;
   }
 
-  async deleteKey(scope: string, hash: string): Promise<boolean> {
+  async deleteKey(scope: string, hash: string, audit?: AuditNote): Promise<boolean> {
     const s = this.scopes.get(scope);
     if (!s?.keys.delete(hash)) return false;
     s.assignments.key.delete(hash);
     this.keyScopes.delete(hash);
     this.changed(scope);
+    await this.journal?.write(scope, audit, [this.keySnapshot(scope, hash)]);
     return true;
   }
 
@@ -401,6 +545,7 @@ export class MemoryStore implements Store {
   async assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
+    audit?: AuditNote,
   ): Promise<{ assigned: number } | "missing" | LimitReached> {
     const first = records[0];
     if (!first) return { assigned: 0 };
@@ -424,7 +569,14 @@ export class MemoryStore implements Store {
       map.delete(r.subject);
       map.set(r.subject, { ...r });
     }
-    if (todo.length > 0) this.changed(first.workspaceId);
+    if (todo.length > 0) {
+      this.changed(first.workspaceId);
+      await this.journal?.write(
+        first.workspaceId,
+        audit,
+        todo.map((r) => this.assignmentSnapshot(kind, first.workspaceId, r.subject)),
+      );
+    }
     return { assigned: todo.length };
   }
 
@@ -433,6 +585,7 @@ export class MemoryStore implements Store {
     workspaceId: string,
     guardrailId: string,
     subjects: string[],
+    audit?: AuditNote,
   ): Promise<number> {
     const map = this.scopes.get(workspaceId)?.assignments[kind];
     let n = 0;
@@ -442,7 +595,14 @@ export class MemoryStore implements Store {
         n++;
       }
     }
-    if (n > 0) this.changed(workspaceId);
+    if (n > 0) {
+      this.changed(workspaceId);
+      await this.journal?.write(
+        workspaceId,
+        audit,
+        [...new Set(subjects)].map((s) => this.assignmentSnapshot(kind, workspaceId, s)),
+      );
+    }
     return n;
   }
 
@@ -761,9 +921,19 @@ export class MemoryStore implements Store {
     return this.has(key) ? this.counter(key) : undefined;
   }
 
-  async addCredits(scope: string, micros: number): Promise<number> {
+  async addCredits(scope: string, micros: number, audit?: AuditNote): Promise<number> {
+    const wasMetered = this.has(`${scope}/credits`);
     this.bump(`${scope}/credits-added`, micros);
-    return this.bump(`${scope}/credits`, micros);
+    const balance = this.bump(`${scope}/credits`, micros);
+    const at = new Date().toISOString();
+    await this.journal?.write(
+      scope,
+      audit,
+      [],
+      { credits: { id: newOrderedId(), workspaceId: scope, amountMicros: micros, at } },
+      [balance, wasMetered ? 1 : 0],
+    );
+    return balance;
   }
 
   async addCreditsOnce(
@@ -771,12 +941,13 @@ export class MemoryStore implements Store {
     micros: number,
     onceId: string,
     ttlSeconds: number,
+    audit?: AuditNote,
   ): Promise<{ balanceMicros: number; applied: boolean }> {
     const marker = `${scope}/credits-idem/${onceId}`;
     if (this.has(marker))
       return { balanceMicros: this.counter(`${scope}/credits`), applied: false };
     this.bump(marker, 1, ttlSeconds * 1000);
-    return { balanceMicros: await this.addCredits(scope, micros), applied: true };
+    return { balanceMicros: await this.addCredits(scope, micros, audit), applied: true };
   }
 
   private idempotencyRecords?: MemoryIdempotency;

@@ -1,4 +1,5 @@
 import type { Cluster, Redis, RedisCommander, RedisKey, Result } from "ioredis";
+import { withConfigOutbox } from "./config-outbox/outbox-lua.js";
 import * as lua from "./redis-scripts.js";
 
 /**
@@ -14,6 +15,18 @@ import * as lua from "./redis-scripts.js";
  * ioredis does not check replies: each reply type restates what its script
  * returns, and redis-replies.ts reads it once into the store's own types.
  */
+
+/**
+ * A management script's arguments in the outbox wrapper (config-outbox/outbox-lua.ts): the
+ * scope's outbox first, then the script's own, then the event's JSON ("" records nothing) and
+ * the snapshot spec.
+ */
+export type Outboxed<A extends unknown[]> = [
+  outbox: RedisKey,
+  ...args: A,
+  event: string,
+  snapshots: string,
+];
 
 /** A guardrail field as a script takes it: (field number, encoding) pairs, flattened. */
 export type FieldArg = number | Buffer;
@@ -114,9 +127,12 @@ export type DeleteWorkspaceArgs = [
   memberAssignmentIndex: RedisKey,
   scopePrefix: string,
 ];
-/** Variable key counts: numKeys, the fixed keys, then what the packer lays out. */
+export type PutWorkspaceArgs = [workspace: RedisKey, data: Buffer, mode: "xx" | ""];
+export type AddCreditsArgs = [credits: RedisKey, creditsAdded: RedisKey, micros: number];
+/** Variable key counts: numKeys, the outbox, the fixed keys, then what the packer lays out. */
 export type AssignArgs = [
   numKeys: number,
+  outbox: RedisKey,
   guardrail: RedisKey,
   assignments: RedisKey,
   index: RedisKey,
@@ -191,19 +207,27 @@ declare module "ioredis" {
   interface RedisCommander<Context> {
     rgClaimWorkspace(...args: ClaimWorkspaceArgs): Result<CountedReply, Context>;
     rgCreateGuardrail(
-      ...args: CreateGuardrailArgs
+      ...args: Outboxed<CreateGuardrailArgs>
     ): Result<CountedReply<"exists" | "missing-workspace">, Context>;
-    rgPatchGuardrailBuffer(...args: PatchGuardrailArgs): Result<PatchGuardrailReply, Context>;
-    rgDeleteGuardrail(...args: DeleteGuardrailArgs): Result<Done, Context>;
+    rgPatchGuardrailBuffer(
+      ...args: Outboxed<PatchGuardrailArgs>
+    ): Result<PatchGuardrailReply, Context>;
+    rgDeleteGuardrail(...args: Outboxed<DeleteGuardrailArgs>): Result<Done, Context>;
     rgCreateKey(
-      ...args: CreateKeyArgs
+      ...args: Outboxed<CreateKeyArgs>
     ): Result<CountedReply<"exists" | "missing-workspace">, Context>;
-    rgPutKey(...args: PutKeyArgs): Result<Done, Context>;
-    rgDeleteKey(...args: DeleteKeyArgs): Result<Done, Context>;
+    rgPutKey(...args: Outboxed<PutKeyArgs>): Result<Done, Context>;
+    rgDeleteKey(...args: Outboxed<DeleteKeyArgs>): Result<Done, Context>;
     rgAssign(...args: AssignArgs): Result<AssignReply, Context>;
-    rgUnassign(...args: UnassignArgs): Result<number, Context>;
+    rgUnassign(...args: Outboxed<UnassignArgs>): Result<number, Context>;
     rgLoadGovernanceBuffer(...args: LoadGovernanceArgs): Result<LoadGovernanceReply, Context>;
-    rgDeleteWorkspace(...args: DeleteWorkspaceArgs): Result<DeleteWorkspaceReply, Context>;
+    rgPutWorkspace(...args: Outboxed<PutWorkspaceArgs>): Result<Done, Context>;
+    rgAddCredits(
+      ...args: Outboxed<AddCreditsArgs>
+    ): Result<["ok", balance: number, wasMetered: Done], Context>;
+    rgDeleteWorkspace(
+      ...args: Outboxed<DeleteWorkspaceArgs>
+    ): Result<DeleteWorkspaceReply, Context>;
     /** One reply per request, in order. */
     rgAdmitGroup(...args: AdmitGroupArgs): Result<AdmitReply[], Context>;
     /** Per request: 1 applied, 0 a repeated admission id (skipped), or the error it alone met. */
@@ -216,12 +240,16 @@ declare module "ioredis" {
     rgOutboxRecordsBuffer(...args: OutboxRecordsArgs): Result<Buffer[], Context>;
     rgOutboxDone(...args: OutboxDoneArgs): Result<number, Context>;
     rgAddCreditsOnce(
-      creditsAdded: RedisKey,
-      credits: RedisKey,
-      marker: RedisKey,
-      micros: number,
-      ttlSeconds: number,
-    ): Result<[applied: Done, balance: number], Context>;
+      ...args: Outboxed<
+        [
+          credits: RedisKey,
+          creditsAdded: RedisKey,
+          marker: RedisKey,
+          micros: number,
+          ttlSeconds: number,
+        ]
+      >
+    ): Result<["ok", balance: number, wasMetered: Done] | ["repeat", balance: number], Context>;
     rgClaimIdempotency(
       record: RedisKey,
       fingerprint: string,
@@ -251,16 +279,18 @@ type CommandName = Declared extends infer N ? (N extends `${infer B}Buffer` ? B 
  */
 const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgClaimWorkspace: { lua: lua.CLAIM_WORKSPACE, numberOfKeys: 1 },
-  rgCreateGuardrail: { lua: lua.CREATE_GUARDRAIL, numberOfKeys: 3 },
-  rgPatchGuardrail: { lua: lua.PATCH_GUARDRAIL, numberOfKeys: 3 },
-  rgDeleteGuardrail: { lua: lua.DELETE_GUARDRAIL, numberOfKeys: 8 },
-  rgCreateKey: { lua: lua.CREATE_KEY, numberOfKeys: 4 },
-  rgPutKey: { lua: lua.PUT_KEY, numberOfKeys: 3 },
-  rgDeleteKey: { lua: lua.DELETE_KEY, numberOfKeys: 5 },
-  rgAssign: { lua: lua.ASSIGN },
-  rgUnassign: { lua: lua.UNASSIGN, numberOfKeys: 3 },
+  rgCreateGuardrail: { lua: withConfigOutbox(lua.CREATE_GUARDRAIL), numberOfKeys: 4 },
+  rgPatchGuardrail: { lua: withConfigOutbox(lua.PATCH_GUARDRAIL), numberOfKeys: 4 },
+  rgDeleteGuardrail: { lua: withConfigOutbox(lua.DELETE_GUARDRAIL), numberOfKeys: 9 },
+  rgCreateKey: { lua: withConfigOutbox(lua.CREATE_KEY), numberOfKeys: 5 },
+  rgPutKey: { lua: withConfigOutbox(lua.PUT_KEY), numberOfKeys: 4 },
+  rgDeleteKey: { lua: withConfigOutbox(lua.DELETE_KEY), numberOfKeys: 6 },
+  rgAssign: { lua: withConfigOutbox(lua.ASSIGN) },
+  rgUnassign: { lua: withConfigOutbox(lua.UNASSIGN), numberOfKeys: 4 },
   rgLoadGovernance: { lua: lua.LOAD_GOVERNANCE, numberOfKeys: 3 },
-  rgDeleteWorkspace: { lua: lua.DELETE_WORKSPACE, numberOfKeys: 8 },
+  rgDeleteWorkspace: { lua: withConfigOutbox(lua.DELETE_WORKSPACE), numberOfKeys: 9 },
+  rgPutWorkspace: { lua: withConfigOutbox(lua.PUT_WORKSPACE), numberOfKeys: 2 },
+  rgAddCredits: { lua: withConfigOutbox(lua.ADD_CREDITS), numberOfKeys: 3 },
   rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },
   rgSettleGroup: { lua: lua.SETTLE_GROUP, numberOfKeys: 1 },
   rgGuardrailSpend: { lua: lua.GUARDRAIL_SPEND, numberOfKeys: 1 },
@@ -268,7 +298,7 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgExpiredReservations: { lua: lua.EXPIRED_RESERVATIONS, numberOfKeys: 1 },
   rgOutboxRecords: { lua: lua.OUTBOX_RECORDS, numberOfKeys: 1 },
   rgOutboxDone: { lua: lua.OUTBOX_DONE, numberOfKeys: 1 },
-  rgAddCreditsOnce: { lua: lua.ADD_CREDITS_ONCE, numberOfKeys: 3 },
+  rgAddCreditsOnce: { lua: withConfigOutbox(lua.ADD_CREDITS_ONCE), numberOfKeys: 4 },
   rgClaimIdempotency: { lua: lua.CLAIM_IDEMPOTENCY, numberOfKeys: 1 },
   rgCompleteIdempotency: { lua: lua.COMPLETE_IDEMPOTENCY, numberOfKeys: 1 },
   rgReleaseIdempotency: { lua: lua.RELEASE_IDEMPOTENCY, numberOfKeys: 1 },
@@ -319,7 +349,7 @@ export function patchArgs(c: PatchCall): PatchGuardrailArgs {
 }
 
 export interface AssignCall {
-  keys: { guardrail: RedisKey; assignments: RedisKey; index: RedisKey };
+  keys: { outbox: RedisKey; guardrail: RedisKey; assignments: RedisKey; index: RedisKey };
   /** Per record, the key that must still exist for it to be assigned. */
   checks: RedisKey[];
   guardrailId: string;
@@ -328,12 +358,16 @@ export interface AssignCall {
   limit: number;
   /** JSON, one per distinct subject, in the order of `checks`. */
   records: string[];
+  /** The outbox wrapper's event and snapshot spec. */
+  event: string;
+  snapshots: string;
 }
 
 export function assignArgs(c: AssignCall): AssignArgs {
-  const { guardrail, assignments, index } = c.keys;
+  const { outbox, guardrail, assignments, index } = c.keys;
   return [
-    3 + c.checks.length,
+    4 + c.checks.length,
+    outbox,
     guardrail,
     assignments,
     index,
@@ -342,6 +376,8 @@ export function assignArgs(c: AssignCall): AssignArgs {
     c.guardrailIndexStem,
     c.limit,
     ...c.records,
+    c.event,
+    c.snapshots,
   ];
 }
 

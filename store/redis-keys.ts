@@ -71,6 +71,8 @@ export class RedisKeys {
   reservationLeases = (ws: string) => this.tagged(ws, "resv-i");
   /** A scope's outbox of records by time; the records are in `outbox`. */
   outboxIndex = (ws: string) => this.tagged(ws, "outbox-i");
+  /** The scope's configuration outbox (store/config-outbox): a stream the drainers empty. */
+  configOutbox = (ws: string) => this.tagged(ws, "outbox-cfg");
   /** Prefix of this workspace's tagged keys, for scripts that build key names. */
   scopePrefix = (ws: string) => this.tagged(ws, "");
 }

@@ -609,16 +609,19 @@ return #ARGV - 1
 `;
 
 /**
- * A top-up applied once per idempotency id: the marker and the credits move in one step, so a
- * call repeated after a lost answer adds nothing. KEYS: credits added, credits, marker. ARGV:
- * micros, marker TTL in seconds. Reply: { 1 applied | 0 repeated, balance }.
+ * A top-up applied once per idempotency id: the marker and the credits move in one step (in the
+ * outbox wrapper, with the audit event), so a call repeated after a lost answer adds nothing and
+ * records nothing. KEYS: balance, every credit ever added, marker. ARGV: micros, marker TTL in
+ * seconds. Returns { "ok", balance, 1 if the workspace was metered before (else 0) }, or
+ * { "repeat", balance } when the id was seen.
  */
 export const ADD_CREDITS_ONCE = `
-if redis.call("SET", KEYS[3], "1", "NX", "EX", ARGV[2]) then
-  redis.call("INCRBY", KEYS[1], ARGV[1])
-  return { 1, redis.call("INCRBY", KEYS[2], ARGV[1]) }
+if not redis.call("SET", KEYS[3], "1", "NX", "EX", ARGV[2]) then
+  return { "repeat", tonumber(redis.call("GET", KEYS[1]) or "0") }
 end
-return { 0, tonumber(redis.call("GET", KEYS[2]) or "0") }
+local was = redis.call("EXISTS", KEYS[1])
+redis.call("INCRBY", KEYS[2], ARGV[1])
+return { "ok", redis.call("INCRBY", KEYS[1], ARGV[1]), was }
 `;
 
 /**
@@ -649,4 +652,24 @@ return 1
 export const RELEASE_IDEMPOTENCY = `
 if redis.call("HGET", KEYS[1], "t") ~= ARGV[1] then return 0 end
 return redis.call("DEL", KEYS[1])
+`;
+
+/**
+ * Writes a workspace record. KEYS: workspace. ARGV: data, "xx" to write only over an existing
+ * one (an update) or "" (a create). Returns 1 written, 0 missing.
+ */
+export const PUT_WORKSPACE = `
+if ARGV[2] == "xx" and redis.call("EXISTS", KEYS[1]) == 0 then return 0 end
+redis.call("SET", KEYS[1], ARGV[1])
+return 1
+`;
+
+/**
+ * Adds credits (negative: removes). KEYS: balance, every credit ever added. ARGV: micros.
+ * Returns { "ok", balance, 1 if the workspace was metered before (else 0) }.
+ */
+export const ADD_CREDITS = `
+local was = redis.call("EXISTS", KEYS[1])
+redis.call("INCRBY", KEYS[2], ARGV[1])
+return { "ok", redis.call("INCRBY", KEYS[1], ARGV[1]), was }
 `;

@@ -8,7 +8,7 @@ import {
   WorkspaceSchema,
 } from "../gen/railgate/account/v1/account_pb.js";
 import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId } from "../platform/ids.js";
+import { defaultGuardrailId, newOrderedId } from "../platform/ids.js";
 import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
 import { type Clock, systemClock } from "../platform/time.js";
 import {
@@ -27,6 +27,9 @@ import {
 } from "./admission.js";
 import { RedisAudioClips } from "./audio-clips/redis-audio-clips.js";
 import type { AudioClipStore } from "./audio-clips/types.js";
+import { ConfigOutboxDrainer } from "./config-outbox/drainer.js";
+import type { AuditNote, OutboxEvent, SnapshotSpec } from "./config-outbox/entry.js";
+import { RedisConfigRefiller, warnWithoutPersistence } from "./config-outbox/redis-refiller.js";
 import { DecodedGuardrails } from "./decoded-guardrails.js";
 import { GroupCommit } from "./group-commit.js";
 import {
@@ -55,6 +58,8 @@ import {
 } from "./redis-commands.js";
 import { assignmentTag, RedisKeys } from "./redis-keys.js";
 import { admission, counted, idempotencyClaimOf, patched } from "./redis-replies.js";
+import { auditEventOf } from "./request-log/audit-log.js";
+import type { SqlDatabase } from "./request-log/database.js";
 import {
   admissionForRecovery,
   admissionFromRecovery,
@@ -157,6 +162,12 @@ async function pageAcross(
 /** Bounds the guardrail -> workspace memo (about 100 bytes an entry). */
 const MAX_REMEMBERED_POINTERS = 100_000;
 
+/**
+ * How long a management write waits for its own outbox entry to reach the database before it
+ * answers; past it the entry stays in Redis for any replica's drainer.
+ */
+const OWN_DRAIN_MS = 1_000;
+
 /** Requests per admission or settlement script at most: one script keeps Redis busy ~1 ms. */
 const GROUP_MAX_ITEMS = 64;
 
@@ -222,7 +233,73 @@ export class RedisStore implements Store {
     return new RedisAudioClips(this.client, this.prefix);
   }
 
+  private drainer?: ConfigOutboxDrainer;
+
+  get recordsAudit(): boolean {
+    return this.drainer !== undefined;
+  }
+
+  /**
+   * From now on every management write puts its audit event and the objects it changed in its
+   * scope's outbox, in the same script as the change, and this process drains the outboxes
+   * into `db` (its own entry before it answers, when the database answers quickly).
+   */
+  attachConfigLog(db: SqlDatabase): void {
+    if (this.drainer) return;
+    this.drainer = new ConfigOutboxDrainer(this.client, this.prefix, db);
+    this.drainer.start();
+    this.configDb = db;
+  }
+
+  private configDb?: SqlDatabase;
+  private refiller?: RedisConfigRefiller;
+
+  /**
+   * Before serving: a Redis that lost its configuration (restarted empty, flushed) is refilled
+   * from the attached database, then watched for the same every few seconds and on
+   * reconnection. From now on the default workspace is only ever created after that check.
+   */
+  async restoreConfig(): Promise<void> {
+    const db = this.configDb;
+    if (!db || this.refiller) return;
+    const refiller = new RedisConfigRefiller(this.client, this.prefix, db, async () => {
+      this.pointers.clear();
+      await this.changed("*");
+    });
+    this.refiller = refiller;
+    refiller.watch();
+    this.onInvalidate((scope) => {
+      if (scope === "*") void refiller.ensure().catch(() => {});
+    });
+    await warnWithoutPersistence(this.client);
+    await refiller.ensure();
+  }
+
+  /** Runs a management script in the outbox wrapper: its event, then what it changed. */
+  private async outboxed<T>(
+    scope: string,
+    note: AuditNote | undefined,
+    snapshots: SnapshotSpec[],
+    extra: OutboxEvent,
+    run: (outbox: string, event: string, snapshots: string) => Promise<T>,
+  ): Promise<T> {
+    const outbox = this.k.configOutbox(scope);
+    const drainer = this.drainer;
+    if (!drainer) return run(outbox, "", "[]");
+    const event: OutboxEvent = { ...extra };
+    if (note) {
+      const audit = auditEventOf(note.origin, note.entry);
+      event.audit = { ...audit, at: audit.at.toISOString() };
+    }
+    await drainer.announce(scope);
+    const result = await run(outbox, JSON.stringify(event), JSON.stringify(snapshots));
+    await drainer.drainSoon(scope, OWN_DRAIN_MS);
+    return result;
+  }
+
   async close(): Promise<void> {
+    this.refiller?.close();
+    await this.drainer?.close();
     // Admissions and settlements still grouped or on their way are answered first.
     await Promise.all([this.admissions.flush(), this.settlements.flush()]);
     this.subscriber?.disconnect();
@@ -266,10 +343,14 @@ export class RedisStore implements Store {
   }
 
   async bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined> {
+    // An emptied Redis gets its own default workspace back, never a new one.
+    await this.refiller?.ensure();
     // HSETNX makes exactly one replica the creator, even when several start at once.
     const won = await this.client.hsetnx(this.k.org(), "default_ws", candidate.id);
     if (won === 1) {
-      const result = await this.createWorkspace(candidate);
+      const result = await this.createWorkspaceWith(candidate, undefined, {
+        defaultWorkspace: candidate.id,
+      });
       if (result !== "ok") throw new Error(`default workspace slug "${candidate.slug}" is taken`);
       return candidate.id;
     }
@@ -281,7 +362,15 @@ export class RedisStore implements Store {
     return (await this.client.hget(this.k.org(), "default_ws")) || undefined;
   }
 
-  async createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached> {
+  createWorkspace(ws: Workspace, audit?: AuditNote): Promise<"ok" | "slug-taken" | LimitReached> {
+    return this.createWorkspaceWith(ws, audit, {});
+  }
+
+  private async createWorkspaceWith(
+    ws: Workspace,
+    audit: AuditNote | undefined,
+    extra: OutboxEvent,
+  ): Promise<"ok" | "slug-taken" | LimitReached> {
     // The place in the index is taken first: the index is what the limit counts, atomically.
     const claim = counted(
       await this.client.rgClaimWorkspace(
@@ -297,7 +386,16 @@ export class RedisStore implements Store {
       await this.client.zrem(this.k.workspaces(), ws.id);
       return "slug-taken";
     }
-    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws));
+    await this.outboxed(ws.id, audit, [["ws", ws.id]], extra, (outbox, event, snaps) =>
+      this.client.rgPutWorkspace(
+        outbox,
+        this.k.workspace(ws.id),
+        encode(WorkspaceSchema, ws),
+        "",
+        event,
+        snaps,
+      ),
+    );
     // The default guardrail's id resolves before it is materialized.
     await this.client.set(this.k.guardrailPointer(defaultGuardrailId(ws.id)), ws.id);
     await this.changed(ws.id);
@@ -322,30 +420,49 @@ export class RedisStore implements Store {
   async updateWorkspace(
     ws: Workspace,
     previousSlug: string,
+    audit?: AuditNote,
   ): Promise<"ok" | "slug-taken" | "missing"> {
     if (!(await this.client.exists(this.k.workspace(ws.id)))) return "missing";
     if (ws.slug !== previousSlug) {
       if ((await this.client.hsetnx(this.k.slugs(), ws.slug, ws.id)) === 0) return "slug-taken";
       await this.client.hdel(this.k.slugs(), previousSlug);
     }
-    await this.client.set(this.k.workspace(ws.id), encode(WorkspaceSchema, ws), "XX");
+    const written = await this.outboxed(ws.id, audit, [["ws", ws.id]], {}, (outbox, event, snaps) =>
+      this.client.rgPutWorkspace(
+        outbox,
+        this.k.workspace(ws.id),
+        encode(WorkspaceSchema, ws),
+        "xx",
+        event,
+        snaps,
+      ),
+    );
+    if (written === 0) return "missing";
     await this.changed(ws.id);
     return "ok";
   }
 
-  async deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }> {
+  async deleteWorkspace(
+    id: string,
+    audit?: AuditNote,
+  ): Promise<"ok" | "missing" | { activeKeys: number }> {
     const ws = await this.getWorkspace(id);
     if (!ws) return "missing";
-    const reply = await this.client.rgDeleteWorkspace(
-      this.k.workspace(id),
-      this.k.guardrailIndex(id),
-      this.k.keyIndex(id),
-      this.k.assignments(id, "key"),
-      this.k.assignments(id, "member"),
-      this.k.enabledKeyIndex(id),
-      this.k.assignmentIndex(id, "key"),
-      this.k.assignmentIndex(id, "member"),
-      this.k.scopePrefix(id),
+    const reply = await this.outboxed(id, audit, [["ws", id]], {}, (outbox, event, snaps) =>
+      this.client.rgDeleteWorkspace(
+        outbox,
+        this.k.workspace(id),
+        this.k.guardrailIndex(id),
+        this.k.keyIndex(id),
+        this.k.assignments(id, "key"),
+        this.k.assignments(id, "member"),
+        this.k.enabledKeyIndex(id),
+        this.k.assignmentIndex(id, "key"),
+        this.k.assignmentIndex(id, "member"),
+        this.k.scopePrefix(id),
+        event,
+        snaps,
+      ),
     );
     if (!reply) return "missing";
     if (reply[0] === "active-keys") return { activeKeys: reply[1] };
@@ -407,18 +524,24 @@ export class RedisStore implements Store {
 
   async createGuardrail(
     g: Guardrail,
+    audit?: AuditNote,
   ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
     const limit = this.limits.guardrailsPerWorkspace;
     const result = counted(
-      await this.client.rgCreateGuardrail(
-        this.k.workspace(g.workspaceId),
-        this.k.guardrail(g.workspaceId, g.id),
-        this.k.guardrailIndex(g.workspaceId),
-        ms(g.createdAt),
-        g.id,
-        defaultGuardrailId(g.workspaceId),
-        limit,
-        ...fieldArgs(encodeFields(g)),
+      await this.outboxed(g.workspaceId, audit, [["g", g.id]], {}, (outbox, event, snaps) =>
+        this.client.rgCreateGuardrail(
+          outbox,
+          this.k.workspace(g.workspaceId),
+          this.k.guardrail(g.workspaceId, g.id),
+          this.k.guardrailIndex(g.workspaceId),
+          ms(g.createdAt),
+          g.id,
+          defaultGuardrailId(g.workspaceId),
+          limit,
+          ...fieldArgs(encodeFields(g)),
+          event,
+          snaps,
+        ),
       ),
       limit,
     );
@@ -428,39 +551,52 @@ export class RedisStore implements Store {
     return "ok";
   }
 
-  async patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
+  async patchGuardrail(
+    p: GuardrailPatch,
+    audit?: AuditNote,
+  ): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
     const result = patched(
-      await this.client.rgPatchGuardrailBuffer(
-        ...patchArgs({
-          keys: {
-            workspace: this.k.workspace(p.workspaceId),
-            guardrail: this.k.guardrail(p.workspaceId, p.id),
-            index: this.k.guardrailIndex(p.workspaceId),
-          },
-          readVersion: p.readVersion,
-          createdAtMs: ms(p.next.createdAt),
-          id: p.id,
-          written: namedFields(p.next, p.fields),
-          guarded: namedFields(p.read, p.unchanged),
-          materialize: p.materialize ? encodeFields(p.next) : undefined,
-        }),
+      await this.outboxed(p.workspaceId, audit, [["g", p.id]], {}, (outbox, event, snaps) =>
+        this.client.rgPatchGuardrailBuffer(
+          outbox,
+          ...patchArgs({
+            keys: {
+              workspace: this.k.workspace(p.workspaceId),
+              guardrail: this.k.guardrail(p.workspaceId, p.id),
+              index: this.k.guardrailIndex(p.workspaceId),
+            },
+            readVersion: p.readVersion,
+            createdAtMs: ms(p.next.createdAt),
+            id: p.id,
+            written: namedFields(p.next, p.fields),
+            guarded: namedFields(p.read, p.unchanged),
+            materialize: p.materialize ? encodeFields(p.next) : undefined,
+          }),
+          event,
+          snaps,
+        ),
       ),
     );
     if (typeof result !== "string") await this.changed(p.workspaceId);
     return result;
   }
 
-  async deleteGuardrail(workspaceId: string, id: string): Promise<boolean> {
-    const n = await this.client.rgDeleteGuardrail(
-      this.k.guardrail(workspaceId, id),
-      this.k.guardrailIndex(workspaceId),
-      this.k.assignments(workspaceId, "key"),
-      this.k.assignments(workspaceId, "member"),
-      this.k.assignmentIndex(workspaceId, "key"),
-      this.k.assignmentIndex(workspaceId, "member"),
-      this.k.guardrailAssignments(workspaceId, "key", id),
-      this.k.guardrailAssignments(workspaceId, "member", id),
-      id,
+  async deleteGuardrail(workspaceId: string, id: string, audit?: AuditNote): Promise<boolean> {
+    const n = await this.outboxed(workspaceId, audit, [["g", id]], {}, (outbox, event, snaps) =>
+      this.client.rgDeleteGuardrail(
+        outbox,
+        this.k.guardrail(workspaceId, id),
+        this.k.guardrailIndex(workspaceId),
+        this.k.assignments(workspaceId, "key"),
+        this.k.assignments(workspaceId, "member"),
+        this.k.assignmentIndex(workspaceId, "key"),
+        this.k.assignmentIndex(workspaceId, "member"),
+        this.k.guardrailAssignments(workspaceId, "key", id),
+        this.k.guardrailAssignments(workspaceId, "member", id),
+        id,
+        event,
+        snaps,
+      ),
     );
     // A workspace default reverts to unconfigured; its id stays resolvable.
     if (n === 1 && id !== defaultGuardrailId(workspaceId)) {
@@ -494,22 +630,28 @@ export class RedisStore implements Store {
   async createKey(
     scope: string,
     key: ApiKey,
+    audit?: AuditNote,
   ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached> {
     // The pointer doubles as the uniqueness check across all workspaces.
     if ((await this.client.set(this.k.keyPointer(key.hash), scope, "NX")) !== "OK") return "exists";
     const limit = scope === ORG_SCOPE ? this.limits.managementKeys : this.limits.keysPerWorkspace;
     const result = counted(
-      await this.client.rgCreateKey(
-        this.k.workspace(scope),
-        this.k.key(scope, key.hash),
-        this.k.keyIndex(scope),
-        this.k.enabledKeyIndex(scope),
-        encode(ApiKeySchema, { ...key, guardrailId: "" }),
-        ms(key.createdAt),
-        key.hash,
-        scope === ORG_SCOPE ? "0" : "1",
-        key.disabled ? "0" : "1",
-        limit,
+      await this.outboxed(scope, audit, [["k", key.hash]], {}, (outbox, event, snaps) =>
+        this.client.rgCreateKey(
+          outbox,
+          this.k.workspace(scope),
+          this.k.key(scope, key.hash),
+          this.k.keyIndex(scope),
+          this.k.enabledKeyIndex(scope),
+          encode(ApiKeySchema, { ...key, guardrailId: "" }),
+          ms(key.createdAt),
+          key.hash,
+          scope === ORG_SCOPE ? "0" : "1",
+          key.disabled ? "0" : "1",
+          limit,
+          event,
+          snaps,
+        ),
       ),
       limit,
     );
@@ -533,29 +675,39 @@ export class RedisStore implements Store {
     return key;
   }
 
-  async putKey(scope: string, key: ApiKey): Promise<boolean> {
+  async putKey(scope: string, key: ApiKey, audit?: AuditNote): Promise<boolean> {
     const ok =
-      (await this.client.rgPutKey(
-        this.k.key(scope, key.hash),
-        this.k.keyIndex(scope),
-        this.k.enabledKeyIndex(scope),
-        encode(ApiKeySchema, { ...key, guardrailId: "" }),
-        key.hash,
-        key.disabled ? "0" : "1",
+      (await this.outboxed(scope, audit, [["k", key.hash]], {}, (outbox, event, snaps) =>
+        this.client.rgPutKey(
+          outbox,
+          this.k.key(scope, key.hash),
+          this.k.keyIndex(scope),
+          this.k.enabledKeyIndex(scope),
+          encode(ApiKeySchema, { ...key, guardrailId: "" }),
+          key.hash,
+          key.disabled ? "0" : "1",
+          event,
+          snaps,
+        ),
       )) === 1;
     if (ok) await this.changed(scope);
     return ok;
   }
 
-  async deleteKey(scope: string, hash: string): Promise<boolean> {
-    const n = await this.client.rgDeleteKey(
-      this.k.key(scope, hash),
-      this.k.keyIndex(scope),
-      this.k.enabledKeyIndex(scope),
-      this.k.assignments(scope, "key"),
-      this.k.assignmentIndex(scope, "key"),
-      hash,
-      this.k.scopePrefix(scope),
+  async deleteKey(scope: string, hash: string, audit?: AuditNote): Promise<boolean> {
+    const n = await this.outboxed(scope, audit, [["k", hash]], {}, (outbox, event, snaps) =>
+      this.client.rgDeleteKey(
+        outbox,
+        this.k.key(scope, hash),
+        this.k.keyIndex(scope),
+        this.k.enabledKeyIndex(scope),
+        this.k.assignments(scope, "key"),
+        this.k.assignmentIndex(scope, "key"),
+        hash,
+        this.k.scopePrefix(scope),
+        event,
+        snaps,
+      ),
     );
     if (n === 1) {
       await this.client.del(this.k.keyPointer(hash));
@@ -589,6 +741,7 @@ export class RedisStore implements Store {
   async assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
+    audit?: AuditNote,
   ): Promise<{ assigned: number } | "missing" | LimitReached> {
     const first = records[0];
     if (!first) return { assigned: 0 };
@@ -601,19 +754,26 @@ export class RedisStore implements Store {
       kind === "key"
         ? this.limits.keyAssignmentsPerWorkspace
         : this.limits.memberAssignmentsPerWorkspace;
-    const reply = await this.client.rgAssign(
-      ...assignArgs({
-        keys: {
-          guardrail: guardrailKey,
-          assignments: this.k.assignments(ws, kind),
-          index: this.k.assignmentIndex(ws, kind),
-        },
-        checks,
-        guardrailId: first.guardrailId,
-        guardrailIndexStem: this.k.scopePrefix(ws) + assignmentTag(kind),
-        limit,
-        records: unique.map((r) => JSON.stringify(r)),
-      }),
+    const tag = assignmentTag(kind);
+    const snapshots = unique.map((r): SnapshotSpec => ["a", tag, r.subject]);
+    const reply = await this.outboxed(ws, audit, snapshots, {}, (outbox, event, snaps) =>
+      this.client.rgAssign(
+        ...assignArgs({
+          keys: {
+            outbox,
+            guardrail: guardrailKey,
+            assignments: this.k.assignments(ws, kind),
+            index: this.k.assignmentIndex(ws, kind),
+          },
+          checks,
+          guardrailId: first.guardrailId,
+          guardrailIndexStem: this.k.scopePrefix(ws) + assignmentTag(kind),
+          limit,
+          records: unique.map((r) => JSON.stringify(r)),
+          event,
+          snapshots: snaps,
+        }),
+      ),
     );
     if (Array.isArray(reply)) return { limit, count: reply[1], adding: reply[2] };
     if (reply > 0) await this.changed(ws);
@@ -625,14 +785,23 @@ export class RedisStore implements Store {
     workspaceId: string,
     guardrailId: string,
     subjects: string[],
+    audit?: AuditNote,
   ): Promise<number> {
     if (subjects.length === 0) return 0;
-    const n = await this.client.rgUnassign(
-      this.k.assignments(workspaceId, kind),
-      this.k.assignmentIndex(workspaceId, kind),
-      this.k.guardrailAssignments(workspaceId, kind, guardrailId),
-      guardrailId,
-      ...new Set(subjects),
+    const unique = [...new Set(subjects)];
+    const tag = assignmentTag(kind);
+    const snapshots = unique.map((s): SnapshotSpec => ["a", tag, s]);
+    const n = await this.outboxed(workspaceId, audit, snapshots, {}, (outbox, event, snaps) =>
+      this.client.rgUnassign(
+        outbox,
+        this.k.assignments(workspaceId, kind),
+        this.k.assignmentIndex(workspaceId, kind),
+        this.k.guardrailAssignments(workspaceId, kind, guardrailId),
+        guardrailId,
+        ...unique,
+        event,
+        snaps,
+      ),
     );
     if (n > 0) await this.changed(workspaceId);
     return n;
@@ -894,16 +1063,21 @@ export class RedisStore implements Store {
     return v === null ? undefined : Number(v);
   }
 
-  async addCredits(scope: string, micros: number): Promise<number> {
-    // Both in one transaction: the added total and the balance never disagree.
-    const res = await this.client
-      .multi()
-      .incrby(this.k.creditsAdded(scope), micros)
-      .incrby(this.k.credits(scope), micros)
-      .exec();
-    const [err, balance] = res?.[1] ?? [new Error("addCredits: transaction aborted"), 0];
-    if (err) throw err;
-    return Number(balance);
+  async addCredits(scope: string, micros: number, audit?: AuditNote): Promise<number> {
+    // One script: the added total and the balance never disagree, and the ledger row rides along.
+    const at = new Date().toISOString();
+    const credits = { id: newOrderedId(), workspaceId: scope, amountMicros: micros, at };
+    const reply = await this.outboxed(scope, audit, [["c"]], { credits }, (outbox, event, snaps) =>
+      this.client.rgAddCredits(
+        outbox,
+        this.k.credits(scope),
+        this.k.creditsAdded(scope),
+        micros,
+        event,
+        snaps,
+      ),
+    );
+    return Number(reply[1]);
   }
 
   async addCreditsOnce(
@@ -911,15 +1085,23 @@ export class RedisStore implements Store {
     micros: number,
     onceId: string,
     ttlSeconds: number,
+    audit?: AuditNote,
   ): Promise<{ balanceMicros: number; applied: boolean }> {
-    const [applied, balance] = await this.client.rgAddCreditsOnce(
-      this.k.creditsAdded(scope),
-      this.k.credits(scope),
-      this.k.creditsOnce(scope, onceId),
-      micros,
-      ttlSeconds,
+    const at = new Date().toISOString();
+    const credits = { id: newOrderedId(), workspaceId: scope, amountMicros: micros, at };
+    const reply = await this.outboxed(scope, audit, [["c"]], { credits }, (outbox, event, snaps) =>
+      this.client.rgAddCreditsOnce(
+        outbox,
+        this.k.credits(scope),
+        this.k.creditsAdded(scope),
+        this.k.creditsOnce(scope, onceId),
+        micros,
+        ttlSeconds,
+        event,
+        snaps,
+      ),
     );
-    return { balanceMicros: Number(balance), applied: applied === 1 };
+    return { balanceMicros: Number(reply[1]), applied: reply[0] === "ok" };
   }
 
   async claimIdempotency(

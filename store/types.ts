@@ -9,8 +9,10 @@ import type {
   SpendWindow,
 } from "./admission.js";
 import type { AudioClipStore } from "./audio-clips/types.js";
+import type { AuditNote } from "./config-outbox/entry.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import type { SqlDatabase } from "./request-log/database.js";
 import type { OutboxRecord, ReservationCheckpoint } from "./reservations.js";
 
 /** A page of items and the total number that match. */
@@ -118,6 +120,17 @@ export interface Store {
   /** Resolves when the store answers (health checks); throws when it does not. */
   ping(): Promise<void>;
 
+  /**
+   * Management writes take an optional AuditNote: a store that records audit (the Redis store
+   * once attachConfigLog ran) writes its event in the same atomic step as the change, through
+   * its outbox; otherwise the caller records it (recordsAudit false).
+   */
+  readonly recordsAudit: boolean;
+  /** Records every management write (audit event and objects changed) in this database. */
+  attachConfigLog(db: SqlDatabase): void;
+  /** Refills the store from that database when it lost its configuration (before serving). */
+  restoreConfig(): Promise<void>;
+
   // Organization.
   /** Creates the default workspace unless one was ever created; returns the current default id. */
   bootstrapDefaultWorkspace(candidate: Workspace): Promise<string | undefined>;
@@ -125,17 +138,24 @@ export interface Store {
 
   // Workspaces.
   /** Refused with LimitReached beyond COUNT_LIMITS.workspaces. */
-  createWorkspace(ws: Workspace): Promise<"ok" | "slug-taken" | LimitReached>;
+  createWorkspace(ws: Workspace, audit?: AuditNote): Promise<"ok" | "slug-taken" | LimitReached>;
   getWorkspace(id: string): Promise<Workspace | undefined>;
   workspaceIdBySlug(slug: string): Promise<string | undefined>;
   listWorkspaces(offset: number, limit: number): Promise<Page<Workspace>>;
-  updateWorkspace(ws: Workspace, previousSlug: string): Promise<"ok" | "slug-taken" | "missing">;
+  updateWorkspace(
+    ws: Workspace,
+    previousSlug: string,
+    audit?: AuditNote,
+  ): Promise<"ok" | "slug-taken" | "missing">;
   /**
    * Removes the workspace with its guardrails, (disabled) keys and
    * assignments, atomically refused while it holds enabled keys: their
    * count comes back and nothing is deleted.
    */
-  deleteWorkspace(id: string): Promise<"ok" | "missing" | { activeKeys: number }>;
+  deleteWorkspace(
+    id: string,
+    audit?: AuditNote,
+  ): Promise<"ok" | "missing" | { activeKeys: number }>;
 
   // Guardrails. A guardrail's workspace never changes, so the pointer is cacheable.
   guardrailWorkspace(id: string): Promise<string | undefined>;
@@ -154,14 +174,20 @@ export interface Store {
    * Creates a guardrail at version 1. Refused with LimitReached beyond
    * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count).
    */
-  createGuardrail(g: Guardrail): Promise<"ok" | "exists" | "missing-workspace" | LimitReached>;
+  createGuardrail(
+    g: Guardrail,
+    audit?: AuditNote,
+  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached>;
   /**
    * Applies a patch and bumps the version: the stored result, "conflict" when
    * an `unchanged` field changed (or the guardrail vanished) since it was
    * read, "missing" when there is nothing to patch.
    */
-  patchGuardrail(p: GuardrailPatch): Promise<Versioned<Guardrail> | "conflict" | "missing">;
-  deleteGuardrail(workspaceId: string, id: string): Promise<boolean>;
+  patchGuardrail(
+    p: GuardrailPatch,
+    audit?: AuditNote,
+  ): Promise<Versioned<Guardrail> | "conflict" | "missing">;
+  deleteGuardrail(workspaceId: string, id: string, audit?: AuditNote): Promise<boolean>;
   listGuardrails(
     workspaceId: string | undefined,
     offset: number,
@@ -173,11 +199,12 @@ export interface Store {
   createKey(
     scope: string,
     key: ApiKey,
+    audit?: AuditNote,
   ): Promise<"ok" | "missing-workspace" | "exists" | LimitReached>;
   keyScope(hash: string): Promise<string | undefined>;
   getKey(scope: string, hash: string): Promise<ApiKey | undefined>;
-  putKey(scope: string, key: ApiKey): Promise<boolean>;
-  deleteKey(scope: string, hash: string): Promise<boolean>;
+  putKey(scope: string, key: ApiKey, audit?: AuditNote): Promise<boolean>;
+  deleteKey(scope: string, hash: string, audit?: AuditNote): Promise<boolean>;
   /** Pages in creation order; enabledOnly pages (and counts) the enabled keys alone. */
   listKeys(
     scope: string | undefined,
@@ -195,12 +222,14 @@ export interface Store {
   assign(
     kind: AssignmentKind,
     records: AssignmentRecord[],
+    audit?: AuditNote,
   ): Promise<{ assigned: number } | "missing" | LimitReached>;
   unassign(
     kind: AssignmentKind,
     workspaceId: string,
     guardrailId: string,
     subjects: string[],
+    audit?: AuditNote,
   ): Promise<number>;
   getAssignment(
     kind: AssignmentKind,
@@ -253,17 +282,18 @@ export interface Store {
   /** Workspace credit balance in micro-USD; undefined = unmetered. */
   getCredits(scope: string): Promise<number | undefined>;
   /** Adds (or, negative, removes) credits; the first call makes the workspace metered. */
-  addCredits(scope: string, micros: number): Promise<number>;
+  addCredits(scope: string, micros: number, audit?: AuditNote): Promise<number>;
   /**
    * addCredits once per `onceId` (an idempotency id) for `ttlSeconds`: the marker is set in the
-   * same atomic step that moves the credits, so a call repeated after a crash or a lost answer
-   * adds nothing and reads the balance.
+   * same atomic step that moves the credits (and writes the audit event), so a call repeated
+   * after a crash or a lost answer adds nothing, records nothing and reads the balance.
    */
   addCreditsOnce(
     scope: string,
     micros: number,
     onceId: string,
     ttlSeconds: number,
+    audit?: AuditNote,
   ): Promise<{ balanceMicros: number; applied: boolean }>;
   /** Every credit ever added (less what was removed), in micro-USD: usage = added - balance. */
   getCreditsAdded(scope: string): Promise<number>;

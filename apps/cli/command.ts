@@ -42,7 +42,8 @@ export interface Command {
     /** --body/--file: any field of the API's JSON body. */
     anyBody: boolean;
   };
-  run(ctx: CommandContext): Promise<Output>;
+  /** What to print; undefined when the command wrote its own output (an export to stdout). */
+  run(ctx: CommandContext): Promise<Output | undefined>;
 }
 
 /** An option's string value, or undefined (boolean options are never asked for here). */

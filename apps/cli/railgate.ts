@@ -20,6 +20,7 @@ import type { Command, Options, Values } from "./command.js";
 import { accountCommands } from "./commands/accounts.js";
 import { assignmentCommands } from "./commands/assignments.js";
 import { auditCommands } from "./commands/audit.js";
+import { configCommands } from "./commands/config.js";
 import { guardrailCommands } from "./commands/guardrails.js";
 import { speechCommands } from "./commands/speech.js";
 import { ApiClient, ApiError } from "./http/api-client.js";
@@ -184,7 +185,8 @@ async function main(argv: string[]): Promise<number> {
     configError = err;
   }
   const grpc = globals.grpc === true || config?.cli.transport === "grpc";
-  const commands = grpc ? GRPC_COMMANDS : HTTP_COMMANDS;
+  // The configuration commands talk to the store and database, whatever the transport.
+  const commands = [...(grpc ? GRPC_COMMANDS : HTTP_COMMANDS), ...configCommands];
   const command = findCommand(commands, positionals);
   if (!command) {
     const other = findCommand(grpc ? HTTP_COMMANDS : GRPC_COMMANDS, positionals);
@@ -238,7 +240,7 @@ async function main(argv: string[]): Promise<number> {
     values,
     args: parsed.positionals,
   });
-  process.stdout.write(`${render(out, values.json === true)}\n`);
+  if (out) process.stdout.write(`${render(out, values.json === true)}\n`);
   return 0;
 }
 

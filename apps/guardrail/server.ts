@@ -70,6 +70,8 @@ export interface GuardrailServerOptions {
    * nothing is recorded and ListAuditEvents answers 503 (test systems that do not need it).
    */
   database?: SqlDatabase;
+  /** CONFIG_REFILL: refill a store that lost its configuration from the database (default on). */
+  configRefill?: boolean;
   /** AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   auditRetentionDays?: number;
   /** REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
@@ -128,6 +130,23 @@ export async function startGuardrailServer(
       queueLimit: options.auditQueueMax ?? CONFIG_DEFAULTS.requestLogQueueMax,
     });
   audit?.start();
+  // Management writes carry their audit event and the objects they change to the database.
+  // and a store that lost its configuration gets it back before anything is served or created.
+  if (options.database) {
+    store.attachConfigLog(options.database);
+    if (options.configRefill ?? true) {
+      // A database away at start: the store serves what it holds (a Redis that lost its
+      // configuration is refilled by the next check; its default workspace waits for it).
+      await store
+        .restoreConfig()
+        .catch((err: unknown) =>
+          log.error(
+            { err: String(err) },
+            "configuration not checked against the database (unreachable?): retried while running",
+          ),
+        );
+    }
+  }
   const accounts = new AccountServiceImpl(store, {
     rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
     audit,

@@ -1,32 +1,5 @@
-import { fromMicros, toMicros } from "../../governance/policy/money.js";
-import { IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
+import { fromMicros } from "../../governance/policy/money.js";
 import type { Store } from "../../store/types.js";
-
-/**
- * Adds a top-up (negative: a correction) whose amount the request rules have checked. With an
- * idempotency id (the caller's Idempotency-Key) it applies once per id: a repeat reads the
- * balance and `applied` is false.
- */
-export async function addCredits(
-  store: Store,
-  workspaceId: string,
-  amountUsd: number,
-  onceId?: string,
-): Promise<{ balanceUsd: number; applied: boolean }> {
-  if (onceId === undefined) {
-    return {
-      balanceUsd: fromMicros(await store.addCredits(workspaceId, toMicros(amountUsd))),
-      applied: true,
-    };
-  }
-  const once = await store.addCreditsOnce(
-    workspaceId,
-    toMicros(amountUsd),
-    onceId,
-    IDEMPOTENCY_TTL_SECONDS,
-  );
-  return { balanceUsd: fromMicros(once.balanceMicros), applied: once.applied };
-}
 
 /**
  * A workspace's credit totals: every credit ever added, and what they paid for (added less the

@@ -22,6 +22,7 @@ import { auditOrigin } from "../../platform/audit.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
 import { CONFIG_DEFAULTS } from "../../platform/config.js";
 import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/errors.js";
+import { IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
 import {
   defaultGuardrailId,
   hashSecret,
@@ -35,6 +36,8 @@ import { quote } from "../../platform/quote.js";
 import { slugify } from "../../platform/slug.js";
 import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
 import { copyMaskedFields } from "../../platform/update-mask.js";
+import { creditChanges } from "../../store/config-outbox/apply-sql.js";
+import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
 import {
   type AuditEntry,
@@ -44,7 +47,7 @@ import {
 import { ORG_SCOPE, type Store } from "../../store/types.js";
 import { listAuditEvents } from "./audit-events.js";
 import { keyAuditFields, workspaceAuditFields } from "./audit-fields.js";
-import { addCredits, creditTotals, organizationCredits } from "./credits.js";
+import { creditTotals, organizationCredits } from "./credits.js";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -78,9 +81,17 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     return new Date((this.options.clock ?? systemClock).now());
   }
 
-  /** Records a write that succeeded (off the request's path: the log batches its writes). */
-  private record(ctx: HandlerContext, entry: AuditEntry): void {
-    this.options.audit?.record(auditOrigin(ctx), entry);
+  /** The audit entry of a write, handed to the store with the write itself. */
+  private note(ctx: HandlerContext, entry: AuditEntry): AuditNote {
+    return { origin: auditOrigin(ctx), entry };
+  }
+
+  /**
+   * After a write the store accepted: a store that records audit wrote the event with the
+   * change; for one that does not, it is written now, before the answer.
+   */
+  private async recorded(note: AuditNote): Promise<void> {
+    if (!this.store.recordsAudit) await this.options.audit?.recordDurably(note.origin, note.entry);
   }
 
   /** Resolves an id or a slug to a stored workspace, or 404. */
@@ -123,7 +134,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       audioCache: req.audioCache ?? false,
       createdAt: nowTimestamp(),
     });
-    const created = await this.store.createWorkspace(ws);
+    const note = this.note(ctx, {
+      action: "workspace.create",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(null, workspaceAuditFields(ws)),
+    });
+    const created = await this.store.createWorkspace(ws, note);
     if (created === "slug-taken") {
       throw alreadyExists(
         ErrorReason.SLUG_TAKEN,
@@ -135,12 +152,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `the deployment already has ${created.count} workspaces (the maximum is ${created.limit}): delete one first`,
       );
     }
-    this.record(ctx, {
-      action: "workspace.create",
-      resource: { type: "workspace", id: ws.id, label: ws.name },
-      workspaceId: ws.id,
-      changes: changesBetween(null, workspaceAuditFields(ws)),
-    });
+    await this.recorded(note);
     return { workspace: ws };
   }
 
@@ -168,7 +180,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       req.updateMask?.paths ?? [],
     );
     ws.updatedAt = nowTimestamp();
-    const result = await this.store.updateWorkspace(ws, previousSlug);
+    const note = this.note(ctx, {
+      action: "workspace.update",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(before, workspaceAuditFields(ws)),
+    });
+    const result = await this.store.updateWorkspace(ws, previousSlug, note);
     if (result === "missing")
       throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(req.id)} not found`);
     if (result === "slug-taken")
@@ -176,12 +194,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         ErrorReason.SLUG_TAKEN,
         `slug ${quote(ws.slug)} is already used by another workspace`,
       );
-    this.record(ctx, {
-      action: "workspace.update",
-      resource: { type: "workspace", id: ws.id, label: ws.name },
-      workspaceId: ws.id,
-      changes: changesBetween(before, workspaceAuditFields(ws)),
-    });
+    await this.recorded(note);
     return { workspace: ws };
   }
 
@@ -193,7 +206,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
    */
   async deleteWorkspace(req: { id: string }, ctx: HandlerContext) {
     const ws = await this.workspace(req.id);
-    const result = await this.store.deleteWorkspace(ws.id);
+    const note = this.note(ctx, {
+      action: "workspace.delete",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(workspaceAuditFields(ws), null),
+    });
+    const result = await this.store.deleteWorkspace(ws.id, note);
     if (result === "missing")
       throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(req.id)} not found`);
     if (result !== "ok") {
@@ -203,12 +222,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `workspace ${quote(req.id)} has ${result.activeKeys} active API key(s): a workspace with active (enabled) keys cannot be deleted; disable or delete its keys first`,
       );
     }
-    this.record(ctx, {
-      action: "workspace.delete",
-      resource: { type: "workspace", id: ws.id, label: ws.name },
-      workspaceId: ws.id,
-      changes: changesBetween(workspaceAuditFields(ws), null),
-    });
+    await this.recorded(note);
     return { deleted: true };
   }
 
@@ -242,7 +256,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       expiresAt: req.expiresAt,
       createdAt: nowTimestamp(),
     });
-    const result = await this.store.createKey(scope, key);
+    const note = this.note(ctx, {
+      action: "key.create",
+      resource: { type: "key", id: key.hash, label: key.name },
+      workspaceId: key.workspaceId || null,
+      changes: changesBetween(null, keyAuditFields(key)),
+    });
+    const result = await this.store.createKey(scope, key, note);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(scope)} does not exist`);
     if (result === "exists") throw alreadyExists(ErrorReason.ID_COLLISION, "key collision, retry");
@@ -253,12 +273,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
         `${where} already has ${result.count} ${what} (the maximum is ${result.limit}): delete one first`,
       );
     }
-    this.record(ctx, {
-      action: "key.create",
-      resource: { type: "key", id: key.hash, label: key.name },
-      workspaceId: key.workspaceId || null,
-      changes: changesBetween(null, keyAuditFields(key)),
-    });
+    await this.recorded(note);
     return { key, secret, usage: await readKeyUsage(this.store, key, this.now()) };
   }
 
@@ -296,27 +311,29 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const before = keyAuditFields(key);
     copyMaskedFields(ApiKeySchema, key, UpdateKeyRequestSchema, req, req.updateMask?.paths ?? []);
     key.updatedAt = nowTimestamp();
-    if (!(await this.store.putKey(scope, key)))
-      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
-    this.record(ctx, {
+    const note = this.note(ctx, {
       action: "key.update",
       resource: { type: "key", id: key.hash, label: key.name },
       workspaceId: key.workspaceId || null,
       changes: changesBetween(before, keyAuditFields(key)),
     });
+    if (!(await this.store.putKey(scope, key, note)))
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
+    await this.recorded(note);
     return { key, usage: await readKeyUsage(this.store, key, this.now()) };
   }
 
   async deleteKey(req: { hash: string }, ctx: HandlerContext) {
     const { scope, key } = await this.findKey(req.hash);
-    if (!(await this.store.deleteKey(scope, req.hash)))
-      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
-    this.record(ctx, {
+    const note = this.note(ctx, {
       action: "key.delete",
       resource: { type: "key", id: key.hash, label: key.name },
       workspaceId: key.workspaceId || null,
       changes: changesBetween(keyAuditFields(key), null),
     });
+    if (!(await this.store.deleteKey(scope, req.hash, note)))
+      throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
+    await this.recorded(note);
     return { deleted: true };
   }
 
@@ -352,29 +369,35 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
    */
   async addCredits(req: { workspaceId: string; amountUsd: number }, ctx: HandlerContext) {
     const ws = await this.workspace(req.workspaceId);
-    // Only to tell a first top-up (the workspace was unmetered: no balance before) from others.
-    const metered = (await this.store.getCredits(ws.id)) !== undefined;
-    const { balanceUsd, applied } = await addCredits(
-      this.store,
-      ws.id,
-      req.amountUsd,
-      idempotencyIdOf(ctx),
-    );
-    // A repeated Idempotency-Key changed nothing: nothing to audit.
-    if (!applied) return { workspaceId: ws.id, balanceUsd };
-    this.record(ctx, {
+    // Only to tell a first top-up (the workspace was unmetered: no balance before) from others,
+    // where the event is written here; a store that records audit tells it from its own reply.
+    const metered = this.store.recordsAudit || (await this.store.getCredits(ws.id)) !== undefined;
+    const amountMicros = toMicros(req.amountUsd);
+    const note = this.note(ctx, {
       action: "credits.add",
       resource: { type: "credits", id: ws.id, label: ws.name },
       workspaceId: ws.id,
-      changes: {
-        amount_usd: { before: null, after: req.amountUsd },
-        balance_usd: {
-          before: metered ? fromMicros(toMicros(balanceUsd) - toMicros(req.amountUsd)) : null,
-          after: balanceUsd,
-        },
-      },
+      // The balance it leaves is known after the write: see creditChanges.
+      changes: {},
     });
-    return { workspaceId: ws.id, balanceUsd };
+    // With an Idempotency-Key the top-up applies once per key, in the step that moves the credits.
+    const onceId = idempotencyIdOf(ctx);
+    const { balanceMicros, applied } =
+      onceId === undefined
+        ? { balanceMicros: await this.store.addCredits(ws.id, amountMicros, note), applied: true }
+        : await this.store.addCreditsOnce(
+            ws.id,
+            amountMicros,
+            onceId,
+            IDEMPOTENCY_TTL_SECONDS,
+            note,
+          );
+    // A repeated key changed nothing: nothing to audit.
+    if (applied) {
+      note.entry.changes = creditChanges(amountMicros, balanceMicros, metered);
+      await this.recorded(note);
+    }
+    return { workspaceId: ws.id, balanceUsd: fromMicros(balanceMicros) };
   }
 
   claimIdempotencyKey(req: { fingerprint: string }, ctx: HandlerContext) {

@@ -21,6 +21,8 @@ import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import { nowTimestamp } from "../../platform/time.js";
+import type { AuditNote } from "../../store/config-outbox/entry.js";
+import { decodeFields, encodeFields } from "../../store/guardrail-fields.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
 import {
   type AuditEntry,
@@ -63,19 +65,27 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     private readonly audit?: AuditLog,
   ) {}
 
-  /** Records a write that succeeded (off the request's path: the log batches its writes). */
-  private record(ctx: HandlerContext, entry: AuditEntry): void {
-    this.audit?.record(auditOrigin(ctx), entry);
+  /** The audit entry of a write, handed to the store with the write itself. */
+  private note(ctx: HandlerContext, entry: AuditEntry): AuditNote {
+    return { origin: auditOrigin(ctx), entry };
   }
 
-  private recordGuardrail(
+  /**
+   * After a write the store accepted: a store that records audit wrote the event with the
+   * change; for one that does not, it is written now, before the answer.
+   */
+  private async recorded(note: AuditNote): Promise<void> {
+    if (!this.store.recordsAudit) await this.audit?.recordDurably(note.origin, note.entry);
+  }
+
+  private guardrailNote(
     ctx: HandlerContext,
     action: string,
-    g: Guardrail,
-    before: Guardrail | null,
-    after: Guardrail | null,
-  ): void {
-    this.record(ctx, {
+    g: Readonly<Guardrail>,
+    before: Readonly<Guardrail> | null,
+    after: Readonly<Guardrail> | null,
+  ): AuditNote {
+    return this.note(ctx, {
       action,
       resource: { type: "guardrail", id: g.id, label: g.name },
       workspaceId: g.workspaceId,
@@ -107,7 +117,13 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = this.modelIds.canonicalize(
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
-    const result = await this.store.createGuardrail(guardrail);
+    // The event shows the guardrail as the store keeps it (exactly the fields it stores).
+    const kept = decodeFields(
+      encodeFields(guardrail).map(([, bytes]) => bytes),
+      1,
+    );
+    const note = this.guardrailNote(ctx, "guardrail.create", kept, null, kept);
+    const result = await this.store.createGuardrail(guardrail, note);
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
     if (result === "exists")
@@ -119,7 +135,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     }
     // Answer with what was stored (exactly the fields the store keeps).
     const stored = (await this.store.getGuardrail(workspaceId, guardrail.id))?.value ?? guardrail;
-    this.recordGuardrail(ctx, "guardrail.create", stored, null, stored);
+    await this.recorded(note);
     return { guardrail: stored };
   }
 
@@ -185,20 +201,25 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
       const fields = fieldsWritten(input, paths);
-      const result = await this.store.patchGuardrail({
-        workspaceId: ws,
-        id: req.id,
-        readVersion: found?.version ?? 0,
-        fields,
-        next,
-        unchanged: fieldsReadTogether(fields),
-        read: current,
-        materialize: isDefault,
-      });
+      // The change this request makes: the fields it writes, from what it read.
+      const note = this.guardrailNote(ctx, "guardrail.update", next, current, next);
+      const result = await this.store.patchGuardrail(
+        {
+          workspaceId: ws,
+          id: req.id,
+          readVersion: found?.version ?? 0,
+          fields,
+          next,
+          unchanged: fieldsReadTogether(fields),
+          read: current,
+          materialize: isDefault,
+        },
+        note,
+      );
       if (result === "missing")
         throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
       if (result !== "conflict") {
-        this.recordGuardrail(ctx, "guardrail.update", result.value, current, result.value);
+        await this.recorded(note);
         return { guardrail: result.value };
       }
     }
@@ -212,22 +233,23 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const ws = await this.workspaceOf(req.id);
     // What it was, for the audit log (read first: afterwards it is gone).
     const before = (await this.store.getGuardrail(ws, req.id))?.value;
-    if (!(await this.store.deleteGuardrail(ws, req.id)))
+    const note = before && this.guardrailNote(ctx, "guardrail.delete", before, before, null);
+    if (!(await this.store.deleteGuardrail(ws, req.id, note)))
       throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
-    if (before) this.recordGuardrail(ctx, "guardrail.delete", before, before, null);
+    if (note) await this.recorded(note);
     return { deleted: true };
   }
 
   /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */
-  private recordAssignment(
+  private assignmentNote(
     ctx: HandlerContext,
     action: "assignment.create" | "assignment.delete",
     kind: AssignmentKind,
-    guardrail: Guardrail,
+    guardrail: Readonly<Guardrail>,
     subjects: string[],
-  ): void {
+  ): AuditNote {
     const field = kind === "key" ? "key_hashes" : "member_user_ids";
-    this.record(ctx, {
+    return this.note(ctx, {
       action,
       resource: { type: "assignment", id: guardrail.id, label: guardrail.name },
       workspaceId: guardrail.workspaceId,
@@ -271,7 +293,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       assignedBy: by,
       createdAtMs,
     }));
-    const result = await this.store.assign(kind, records);
+    const note = this.assignmentNote(ctx, "assignment.create", kind, guardrail, unique);
+    const result = await this.store.assign(kind, records, note);
     if (result === "missing")
       throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(guardrailId)} not found`);
     if (isLimitReached(result)) {
@@ -280,8 +303,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         `workspace ${guardrail.workspaceId} already has ${result.count} ${what}; assigning ${result.adding} more would exceed the maximum of ${result.limit} (nothing was assigned)`,
       );
     }
-    if (result.assigned > 0)
-      this.recordAssignment(ctx, "assignment.create", kind, guardrail, unique);
+    if (result.assigned > 0) await this.recorded(note);
     return result.assigned;
   }
 
@@ -292,9 +314,17 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     subjects: string[],
   ) {
     const guardrail = await this.load(guardrailId);
-    const removed = await this.store.unassign(kind, guardrail.workspaceId, guardrailId, subjects);
-    if (removed > 0)
-      this.recordAssignment(ctx, "assignment.delete", kind, guardrail, [...new Set(subjects)]);
+    const note = this.assignmentNote(ctx, "assignment.delete", kind, guardrail, [
+      ...new Set(subjects),
+    ]);
+    const removed = await this.store.unassign(
+      kind,
+      guardrail.workspaceId,
+      guardrailId,
+      subjects,
+      note,
+    );
+    if (removed > 0) await this.recorded(note);
     return removed;
   }
 

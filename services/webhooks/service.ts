@@ -16,9 +16,14 @@ import { quote } from "../../platform/quote.js";
 import { cursorPageSize } from "../../platform/request-rules.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";
-import { type AuditLog, changesBetween } from "../../store/request-log/audit-log.js";
+import { type AuditLog, auditEventOf, changesBetween } from "../../store/request-log/audit-log.js";
 import type { Store } from "../../store/types.js";
-import type { WebhookChanges, WebhookRecord, WebhookStore } from "../../store/webhooks/types.js";
+import type {
+  WebhookAudit,
+  WebhookChanges,
+  WebhookRecord,
+  WebhookStore,
+} from "../../store/webhooks/types.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryToProto, webhookToProto } from "./to-proto.js";
 import { DEFAULT_THRESHOLDS_PCT, secretHint, storedThresholds, storedUrl } from "./validation.js";
@@ -87,20 +92,27 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
     },
   ) {}
 
-  private record(
+  /**
+   * Webhooks live in the database itself: the write's audit event is inserted in the write's
+   * own transaction (see WebhookAudit), so a change acknowledged has its event.
+   */
+  private audit(
     ctx: HandlerContext,
     verb: "create" | "update" | "delete",
     before: WebhookRecord | null,
-    after: WebhookRecord | null,
-  ): void {
-    const w = after ?? before;
-    if (!this.deps.audit || !w) return;
-    this.deps.audit.record(auditOrigin(ctx), {
-      action: `webhook.${verb}`,
-      resource: { type: "webhook", id: w.id, label: w.url },
-      workspaceId: w.workspaceId,
-      changes: changesBetween(before && auditFields(before), after && auditFields(after)),
-    });
+  ): WebhookAudit | undefined {
+    if (!this.deps.audit) return undefined;
+    const origin = auditOrigin(ctx);
+    return (after) => {
+      const w = after ?? before;
+      if (!w) return undefined;
+      return auditEventOf(origin, {
+        action: `webhook.${verb}`,
+        resource: { type: "webhook", id: w.id, label: w.url },
+        workspaceId: w.workspaceId,
+        changes: changesBetween(before && auditFields(before), after && auditFields(after)),
+      });
+    };
   }
 
   private now(): Date {
@@ -140,12 +152,15 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
       createdAt: this.now(),
       updatedAt: null,
     };
-    const created = await this.deps.webhooks.createWebhook(record, WEBHOOK_LIMITS.perWorkspace);
+    const created = await this.deps.webhooks.createWebhook(
+      record,
+      WEBHOOK_LIMITS.perWorkspace,
+      this.audit(ctx, "create", null),
+    );
     if (created === "limit")
       throw limitError(
         `workspace ${quote(workspaceId)} already has ${WEBHOOK_LIMITS.perWorkspace} webhooks (the maximum is ${WEBHOOK_LIMITS.perWorkspace}): delete one first`,
       );
-    this.record(ctx, "create", null, record);
     return { webhook: webhookToProto(record), secret };
   }
 
@@ -162,17 +177,23 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
   async updateWebhook(req: UpdateWebhookRequest, ctx: HandlerContext) {
     const changes = maskedChanges(req, req.updateMask?.paths ?? []);
     const before = await this.webhook(req.id);
-    const updated = await this.deps.webhooks.updateWebhook(req.id, changes, this.now());
+    const updated = await this.deps.webhooks.updateWebhook(
+      req.id,
+      changes,
+      this.now(),
+      this.audit(ctx, "update", before),
+    );
     if (!updated)
       throw notFound(ErrorReason.WEBHOOK_NOT_FOUND, `webhook ${quote(req.id)} not found`);
-    this.record(ctx, "update", before, updated);
     return { webhook: webhookToProto(updated) };
   }
 
   async deleteWebhook(req: { id: string }, ctx: HandlerContext) {
     const before = await this.webhook(req.id);
-    const deleted = await this.deps.webhooks.deleteWebhook(req.id);
-    if (deleted) this.record(ctx, "delete", before, null);
+    const deleted = await this.deps.webhooks.deleteWebhook(
+      req.id,
+      this.audit(ctx, "delete", before),
+    );
     return { deleted };
   }
 

@@ -160,6 +160,50 @@ function rowValues(e: AuditEvent): unknown[] {
   ];
 }
 
+/** The stored event of one management write: made before the write when it rides an outbox. */
+export function auditEventOf(origin: AuditOrigin, entry: AuditEntry, at = new Date()): AuditEvent {
+  return {
+    // Time-ordered: two writes in the same millisecond still list in the order they were made.
+    id: newOrderedId(),
+    at,
+    actor: origin.actor,
+    action: entry.action,
+    resource: {
+      type: entry.resource.type,
+      id: entry.resource.id,
+      label: entry.resource.label ?? null,
+    },
+    workspaceId: entry.workspaceId ?? null,
+    changes: withoutSecrets(entry.changes),
+    requestId: origin.requestId || null,
+  };
+}
+
+/** The day partitions audit events go to (they must exist before an insert). */
+export function auditPartitions(db: SqlDatabase): DayPartitions {
+  return new DayPartitions(db, TABLE);
+}
+
+/**
+ * Inserts events whose day partitions exist, idempotently by id: an event written twice (an
+ * outbox drained by two replicas at once) is stored once. Runs inside the caller's transaction.
+ */
+export async function insertAuditEvents(db: SqlDatabase, batch: AuditEvent[]): Promise<void> {
+  if (batch.length === 0) return;
+  const params: unknown[] = [];
+  const rows = batch.map((e) => {
+    const values = rowValues(e);
+    const first = params.length;
+    params.push(...values);
+    return `(${values.map((_, i) => `$${first + i + 1}${COLUMNS[i] === "changes" ? "::jsonb" : ""}`).join(", ")})`;
+  });
+  await db.query(
+    `INSERT INTO ${TABLE} (${COLUMNS.join(", ")}) VALUES ${rows.join(", ")}
+     ON CONFLICT (id, at) DO NOTHING`,
+    params,
+  );
+}
+
 export interface AuditLogOptions {
   /** Events waiting for the database at most (REQUEST_LOG_QUEUE_MAX); more are dropped, counted. */
   queueLimit: number;
@@ -196,39 +240,34 @@ export class AuditLog {
 
   /** Records one management write. The one call every service (and the webhook routes) uses. */
   record(origin: AuditOrigin, entry: AuditEntry, at = new Date()): AuditEvent {
-    const event: AuditEvent = {
-      // Time-ordered: two writes in the same millisecond still list in the order they were made.
-      id: newOrderedId(),
-      at,
-      actor: origin.actor,
-      action: entry.action,
-      resource: {
-        type: entry.resource.type,
-        id: entry.resource.id,
-        label: entry.resource.label ?? null,
-      },
-      workspaceId: entry.workspaceId ?? null,
-      changes: withoutSecrets(entry.changes),
-      requestId: origin.requestId || null,
-    };
+    const event = auditEventOf(origin, entry, at);
     this.writer.add(event);
     return event;
   }
 
   private async insert(batch: AuditEvent[]): Promise<void> {
     await this.partitions.ensure(batch.map((e) => e.at));
-    const params: unknown[] = [];
-    const rows = batch.map((e) => {
-      const values = rowValues(e);
-      const first = params.length;
-      params.push(...values);
-      return `(${values.map((_, i) => `$${first + i + 1}${COLUMNS[i] === "changes" ? "::jsonb" : ""}`).join(", ")})`;
-    });
-    await this.db.query(
-      `INSERT INTO ${TABLE} (${COLUMNS.join(", ")}) VALUES ${rows.join(", ")}
-       ON CONFLICT (id, at) DO NOTHING`,
-      params,
-    );
+    await insertAuditEvents(this.db, batch);
+  }
+
+  /**
+   * Writes one event now and resolves once it is stored: for a write whose store keeps no
+   * outbox (the embedded store, webhooks), so the change is acknowledged only after its event
+   * is durable. When the database does not take it, the event is queued as record() would.
+   */
+  async recordDurably(
+    origin: AuditOrigin,
+    entry: AuditEntry,
+    at = new Date(),
+  ): Promise<AuditEvent> {
+    const event = auditEventOf(origin, entry, at);
+    try {
+      await this.insert([event]);
+    } catch (err) {
+      log.warn({ err: String(err) }, "audit event not written at once; queued");
+      this.writer.add(event);
+    }
+    return event;
   }
 
   /** Newest first; `limit + 1` rows are read so the caller knows whether another page exists. */

@@ -1,5 +1,7 @@
 import { newId } from "../../platform/ids.js";
+import { auditPartitions, insertAuditEvents } from "../request-log/audit-log.js";
 import type { SqlDatabase } from "../request-log/database.js";
+import type { DayPartitions } from "../request-log/partitions.js";
 import type { Page } from "../types.js";
 import type {
   AttemptRecord,
@@ -8,6 +10,7 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   NewDelivery,
+  WebhookAudit,
   WebhookChanges,
   WebhookRecord,
   WebhookStore,
@@ -79,9 +82,28 @@ const DELIVERY_COLUMNS = `id, webhook_id, workspace_id, event_id, event_type, st
 
 /** The same SQL on PostgreSQL and on the embedded PGlite (store/request-log/database.ts). */
 export class SqlWebhookStore implements WebhookStore {
-  constructor(private readonly db: SqlDatabase) {}
+  private readonly partitions: DayPartitions;
 
-  createWebhook(w: WebhookRecord, maxPerWorkspace: number): Promise<"ok" | "limit"> {
+  constructor(private readonly db: SqlDatabase) {
+    this.partitions = auditPartitions(db);
+  }
+
+  /** Inserts a write's audit event in its transaction (its day's partition made first). */
+  private async audited(
+    tx: SqlDatabase,
+    audit: WebhookAudit | undefined,
+    after: WebhookRecord | null,
+  ) {
+    const event = audit?.(after);
+    if (event) await insertAuditEvents(tx, [event]);
+  }
+
+  async createWebhook(
+    w: WebhookRecord,
+    maxPerWorkspace: number,
+    audit?: WebhookAudit,
+  ): Promise<"ok" | "limit"> {
+    if (audit) await this.partitions.ensure([new Date()]);
     return this.db.transaction(async (tx) => {
       // Creates in one workspace queue behind this lock, so two at once cannot both pass the count.
       await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
@@ -109,6 +131,7 @@ export class SqlWebhookStore implements WebhookStore {
           w.updatedAt,
         ],
       );
+      await this.audited(tx, audit, w);
       return "ok";
     });
   }
@@ -139,6 +162,7 @@ export class SqlWebhookStore implements WebhookStore {
     id: string,
     changes: WebhookChanges,
     at: Date,
+    audit?: WebhookAudit,
   ): Promise<WebhookRecord | undefined> {
     // Only the named columns are written: concurrent updates of other fields never collide.
     const sets: string[] = [];
@@ -152,16 +176,25 @@ export class SqlWebhookStore implements WebhookStore {
     if (changes.thresholdsPct !== undefined) set("thresholds_pct", changes.thresholdsPct);
     if (changes.creditsBelowUsd !== undefined) set("credits_below_usd", changes.creditsBelowUsd);
     if (changes.enabled !== undefined) set("enabled", changes.enabled);
-    const [row] = await this.db.query<WebhookRow>(
-      `UPDATE webhooks SET ${[...sets, "updated_at = $2"].join(", ")} WHERE id = $1 RETURNING *`,
-      params,
-    );
-    return row && webhookOf(row);
+    if (audit) await this.partitions.ensure([new Date()]);
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<WebhookRow>(
+        `UPDATE webhooks SET ${[...sets, "updated_at = $2"].join(", ")} WHERE id = $1 RETURNING *`,
+        params,
+      );
+      const updated = row && webhookOf(row);
+      if (updated) await this.audited(tx, audit, updated);
+      return updated;
+    });
   }
 
-  async deleteWebhook(id: string): Promise<boolean> {
-    const rows = await this.db.query("DELETE FROM webhooks WHERE id = $1 RETURNING id", [id]);
-    return rows.length > 0;
+  async deleteWebhook(id: string, audit?: WebhookAudit): Promise<boolean> {
+    if (audit) await this.partitions.ensure([new Date()]);
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query("DELETE FROM webhooks WHERE id = $1 RETURNING id", [id]);
+      if (rows.length > 0) await this.audited(tx, audit, null);
+      return rows.length > 0;
+    });
   }
 
   async enabledWebhooks(workspaceId: string): Promise<WebhookRecord[]> {

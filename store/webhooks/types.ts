@@ -1,3 +1,4 @@
+import type { AuditEvent } from "../request-log/audit-log.js";
 import type { Page } from "../types.js";
 
 /** A webhook row (the secret stays in the database; the API shows its last 4 characters). */
@@ -76,18 +77,33 @@ export interface DeliveryCursor {
  * Webhooks and their deliveries, in the request-log database (PostgreSQL, or
  * embedded PGlite). Rows, not counters: nothing here is on the speech hot path.
  */
+/**
+ * The audit event of a webhook write, made from the webhook as written (null: deleted); the
+ * store inserts it in the write's own transaction, so the change and its event commit together.
+ */
+export type WebhookAudit = (after: WebhookRecord | null) => AuditEvent | undefined;
+
 export interface WebhookStore {
   /** "limit" when the workspace already holds `maxPerWorkspace` webhooks (checked atomically). */
-  createWebhook(w: WebhookRecord, maxPerWorkspace: number): Promise<"ok" | "limit">;
+  createWebhook(
+    w: WebhookRecord,
+    maxPerWorkspace: number,
+    audit?: WebhookAudit,
+  ): Promise<"ok" | "limit">;
   getWebhook(id: string): Promise<WebhookRecord | undefined>;
   listWebhooks(
     workspaceId: string | undefined,
     offset: number,
     limit: number,
   ): Promise<Page<WebhookRecord>>;
-  updateWebhook(id: string, changes: WebhookChanges, at: Date): Promise<WebhookRecord | undefined>;
+  updateWebhook(
+    id: string,
+    changes: WebhookChanges,
+    at: Date,
+    audit?: WebhookAudit,
+  ): Promise<WebhookRecord | undefined>;
   /** Deletes the webhook, its deliveries and its once keys. */
-  deleteWebhook(id: string): Promise<boolean>;
+  deleteWebhook(id: string, audit?: WebhookAudit): Promise<boolean>;
   /** The enabled webhooks of a workspace (what the detector alerts). */
   enabledWebhooks(workspaceId: string): Promise<WebhookRecord[]>;
   /**

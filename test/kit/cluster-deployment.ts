@@ -78,6 +78,8 @@ export async function startClusterDeployment(
 ): Promise<ClusterDeployment> {
   const common: Record<string, string | undefined> = {
     PATH: process.env.PATH,
+    // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
+    CONFIG_REFILL: "off",
     HOME: process.env.HOME,
     REDIS_CLUSTER_NODES: options.redisClusterNodes.join(","),
     DATABASE_URL: options.databaseUrl,

@@ -74,6 +74,8 @@ export async function startSplitSystem(
       };
   const common = {
     PATH: process.env.PATH,
+    // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
+    CONFIG_REFILL: "off",
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,

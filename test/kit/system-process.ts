@@ -81,6 +81,8 @@ export async function startSystemProcess(
   const picked = logsInfo(logLevel) ? undefined : await pickedGatewayPorts();
   const child = spawnChild(options.node ?? process.execPath, [...(options.nodeArgs ?? []), MAIN], {
     PATH: process.env.PATH,
+    // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
+    CONFIG_REFILL: "off",
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,

@@ -33,6 +33,8 @@ export async function startTestSystem(
       HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
       SPEECH_RETRIES: "0",
       SPEECH_BREAKER_FAILURES: "0",
+      // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
+      CONFIG_REFILL: "off",
       ...overrides.env,
     }),
     host: "127.0.0.1",

@@ -59,6 +59,33 @@ onBothDatabases("webhook store (SQL)", (getDb) => {
     expect(await store.getWebhook(newId())).to.equal(undefined);
   });
 
+  it("writes a change and its audit event in one transaction: an event refused takes the change back", async () => {
+    const ws = newId();
+    const w = webhook(ws);
+    const event = (id: string) => () => ({
+      id,
+      at: new Date(),
+      actor: { keyHash: "a".repeat(64), label: "rg-mgmt-...abcd", name: "ops" },
+      action: "webhook.create",
+      resource: { type: "webhook", id: w.id, label: w.url },
+      workspaceId: ws,
+      changes: {},
+      requestId: null,
+    });
+    const id = newId();
+    expect(await store.createWebhook(w, 20, event(id))).to.equal("ok");
+    const rows = await getDb().query("SELECT id FROM audit_events WHERE id = $1", [id]);
+    expect(rows).to.have.length(1);
+    // An event whose insert fails (a changes value that is not JSON) rolls the delete back.
+    const broken = () => ({ ...event(newId())(), changes: undefined as never });
+    let failed = false;
+    await store.deleteWebhook(w.id, broken).catch(() => {
+      failed = true;
+    });
+    expect(failed).to.equal(true);
+    expect(await store.getWebhook(w.id)).to.deep.equal(w);
+  });
+
   it("refuses a create past the workspace's count, even when creates race", async () => {
     const ws = newId();
     const results = await Promise.all(

@@ -1,0 +1,153 @@
+import { create } from "@bufbuild/protobuf";
+import { expect } from "chai";
+import {
+  type ConfigFile,
+  ConfigFileRefused,
+  checkConfigFile,
+  exportConfig,
+  importConfig,
+} from "../../apps/cli/config-transfer.js";
+import {
+  ApiKeySchema,
+  KeyKind,
+  WorkspaceSchema,
+} from "../../gen/railgate/account/v1/account_pb.js";
+import { GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { defaultGuardrailId, newId } from "../../platform/ids.js";
+import { nowTimestamp } from "../../platform/time.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import { ORG_SCOPE, type Store } from "../../store/types.js";
+
+async function populate(store: Store): Promise<void> {
+  const defaultId = newId();
+  await store.bootstrapDefaultWorkspace(
+    create(WorkspaceSchema, {
+      id: defaultId,
+      name: "Default",
+      slug: "default",
+      defaultGuardrailId: defaultGuardrailId(defaultId),
+      createdAt: nowTimestamp(),
+    }),
+  );
+  const wsId = newId();
+  await store.createWorkspace(
+    create(WorkspaceSchema, {
+      id: wsId,
+      name: "Team",
+      slug: "team",
+      defaultGuardrailId: defaultGuardrailId(wsId),
+      audioCache: true,
+      createdAt: nowTimestamp(),
+    }),
+  );
+  await store.createKey(
+    ORG_SCOPE,
+    create(ApiKeySchema, {
+      hash: "m".repeat(64),
+      name: "ops",
+      kind: KeyKind.MANAGEMENT,
+      createdAt: nowTimestamp(),
+    }),
+  );
+  await store.createKey(
+    wsId,
+    create(ApiKeySchema, {
+      hash: "s".repeat(64),
+      name: "app",
+      workspaceId: wsId,
+      memberUserId: "u1",
+      limit: 5,
+      createdAt: nowTimestamp(),
+    }),
+  );
+  const gId = newId();
+  const g = create(GuardrailSchema, {
+    id: gId,
+    workspaceId: wsId,
+    name: "EU",
+    createdAt: nowTimestamp(),
+  });
+  await store.createGuardrail(g);
+  const next = create(GuardrailSchema, { ...g, description: "patched", limitUsd: 7 });
+  await store.patchGuardrail({
+    workspaceId: wsId,
+    id: gId,
+    readVersion: 1,
+    fields: ["description", "limit_usd"],
+    next,
+    unchanged: [],
+    read: g,
+    materialize: false,
+  });
+  const at = Date.now();
+  await store.assign("key", [
+    {
+      id: newId(),
+      subject: "s".repeat(64),
+      guardrailId: gId,
+      workspaceId: wsId,
+      assignedBy: "t",
+      createdAtMs: at,
+    },
+  ]);
+  await store.assign("member", [
+    {
+      id: newId(),
+      subject: "u1",
+      guardrailId: gId,
+      workspaceId: wsId,
+      assignedBy: "t",
+      createdAtMs: at,
+    },
+  ]);
+  await store.addCredits(wsId, 12_500_000);
+  await store.addCredits(wsId, -2_000_000);
+}
+
+/** The export without what an import does not carry over: its time and the guardrails' versions. */
+function comparable(f: ConfigFile) {
+  return {
+    ...f,
+    exported_at: undefined,
+    guardrails: f.guardrails.map((g) => ({
+      ...(g as Record<string, unknown>),
+      version: undefined,
+    })),
+    assignments: f.assignments.map((a) => ({ ...a, id: undefined })),
+  };
+}
+
+describe("railgate config export / import", () => {
+  it("round-trips the whole configuration with the same ids and key hashes, and a second import changes nothing", async () => {
+    const source = new MemoryStore();
+    await populate(source);
+    const file = await exportConfig(source);
+    expect(file.workspaces).to.have.length(2);
+    expect(file.keys.map((k) => k.scope)).to.include(ORG_SCOPE);
+
+    const target = new MemoryStore();
+    const counts = await importConfig(target, checkConfigFile(JSON.parse(JSON.stringify(file))));
+    expect(counts).to.deep.include({ keys: 2, guardrails: 1, assignments: 2, credits: 1 });
+    const again = await exportConfig(target);
+    expect(comparable(again)).to.deep.equal(comparable(file));
+    expect(await target.defaultWorkspaceId()).to.equal(file.default_workspace_id);
+
+    expect(await importConfig(target, file)).to.deep.equal({
+      workspaces: 0,
+      keys: 0,
+      guardrails: 0,
+      assignments: 0,
+      credits: 0,
+    });
+  });
+
+  it("refuses a file of another format or version before writing anything", async () => {
+    const file = await exportConfig(new MemoryStore());
+    expect(() => checkConfigFile({ ...file, version: 2 })).to.throw(ConfigFileRefused, /version 2/);
+    expect(() => checkConfigFile({ ...file, format: "other" })).to.throw(
+      ConfigFileRefused,
+      /format/,
+    );
+    expect(() => checkConfigFile({ ...file, keys: {} })).to.throw(ConfigFileRefused, /keys/);
+  });
+});
