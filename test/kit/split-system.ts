@@ -12,12 +12,20 @@ import {
   pickedGatewayPorts,
   waitForHealth,
 } from "./system-process.js";
+import { TcpBalancer } from "./tcp-balancer.js";
 
 /** The three processes of a split deployment (docker-compose's containers), on loopback. */
 export interface SplitSystem {
   gateway: Child;
   guardrail: Child;
+  /** The first speech replica (the only one unless `speechReplicas` asked for more). */
   speech: Child;
+  /** Every speech replica and its gRPC port. */
+  speeches: { child: Child; port: number }[];
+  /** With `speechReplicas` > 1: the TCP balancer the gateway reaches them through. */
+  speechBalancer?: TcpBalancer;
+  /** The guardrail process's gRPC port. */
+  guardrailPort: number;
   baseUrl(region?: RegionName): string;
   /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
   metricsUrls: { guardrail?: string; speech?: string };
@@ -44,11 +52,13 @@ async function metricsUrlOf(child: Child): Promise<string> {
  * gateway pointed at those with the shared service credential, so a test can freeze one
  * (SIGSTOP) or kill it. Resolves once the gateway's /healthz answers 200 (both services serve).
  * `env` goes to all three (a catalog file, a deadline); the embedded engine is off unless asked.
+ * `speechReplicas` > 1 starts that many speech processes behind one round-robin TCP balancer
+ * (as a Kubernetes Service's ClusterIP), which the gateway is pointed at.
  */
 export async function startSplitSystem(
   redisUrl: string,
   env: Record<string, string> = {},
-  options: { metrics?: boolean } & ChildOptions = {},
+  options: { metrics?: boolean; speechReplicas?: number } & ChildOptions = {},
 ): Promise<SplitSystem> {
   const logLevel = options.logLevel ?? "info";
   // Above info no process says what it bound: every port is picked here (see ChildOptions).
@@ -58,6 +68,9 @@ export async function startSplitSystem(
         gateway: await pickedGatewayPorts(),
         guardrail: await freePort(),
         speech: await freePort(),
+        moreSpeech: await Promise.all(
+          Array.from({ length: (options.speechReplicas ?? 1) - 1 }, () => freePort()),
+        ),
       };
   const common = {
     PATH: process.env.PATH,
@@ -78,6 +91,7 @@ export async function startSplitSystem(
     LOG_LEVEL: logLevel,
   };
   const started: Child[] = [];
+  let speechBalancer: TcpBalancer | undefined;
   const spawn = (name: string, extra: Record<string, string> = {}) => {
     const child = spawnChild(
       options.node ?? process.execPath,
@@ -97,9 +111,18 @@ export async function startSplitSystem(
     const metricsEnv: Record<string, string> = options.metrics ? { METRICS_PORT: "0" } : {};
     const guardrail = spawn("guardrail", metricsEnv);
     const speech = spawn("speech", metricsEnv);
+    const more = (
+      picked?.moreSpeech ?? Array.from({ length: (options.speechReplicas ?? 1) - 1 })
+    ).map((port) => spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(port ?? 0) }));
     const [guardrailPort, speechPort] = picked
       ? [picked.guardrail, picked.speech]
       : await Promise.all([grpcPortOf(guardrail, "guardrail"), grpcPortOf(speech, "speech")]);
+    const speeches = [{ child: speech, port: speechPort }];
+    for (const [i, child] of more.entries()) {
+      const port = picked?.moreSpeech[i] ?? (await grpcPortOf(child, "speech"));
+      speeches.push({ child, port });
+    }
+    if (speeches.length > 1) speechBalancer = await TcpBalancer.start(speeches.map((s) => s.port));
     const metricsUrls: SplitSystem["metricsUrls"] = {};
     if (options.metrics) {
       const [g, s] = await Promise.all([metricsUrlOf(guardrail), metricsUrlOf(speech)]);
@@ -107,7 +130,7 @@ export async function startSplitSystem(
     }
     const gateway = spawn("gateway", {
       GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
-      SPEECH_GRPC_URL: `http://127.0.0.1:${speechPort}`,
+      SPEECH_GRPC_URL: speechBalancer?.url ?? `http://127.0.0.1:${speechPort}`,
     });
     const ports =
       picked?.gateway ??
@@ -122,18 +145,23 @@ export async function startSplitSystem(
       gateway,
       guardrail,
       speech,
+      speeches,
+      speechBalancer,
+      guardrailPort,
       baseUrl,
       metricsUrls,
       stop: async () => {
         // A frozen process cannot take its SIGTERM: thaw it first.
         for (const c of started) c.process.kill("SIGCONT");
         await gateway.stop(5_000);
-        await Promise.all([guardrail.stop(5_000), speech.stop(5_000)]);
+        await Promise.all([guardrail.stop(5_000), ...speeches.map((s) => s.child.stop(5_000))]);
+        await speechBalancer?.close();
       },
     };
   } catch (err) {
     for (const c of started) c.process.kill("SIGCONT");
     await Promise.all(started.map((c) => c.stop(2_000)));
+    await speechBalancer?.close();
     throw err;
   }
 }

@@ -70,6 +70,11 @@ export class TcpBalancer {
     }
   }
 
+  /** Client connections piped to `port` now. */
+  openTo(port: number): number {
+    return this.pairs.get(port)?.size ?? 0;
+  }
+
   remove(port: number): void {
     const i = this.backends.indexOf(port);
     if (i >= 0) this.backends.splice(i, 1);
