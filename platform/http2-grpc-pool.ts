@@ -38,7 +38,9 @@ interface Slot {
  * address reach several replicas), looked up again every 30 s and after a failure. A call
  * takes the next ready connection in turn; a connection still connecting only when none is
  * ready. A connection that fails is dialled again after a backoff (doubling from 250 ms to
- * 10 s, with jitter); one whose peer sent GOAWAY or closed cleanly, at once, on the next call.
+ * 10 s, with jitter) while another connection is ready or connecting (else at once: a lone
+ * service that comes back serves the next call); one whose peer sent GOAWAY or closed cleanly,
+ * at once, on the next call.
  * Calls already running on a closing one finish there.
  */
 export class Http2Target implements ConnectionOwner {
@@ -83,8 +85,9 @@ export class Http2Target implements ConnectionOwner {
 
   /**
    * A connection for a new call: the next ready one in turn, else one still connecting (dialling
-   * every empty slot whose backoff is over), else undefined (every address is failing: the call
-   * fails Unavailable at once rather than wait). `pin` >= 0 asks for the pin-th ready connection,
+   * every empty slot whose backoff is over), else a fresh dial of the slot due soonest (its
+   * failure fails the call Unavailable at once rather than have it wait); undefined only once
+   * the pool is closed. `pin` >= 0 asks for the pin-th ready connection,
    * so a health check can ask each of them.
    */
   connection(pin = -1): Http2Connection | undefined {
@@ -117,7 +120,16 @@ export class Http2Target implements ConnectionOwner {
       }
       fallback ??= c;
     }
-    return fallback;
+    if (fallback !== undefined || this.closed || n === 0) return fallback;
+    // Nothing ready or connecting: one dial now, whatever the backoff, so a service that came
+    // back (a thawed or restarted single replica) serves the next call instead of a 503.
+    let soonest: Slot | undefined;
+    for (const slot of slots) {
+      if (slot.connection === undefined && slot.retryAt < (soonest?.retryAt ?? Infinity)) {
+        soonest = slot;
+      }
+    }
+    return soonest ? this.open(soonest) : undefined;
   }
 
   /** Ready connections now: how many distinct paths a health check can take (at least 1). */
