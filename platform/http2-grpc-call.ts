@@ -331,8 +331,9 @@ export class Http2GrpcCall {
       case constants.NGHTTP2_INADEQUATE_SECURITY:
         return new ConnectError("Protocol not secure enough", Code.PermissionDenied);
       case constants.NGHTTP2_CANCEL:
+        // A connection destroyed under the call (a ping unanswered, a reset) says why.
         return dropped
-          ? new ConnectError("Connection dropped", Code.Unavailable)
+          ? this.unavailable(connection)
           : new ConnectError("Call cancelled", Code.Canceled);
       case constants.NGHTTP2_NO_ERROR:
         if (this.httpStatus !== undefined && this.httpStatus !== 200) {
