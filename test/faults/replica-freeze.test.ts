@@ -17,8 +17,12 @@ import { type SplitSystem, startSplitSystem } from "../kit/split-system.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
 
 const MODEL = "quick/tts";
-/** Workers issuing speech requests back to back while a replica is frozen or killed. */
-const CONCURRENCY = 3;
+/**
+ * A speech request is issued this often whatever the earlier ones are doing (an open loop, as
+ * independent clients arrive): requests keep landing on a frozen replica's connection until
+ * the client leaves it, not only the few a closed loop would have stuck there.
+ */
+const EVERY_MS = 100;
 /** The share of requests that must succeed once the client has had time to leave the replica. */
 const REQUIRED = 0.99;
 
@@ -108,16 +112,23 @@ describe("faults: a frozen or dead speech replica behind a balancer (split topol
     }
   };
 
-  /** Speech requests back to back for `ms`, and /healthz once a second meanwhile. */
+  /** Speech requests every EVERY_MS for `ms`, and /healthz once a second meanwhile. */
   async function load(since: number, ms: number) {
     const outcomes: Outcome[] = [];
     const health: { at: number; status: number }[] = [];
     const until = since + ms;
-    const worker = async () => {
+    const requests: Promise<void>[] = [];
+    const issuer = async () => {
       while (performance.now() < until) {
         const at = performance.now() - since;
-        outcomes.push({ at, status: await speak() });
+        requests.push(
+          speak().then((status) => {
+            outcomes.push({ at, status });
+          }),
+        );
+        await sleep(EVERY_MS);
       }
+      await Promise.all(requests);
     };
     const prober = async () => {
       while (performance.now() < until) {
@@ -130,7 +141,7 @@ describe("faults: a frozen or dead speech replica behind a balancer (split topol
         await sleep(1_000);
       }
     };
-    await Promise.all([...Array.from({ length: CONCURRENCY }, worker), prober()]);
+    await Promise.all([issuer(), prober()]);
     return { outcomes, health };
   }
 
