@@ -9,7 +9,11 @@ import { CONFIG_DEFAULTS } from "../platform/config.js";
 import { grpcClientMetricsInterceptor } from "../platform/grpc-metrics.js";
 import { GRPC_MAX_MESSAGE_BYTES } from "../platform/grpc-server.js";
 import type { GrpcTls } from "../platform/grpc-tls.js";
-import { createHttp2GrpcTransport } from "../platform/http2-grpc-transport.js";
+import type { Http2PoolOptions } from "../platform/http2-grpc-pool.js";
+import {
+  createHttp2GrpcTransport,
+  type Http2GrpcTransport,
+} from "../platform/http2-grpc-transport.js";
 import { createTypedClient } from "../platform/typed-client.js";
 
 export interface ServiceClients {
@@ -18,8 +22,26 @@ export interface ServiceClients {
   speech: Client<typeof SpeechService>;
   /** Budget-alert webhooks: served beside AccountService (the guardrail process). */
   webhooks: Client<typeof WebhookService>;
-  /** grpc.health.v1.Health of each service process (what /healthz asks). */
-  health: { guardrail: Client<typeof Health>; speech: Client<typeof Health> };
+  /** grpc.health.v1.Health of each service (what /healthz asks). */
+  health: { guardrail: ServiceHealth; speech: ServiceHealth };
+}
+
+/**
+ * One service's health client, and over how many distinct connections (replicas, addresses) a
+ * check can be asked: ON_CONNECTION 0..paths()-1 (platform/http2-grpc-transport.ts). In process,
+ * one.
+ */
+export interface ServiceHealth {
+  client: Client<typeof Health>;
+  paths(): number;
+}
+
+function healthOf(transport: Transport): ServiceHealth {
+  const spread = transport as Partial<Http2GrpcTransport>;
+  return {
+    client: createTypedClient(Health, transport),
+    paths: () => spread.paths?.() ?? 1,
+  };
 }
 
 export interface ServiceCredential {
@@ -54,10 +76,7 @@ export function createServiceClients(transports: {
     accounts: createTypedClient(AccountService, transports.guardrail),
     speech: createTypedClient(SpeechService, transports.speech),
     webhooks: createTypedClient(WebhookService, transports.guardrail),
-    health: {
-      guardrail: createTypedClient(Health, transports.guardrail),
-      speech: createTypedClient(Health, transports.speech),
-    },
+    health: { guardrail: healthOf(transports.guardrail), speech: healthOf(transports.speech) },
   };
 }
 
@@ -66,8 +85,9 @@ export function createServiceClients(transports: {
  * of a unary call whose caller set none: a service that hangs costs the client a 524 after this
  * long instead of a request that never ends. Speech streams have none (they last as long as
  * the audio): the gateway bounds the wait for their first message and between messages instead
- * (gateway/speech-stream.ts).
- *
+ * (gateway/speech-stream.ts). `pool` (RAILGATE_GRPC_PING_*, ...) is how a dead or frozen replica
+ * is left and how calls spread over connections (platform/http2-grpc-pool.ts).
+ */
 /**
  * Real gRPC (HTTP/2) transports to services in other processes (a split
  * deployment), straight over node:http2 (platform/http2-grpc-transport.ts, the
@@ -79,7 +99,8 @@ export function grpcTransports(
   urls: { guardrail: string; speech: string },
   credential: ServiceCredential,
   unaryTimeoutMs = CONFIG_DEFAULTS.grpcUnaryTimeoutMs,
-): { guardrail: Transport; speech: Transport } {
+  pool: Http2PoolOptions = CONFIG_DEFAULTS.grpcClient,
+): { guardrail: Http2GrpcTransport; speech: Http2GrpcTransport } {
   // Timed outermost: the duration is the whole call as the gateway's handler waits for it.
   const interceptors = credential.internalToken
     ? [grpcClientMetricsInterceptor, serviceCredential(credential.internalToken)]
@@ -94,6 +115,7 @@ export function grpcTransports(
       interceptors,
       maxMessageBytes: GRPC_MAX_MESSAGE_BYTES,
       defaultUnaryTimeoutMs: unaryTimeoutMs,
+      pool,
     });
   return { guardrail: transport(urls.guardrail), speech: transport(urls.speech) };
 }

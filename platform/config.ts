@@ -83,6 +83,16 @@ export interface RailgateConfig {
   internalTransport: "in-process" | "grpc";
   /** Deadline of the gateway's unary gRPC calls to services in other processes. */
   grpcUnaryTimeoutMs: number;
+  /**
+   * How the gateway's gRPC client tells a dead or frozen service replica and spreads calls
+   * (RAILGATE_GRPC_PING_*, _CONNECT_TIMEOUT_MS, _CONNECTIONS_PER_ADDRESS; docs/failures.md).
+   */
+  grpcClient: {
+    pingIntervalMs: number;
+    pingTimeoutMs: number;
+    connectTimeoutMs: number;
+    connectionsPerAddress: number;
+  };
   /** How long the gateway waits on a speech stream (SPEECH_*_TIMEOUT_MS; see SpeechStreamDeadlines). */
   speechStream: SpeechStreamDeadlines;
   /** The speech service's circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY_*). */
@@ -443,6 +453,12 @@ export const configSchema = z
     RAILGATE_GRPC_REGION: oneOf(REGION_NAMES, "global"),
     RAILGATE_INTERNAL_TRANSPORT: oneOf(["in-process", "grpc"] as const, "in-process"),
     RAILGATE_GRPC_UNARY_TIMEOUT_MS: millis(10_000),
+    // A frozen replica is left within interval + timeout (15 s); a ping costs a few bytes.
+    RAILGATE_GRPC_PING_INTERVAL_MS: millis(10_000),
+    RAILGATE_GRPC_PING_TIMEOUT_MS: millis(5_000),
+    RAILGATE_GRPC_CONNECT_TIMEOUT_MS: millis(5_000),
+    // Two per address: behind one balancer address, calls reach more than one replica.
+    RAILGATE_GRPC_CONNECTIONS_PER_ADDRESS: integer("an integer from 1 to 16", 1, 16)(2),
     // As the unary calls' deadline: a frozen speech service costs a 524 after 10 s.
     SPEECH_FIRST_MESSAGE_TIMEOUT_MS: millis(SPEECH_ROUTING_DEFAULTS.firstByteDeadlineMs),
     // As a provider's default timeout_ms and the engine's job time-out: a provider that pauses
@@ -611,6 +627,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     grpcRegion: e.RAILGATE_GRPC_REGION,
     internalTransport: e.RAILGATE_INTERNAL_TRANSPORT,
     grpcUnaryTimeoutMs: e.RAILGATE_GRPC_UNARY_TIMEOUT_MS,
+    grpcClient: {
+      pingIntervalMs: e.RAILGATE_GRPC_PING_INTERVAL_MS,
+      pingTimeoutMs: e.RAILGATE_GRPC_PING_TIMEOUT_MS,
+      connectTimeoutMs: e.RAILGATE_GRPC_CONNECT_TIMEOUT_MS,
+      connectionsPerAddress: e.RAILGATE_GRPC_CONNECTIONS_PER_ADDRESS,
+    },
     speechStream: {
       firstMessageTimeoutMs: e.SPEECH_FIRST_MESSAGE_TIMEOUT_MS,
       idleTimeoutMs: e.SPEECH_IDLE_TIMEOUT_MS,

@@ -11,6 +11,13 @@ const log = componentLogger("health");
 /** Resolves when a dependency answers; throws (or rejects) when it does not. */
 export type HealthProbe = () => Promise<void> | void;
 
+/**
+ * The service name a liveness probe asks (Kubernetes' grpc probe, `service: liveness`): SERVING
+ * whenever the process's event loop answers, draining or not, with no dependency asked, so a
+ * Redis outage (which a restart would not cure) never fails it while a wedged process does.
+ */
+export const LIVENESS_SERVICE = "liveness";
+
 /** A probe slower than this counts as down: health answers must come fast. */
 const PROBE_TIMEOUT_MS = 1500;
 
@@ -54,6 +61,7 @@ export class HealthServiceImpl implements Partial<ServiceImpl<typeof Health>> {
   }
 
   private async status(service: string): Promise<Status> {
+    if (service === LIVENESS_SERVICE) return Status.SERVING;
     const deps =
       service === ""
         ? Object.assign({}, ...Object.values(this.services))

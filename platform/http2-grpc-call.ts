@@ -7,7 +7,8 @@ import {
 } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
-import type { Http2Connection, Http2Target } from "./http2-grpc-session.js";
+import type { Http2Target } from "./http2-grpc-pool.js";
+import type { Http2Connection } from "./http2-grpc-session.js";
 
 /** What a call reports, in this order: its response header (unless trailers-only), messages, its end. */
 export interface CallListener {
@@ -26,7 +27,15 @@ export interface CallOptions {
   timeoutMs: number | undefined;
   signal: AbortSignal;
   maxMessageBytes: number;
+  /** >= 0: on the pin-th ready connection of the target (a health check asking each path). */
+  pin?: number;
 }
+
+/**
+ * Times a call may be sent again because nothing read it: once after REFUSED_STREAM, and on
+ * another connection when the one it was on failed before its peer ever spoke HTTP/2.
+ */
+const MAX_ATTEMPTS = 3;
 
 const STATUS_DETAILS = "grpc-status-details-bin";
 const USER_AGENT = "grpc-node-railgate/1";
@@ -123,13 +132,16 @@ function statusOf(
  * from the DATA chunks as they come (a frame may span chunks, a chunk may hold
  * several) with no copy unless one spans. A stream the peer refused before
  * answering (REFUSED_STREAM on a connection it is closing) goes once more on a
- * fresh connection, as grpc-js's transparent retry did.
+ * fresh connection, as grpc-js's transparent retry did; so does a call whose connection failed
+ * before its peer sent its SETTINGS (nobody read the call). A call that passes its deadline, or
+ * is given up before any answer, has its connection pinged (Http2Connection.probe): a peer
+ * that froze loses the connection, and the calls on it end Unavailable.
  */
 export class Http2GrpcCall {
   private connection: Http2Connection | undefined;
   private stream: ClientHttp2Stream | undefined;
   private done = false;
-  private retried = false;
+  private attempts = 0;
   private answered = false;
   private httpStatus: number | undefined;
   private trailers: IncomingHttpHeaders | undefined;
@@ -165,7 +177,8 @@ export class Http2GrpcCall {
         timeoutMs,
       );
     }
-    this.open();
+    if (this.target.resolved) this.open();
+    else this.target.whenResolved(() => this.open());
   }
 
   /** Holds response messages back (HTTP/2 flow control then holds the peer back). */
@@ -184,6 +197,8 @@ export class Http2GrpcCall {
   /** Ends the call with `error` and resets its stream (RST_STREAM CANCEL: the handler is cancelled). */
   cancel(error: ConnectError): void {
     if (this.done) return;
+    // A peer that has not answered in time may be frozen: ask the connection (one ping).
+    if (!this.answered || error.code === Code.DeadlineExceeded) this.connection?.probe();
     const stream = this.stream;
     if (stream && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
     this.end(error, new Headers());
@@ -193,11 +208,21 @@ export class Http2GrpcCall {
     this.cancel(ConnectError.from(this.options.signal.reason, Code.Canceled));
   };
 
-  private open(): void {
+  private readonly open = (): void => {
+    if (this.done) return;
+    this.attempts++;
     let connection: Http2Connection | undefined;
     let stream: ClientHttp2Stream;
     try {
-      connection = this.target.connection();
+      connection = this.target.connection(this.options.pin);
+      if (connection === undefined) {
+        const cause = this.target.lastError?.message ?? "no connection";
+        this.end(
+          new ConnectError(`No connection to the service: ${cause}`, Code.Unavailable),
+          new Headers(),
+        );
+        return;
+      }
       stream = connection.session.request(this.options.headers);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -207,8 +232,7 @@ export class Http2GrpcCall {
         return;
       }
       // A connection that went away between its GOAWAY and this call: once more on a fresh one.
-      if (connection && !this.retried) {
-        this.retried = true;
+      if (connection && this.attempts < MAX_ATTEMPTS) {
         this.target.forget(connection);
         this.open();
         return;
@@ -227,7 +251,7 @@ export class Http2GrpcCall {
     stream.on("close", this.onClose);
     if (this.paused) stream.pause();
     stream.end(this.options.body);
-  }
+  };
 
   private readonly onResponse = (
     headers: IncomingHttpHeaders & IncomingHttpStatusHeader,
@@ -275,12 +299,19 @@ export class Http2GrpcCall {
       return;
     }
     const rst = stream.rstCode;
-    if (rst === constants.NGHTTP2_REFUSED_STREAM && !this.answered && !this.retried) {
-      // Refused before the peer read anything: nothing was processed.
-      this.retried = true;
-      if (connection) this.target.forget(connection);
-      this.open();
-      return;
+    if (!this.answered && this.attempts < MAX_ATTEMPTS) {
+      if (rst === constants.NGHTTP2_REFUSED_STREAM) {
+        // Refused before the peer read anything: nothing was processed.
+        if (connection) this.target.forget(connection);
+        this.open();
+        return;
+      }
+      if (connection && !connection.ready) {
+        // The peer never spoke HTTP/2 on that connection (a frozen process behind a balancer,
+        // a dial that failed): nothing read the call. The pool saw the failure already.
+        this.open();
+        return;
+      }
     }
     this.end(this.closedWithout(rst, connection), new Headers());
   };
@@ -300,8 +331,9 @@ export class Http2GrpcCall {
       case constants.NGHTTP2_INADEQUATE_SECURITY:
         return new ConnectError("Protocol not secure enough", Code.PermissionDenied);
       case constants.NGHTTP2_CANCEL:
+        // A connection destroyed under the call (a ping unanswered, a reset) says why.
         return dropped
-          ? new ConnectError("Connection dropped", Code.Unavailable)
+          ? this.unavailable(connection)
           : new ConnectError("Call cancelled", Code.Canceled);
       case constants.NGHTTP2_NO_ERROR:
         if (this.httpStatus !== undefined && this.httpStatus !== 200) {

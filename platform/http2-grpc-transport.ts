@@ -1,11 +1,12 @@
 import type { OutgoingHttpHeaders, SecureClientSessionOptions } from "node:http2";
-import { isIP } from "node:net";
+import { isIP, connect as netConnect } from "node:net";
 import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { type DescMessage, type DescMethod, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
   type ContextValues,
+  createContextKey,
   type Interceptor,
   type StreamRequest,
   type StreamResponse,
@@ -19,9 +20,11 @@ import {
   streamRequest,
   unaryRequest,
 } from "./client-requests.js";
+import { CONFIG_DEFAULTS } from "./config.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { Http2GrpcCall } from "./http2-grpc-call.js";
-import { Http2Target } from "./http2-grpc-session.js";
+import { type Http2PoolOptions, Http2Target } from "./http2-grpc-pool.js";
+import { dialer } from "./http2-grpc-session.js";
 import { chainInterceptors } from "./interceptor-chain.js";
 import { READ_AHEAD_MESSAGES, ResponseStream } from "./response-stream.js";
 
@@ -38,6 +41,23 @@ export interface Http2GrpcTransportOptions {
   maxMessageBytes: number;
   /** Deadline of a unary call whose caller set none (streams have none unless asked). */
   defaultUnaryTimeoutMs?: number;
+  /** Keepalive pings, connect timeout and connections per address (defaults: platform/config.ts). */
+  pool?: Partial<Http2PoolOptions>;
+}
+
+/**
+ * A call's context value: run it on the n-th ready connection of the target (taken modulo how
+ * many there are), so a health check can ask every connection, not the next one in turn.
+ */
+export const ON_CONNECTION = createContextKey<number>(-1, {
+  description: "ready connection index",
+});
+
+/** What this transport adds to Connect's: how many connections are ready, and closing them all. */
+export interface Http2GrpcTransport extends Transport {
+  /** Ready connections (at least 1): the distinct paths ON_CONNECTION can choose from. */
+  paths(): number;
+  close(): void;
 }
 
 /** The call's metadata as HTTP/2 headers ("-bin" values travel base64, as Connect keeps them). */
@@ -85,39 +105,42 @@ function decoded(
  * headers, trailers, deadlines, cancellation and error codes as Connect's gRPC
  * transport and the grpc-js one it replaces (bench/grpc-js-transport.ts), without
  * grpc-js's channel, filter and call layers per call (measured in
- * bench/grpc-hop.ts). Calls share one HTTP/2 connection per target
- * (http2-grpc-session.ts); each is a request buffer written at once and
+ * bench/grpc-hop.ts). Calls share a few HTTP/2 connections per address of the target, pinged
+ * while in use (http2-grpc-pool.ts, http2-grpc-session.ts); each is a request buffer written at once and
  * response frames cut from the stream's DATA (http2-grpc-call.ts). Stream
  * messages are read ahead a few at a time; past that the caller's pace pushes
  * back through HTTP/2 flow control. Client and bidi streams are not served
  * (the services have none): they fail with Unimplemented.
  */
-export function createHttp2GrpcTransport(options: Http2GrpcTransportOptions): Transport & {
-  close(): void;
-} {
+export function createHttp2GrpcTransport(options: Http2GrpcTransportOptions): Http2GrpcTransport {
   const url = new URL(options.baseUrl);
   const secure = url.protocol === "https:";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(url.port || (secure ? 443 : 80));
   const sessionOptions: SecureClientSessionOptions = {
     // As grpc-js: no limit of Node's own on header blocks sent or on session memory
     // (Node degrades badly at that limit; the message limits bound what a call holds).
     maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
     maxSessionMemory: Number.MAX_SAFE_INTEGER,
   };
-  if (secure) {
-    const tlsOptions: ConnectionOptions = {
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: Number(url.port || 443),
-      ALPNProtocols: ["h2"],
-      ca: options.tls?.ca,
-      cert: options.tls?.cert,
-      key: options.tls?.key,
-    };
-    // SNI names a host, never an address (node:http2 would send the address and warn, DEP0123);
-    // the certificate is checked against the address either way.
-    if (isIP(tlsOptions.host as string) === 0) tlsOptions.servername = tlsOptions.host;
-    sessionOptions.createConnection = () => tlsConnect(tlsOptions);
-  }
-  const target = new Http2Target(url.origin, sessionOptions);
+  const tlsOptions: ConnectionOptions = {
+    port,
+    ALPNProtocols: ["h2"],
+    ca: options.tls?.ca,
+    cert: options.tls?.cert,
+    key: options.tls?.key,
+  };
+  // SNI names a host, never an address (node:http2 would send the address and warn, DEP0123);
+  // the certificate is checked against the name when there is one, else the address.
+  if (isIP(host) === 0) tlsOptions.servername = host;
+  // Each connection goes to one resolved address of the host (http2-grpc-pool.ts).
+  const socketTo = secure
+    ? (address: string) => tlsConnect({ ...tlsOptions, host: address })
+    : (address: string) => netConnect({ host: address, port });
+  const target = new Http2Target(host, dialer(url.origin, sessionOptions, socketTo), {
+    ...CONFIG_DEFAULTS.grpcClient,
+    ...options.pool,
+  });
   const interceptors = options.interceptors ?? [];
   const { maxMessageBytes } = options;
 
@@ -147,6 +170,7 @@ export function createHttp2GrpcTransport(options: Http2GrpcTransportOptions): Tr
             timeoutMs: timeout,
             signal: req.signal,
             maxMessageBytes,
+            pin: req.contextValues.get(ON_CONNECTION),
           },
           {
             onHeader: (h) => {
@@ -249,5 +273,10 @@ export function createHttp2GrpcTransport(options: Http2GrpcTransportOptions): Tr
     )(streamRequest(options.baseUrl, method, signal, header, input, contextValues));
   }
 
-  return { unary, stream, close: () => target.close() } as Transport & { close(): void };
+  return {
+    unary,
+    stream,
+    paths: () => target.paths(),
+    close: () => target.close(),
+  } as Http2GrpcTransport;
 }

@@ -15,7 +15,15 @@ function reply(res: ServerResponse, status: number, message: string, headers = {
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? "/").split("?")[0];
-  if (path !== "/metrics") return reply(res, 404, "Only /metrics is served on the metrics port");
+  if (path === "/livez" && (req.method === "GET" || req.method === "HEAD")) {
+    // Liveness from the event loop alone (as the gateway's /livez and gRPC health "liveness").
+    res.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+    res.end(req.method === "HEAD" ? undefined : '{"status":"ok"}');
+    return;
+  }
+  if (path !== "/metrics") {
+    return reply(res, 404, "Only /metrics and /livez are served on the metrics port");
+  }
   if (req.method !== "GET" && req.method !== "HEAD") {
     return reply(res, 405, `Method ${req.method} not allowed; use GET`, { allow: "GET, HEAD" });
   }
@@ -29,7 +37,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 /**
- * GET /metrics of this process's registry on a port of its own (METRICS_PORT), without a key:
+ * GET /metrics of this process's registry on a port of its own (METRICS_PORT), without a key
+ * (and GET /livez, a liveness answer from the event loop):
  * bind it where only the scraper reaches it, as the gRPC ports. The gateway listeners serve the
  * same registry behind the management key (gateway/metrics.ts).
  */

@@ -103,6 +103,7 @@ export async function startSystem(
           },
           { internalToken, tls },
           config.grpcUnaryTimeoutMs,
+          config.grpcClient,
         )
       : { guardrail: guardrail.inProcess(inProcess), speech: speech.inProcess(inProcess) },
   );

@@ -2,7 +2,9 @@
  * Container health check for the gRPC services: exits 0 when the service at
  * the given URL answers grpc.health.v1.Health/Check with SERVING (it and its
  * store, and for speech its engine, can work). No credentials needed.
- * Usage: node dist/apps/cli/grpc-health.js guardrail|speech URL
+ * With a third argument, asks that service name instead: "liveness" answers SERVING whenever the
+ * process's event loop does, whatever its store (a liveness probe).
+ * Usage: node dist/apps/cli/grpc-health.js guardrail|speech URL [service]
  */
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -13,7 +15,7 @@ import {
 import { loadConfig } from "../../platform/config.js";
 import { loadGrpcTls } from "../../platform/grpc-tls.js";
 
-const [which, url] = process.argv.slice(2);
+const [which, url, service = ""] = process.argv.slice(2);
 try {
   // With mTLS configured (RAILGATE_GRPC_TLS_*, read and checked by the configuration as the
   // service's own), the probe speaks TLS like the gateway does.
@@ -22,10 +24,7 @@ try {
     baseUrl: url ?? "http://127.0.0.1:50051",
     nodeOptions: tls,
   });
-  const { status } = await createClient(Health, transport).check(
-    { service: "" },
-    { timeoutMs: 3000 },
-  );
+  const { status } = await createClient(Health, transport).check({ service }, { timeoutMs: 3000 });
   if (status !== Status.SERVING) throw new Error(`${which ?? "service"} is ${Status[status]}`);
   process.exit(0);
 } catch (err) {

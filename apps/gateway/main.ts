@@ -25,6 +25,7 @@ await runUntilSignal("gateway", async (config) => {
       },
       { internalToken: config.internalToken, tls },
       config.grpcUnaryTimeoutMs,
+      config.grpcClient,
     ),
   );
   const gateway = await startGateway(

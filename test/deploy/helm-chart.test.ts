@@ -165,10 +165,10 @@ describe("Helm chart: rendered objects", function () {
     );
   });
 
-  it("probes: readiness on /healthz and grpc.health.v1 (a TLS-speaking exec probe under mTLS), liveness on the listening port", () => {
+  it("probes: readiness on /healthz and grpc.health.v1 (a TLS-speaking exec probe under mTLS), liveness on /livez and grpc.health.v1 liveness (the event loop alone)", () => {
     const gateway = container(plain, "gateway");
     expect(gateway.readinessProbe.httpGet).to.deep.equal({ path: "/healthz", port: "global" });
-    expect(gateway.livenessProbe.tcpSocket).to.deep.equal({ port: "global" });
+    expect(gateway.livenessProbe.httpGet).to.deep.equal({ path: "/livez", port: "global" });
     for (const [component, port] of [
       ["guardrail", 50051],
       ["speech", 50052],
@@ -180,7 +180,17 @@ describe("Helm chart: rendered objects", function () {
         component,
         `https://localhost:${port}`,
       ]);
-      expect(container(plain, component).livenessProbe.tcpSocket).to.deep.equal({ port: "grpc" });
+      expect(container(plain, component).livenessProbe.grpc).to.deep.equal({
+        port,
+        service: "liveness",
+      });
+      expect(container(tls, component).livenessProbe.exec.command).to.deep.equal([
+        "node",
+        "dist/apps/cli/grpc-health.js",
+        component,
+        `https://localhost:${port}`,
+        "liveness",
+      ]);
     }
   });
 

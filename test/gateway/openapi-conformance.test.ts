@@ -98,6 +98,7 @@ describe("gateway: OpenAPI document against real answers", function () {
     const admin = h.admin;
     const anon = admin.withKey(undefined);
     await call(anon, "GET", "/healthz", "/healthz");
+    await call(anon, "GET", "/livez", "/livez");
     await call(anon, "GET", "/api/v1/openapi.json", "/api/v1/openapi.json");
 
     // Workspaces and credits.

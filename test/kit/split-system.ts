@@ -12,18 +12,25 @@ import {
   pickedGatewayPorts,
   waitForHealth,
 } from "./system-process.js";
+import { TcpBalancer } from "./tcp-balancer.js";
 
 /** The three processes of a split deployment (docker-compose's containers), on loopback. */
 export interface SplitSystem {
   gateway: Child;
   guardrail: Child;
-  /** The speech process now running (a new one after `restartSpeech`). */
+  /** The speech process now running (a new one after `restartSpeech`); the first replica. */
   speech: Child;
   /**
-   * Starts the speech process again on its port with the same environment, as an orchestrator
-   * restarts a killed container; resolves once it serves.
+   * Starts the (first) speech process again on its port with the same environment, as an
+   * orchestrator restarts a killed container; resolves once it serves.
    */
   restartSpeech(): Promise<Child>;
+  /** Every speech replica and its gRPC port. */
+  speeches: { child: Child; port: number }[];
+  /** With `speechReplicas` > 1: the TCP balancer the gateway reaches them through. */
+  speechBalancer?: TcpBalancer;
+  /** The guardrail process's gRPC port. */
+  guardrailPort: number;
   baseUrl(region?: RegionName): string;
   /** The guardrail process's gRPC address (AccountService, GuardrailService): direct callers. */
   guardrailGrpcUrl: string;
@@ -57,11 +64,13 @@ async function metricsUrlOf(child: Child): Promise<string> {
  * gateway pointed at those with the shared service credential, so a test can freeze one
  * (SIGSTOP) or kill it. Resolves once the gateway's /healthz answers 200 (both services serve).
  * `env` goes to all three (a catalog file, a deadline); the embedded engine is off unless asked.
+ * `speechReplicas` > 1 starts that many speech processes behind one round-robin TCP balancer
+ * (as a Kubernetes Service's ClusterIP), which the gateway is pointed at.
  */
 export async function startSplitSystem(
   redisUrl: string,
   env: Record<string, string> = {},
-  options: { metrics?: boolean } & ChildOptions = {},
+  options: { metrics?: boolean; speechReplicas?: number } & ChildOptions = {},
 ): Promise<SplitSystem> {
   const logLevel = options.logLevel ?? "info";
   // Above info no process says what it bound: every port is picked here (see ChildOptions).
@@ -71,6 +80,9 @@ export async function startSplitSystem(
         gateway: await pickedGatewayPorts(),
         guardrail: await freePort(),
         speech: await freePort(),
+        moreSpeech: await Promise.all(
+          Array.from({ length: (options.speechReplicas ?? 1) - 1 }, () => freePort()),
+        ),
       };
   const common = {
     PATH: process.env.PATH,
@@ -93,6 +105,7 @@ export async function startSplitSystem(
     LOG_LEVEL: logLevel,
   };
   const started: Child[] = [];
+  let speechBalancer: TcpBalancer | undefined;
   const spawn = (name: string, extra: Record<string, string> = {}) => {
     const child = spawnChild(
       options.node ?? process.execPath,
@@ -112,9 +125,18 @@ export async function startSplitSystem(
     const metricsEnv: Record<string, string> = options.metrics ? { METRICS_PORT: "0" } : {};
     const guardrail = spawn("guardrail", metricsEnv);
     const speech = spawn("speech", metricsEnv);
+    const more = (
+      picked?.moreSpeech ?? Array.from({ length: (options.speechReplicas ?? 1) - 1 })
+    ).map((port) => spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(port ?? 0) }));
     const [guardrailPort, speechPort] = picked
       ? [picked.guardrail, picked.speech]
       : await Promise.all([grpcPortOf(guardrail, "guardrail"), grpcPortOf(speech, "speech")]);
+    const speeches = [{ child: speech, port: speechPort }];
+    for (const [i, child] of more.entries()) {
+      const port = picked?.moreSpeech[i] ?? (await grpcPortOf(child, "speech"));
+      speeches.push({ child, port });
+    }
+    if (speeches.length > 1) speechBalancer = await TcpBalancer.start(speeches.map((s) => s.port));
     const metricsUrls: SplitSystem["metricsUrls"] = {};
     if (options.metrics) {
       const [g, s] = await Promise.all([metricsUrlOf(guardrail), metricsUrlOf(speech)]);
@@ -122,7 +144,7 @@ export async function startSplitSystem(
     }
     const gatewayEnv = {
       GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
-      SPEECH_GRPC_URL: `http://127.0.0.1:${speechPort}`,
+      SPEECH_GRPC_URL: speechBalancer?.url ?? `http://127.0.0.1:${speechPort}`,
     };
     let gateway = spawn("gateway", gatewayEnv);
     const ports =
@@ -144,10 +166,14 @@ export async function startSplitSystem(
       restartSpeech: async () => {
         const again = spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(speechPort) });
         currentSpeech = again;
+        speeches[0] = { child: again, port: speechPort };
         await again.waitForLine(/"msg":"speech service is up"/, 60_000);
         await waitForHealth(baseUrl(), gateway);
         return again;
       },
+      speeches,
+      speechBalancer,
+      guardrailPort,
       baseUrl,
       guardrailGrpcUrl: gatewayEnv.GUARDRAIL_GRPC_URL,
       metricsUrls,
@@ -167,12 +193,14 @@ export async function startSplitSystem(
         for (const c of started) c.process.kill("SIGCONT");
         await gateway.stop(5_000);
         await Promise.all(started.filter((c) => c !== gateway).map((c) => c.stop(5_000)));
+        await speechBalancer?.close();
       },
     };
     return system;
   } catch (err) {
     for (const c of started) c.process.kill("SIGCONT");
     await Promise.all(started.map((c) => c.stop(2_000)));
+    await speechBalancer?.close();
     throw err;
   }
 }

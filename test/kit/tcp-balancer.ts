@@ -11,6 +11,9 @@ export class TcpBalancer {
   private readonly backends: number[] = [];
   private next = 0;
   private readonly open = new Set<Socket>();
+  /** Backends frozen by `freeze`, and the piped pairs of each backend (to stop and restart). */
+  private readonly frozen = new Set<number>();
+  private readonly pairs = new Map<number, Set<[Socket, Socket]>>();
   /** Connects a backend refused (the next backend was then tried). */
   refused = 0;
   /** Client connections no backend would take (closed at once). */
@@ -42,6 +45,36 @@ export class TcpBalancer {
     if (!this.backends.includes(port)) this.backends.push(port);
   }
 
+  /**
+   * Stops every byte to and from `port` as a frozen (SIGSTOP) process would, without one: its
+   * kernel still accepts connections (new ones are accepted and then left silent), but nothing is
+   * read or answered, on open connections either, until `thaw`.
+   */
+  freeze(port: number): void {
+    this.frozen.add(port);
+    for (const [client, socket] of this.pairs.get(port) ?? []) {
+      client.unpipe(socket);
+      socket.unpipe(client);
+      client.pause();
+      socket.pause();
+    }
+  }
+
+  thaw(port: number): void {
+    this.frozen.delete(port);
+    for (const [client, socket] of this.pairs.get(port) ?? []) {
+      client.pipe(socket);
+      socket.pipe(client);
+      client.resume();
+      socket.resume();
+    }
+  }
+
+  /** Client connections piped to `port` now. */
+  openTo(port: number): number {
+    return this.pairs.get(port)?.size ?? 0;
+  }
+
   remove(port: number): void {
     const i = this.backends.indexOf(port);
     if (i >= 0) this.backends.splice(i, 1);
@@ -70,15 +103,21 @@ export class TcpBalancer {
       upstream = socket;
       this.open.add(socket);
       let connected = false;
+      const pair: [Socket, Socket] = [client, socket];
       socket.once("connect", () => {
         connected = true;
         this.connections++;
+        const pairs = this.pairs.get(port) ?? new Set();
+        this.pairs.set(port, pairs);
+        pairs.add(pair);
+        if (this.frozen.has(port)) return;
         client.pipe(socket);
         socket.pipe(client);
         client.resume();
       });
       socket.once("close", () => {
         this.open.delete(socket);
+        this.pairs.get(port)?.delete(pair);
         // What the backend sent is still being flushed to the client: end, never destroy, here.
         if (connected) client.end();
       });

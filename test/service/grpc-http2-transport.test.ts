@@ -83,7 +83,12 @@ describe("the gateway's node:http2 gRPC transport, on the wire", () => {
   });
 
   function clientOf(url: string, maxMessageBytes = 1024 * 1024) {
-    transport = createHttp2GrpcTransport({ baseUrl: url, maxMessageBytes });
+    // One connection, so a test can tell a fresh one from the first.
+    transport = createHttp2GrpcTransport({
+      baseUrl: url,
+      maxMessageBytes,
+      pool: { connectionsPerAddress: 1 },
+    });
     return createClient(SpeechService, transport);
   }
 

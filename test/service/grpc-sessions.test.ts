@@ -73,9 +73,14 @@ type Echo = Awaited<ReturnType<typeof startEchoServer>>;
 /**
  * The gateway's transport to a service in another process (gateway/clients.ts), and the
  * grpc-js one it replaced (kept to compare in bench/grpc-hop.ts): both pass every test here.
+ * One connection per address, as a grpc-js channel has, so connection counts compare.
  */
 const TRANSPORTS = [
-  ["node:http2", createHttp2GrpcTransport],
+  [
+    "node:http2",
+    (o: { baseUrl: string; maxMessageBytes: number; defaultUnaryTimeoutMs?: number }) =>
+      createHttp2GrpcTransport({ ...o, pool: { connectionsPerAddress: 1 } }),
+  ],
   ["grpc-js", createGrpcJsTransport],
 ] as const;
 

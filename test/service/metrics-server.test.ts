@@ -22,11 +22,17 @@ describe("METRICS_PORT: a process's own /metrics listener", () => {
     );
   });
 
+  it("answers GET /livez with 200 from the event loop (a liveness probe's answer)", async () => {
+    const res = await fetch(`${base}/livez`);
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal({ status: "ok" });
+  });
+
   it("answers 404 for any other path and 405 for another method, in the error shape", async () => {
     const other = await fetch(`${base}/api/v1/keys`);
     expect(other.status).to.equal(404);
     expect(await other.json()).to.deep.equal({
-      error: { code: 404, message: "Only /metrics is served on the metrics port" },
+      error: { code: 404, message: "Only /metrics and /livez are served on the metrics port" },
     });
     const post = await fetch(`${base}/metrics`, { method: "POST" });
     expect(post.status).to.equal(405);
