@@ -6,6 +6,7 @@ import {
   type SpeechStreamDeadlines,
 } from "../platform/config.js";
 import { InFlight } from "../platform/in-flight.js";
+import { listenOn } from "../platform/listen.js";
 import { componentLogger } from "../platform/logger.js";
 import { quote } from "../platform/quote.js";
 import { REGION_NAMES, type RegionName } from "../platform/regions.js";
@@ -140,6 +141,13 @@ export interface RunningGateway {
 /** node:http limits of each listener (HTTP_* in the configuration). */
 export type HttpLimits = RailgateConfig["http"];
 
+/** The setting that chooses each region's listener port (platform/config.ts). */
+const PORT_VARIABLES: Record<RegionName, string> = {
+  global: "GATEWAY_PORT",
+  europe: "GATEWAY_EU_PORT",
+  us: "GATEWAY_US_PORT",
+};
+
 /** One listener per region, as regional load balancers would front one deployment. */
 export async function startGateway(
   ports: Record<RegionName, number>,
@@ -196,13 +204,14 @@ export async function startGateway(
     guard.attach(server);
     connections.attach(server);
     server.on("clientError", answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(ports[region], host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
+    try {
+      await listenOn(server, ports[region], host, PORT_VARIABLES[region]);
+    } catch (err) {
+      // The listeners already bound would otherwise hold their ports past a refused start.
+      for (const [, s] of servers) s.close();
+      keyCache.close();
+      throw err;
+    }
     // Once listening, an error is a failed accept (EMFILE when a flood outruns the file
     // descriptors): the listener goes on accepting, so it is a warning, not a crash.
     let lastAcceptWarning = 0;
