@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, Server as NetServer } from "node:net";
+import type { AudioFormatName } from "../platform/audio-formats.js";
 import {
   CONFIG_DEFAULTS,
   type RailgateConfig,
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   clients: ServiceClients;
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
+  /** RAILGATE_SPEECH_DEFAULT_FORMAT (default pcm). */
+  speechDefaultFormat?: AudioFormatName;
   /** SPEECH_FIRST_MESSAGE_TIMEOUT_MS and SPEECH_IDLE_TIMEOUT_MS. */
   speechStream: SpeechStreamDeadlines;
   routes?: Route[];
@@ -100,6 +103,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         clients: options.clients,
         maxBodyBytes: options.maxBodyBytes,
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
+        speechDefaultFormat: options.speechDefaultFormat ?? "pcm",
         speechStream: options.speechStream,
         keyCache: options.keyCache,
         signal: abort.signal,
