@@ -41,6 +41,11 @@ const FORMAT_OF_EXTENSION: Record<string, string> = {
   ".pcm": "pcm",
 };
 
+/** The format a file's name says (x.mp3: mp3), if any. */
+export function formatOfFile(path: string): string | undefined {
+  return FORMAT_OF_EXTENSION[extname(path).toLowerCase()];
+}
+
 export const speakApiCommand: Command = {
   ...spec,
   examples: [
@@ -59,7 +64,7 @@ export const speakApiCommand: Command = {
     const given = values.body !== undefined || values.file !== undefined ? jsonBody(values) : {};
     const body: Record<string, unknown> = { ...given, model: str(values, "model"), input: args[0] };
     // A file named x.mp3 holds MP3 unless the body or --format says otherwise.
-    const fromExtension = FORMAT_OF_EXTENSION[extname(out).toLowerCase()];
+    const fromExtension = formatOfFile(out);
     if (fromExtension && body.response_format === undefined) body.response_format = fromExtension;
     for (const field of FLAGS) {
       const v = str(values, field.flag);
