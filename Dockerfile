@@ -19,7 +19,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
 COPY apps ./apps
 COPY platform ./platform
@@ -27,8 +27,8 @@ COPY store ./store
 COPY governance ./governance
 COPY services ./services
 COPY gateway ./gateway
-# tsconfig also includes test/ and bench/; they are not copied, so they are neither built nor shipped.
-RUN npx tsc -p tsconfig.json
+# What ships (tsconfig.build.json): test/ and bench/ are neither copied, built nor shipped.
+RUN npx tsc -p tsconfig.build.json
 # The embedded database's data-folder template (store/request-log/data-dir-template.ts): initdb
 # and its memory peak happen here, once, instead of in a container's first start.
 RUN node dist/store/request-log/build-template.js

@@ -64,6 +64,7 @@ export function gatewayOptions(
     clients,
     maxBodyBytes: config.maxBodyBytes,
     maxSpeechBodyBytes: config.maxSpeechBodyBytes,
+    speechDefaultFormat: config.speechDefaultFormat,
     speechStream: config.speechStream,
     http: config.http,
     corsOrigins: config.corsOrigins,

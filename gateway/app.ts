@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, Server as NetServer } from "node:net";
+import type { AudioFormatName } from "../platform/audio-formats.js";
 import {
   CONFIG_DEFAULTS,
   type RailgateConfig,
   type SpeechStreamDeadlines,
 } from "../platform/config.js";
 import { InFlight } from "../platform/in-flight.js";
+import { listenOn } from "../platform/listen.js";
 import { componentLogger } from "../platform/logger.js";
 import { quote } from "../platform/quote.js";
 import { REGION_NAMES, type RegionName } from "../platform/regions.js";
@@ -42,6 +44,8 @@ export interface GatewayOptions {
   clients: ServiceClients;
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
+  /** RAILGATE_SPEECH_DEFAULT_FORMAT (default pcm). */
+  speechDefaultFormat?: AudioFormatName;
   /** SPEECH_FIRST_MESSAGE_TIMEOUT_MS and SPEECH_IDLE_TIMEOUT_MS. */
   speechStream: SpeechStreamDeadlines;
   routes?: Route[];
@@ -100,6 +104,7 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         clients: options.clients,
         maxBodyBytes: options.maxBodyBytes,
         maxSpeechBodyBytes: options.maxSpeechBodyBytes,
+        speechDefaultFormat: options.speechDefaultFormat ?? "pcm",
         speechStream: options.speechStream,
         keyCache: options.keyCache,
         signal: abort.signal,
@@ -145,6 +150,13 @@ export interface RunningGateway {
 
 /** node:http limits of each listener (HTTP_* in the configuration). */
 export type HttpLimits = RailgateConfig["http"];
+
+/** The setting that chooses each region's listener port (platform/config.ts). */
+const PORT_VARIABLES: Record<RegionName, string> = {
+  global: "GATEWAY_PORT",
+  europe: "GATEWAY_EU_PORT",
+  us: "GATEWAY_US_PORT",
+};
 
 /** One listener per region, as regional load balancers would front one deployment. */
 export async function startGateway(
@@ -202,13 +214,14 @@ export async function startGateway(
     guard.attach(server);
     connections.attach(server);
     server.on("clientError", answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(ports[region], host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
+    try {
+      await listenOn(server, ports[region], host, PORT_VARIABLES[region]);
+    } catch (err) {
+      // The listeners already bound would otherwise hold their ports past a refused start.
+      for (const [, s] of servers) s.close();
+      keyCache.close();
+      throw err;
+    }
     // Once listening, an error is a failed accept (EMFILE when a flood outruns the file
     // descriptors): the listener goes on accepting, so it is a warning, not a crash.
     let lastAcceptWarning = 0;

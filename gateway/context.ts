@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import type { AudioFormatName } from "../platform/audio-formats.js";
 import type { SpeechStreamDeadlines } from "../platform/config.js";
 import type { RegionName } from "../platform/regions.js";
 import type { ServiceClients } from "./clients.js";
@@ -26,6 +27,8 @@ export interface RequestContext {
   maxBodyBytes: number;
   /** Speech bodies carry reference audio, so they get a larger cap. */
   maxSpeechBodyBytes: number;
+  /** response_format when a speech request names none (RAILGATE_SPEECH_DEFAULT_FORMAT). */
+  speechDefaultFormat: AudioFormatName;
   /** How long a speech stream may keep the client waiting for its first and each next message. */
   speechStream: SpeechStreamDeadlines;
   /** The authenticated key: set for every route but public ones. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AUDIO_FORMAT_NAMES, type AudioFormatName } from "./audio-formats.js";
 import type { CatalogSource } from "./catalog/types.js";
 import type { GrpcTlsFiles } from "./grpc-tls.js";
 import { REGION_NAMES, type RegionName } from "./regions.js";
@@ -108,6 +109,8 @@ export interface RailgateConfig {
   grpcTls?: GrpcTlsFiles;
   maxBodyBytes: number;
   maxSpeechBodyBytes: number;
+  /** The speech API's response_format when a request names none (RAILGATE_SPEECH_DEFAULT_FORMAT). */
+  speechDefaultFormat: AudioFormatName;
   /** Worker threads of the embedded speech engine; unset = one per core. */
   enginePoolSize?: number;
   /** "auto": the embedded engine when its package is installed; "off": never. */
@@ -479,6 +482,8 @@ export const configSchema = z
     MAX_BODY_BYTES: bytes(1_048_576),
     // 15 MiB of reference audio (OpenRouter's limit) is 20 MiB as base64; 1 MiB for the rest.
     SPEECH_MAX_BODY_BYTES: bytes(21 * 1_048_576),
+    // OpenRouter's default; OpenAI's is mp3, which its SDKs' users expect when they name none.
+    RAILGATE_SPEECH_DEFAULT_FORMAT: oneOf(AUDIO_FORMAT_NAMES, "pcm"),
     SPEECH_ENGINE_WORKERS: integer("an integer from 1 to 256", 1, 256)(undefined),
     SPEECH_CATALOG_FILE: text(undefined),
     RAILGATE_EMBEDDED_ENGINE: oneOf(["auto", "off"] as const, "auto"),
@@ -655,6 +660,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
         : undefined,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxSpeechBodyBytes: e.SPEECH_MAX_BODY_BYTES,
+    speechDefaultFormat: e.RAILGATE_SPEECH_DEFAULT_FORMAT,
     enginePoolSize: e.SPEECH_ENGINE_WORKERS,
     catalog: {
       file: e.SPEECH_CATALOG_FILE,

@@ -9,6 +9,7 @@ import { grpcMetricsInterceptor } from "./grpc-metrics.js";
 import type { GrpcTls } from "./grpc-tls.js";
 import { tracingInterceptor } from "./grpc-tracing.js";
 import { createInProcessTransport, type ServiceRegistration } from "./in-process-transport.js";
+import { listenOn } from "./listen.js";
 import { LogDedupe } from "./log-dedupe.js";
 import { componentLogger } from "./logger.js";
 import { reflectionServices } from "./reflection.js";
@@ -143,6 +144,8 @@ export interface GrpcServerOptions {
    * verifies, proves a Railgate gateway (mTLS).
    */
   tls?: GrpcTls;
+  /** The setting that chose the port, named when it is taken (e.g. GUARDRAIL_GRPC_PORT). */
+  portVariable?: string;
 }
 
 /**
@@ -222,10 +225,7 @@ export async function startGrpcServer(
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listenOn(server, port, host, options.portVariable ?? "port");
   const actual = (server.address() as AddressInfo).port;
   return {
     port: actual,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { listenOn } from "./listen.js";
 import { registry } from "./metrics.js";
 
 export interface MetricsServer {
@@ -46,10 +47,7 @@ export async function startMetricsServer(port: number, host: string): Promise<Me
   const server = createServer((req, res) => {
     handle(req, res).catch(() => reply(res, 500, "Internal server error"));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listenOn(server, port, host, "METRICS_PORT");
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>

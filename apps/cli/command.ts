@@ -30,6 +30,8 @@ export interface Command {
   summary: string;
   /** Per option, what it carries (per-command --help). */
   optionHelp?: Record<string, string>;
+  /** Command lines for --help's examples (one is made from the usage when none is given). */
+  examples?: string[];
   /** The HTTP route the command calls (absent for gRPC commands), and what it can send. */
   api?: {
     method: string;

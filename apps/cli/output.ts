@@ -8,7 +8,7 @@ export type Row = Record<string, unknown>;
 /** What a command hands back: rows for a table, or one record printed as field/value lines. */
 export type Output =
   | { kind: "rows"; rows: Row[]; columns: string[]; json: unknown; footer?: string }
-  | { kind: "record"; record: Row; json: unknown };
+  | { kind: "record"; record: Row; json: unknown; footer?: string };
 
 export function rows(list: Row[], columns: string[], json: unknown = list): Output {
   return { kind: "rows", rows: list, columns, json };
@@ -38,10 +38,11 @@ function table(header: string[], body: string[][]): string {
 export function render(out: Output, json: boolean): string {
   if (json) return JSON.stringify(out.json, null, 2);
   if (out.kind === "record") {
-    return table(
+    const fields = table(
       ["FIELD", "VALUE"],
       Object.entries(out.record).map(([k, v]) => [k, cell(v)]),
     );
+    return out.footer ? `${fields}\n${out.footer}` : fields;
   }
   const body =
     out.rows.length === 0

@@ -8,14 +8,16 @@
  * with the commands that transport has.
  *
  * Exit codes: 0 done, 1 the call failed or was refused, 2 the command line is wrong
- * (unknown command or flag, missing argument, malformed value).
+ * (unknown command or flag, missing argument, malformed value, a bad RAILGATE_URL or --url).
+ * It reads only its own settings (settings.ts): a server's in the same shell are not its.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../../gateway/http-error.js";
-import { ConfigError, loadConfig, type RailgateConfig } from "../../platform/config.js";
+import { ConfigError, type RailgateConfig } from "../../platform/config.js";
 import { cliClients } from "./clients.js";
+import { closest, editDistance } from "./closest.js";
 import type { Command, Options, Values } from "./command.js";
 import { accountCommands } from "./commands/accounts.js";
 import { assignmentCommands } from "./commands/assignments.js";
@@ -26,6 +28,7 @@ import { speechCommands } from "./commands/speech.js";
 import { ApiClient, ApiError } from "./http/api-client.js";
 import { HTTP_COMMANDS } from "./http/commands.js";
 import { render } from "./output.js";
+import { cliSettings } from "./settings.js";
 import { UsageError } from "./usage-error.js";
 
 /** The commands the gRPC transport has (the services' RPCs the CLI has always called). */
@@ -72,10 +75,25 @@ const GLOBAL_HELP = [
     GRPC_COMMANDS.map((c) => c.words),
     "                ",
   ),
-  "  --help      usage of a command or group (railgate keys --help)",
+  "  --help      usage of a command or group (railgate keys --help, railgate help keys)",
   "  --version   the version",
   "exit codes: 0 done, 1 the call failed or was refused, 2 the command line is wrong",
 ].join("\n");
+
+/** Under a group's or command's usage: the global options are listed once, in `railgate help`. */
+const GLOBAL_POINTER = "global options (--url, --key, --json, --grpc): railgate help";
+
+/** A command line for the examples, made from the usage when the command names none. */
+function madeExample(c: Command): string {
+  const required = (c.required ?? []).map((name) => {
+    const o = c.options?.[name];
+    return o?.type === "boolean"
+      ? `--${name}`
+      : `--${name} $${name.toUpperCase().replaceAll("-", "_")}`;
+  });
+  const args = (c.args ?? []).map((a) => `$${a.replace("...", "")}`);
+  return ["railgate", c.words, ...args, ...required].join(" ");
+}
 
 function flagUsage(name: string, o: Options[string]): string {
   return o.type === "boolean"
@@ -108,11 +126,15 @@ function commandHelp(c: Command): string {
         ]
       : []),
     "",
-    GLOBAL_HELP,
+    "examples:",
+    ...(c.examples ?? [madeExample(c)]).map((e) => `  ${e}`),
+    "",
+    GLOBAL_POINTER,
   ].join("\n");
 }
 
-function listHelp(title: string, commands: Command[]): string {
+/** A list of commands; the global options only under the top-level one. */
+function listHelp(title: string, commands: Command[], top: boolean): string {
   return [
     title,
     "",
@@ -121,9 +143,24 @@ function listHelp(title: string, commands: Command[]): string {
       `      ${c.summary}`,
     ]),
     "",
-    "railgate <command> --help shows a command's options.",
-    GLOBAL_HELP,
+    "railgate help <command> (or railgate <command> --help) shows a command's options and examples.",
+    top ? GLOBAL_HELP : GLOBAL_POINTER,
   ].join("\n");
+}
+
+/** "did you mean": the command nearest what was typed, each compared with as many words. */
+function nearestCommand(commands: Command[], positionals: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of commands) {
+    const typed = positionals.slice(0, c.words.split(" ").length).join(" ");
+    const d = editDistance(typed, c.words);
+    if (d < bestDistance) {
+      best = c.words;
+      bestDistance = d;
+    }
+  }
+  return best;
 }
 
 function version(): string {
@@ -168,7 +205,28 @@ function checkArgs(command: Command, args: string[]): void {
   }
 }
 
-async function main(argv: string[]): Promise<number> {
+/** `railgate help keys create` is `railgate keys create --help`. */
+function helpAsFlag(argv: string[]): string[] {
+  const at = argv.findIndex((a) => !a.startsWith("-"));
+  if (at < 0 || argv[at] !== "help") return argv;
+  return [...argv.slice(0, at), ...argv.slice(at + 1), "--help"];
+}
+
+/** parseArgs' unknown-option error as a usage error naming the nearest option. */
+function unknownFlag(err: unknown, command: Command, argv: string[]): unknown {
+  if ((err as { code?: string }).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return err;
+  const quoted = /'(-[^']*)'/.exec((err as Error).message)?.[1];
+  const typed = quoted ?? argv.find((a) => a.startsWith("-")) ?? "";
+  const name = typed.replace(/^-+/, "").split("=")[0] ?? "";
+  const known = [...Object.keys(command.options ?? {}), ...Object.keys(COMMON)];
+  const near = closest(name, known);
+  return new UsageError(
+    `${command.words}: unknown flag ${typed}${near ? `: did you mean --${near}?` : ""}`,
+  );
+}
+
+async function main(input: string[]): Promise<number> {
+  const argv = helpAsFlag(input);
   // A first, lenient look: the global flags (anywhere) and the command words.
   const { values: globals, positionals } = parseArgs({
     args: argv,
@@ -176,11 +234,12 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: false,
   });
-  // The configuration is read once; a bad one fails a command (exit 2), never --help or --version.
+  // The CLI's own settings, read once; a bad one (or --url) fails a command (exit 2), never
+  // --help or --version.
   let config: RailgateConfig | undefined;
   let configError: unknown;
   try {
-    config = loadConfig(process.env);
+    config = cliSettings(process.env, typeof globals.url === "string" ? globals.url : undefined);
   } catch (err) {
     configError = err;
   }
@@ -200,14 +259,19 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`railgate ${version()}\n`);
         return 0;
       }
-      process.stdout.write(`${listHelp("usage: railgate <command> [options]", commands)}\n`);
+      process.stdout.write(`${listHelp("usage: railgate <command> [options]", commands, true)}\n`);
       return 0;
     }
     const group = inGroup(commands, positionals);
-    if (group.length === 0) throw new UsageError(`unknown command "${positionals.join(" ")}"`);
+    if (group.length === 0) {
+      const near = nearestCommand(commands, positionals);
+      throw new UsageError(
+        `unknown command "${positionals.join(" ")}"${near ? `: did you mean "${near}"?` : ""}`,
+      );
+    }
     if (globals.help === true) {
       process.stdout.write(
-        `${listHelp(`usage: railgate ${positionals.join(" ")} <command> [options]`, group)}\n`,
+        `${listHelp(`usage: railgate ${positionals.join(" ")} <command> [options]`, group, false)}\n`,
       );
       return 0;
     }
@@ -215,12 +279,17 @@ async function main(argv: string[]): Promise<number> {
       `"${positionals.join(" ")}" needs a command: ${group.map((c) => c.words).join(", ")}`,
     );
   }
-  const parsed = parseArgs({
-    args: withoutWords(argv, command.words.split(" ")),
-    options: { ...COMMON, ...command.options },
-    allowPositionals: true,
-    strict: true,
-  });
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: withoutWords(argv, command.words.split(" ")),
+      options: { ...COMMON, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw unknownFlag(err, command, argv);
+  }
   const values = parsed.values as Values;
   if (values.help) {
     process.stdout.write(`${commandHelp(command)}\n`);
@@ -235,7 +304,7 @@ async function main(argv: string[]): Promise<number> {
     (values.key as string | undefined) ??
     (process.env.RAILGATE_KEY || config.managementKey || undefined);
   const out = await command.run({
-    api: new ApiClient((values.url as string | undefined) ?? config.cli.url, key),
+    api: new ApiClient(config.cli.url, key),
     clients: cliClients(key, config),
     values,
     args: parsed.positionals,

@@ -192,6 +192,7 @@ export async function startGuardrailServer(
     host,
     {
       tls: options.tls,
+      portVariable: "GUARDRAIL_GRPC_PORT",
       interceptors: [
         callerAuthInterceptor({
           principals,

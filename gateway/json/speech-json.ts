@@ -9,7 +9,12 @@ import {
   type SynthesizeRequest,
   SynthesizeRequestSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { AUDIO_FORMAT_NAMES, audioFormatValue, formatList } from "../../platform/audio-formats.js";
+import {
+  AUDIO_FORMAT_NAMES,
+  type AudioFormatName,
+  audioFormatValue,
+  formatList,
+} from "../../platform/audio-formats.js";
 import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/json-checks.js";
 import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
@@ -118,6 +123,8 @@ function referencePart(raw: Json, i: number) {
 export function speechRequestFromJson(
   body: Json,
   sessionHeader: string | undefined,
+  /** response_format when the body names none (RAILGATE_SPEECH_DEFAULT_FORMAT); unset: the service's, pcm. */
+  defaultFormat?: AudioFormatName,
 ): SynthesizeRequest {
   const input = body.input;
   if (Array.isArray(input)) {
@@ -162,7 +169,7 @@ export function speechRequestFromJson(
   } else {
     req.input = { case: "text", value: input as string };
   }
-  const format = body.response_format;
+  const format = body.response_format ?? defaultFormat;
   if (format !== undefined) {
     const value = audioFormatValue(format as string);
     if (value === undefined) {
@@ -214,30 +221,46 @@ export function speechRequestFromJson(
  * text or a list of turns; `provider` its own table. Reference audio entries are checked per
  * type deeper down and stay plain objects here.
  */
-export const SPEECH_BODY_SCHEMA: JsonSchema = specSchema(SPEECH_SPEC, {
-  required: ["model", "input"],
-  refine: {
-    input: {
-      description: `At most ${L.maxInputChars} characters of text across input and turns: 413 beyond`,
-      oneOf: [
-        { type: "string", maxLength: L.maxInputChars },
-        {
-          type: "array",
-          minItems: 1,
-          maxItems: L.maxTurns,
-          items: specSchema(TURN_SPEC, { required: ["text"] }),
-        },
-      ],
-    },
-    input_references: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["type"],
-        properties: { type: { enum: REFERENCE_TYPES } },
+export const SPEECH_BODY_SCHEMA: JsonSchema = speechBodySchema("pcm");
+
+/** The speech body's schema, response_format's default the deployment's (RAILGATE_SPEECH_DEFAULT_FORMAT). */
+export function speechBodySchema(defaultFormat: AudioFormatName): JsonSchema {
+  return specSchema(SPEECH_SPEC, {
+    // As OpenAI's: a voice is required. Turns (input as a list) may each name theirs instead.
+    required: ["model", "input", "voice"],
+    refine: {
+      voice: {
+        type: "string",
+        description:
+          "A voice of the model (GET /api/v1/models lists them). With turns, a turn's own voice wins; a request whose turns all name one may leave this out.",
       },
-      description: `At most ${L.maxReferenceClips} audio clips, ${L.maxReferenceBytes} bytes decoded in all`,
+      response_format: {
+        type: "string",
+        default: defaultFormat,
+        description: `The audio format. Omitted: ${defaultFormat}, this deployment's default (RAILGATE_SPEECH_DEFAULT_FORMAT; pcm, 16-bit mono at 24 kHz as OpenRouter's, unless the operator chose another)`,
+      },
+      input: {
+        description: `At most ${L.maxInputChars} characters of text across input and turns: 413 beyond`,
+        oneOf: [
+          { type: "string", maxLength: L.maxInputChars },
+          {
+            type: "array",
+            minItems: 1,
+            maxItems: L.maxTurns,
+            items: specSchema(TURN_SPEC, { required: ["text"] }),
+          },
+        ],
+      },
+      input_references: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["type"],
+          properties: { type: { enum: REFERENCE_TYPES } },
+        },
+        description: `At most ${L.maxReferenceClips} audio clips, ${L.maxReferenceBytes} bytes decoded in all`,
+      },
+      provider: specSchema(PROVIDER_SPEC, { refine: PROVIDER_ROUTING_SCHEMAS }),
     },
-    provider: specSchema(PROVIDER_SPEC, { refine: PROVIDER_ROUTING_SCHEMAS }),
-  },
-});
+  });
+}

@@ -56,6 +56,8 @@ export function scalarConfiguration(documentUrl: string) {
     mcp: { disabled: true },
     persistAuth: false,
     documentDownloadType: "json",
+    // Operations are grouped by tag (a resource each); every group open, so nothing is hidden.
+    defaultOpenAllTags: true,
   };
 }
 

@@ -1,11 +1,34 @@
-import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
+import { readFileSync } from "node:fs";
+import {
+  AUDIO_FORMAT_NAMES,
+  type AudioFormatName,
+  audioContentType,
+} from "../../platform/audio-formats.js";
 import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
 import { COUNT_LIMITS } from "../../platform/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
 import { takesIdempotencyKey } from "../idempotency.js";
 import { PAGE_QUERY_RULES } from "../json/fields.js";
+import { speechBodySchema } from "../json/speech-json.js";
 import type { JsonSchema } from "./spec-schema.js";
+import { TAGS, tagOf } from "./tags.js";
+
+/** The package's version: the document describes the API this build serves. */
+function packageVersion(): string {
+  const pkg = JSON.parse(
+    readFileSync(new URL("../../../package.json", import.meta.url), "utf8"),
+  ) as { version: string };
+  return pkg.version;
+}
+
+/** Pages and their static files (the console's, /docs'): served, but not operations of the API. */
+const NOT_API = new Set(["html", "asset"]);
+
+/** Whether a route is part of the API the document describes (not a page or its files). */
+export function isApiRoute(route: Route): boolean {
+  return Object.values(route.docs ?? {}).some((doc) => !NOT_API.has(doc?.produces ?? "json"));
+}
 
 /** "/api/v1/keys/:hash" -> "/api/v1/keys/{hash}" and its parameter names. */
 export function openApiPath(pattern: string): { path: string; params: string[] } {
@@ -95,17 +118,6 @@ function successResponse(route: Route, method: string, doc: OperationDoc): JsonS
           ]),
         ),
       };
-    case "html":
-      return { description, content: { "text/html": { schema: { type: "string" } } } };
-    case "asset":
-      return {
-        description,
-        content: {
-          "text/javascript": { schema: { type: "string" } },
-          "text/css": { schema: { type: "string" } },
-          "image/svg+xml": { schema: { type: "string" } },
-        },
-      };
     case "prometheus":
       return {
         description,
@@ -169,6 +181,7 @@ function operation(route: Route, method: string, doc: OperationDoc, params: stri
       .join("")}`,
     summary: doc.summary,
     description: ACCESS_NOTE[route.access],
+    tags: [tagOf(openApiPath(route.pattern).path)],
     parameters,
     responses,
   };
@@ -184,7 +197,10 @@ function operation(route: Route, method: string, doc: OperationDoc, params: stri
  * route carries next to its handler. A method without a doc (or a doc without a method)
  * throws, so a route added without its description fails the tests, not a reader.
  */
-export function buildOpenApi(routes: readonly Route[]): JsonSchema {
+export function buildOpenApi(
+  routes: readonly Route[],
+  options: { speechDefaultFormat?: AudioFormatName } = {},
+): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const { path, params } = openApiPath(route.pattern);
@@ -196,18 +212,30 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
     for (const method of Object.keys(route.methods)) {
       const doc = route.docs?.[method];
       if (!doc) throw new Error(`OpenAPI: ${method} ${route.pattern} has no doc`);
-      item[method.toLowerCase()] = operation(route, method, doc, params);
+      if (isApiRoute(route)) item[method.toLowerCase()] = operation(route, method, doc, params);
     }
-    paths[path] = item;
+    if (isApiRoute(route)) paths[path] = item;
+  }
+  // The default a speech request gets is the deployment's: the document states that one.
+  const speech = paths["/api/v1/audio/speech"]?.post;
+  if (speech?.requestBody && options.speechDefaultFormat) {
+    speech.requestBody = {
+      required: true,
+      content: {
+        "application/json": { schema: speechBodySchema(options.speechDefaultFormat) },
+      },
+    };
   }
   return {
     openapi: "3.1.0",
     info: {
       title: "Railgate API",
-      version: "1.0.0",
+      version: packageVersion(),
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
       description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}). ${COUNT_LIMITS_NOTE}`,
     },
     servers: [{ url: "/" }],
+    tags: TAGS.map(({ name, description }) => ({ name, description })),
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },

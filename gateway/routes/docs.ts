@@ -44,14 +44,20 @@ function send(ctx: RequestContext, type: string, body: Buffer, cacheControl: str
  * routes, so it cannot be handed over while it is being built.
  */
 export function docRoutes(all: () => readonly Route[]): Route[] {
-  let document: JsonSchema | undefined;
+  // One per default speech format: processes (tests) run gateways configured differently.
+  const documents = new Map<string, JsonSchema>();
   return [
     {
       pattern: OPENAPI_PATH,
       access: STATIC_PAGE,
       methods: {
         async GET(ctx) {
-          document ??= buildOpenApi(all());
+          const format = ctx.speechDefaultFormat;
+          let document = documents.get(format);
+          if (!document) {
+            document = buildOpenApi(all(), { speechDefaultFormat: format });
+            documents.set(format, document);
+          }
           sendJson(ctx.res, 200, document);
         },
       },

@@ -23,7 +23,11 @@ export const speechRoutes: Route[] = [
       async POST(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxSpeechBodyBytes);
         const header = ctx.req.headers["x-session-id"];
-        const req = speechRequestFromJson(body, Array.isArray(header) ? header[0] : header);
+        const req = speechRequestFromJson(
+          body,
+          Array.isArray(header) ? header[0] : header,
+          ctx.speechDefaultFormat,
+        );
         await streamSpeech(ctx, req);
       },
     },

@@ -190,6 +190,7 @@ export async function startSpeechServer(
       host,
       {
         tls: options.tls,
+        portVariable: "SPEECH_GRPC_PORT",
         interceptors: [
           callerAuthInterceptor({
             principals: governance,

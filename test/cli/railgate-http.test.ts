@@ -69,6 +69,7 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     const top = await railgate(["--help"]);
     expect(top.code).to.equal(0);
     for (const c of HTTP_COMMANDS) expect(top.stdout).to.contain(`  ${c.words}`);
+    expect(top.stdout).to.contain("global options:");
 
     // Groups: the first word shared by several commands (explain, activity stand alone).
     const groups = [...new Set(HTTP_COMMANDS.map((c) => c.words.split(" ")[0] ?? ""))].filter(
@@ -93,6 +94,7 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
             );
             const members = HTTP_COMMANDS.filter((c) => c.words.startsWith(`${words.join(" ")} `));
             for (const c of members) expect(run.stdout).to.contain(`  ${c.words}`);
+            expect(run.stdout).to.not.contain("global options:");
             return;
           }
           // A command's own usage: its words, arguments, route and every option.
@@ -103,6 +105,9 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
           for (const flag of Object.keys(command.options ?? {})) {
             expect(run.stdout).to.contain(`--${flag}`);
           }
+          // Examples of the command itself; the global options once, in the top-level help.
+          expect(run.stdout).to.match(new RegExp(`\nexamples:\n {2}railgate ${command.words}`));
+          expect(run.stdout).to.not.contain("global options:");
         }),
       );
     }

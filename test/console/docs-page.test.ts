@@ -116,6 +116,10 @@ describe("docs page (headless Chromium, offline)", function () {
     for (const summary of summaries) {
       await page.getByText(summary, { exact: true }).first().waitFor();
     }
+    // Grouped by resource: each tag of the document heads its operations on the page.
+    for (const tag of doc.tags as { name: string }[]) {
+      await page.getByText(tag.name, { exact: true }).first().waitFor();
+    }
     expect(await page.title()).to.not.equal("");
     const violations = await page.evaluate("window.cspViolations");
     expect(violations, "CSP violations").to.deep.equal([]);

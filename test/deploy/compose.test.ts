@@ -35,7 +35,7 @@ async function tool(
   }
 }
 
-const TOKEN = { RAILGATE_INTERNAL_TOKEN: "t".repeat(40) };
+const TOKEN = { RAILGATE_INTERNAL_TOKEN: "t".repeat(40), POSTGRES_PASSWORD: "pg-secret" };
 
 /** An empty env file: a developer's own .env must not change what is checked. */
 const scratch = mkdtempSync(join(tmpdir(), "railgate-compose-"));
@@ -69,9 +69,22 @@ describe("docker-compose: replicas behind a load balancer", function () {
   });
 
   it("... and refuses it without the internal token, or with a bad port", async () => {
-    const noToken = await composeConfig("docker-compose.yml", {}, true);
+    const noToken = await composeConfig(
+      "docker-compose.yml",
+      { POSTGRES_PASSWORD: "pg-secret" },
+      true,
+    );
     expect(noToken.code).to.not.equal(0);
     expect(noToken.out).to.match(/set RAILGATE_INTERNAL_TOKEN/);
+
+    // No default database password: a blank one is refused by name, not quietly replaced.
+    const blank: Record<string, string>[] = [{}, { POSTGRES_PASSWORD: "" }];
+    for (const password of blank) {
+      const env = { RAILGATE_INTERNAL_TOKEN: TOKEN.RAILGATE_INTERNAL_TOKEN, ...password };
+      const noPassword = await composeConfig("docker-compose.yml", env, true);
+      expect(noPassword.code).to.not.equal(0);
+      expect(noPassword.out).to.match(/set POSTGRES_PASSWORD/);
+    }
 
     const broken = join(scratch, "docker-compose.yml");
     const text = readFileSync(join(REPO, "docker-compose.yml"), "utf8");

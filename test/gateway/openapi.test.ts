@@ -1,9 +1,10 @@
 import { expect } from "chai";
 import type { Route } from "../../gateway/context.js";
 import { DOCS_SCRIPT_PATH, SCALAR_BUNDLE_PATH } from "../../gateway/openapi/docs-page.js";
-import { buildOpenApi, openApiPath } from "../../gateway/openapi/document.js";
+import { buildOpenApi, isApiRoute, openApiPath } from "../../gateway/openapi/document.js";
 import { routes } from "../../gateway/routes.js";
 import { createKey, useSystem } from "../kit/gateway-harness.js";
+import { readRepoFile } from "../kit/start-commands.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is arbitrary JSON
 type Doc = any;
@@ -55,9 +56,11 @@ describe("gateway: OpenAPI document and /docs", () => {
     ]);
   });
 
-  it("documents every route of the router with exactly its methods, and nothing else", () => {
+  it("documents every API route of the router with exactly its methods, and nothing else", () => {
     const fromRoutes = Object.fromEntries(
-      routes.map((r) => [openApiPath(r.pattern).path, Object.keys(r.methods).sort()]),
+      routes
+        .filter(isApiRoute)
+        .map((r) => [openApiPath(r.pattern).path, Object.keys(r.methods).sort()]),
     );
     const fromDoc = Object.fromEntries(
       Object.entries(doc.paths as Record<string, object>).map(([p, item]) => [
@@ -71,9 +74,44 @@ describe("gateway: OpenAPI document and /docs", () => {
     expect(Object.keys(fromDoc)).to.include.members([
       "/api/v1/audio/speech",
       "/api/v1/openapi.json",
-      "/docs",
       "/healthz",
     ]);
+  });
+
+  it("describes the API only: the console's and /docs' pages and files are no operations", () => {
+    const paths = Object.keys(doc.paths);
+    expect(paths.filter((p) => p === "/docs" || p.startsWith("/docs/"))).to.deep.equal([]);
+    expect(paths.filter((p) => p === "/console" || p.startsWith("/console/"))).to.deep.equal([]);
+    // The router still serves them.
+    expect(routes.some((r) => r.pattern === "/console/console.js")).to.equal(true);
+  });
+
+  it("tags every operation with its resource, each tag declared once, for /docs to group", () => {
+    const declared = (doc.tags as { name: string; description: string }[]).map((t) => t.name);
+    expect(new Set(declared).size).to.equal(declared.length);
+    const used = new Set<string>();
+    for (const { path, method, op } of operations()) {
+      expect(op.tags, `${method} ${path}`).to.have.length(1);
+      expect(declared, `${method} ${path}`).to.include(op.tags[0]);
+      used.add(op.tags[0]);
+    }
+    expect([...used].sort()).to.deep.equal([...declared].sort());
+    expect(doc.paths["/api/v1/keys/{hash}"].patch.tags).to.deep.equal(["API keys"]);
+    expect(doc.paths["/api/v1/workspaces/{id}/credits"].post.tags).to.deep.equal(["Credits"]);
+    expect(doc.paths["/api/v1/audio/speech"].post.tags).to.deep.equal(["Speech"]);
+  });
+
+  it("marks speech's required fields (voice too) and states response_format's default", () => {
+    const body =
+      doc.paths["/api/v1/audio/speech"].post.requestBody.content["application/json"].schema;
+    expect(body.required).to.include.members(["model", "input", "voice"]);
+    expect(body.properties.response_format.default).to.equal("pcm");
+    expect(body.properties.response_format.enum).to.include("pcm");
+  });
+
+  it("is the package's version, under the Apache-2.0 licence", () => {
+    expect(doc.info.version).to.equal(JSON.parse(readRepoFile("package.json")).version);
+    expect(doc.info.license).to.deep.equal({ name: "Apache-2.0", identifier: "Apache-2.0" });
   });
 
   it("every documented operation exists on the live gateway (never 'No route' nor 405)", async () => {

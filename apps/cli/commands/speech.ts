@@ -4,6 +4,7 @@ import { generationToJson } from "../../../gateway/json/generation-json.js";
 import { speechRequestFromJson } from "../../../gateway/json/speech-json.js";
 import type { SynthesisStart } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { type Command, num, str } from "../command.js";
+import { formatOfFile } from "../http/resources/speech.js";
 import { type Row, record } from "../output.js";
 
 export const speechCommands: Command[] = [
@@ -51,14 +52,15 @@ export const speechCommands: Command[] = [
     },
     required: ["model", "voice", "out"],
     summary:
-      "synthesize TEXT into the file --out (--format mp3|opus|aac|flac|wav|pcm; a standard key)",
+      "synthesize TEXT into the file --out, in the format its extension names unless --format says (a standard key)",
     async run({ clients, values, args }) {
       const out = str(values, "out") ?? "";
       // The gateway's parser: the same checks and messages as POST /api/v1/audio/speech.
       // Only the flags given become fields: the parser takes a field present as a field set.
       const body: Record<string, unknown> = { model: str(values, "model"), input: args[0] };
       if (values.voice !== undefined) body.voice = str(values, "voice");
-      if (values.format !== undefined) body.response_format = str(values, "format");
+      const format = str(values, "format") ?? formatOfFile(out);
+      if (format !== undefined) body.response_format = format;
       if (values.speed !== undefined) body.speed = num(values, "speed");
       const req = speechRequestFromJson(body, undefined);
       // The audio goes to the file as it arrives; a stream that fails leaves no partial file.

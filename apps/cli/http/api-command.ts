@@ -51,6 +51,10 @@ export interface ApiCommandSpec {
   columns?: string[];
   /** A list row as the table shows it (nested objects flattened to a label). */
   tableRow?: (row: Row) => Row;
+  /** Printed under the table (not with --json): what the answer means for the operator. */
+  notice?: string;
+  /** Command lines for --help (one is made from the usage when none is given). */
+  examples?: string[];
 }
 
 export const q = (flag: string, name = flag.replaceAll("-", "_"), help?: string): Field => ({
@@ -229,6 +233,7 @@ export function apiCommand(spec: ApiCommandSpec): Command {
     options,
     optionHelp,
     required: spec.required,
+    examples: spec.examples,
     api: {
       method: spec.method,
       path: spec.path,
@@ -266,7 +271,8 @@ export function apiCommand(spec: ApiCommandSpec): Command {
         if (spec.rest) body[spec.rest.name] = given.slice(i);
       }
       const answer = await api.json({ method: spec.method, path, query, body });
-      return view(answer, spec.columns, spec.tableRow);
+      const out = view(answer, spec.columns, spec.tableRow);
+      return spec.notice ? { ...out, footer: spec.notice } : out;
     },
   };
 }

@@ -60,6 +60,12 @@ export const accountApiCommands = apiCommands([
     summary: "create a key and print its secret once",
     method: "POST",
     path: "/api/v1/keys",
+    notice:
+      "The key's secret (key) is shown this once: store it now; the API never returns it again.",
+    examples: [
+      "railgate keys create --name app --limit 20 --limit-reset monthly",
+      "railgate keys create --name ops --management",
+    ],
     required: ["name"],
     switches: [{ flag: "management", name: "kind", value: "management", help: "a management key" }],
     body: [

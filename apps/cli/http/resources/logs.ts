@@ -8,6 +8,10 @@ export const logApiCommands = apiCommands([
   {
     words: "generations list",
     summary: "the request log, newest first (--cursor pages on; a standard key sees its own)",
+    examples: [
+      "railgate generations list --limit 20 --status failed",
+      "railgate generations list --model openai/gpt-4o-mini-tts --from 2026-01-31",
+    ],
     method: "GET",
     path: "/api/v1/generations",
     query: [
@@ -33,7 +37,13 @@ export const logApiCommands = apiCommands([
   },
   {
     words: "activity",
-    summary: "usage per UTC day, model and provider over the last 30 days",
+    summary:
+      "usage per completed UTC day, model and provider over the last 30 days (today's so far: railgate usage)",
+    examples: [
+      "railgate activity",
+      "railgate activity --date 2026-01-31 --group-by workspace",
+      "railgate usage --granularity hour   # today so far, which activity does not cover yet",
+    ],
     method: "GET",
     path: "/api/v1/activity",
     query: [
@@ -47,6 +57,10 @@ export const logApiCommands = apiCommands([
   {
     words: "usage",
     summary: "usage series: requests, spend, time to first byte, filter actions",
+    examples: [
+      "railgate usage --granularity hour --group-by model",
+      "railgate usage --granularity day --from 2026-01-01 --to 2026-01-31 --group-by key",
+    ],
     method: "GET",
     path: "/api/v1/usage",
     query: [

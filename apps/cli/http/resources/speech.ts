@@ -1,11 +1,15 @@
 import { open, rm } from "node:fs/promises";
+import { extname } from "node:path";
 import { type Command, jsonBody, str } from "../../command.js";
 import { record } from "../../output.js";
 import { apiCommand, f, fieldValue } from "../api-command.js";
 
 const FLAGS = [
   f("voice", "string"),
-  f("response_format", "string", { flag: "format", help: "mp3, opus, aac, flac, wav or pcm" }),
+  f("response_format", "string", {
+    flag: "format",
+    help: "mp3, opus, aac, flac, wav or pcm (default: --out's extension, else the server's)",
+  }),
   f("speed", "number"),
   f("instructions", "string", { help: "how to speak (models that take instructions)" }),
   f("session_id", "string", { flag: "session", help: "groups requests in the request log" }),
@@ -18,15 +22,36 @@ const FLAGS = [
  */
 const spec = apiCommand({
   words: "speak",
-  summary: "synthesize TEXT into the file --out (--format mp3|wav|pcm; a standard key)",
+  summary:
+    "synthesize TEXT into the file --out, in the format its extension names (a standard key)",
   method: "POST",
   path: "/api/v1/audio/speech",
   body: [f("model", "string"), ...FLAGS],
   rawBody: true,
 });
 
+/** The formats a file's extension names; --format wins over it. */
+const FORMAT_OF_EXTENSION: Record<string, string> = {
+  ".mp3": "mp3",
+  ".opus": "opus",
+  ".ogg": "opus",
+  ".aac": "aac",
+  ".flac": "flac",
+  ".wav": "wav",
+  ".pcm": "pcm",
+};
+
+/** The format a file's name says (x.mp3: mp3), if any. */
+export function formatOfFile(path: string): string | undefined {
+  return FORMAT_OF_EXTENSION[extname(path).toLowerCase()];
+}
+
 export const speakApiCommand: Command = {
   ...spec,
+  examples: [
+    'railgate speak "Hello there" --model openai/gpt-4o-mini-tts --voice alloy --out hello.mp3',
+    'railgate speak "Raw samples" --model railgate/espeak-ng --voice en --out hi.raw --format pcm',
+  ],
   args: ["TEXT"],
   options: { ...spec.options, out: { type: "string" } },
   optionHelp: { ...spec.optionHelp, out: "the audio file to write" },
@@ -38,6 +63,9 @@ export const speakApiCommand: Command = {
     // --body/--file: the API's other fields (input_references, provider, ...); flags on top.
     const given = values.body !== undefined || values.file !== undefined ? jsonBody(values) : {};
     const body: Record<string, unknown> = { ...given, model: str(values, "model"), input: args[0] };
+    // A file named x.mp3 holds MP3 unless the body or --format says otherwise.
+    const fromExtension = formatOfFile(out);
+    if (fromExtension && body.response_format === undefined) body.response_format = fromExtension;
     for (const field of FLAGS) {
       const v = str(values, field.flag);
       if (v !== undefined) body[field.name] = fieldValue(field, v);

@@ -44,6 +44,8 @@ export const webhookApiCommands = apiCommands([
   {
     words: "webhooks create",
     summary: "create a webhook (its secret is printed once)",
+    notice:
+      "The webhook's signing secret is shown this once: store it now; the API never returns it again.",
     method: "POST",
     path: "/api/v1/webhooks",
     required: ["webhook-url"],
