@@ -294,7 +294,7 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },
   rgSettleGroup: { lua: lua.SETTLE_GROUP, numberOfKeys: 1 },
   rgGuardrailSpend: { lua: lua.GUARDRAIL_SPEND, numberOfKeys: 1 },
-  rgKeepReservations: { lua: lua.KEEP_RESERVATIONS, numberOfKeys: 0 },
+  rgKeepReservations: { lua: lua.KEEP_RESERVATIONS, numberOfKeys: 1 },
   rgExpiredReservations: { lua: lua.EXPIRED_RESERVATIONS, numberOfKeys: 1 },
   rgOutboxRecords: { lua: lua.OUTBOX_RECORDS, numberOfKeys: 1 },
   rgOutboxDone: { lua: lua.OUTBOX_DONE, numberOfKeys: 1 },

@@ -539,7 +539,8 @@ return out
 `;
 
 /**
- * Moves the leases of an owner's reservations and stores what each has served so far. ARGV: the
+ * Moves the leases of an owner's reservations and stores what each has served so far. KEYS: the
+ * scope's lease index (a key, so a Redis Cluster routes the script to its slot). ARGV: the
  * scope's key prefix, then per reservation: admission id, lease end (ms), the settlement as
  * JSON and how its record ends if it is settled from here ("" = unchanged). A reservation
  * already settled (by its owner's retried settlement or by a recovering process) is left gone.
@@ -549,8 +550,8 @@ local P = ARGV[1]
 local kept = 0
 for i = 2, #ARGV, 4 do
   local id = ARGV[i]
-  if redis.call("ZSCORE", P .. "resv-i", id) then
-    redis.call("ZADD", P .. "resv-i", "XX", ARGV[i + 1], id)
+  if redis.call("ZSCORE", KEYS[1], id) then
+    redis.call("ZADD", KEYS[1], "XX", ARGV[i + 1], id)
     if ARGV[i + 2] ~= "" then
       redis.call("HSET", P .. "resv-a", id, ARGV[i + 2])
       redis.call("HSET", P .. "resv-p", id, ARGV[i + 3])

@@ -996,7 +996,13 @@ export class RedisStore implements Store {
         c.progress ? Buffer.from(c.progress.record) : "",
       );
     }
-    return Number(await this.client.rgKeepReservations(this.k.scopePrefix(scope), ...args));
+    return Number(
+      await this.client.rgKeepReservations(
+        this.k.reservationLeases(scope),
+        this.k.scopePrefix(scope),
+        ...args,
+      ),
+    );
   }
 
   async recoverReservations(nowMs: number, max: number): Promise<number> {

@@ -117,7 +117,7 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     const doc = (await (await fetch(`${h.baseUrl}/api/v1/openapi.json`)).json()) as Json;
     // Not management operations: probes, metrics text, the docs and console pages, the
     // document itself, and /model/{author}/{slug} (the same as /models/{author}/{slug}).
-    const notCli = /^\/(healthz|metrics|docs|console)|^\/api\/v1\/(openapi\.json|model\/)/;
+    const notCli = /^\/(healthz|livez|metrics|docs|console)|^\/api\/v1\/(openapi\.json|model\/)/;
     const routes = HTTP_COMMANDS.flatMap((c) =>
       c.api ? [c.api.path, c.api.fallbackPath].filter(Boolean).map((p) => ({ c, p })) : [],
     );

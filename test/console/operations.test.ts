@@ -172,7 +172,10 @@ describe("console: request log, dashboard, audit log, every view (headless Chrom
     // The click draws the cards again (the range's series are fetched first): read them once
     // drawn. A card read while it is replaced is not rendered, and its innerText has no line
     // break (seen once in CI on a loaded machine: "Spend$0.00139").
-    const wanted = [`Spend\n${usd(spend)}`, `Requests\n${requests}`];
+    const wanted = [
+      `Spend\n${usd(spend)}`,
+      `Requests\n${new Intl.NumberFormat("en-US").format(requests)}`,
+    ];
     const cards = await pollUntil(
       () => stats.allInnerTexts(),
       (texts) => wanted.every((w) => texts.includes(w)),
