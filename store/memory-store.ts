@@ -32,6 +32,8 @@ import {
 } from "./guardrail-fields.js";
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import { MemoryPolicyDocs } from "./policies/memory-policy-docs.js";
+import type { PolicyDocStore } from "./policies/types.js";
 import { nothingServed, type OutboxRecord, type ReservationCheckpoint } from "./reservations.js";
 import {
   type AssignmentKind,
@@ -121,8 +123,14 @@ export class MemoryStore implements Store {
   ) {}
 
   private audioClips?: AudioClipStore;
+  private policyDocs?: PolicyDocStore;
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
+  openPolicyDocs(): PolicyDocStore {
+    this.policyDocs ??= new MemoryPolicyDocs();
+    return this.policyDocs;
+  }
+
   openAudioClips(options: { memoryBytes: number }): AudioClipStore {
     this.audioClips ??= new MemoryAudioClips(options.memoryBytes);
     return this.audioClips;

@@ -11,6 +11,7 @@ import type {
 import type { AudioClipStore } from "./audio-clips/types.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import type { PolicyDocStore } from "./policies/types.js";
 import type { OutboxRecord, ReservationCheckpoint } from "./reservations.js";
 
 /** A page of items and the total number that match. */
@@ -243,4 +244,6 @@ export interface Store {
    * hash tag; memory: this process only, within `memoryBytes` over every workspace).
    */
   openAudioClips(options: { memoryBytes: number }): AudioClipStore;
+  /** Guardrail policy documents, in this store (store/policies). */
+  openPolicyDocs(): PolicyDocStore;
 }
