@@ -318,7 +318,9 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     subject: string;
     workspaceId: string;
   }): Promise<SubjectKind> {
-    if (req.workspaceId.length === 0) fail("workspace_id is required");
+    // Without workspace_id, the default workspace (an organization key names one in OpenRouter).
+    if (req.workspaceId.length === 0)
+      req.workspaceId = (await this.store.defaultWorkspaceId()) ?? "";
     if (!(await this.workspaceExists(req.workspaceId)))
       throw notFound(
         ErrorReason.WORKSPACE_NOT_FOUND,
