@@ -180,6 +180,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
   async listGuardrailPolicies(req: ListGuardrailPoliciesRequest) {
     const type = policyType(req.policyType);
     const { offset, limit } = pageParams(req.offset, req.limit);
+    if (req.workspaceId !== undefined && !isUuid(req.workspaceId))
+      fail(`workspace_id must be a lowercase UUID, got ${quote(req.workspaceId.slice(0, 80))}`);
     const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
     const { doc } = workspaceId ? await this.docs.read(workspaceId) : { doc: { policies: [] } };
     const all = doc.policies.filter((p) => p.policyType === type);
