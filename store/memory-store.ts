@@ -127,7 +127,7 @@ export class MemoryStore implements Store {
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
   openPolicyDocs(): PolicyDocStore {
-    this.policyDocs ??= new MemoryPolicyDocs();
+    this.policyDocs ??= new MemoryPolicyDocs((scope) => this.changed(scope));
     return this.policyDocs;
   }
 

@@ -217,7 +217,7 @@ export class RedisStore implements Store {
   }
 
   openPolicyDocs(): PolicyDocStore {
-    return new RedisPolicyDocs(this.client, this.prefix);
+    return new RedisPolicyDocs(this.client, this.prefix, (scope) => this.changed(scope));
   }
 
   openAudioClips(): AudioClipStore {

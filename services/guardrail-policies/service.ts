@@ -26,6 +26,12 @@ import { quote } from "../../platform/quote.js";
 import type { Clock } from "../../platform/time.js";
 import { systemClock } from "../../platform/time.js";
 import {
+  assignmentState,
+  changedAssignment,
+  overridden,
+  sameState,
+} from "../../store/policies/policy-doc.js";
+import {
   isPolicyType,
   type PolicyDoc,
   type PolicyDocStore,
@@ -40,7 +46,6 @@ import {
 } from "../../store/request-log/audit-log.js";
 import type { Store } from "../../store/types.js";
 import { checkedConfig } from "./config-rules.js";
-import { assignmentState, changedAssignment, overridden, sameState } from "./policy-doc.js";
 
 /** A write is computed from what was read and applied only if nothing changed meanwhile; past this many races, 409. */
 const WRITE_ATTEMPTS = 8;

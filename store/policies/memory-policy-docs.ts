@@ -5,6 +5,9 @@ export class MemoryPolicyDocs implements PolicyDocStore {
   private readonly docs = new Map<string, { version: number; text: string }>();
   private readonly ids = new Map<string, string>();
 
+  /** `changed` announces a workspace whose policies changed (the store's invalidation). */
+  constructor(private readonly changed: (workspaceId: string) => void) {}
+
   async read(workspaceId: string): Promise<VersionedDoc> {
     const found = this.docs.get(workspaceId);
     if (!found) return { doc: { policies: [] }, version: 0 };
@@ -16,6 +19,7 @@ export class MemoryPolicyDocs implements PolicyDocStore {
     const version = this.docs.get(workspaceId)?.version ?? 0;
     if (version !== expectedVersion) return false;
     this.docs.set(workspaceId, { version: version + 1, text: JSON.stringify(doc) });
+    this.changed(workspaceId);
     return true;
   }
 

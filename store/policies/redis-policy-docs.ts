@@ -17,6 +17,8 @@ export class RedisPolicyDocs implements PolicyDocStore {
   constructor(
     private readonly client: Redis | Cluster,
     private readonly prefix: string,
+    /** Announces a workspace whose policies changed (the store's invalidation, to every replica). */
+    private readonly changed: (workspaceId: string) => Promise<void>,
   ) {}
 
   private docKey(workspaceId: string): string {
@@ -41,7 +43,9 @@ export class RedisPolicyDocs implements PolicyDocStore {
       String(expectedVersion),
       JSON.stringify(doc),
     );
-    return done === 1;
+    if (done !== 1) return false;
+    await this.changed(workspaceId);
+    return true;
   }
 
   async workspaceOf(policyId: string): Promise<string | undefined> {

@@ -1,9 +1,4 @@
-import type {
-  PolicyDoc,
-  PolicyType,
-  StoredPolicy,
-  SubjectKind,
-} from "../../store/policies/types.js";
+import type { PolicyDoc, PolicyType, StoredPolicy, SubjectKind } from "./types.js";
 
 /** Pure reads and edits of a workspace's policy document: what every handler decides from. */
 
