@@ -115,10 +115,10 @@ export function policyDetailToJson(p: GuardrailPolicy) {
     opted_out_member_ids: p.optedOutMemberIds,
     overridden_api_key_hashes: p.overriddenApiKeyHashes,
     overridden_member_ids: p.overriddenMemberIds,
-    // Policies created here are neither mapped from a guardrail nor account-wide defaults.
-    reference: null,
-    is_legacy_mapped: false,
-    legacy_guardrail_ids: [] as string[],
+    // A mapped policy is the view of a guardrail; account-wide defaults are not served.
+    reference: p.legacyGuardrailIds.length > 0 ? ("legacy_mapping" as const) : null,
+    is_legacy_mapped: p.legacyGuardrailIds.length > 0,
+    legacy_guardrail_ids: p.legacyGuardrailIds,
     updated_at: isoOrNull(p.updatedAt),
   };
 }
@@ -134,8 +134,8 @@ export function policySummaryToJson(p: GuardrailPolicy) {
     api_key_count: p.apiKeyHashes.length,
     member_count: p.memberIds.length,
     is_workspace_default: p.isWorkspaceDefault,
-    is_legacy_mapped: false,
-    legacy_guardrail_ids: [] as string[],
+    is_legacy_mapped: p.legacyGuardrailIds.length > 0,
+    legacy_guardrail_ids: p.legacyGuardrailIds,
     replaced_legacy_guardrail_ids: [] as string[],
     updated_at: isoOrNull(p.updatedAt),
   };

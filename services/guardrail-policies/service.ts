@@ -46,6 +46,7 @@ import {
 } from "../../store/request-log/audit-log.js";
 import type { Store } from "../../store/types.js";
 import { checkedConfig } from "./config-rules.js";
+import { mappedPolicies } from "./mapped.js";
 
 /** A write is computed from what was read and applied only if nothing changed meanwhile; past this many races, 409. */
 const WRITE_ATTEMPTS = 8;
@@ -189,11 +190,10 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       fail(`workspace_id must be a lowercase UUID, got ${quote(req.workspaceId.slice(0, 80))}`);
     const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
     const { doc } = workspaceId ? await this.docs.read(workspaceId) : { doc: { policies: [] } };
-    const all = doc.policies.filter((p) => p.policyType === type);
-    return {
-      policies: all.slice(offset, offset + limit).map((p) => this.toProto(doc, p)),
-      totalCount: all.length,
-    };
+    const own = doc.policies.filter((p) => p.policyType === type).map((p) => this.toProto(doc, p));
+    const mapped = workspaceId ? await mappedPolicies(this.store, workspaceId, type) : [];
+    const all = [...own, ...mapped];
+    return { policies: all.slice(offset, offset + limit), totalCount: all.length };
   }
 
   async createGuardrailPolicy(req: CreateGuardrailPolicyRequest, ctx: HandlerContext) {
@@ -255,8 +255,26 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     return { apiKeyHashes, memberIds, optedOutApiKeyHashes, optedOutMemberIds };
   }
 
+  /** The read-only policy of that type a guardrail with this id maps to, if any. */
+  private async mapped(type: PolicyType, id: string): Promise<GuardrailPolicy | undefined> {
+    if (!isUuid(id)) return undefined;
+    const workspaceId = await this.store.guardrailWorkspace(id);
+    if (!workspaceId) return undefined;
+    return (await mappedPolicies(this.store, workspaceId, type)).find((p) => p.id === id);
+  }
+
+  /** Refuses a write to a mapped policy: it changes only through the guardrails API. */
+  private async refuseMapped(type: PolicyType, id: string): Promise<void> {
+    if (await this.mapped(type, id))
+      fail(
+        `${type} policy ${quote(id)} is mapped from guardrail ${id}: change it through /api/v1/guardrails/${id}`,
+      );
+  }
+
   async getGuardrailPolicy(req: GetGuardrailPolicyRequest) {
     const type = policyType(req.policyType);
+    const mapped = await this.mapped(type, req.id);
+    if (mapped) return { policy: mapped };
     const { doc, policy } = await this.find(type, req.id);
     return { policy: this.toProto(doc, policy) };
   }
@@ -266,6 +284,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
+    await this.refuseMapped(type, req.id);
     const { workspaceId } = await this.find(type, req.id);
     if (input.workspaceId !== undefined && input.workspaceId !== workspaceId)
       policyNotFound(type, req.id);
@@ -304,6 +323,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   async deleteGuardrailPolicy(req: DeleteGuardrailPolicyRequest, ctx: HandlerContext) {
     const type = policyType(req.policyType);
+    await this.refuseMapped(type, req.id);
     const { workspaceId, policy } = await this.find(type, req.id);
     await this.edit(workspaceId, async (doc) => {
       if (!doc.policies.some((p) => p.id === req.id)) policyNotFound(type, req.id);

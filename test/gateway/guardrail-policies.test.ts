@@ -234,6 +234,61 @@ describe("gateway: guardrail policies", () => {
     });
   });
 
+  describe("guardrails as policies", () => {
+    it("a guardrail appears as a read-only policy of each type it sets, and its changes flow in", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const g = (
+        await h.api.post("/api/v1/guardrails", {
+          name: "Legacy",
+          workspace_id: ws.id,
+          limit_usd: 50,
+          reset_interval: "weekly",
+          allowed_models: ["openai/gpt-4o"],
+        })
+      ).body.data;
+      expectStatus(
+        await h.api.post(`/api/v1/guardrails/${g.id}/assignments/keys`, {
+          key_hashes: [key.data.hash],
+        }),
+        200,
+      );
+      const budgets = await h.api.get(`/api/v1/guardrails/policies/budget?workspace_id=${ws.id}`);
+      const mapped = budgets.body.data.find((p: { id: string }) => p.id === g.id);
+      expect(mapped).to.deep.include({
+        name: "Legacy",
+        policy_type: "budget",
+        config: { limit_usd: 50, reset_interval: "weekly", include_byok_in_budgets: false },
+        api_key_count: 1,
+        is_legacy_mapped: true,
+        legacy_guardrail_ids: [g.id],
+      });
+      const models = await h.api.get(`/api/v1/guardrails/policies/model_availability/${g.id}`);
+      expectStatus(models, 200);
+      expect(models.body.data).to.deep.include({
+        reference: "legacy_mapping",
+        api_key_hashes: [key.data.hash],
+      });
+      expect(models.body.data.config.allowed_models).to.deep.equal(["openai/gpt-4o"]);
+      // It sets no content filters: no moderation policy.
+      expectError(await h.api.get(`/api/v1/guardrails/policies/moderation/${g.id}`), 404);
+
+      expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 75 }), 200);
+      const after = await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`);
+      expect(after.body.data.config.limit_usd).to.equal(75);
+      expectError(
+        await put(`/api/v1/guardrails/policies/budget/${g.id}`, { name: "x", config: BUDGET }),
+        400,
+        /mapped from guardrail/,
+      );
+      expectError(
+        await h.api.delete(`/api/v1/guardrails/policies/budget/${g.id}`),
+        400,
+        /mapped from guardrail/,
+      );
+    });
+  });
+
   describe("assignments with expected_assignment", () => {
     it("assigns and unassigns for a key and a member; a stale expected state is 409 and changes nothing", async () => {
       const ws = await createWorkspace(h.api);
