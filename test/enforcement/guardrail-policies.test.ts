@@ -100,6 +100,22 @@ describe("enforcement: guardrail policies", () => {
     expectAudio(await speak(own));
   });
 
+  it("a workspace default moderation policy blocks for every key of the workspace", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    await policy(ws, "moderation", {
+      config: { content_filter_builtins: [{ slug: "email", action: "block" }] },
+      is_workspace_default: true,
+    });
+    const res = await w.gw.speak(key, {
+      model: MODELS.fast,
+      input: "Write to jane.doe@example.com.",
+    });
+    expectError(res, 403, /^Request blocked by content filter: Email address$/);
+    expect(w.fakes.fast.requests).to.have.length(0);
+    expectAudio(await speak(key));
+  });
+
   it("a model availability policy restricts the models a key may use, and unassigning lifts it", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws);
@@ -107,7 +123,7 @@ describe("enforcement: guardrail policies", () => {
       config: { allowed_models: [MODELS.openai] },
       api_key_hashes: [key.hash],
     });
-    expectError(await speak(key, MODELS.fast), 403);
+    expectError(await speak(key, MODELS.fast), 403, /not allowed|allowed_models/);
     const res = await w.gw.admin.request(
       "PUT",
       `/api/v1/guardrails/policies/assignments/api-keys/${key.hash}`,
