@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createKey, createWorkspace, uniqueName, useSystem } from "../kit/gateway-harness.js";
+import { pollUntil } from "../kit/poll.js";
 
 /**
  * Request and response shapes of OpenRouter's Guardrail Policies reference
@@ -403,6 +404,36 @@ describe("gateway: guardrail policies", () => {
         winner.id,
       ]);
     });
+  });
+
+  it("the audit log records each policy and assignment change", async () => {
+    const ws = await createWorkspace(h.api);
+    const p = await createPolicy("budget", { workspace_id: ws.id, config: BUDGET });
+    await put(`/api/v1/guardrails/policies/budget/${p.id}`, { name: "renamed", config: BUDGET });
+    await put("/api/v1/guardrails/policies/assignments/members/user_9", {
+      assigned: true,
+      expected_assignment: none,
+      policy_id: p.id,
+      policy_type: "budget",
+      workspace_id: ws.id,
+    });
+    await h.api.delete(`/api/v1/guardrails/policies/budget/${p.id}`);
+    const actions = [
+      "guardrail_policy.create",
+      "guardrail_policy.update",
+      "guardrail_policy.assign",
+      "guardrail_policy.delete",
+    ];
+    const res = await pollUntil(
+      () => h.api.get(`/api/v1/audit-log?resource_type=guardrail_policy&workspace_id=${ws.id}`),
+      (r) => r.body.data?.length === actions.length,
+    );
+    expectStatus(res, 200);
+    // biome-ignore lint/suspicious/noExplicitAny: audit JSON
+    const events = res.body.data as any[];
+    expect(events.map((e) => e.action).sort()).to.deep.equal([...actions].sort());
+    const update = events.find((e) => e.action === "guardrail_policy.update");
+    expect(update.changes.name).to.deep.equal({ before: p.name, after: "renamed" });
   });
 
   describe("errors", () => {
