@@ -20,11 +20,12 @@ import {
 import { auditOrigin } from "../../platform/audit.js";
 import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
 import { isUuid, newId } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
+import { COUNT_LIMITS, GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import type { Clock } from "../../platform/time.js";
 import { systemClock } from "../../platform/time.js";
+import { limitError } from "../../store/limits.js";
 import {
   assignmentState,
   changedAssignment,
@@ -50,6 +51,7 @@ import { mappedPolicies } from "./mapped.js";
 
 /** A write is computed from what was read and applied only if nothing changed meanwhile; past this many races, 409. */
 const WRITE_ATTEMPTS = 8;
+const POLICIES_PER_WORKSPACE = COUNT_LIMITS.guardrailsPerWorkspace;
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -222,6 +224,11 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     // Indexed first: an index entry whose write then failed points at nothing, which reads as 404.
     await this.docs.index(id, workspaceId);
     const doc = await this.edit(workspaceId, async (doc) => {
+      // Every policy of a workspace is one document: bounded as its guardrails are.
+      if (doc.policies.length >= POLICIES_PER_WORKSPACE)
+        throw limitError(
+          `workspace ${workspaceId} already has ${doc.policies.length} guardrail policies (the maximum is ${POLICIES_PER_WORKSPACE}): delete one first`,
+        );
       const next = placed(doc, policy);
       return { doc: next, result: next };
     });
