@@ -346,40 +346,39 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     return { deleted: true };
   }
 
-  /** The subject of an assignment call: a key of the workspace (else 404) or a member id. */
+  /**
+   * The subject of an assignment call and its workspace: a key of the workspace (else 404) or a
+   * member id. Without workspace_id, the default workspace (OpenRouter's organization key names
+   * one; Railgate's management key has the default, as the guardrails API does).
+   */
   private async subjectOf(req: {
     subjectKind: string;
     subject: string;
     workspaceId: string;
-  }): Promise<SubjectKind> {
-    // Without workspace_id, the default workspace (an organization key names one in OpenRouter).
-    if (req.workspaceId.length === 0)
-      req.workspaceId = (await this.store.defaultWorkspaceId()) ?? "";
-    if (!(await this.workspaceExists(req.workspaceId)))
-      throw notFound(
-        ErrorReason.WORKSPACE_NOT_FOUND,
-        `workspace ${quote(req.workspaceId)} not found`,
-      );
+  }): Promise<{ kind: SubjectKind; workspaceId: string }> {
+    const workspaceId = req.workspaceId || ((await this.store.defaultWorkspaceId()) ?? "");
+    if (!(await this.workspaceExists(workspaceId)))
+      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(workspaceId)} not found`);
     if (req.subjectKind === "api_key") {
-      if ((await this.store.keyScope(req.subject)) !== req.workspaceId)
+      if ((await this.store.keyScope(req.subject)) !== workspaceId)
         throw notFound(
           ErrorReason.KEY_NOT_FOUND,
-          `API key ${quote(req.subject.slice(0, 80))} not found in workspace ${req.workspaceId}`,
+          `API key ${quote(req.subject.slice(0, 80))} not found in workspace ${workspaceId}`,
         );
-      return "api_key";
+      return { kind: "api_key", workspaceId };
     }
     if (req.subjectKind === "member") {
       if (req.subject.trim().length === 0 || req.subject.length > LIMITS.subjectMax)
         fail(`member id must be 1 to ${LIMITS.subjectMax} characters`);
-      return "member";
+      return { kind: "member", workspaceId };
     }
     return fail(`subject_kind must be "api_key" or "member"`);
   }
 
   async getPolicyAssignment(req: GetPolicyAssignmentRequest) {
     const type = policyType(req.policyType);
-    const kind = await this.subjectOf(req);
-    const { doc } = await this.docs.read(req.workspaceId);
+    const { kind, workspaceId } = await this.subjectOf(req);
+    const { doc } = await this.docs.read(workspaceId);
     return {
       state: create(PolicyAssignmentStateSchema, assignmentState(doc, type, kind, req.subject)),
     };
@@ -389,9 +388,9 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const type = policyType(req.policyType);
     if (!req.expectedAssignment) fail("expected_assignment is required");
     const expected = req.expectedAssignment;
-    const kind = await this.subjectOf(req);
+    const { kind, workspaceId } = await this.subjectOf(req);
     const nowMs = this.clock.now();
-    const changed = await this.edit(req.workspaceId, async (doc) => {
+    const changed = await this.edit(workspaceId, async (doc) => {
       const policy = doc.policies.find((p) => p.id === req.policyId && p.policyType === type);
       if (!policy) policyNotFound(type, req.policyId);
       const stored = assignmentState(doc, type, kind, req.subject);
@@ -413,7 +412,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       this.record(ctx, {
         action: req.assigned ? "guardrail_policy.assign" : "guardrail_policy.unassign",
         resource: { type: "guardrail_policy", id: req.policyId },
-        workspaceId: req.workspaceId,
+        workspaceId,
         changes: changesBetween(null, { [kind]: req.subject }),
       });
     }
