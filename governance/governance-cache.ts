@@ -1,11 +1,11 @@
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import { componentLogger } from "../platform/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
-import type { PolicyDocStore } from "../store/policies/types.js";
+import { ACCOUNT_DOC, type PolicyDocStore } from "../store/policies/types.js";
 import type { Store } from "../store/types.js";
 import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
-import { governingPolicies } from "./policy/policy-guardrails.js";
+import { accountPolicies, governingPolicies } from "./policy/policy-guardrails.js";
 import type { AccountSettings, EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
 
 const log = componentLogger("governance-cache");
@@ -71,8 +71,14 @@ export class GovernanceCache {
       governing.push({ source: "workspace_default", guardrail: gov.defaultGuardrail });
     // Guardrail policies of the workspace add theirs (a policy write is announced on its scope too).
     if (scope !== "org") {
-      const { doc } = await this.policyDocs.read(scope);
-      governing.push(...governingPolicies(doc, keyHash, gov.key.memberUserId));
+      const [{ doc }, account] = await Promise.all([
+        this.policyDocs.read(scope),
+        this.policyDocs.read(ACCOUNT_DOC),
+      ]);
+      governing.push(
+        ...accountPolicies(account.doc.accountPolicies ?? [], scope),
+        ...governingPolicies(doc, keyHash, gov.key.memberUserId),
+      );
     }
     const policy = effectivePolicy(governing, this.account);
     let filters: CompiledFilters;

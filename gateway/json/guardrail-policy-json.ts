@@ -1,5 +1,8 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import {
+  type AccountPolicy,
+  type AccountPolicyInput,
+  AccountPolicyInputSchema,
   type ChangePolicyAssignmentRequest,
   type GuardrailPolicy,
   type GuardrailPolicyInput,
@@ -260,3 +263,84 @@ export function changeAssignmentFromJson(
     }),
   };
 }
+
+// Workspace-wide ("account") policies.
+
+const ACCOUNT_SPEC: Spec = {
+  name: POLICY_SPEC.name as Spec[string],
+  policy_type: POLICY_SPEC.policy_type as Spec[string],
+  config: { type: "object" },
+  is_default: { type: "boolean" },
+  workspace_ids: SUBJECTS,
+  opted_out_workspace_ids: SUBJECTS,
+};
+const ACCOUNT_LISTS = ["workspace_ids", "opted_out_workspace_ids"] as const;
+const ACCOUNT_REFINE = Object.fromEntries(ACCOUNT_LISTS.map((f) => [f, STRINGS]));
+
+export const CREATE_ACCOUNT_POLICY_BODY_SCHEMA: JsonSchema = specSchema(ACCOUNT_SPEC, {
+  required: ["name", "policy_type", "config"],
+  refine: ACCOUNT_REFINE,
+});
+export const UPDATE_ACCOUNT_POLICY_BODY_SCHEMA: JsonSchema = specSchema(ACCOUNT_SPEC, {
+  required: ["name", "config"],
+  refine: ACCOUNT_REFINE,
+});
+
+/** A create or update body of a workspace-wide policy as the service's input. */
+export function accountPolicyInputFromJson(
+  body: Body,
+  mode: "create" | "update",
+): AccountPolicyInput {
+  checkFields(body, ACCOUNT_SPEC);
+  required(body, mode === "create" ? ["name", "policy_type", "config"] : ["name", "config"]);
+  const input = create(AccountPolicyInputSchema, {
+    policyType: (body.policy_type as string | undefined) ?? "",
+    name: body.name as string,
+    config: body.config as JsonObject,
+    isDefault: body.is_default as boolean | undefined,
+  });
+  for (const field of ACCOUNT_LISTS) {
+    if (!has(body, field)) continue;
+    const values = body[field] as unknown[];
+    checkElements(field, values, "string");
+    const list = create(SubjectListSchema, { ids: values as string[] });
+    if (field === "workspace_ids") input.workspaceIds = list;
+    else input.optedOutWorkspaceIds = list;
+  }
+  return input;
+}
+
+/** OpenRouter's AccountGuardrailPolicy. */
+export function accountPolicyToJson(p: AccountPolicy) {
+  return {
+    id: p.id,
+    name: p.name,
+    policy_type: p.policyType,
+    config: (p.config ?? {}) as JsonObject,
+    is_default: p.isDefault,
+    workspace_ids: p.workspaceIds,
+    opted_out_workspace_ids: p.optedOutWorkspaceIds,
+    // The workspaces it names (a default covers every workspace but the opted-out ones).
+    workspace_count: p.workspaceIds.length,
+    // Nothing is synced from guardrails into workspace-wide policies here.
+    is_synced: false,
+    is_workspace_default_synced: false,
+    created_at: isoOrNull(p.createdAt),
+    updated_at: isoOrNull(p.updatedAt),
+  };
+}
+
+export const ACCOUNT_POLICY_SCHEMA = shapeOf<ReturnType<typeof accountPolicyToJson>>({
+  id: STRING,
+  name: STRING,
+  policy_type: POLICY_TYPE,
+  config: CONFIG,
+  is_default: BOOLEAN,
+  workspace_ids: STRINGS,
+  opted_out_workspace_ids: STRINGS,
+  workspace_count: COUNT,
+  is_synced: BOOLEAN,
+  is_workspace_default_synced: BOOLEAN,
+  created_at: orNull(DATE_TIME),
+  updated_at: orNull(DATE_TIME),
+});

@@ -5,12 +5,16 @@ import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";
 import {
+  ACCOUNT_POLICY_SCHEMA,
   ASSIGNMENT_QUERY,
   ASSIGNMENT_QUERY_RULES,
   ASSIGNMENT_STATE_SCHEMA,
+  accountPolicyInputFromJson,
+  accountPolicyToJson,
   assignmentStateToJson,
   CHANGE_ASSIGNMENT_BODY_SCHEMA,
   CHANGED_SCHEMA,
+  CREATE_ACCOUNT_POLICY_BODY_SCHEMA,
   CREATE_POLICY_BODY_SCHEMA,
   changeAssignmentFromJson,
   POLICY_DETAIL_SCHEMA,
@@ -18,6 +22,7 @@ import {
   policyDetailToJson,
   policyInputFromJson,
   policySummaryToJson,
+  UPDATE_ACCOUNT_POLICY_BODY_SCHEMA,
   UPDATE_POLICY_BODY_SCHEMA,
 } from "../json/guardrail-policy-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
@@ -170,7 +175,86 @@ function assignmentRoute(kind: "api_key" | "member"): Route {
   };
 }
 
+const ACCOUNT_LIST_QUERY = ["offset", "limit", "policy_type"] as const;
+
+/** Workspace-wide policies: one list for every type, and one path per policy. */
+const accountRoutes: Route[] = [
+  {
+    pattern: "/api/v1/guardrails/policies/account",
+    access: accessOf(M.listAccountPolicies, M.createAccountPolicy),
+    docs: {
+      GET: {
+        summary: "List the workspace-wide policies of the account",
+        query: ACCOUNT_LIST_QUERY,
+        queryRules: { policy_type: { type: "string", enum: [...POLICY_TYPES] } },
+        status: 200,
+        response: pageOf(ACCOUNT_POLICY_SCHEMA),
+      },
+      POST: {
+        summary: "Create a workspace-wide budget, model availability or moderation policy",
+        body: CREATE_ACCOUNT_POLICY_BODY_SCHEMA,
+        status: 201,
+        response: dataOf(ACCOUNT_POLICY_SCHEMA),
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, ACCOUNT_LIST_QUERY);
+        const res = await ctx.clients.policies.listAccountPolicies(
+          {
+            ...queryPage(ctx.url.searchParams),
+            policyType: ctx.url.searchParams.get("policy_type") ?? undefined,
+          },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, {
+          data: res.policies.map(accountPolicyToJson),
+          total_count: res.totalCount,
+        });
+      },
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const policy = accountPolicyInputFromJson(body, "create");
+        const res = await ctx.clients.policies.createAccountPolicy({ policy }, ctx.call);
+        sendJson(ctx.res, 201, { data: res.policy && accountPolicyToJson(res.policy) });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/guardrails/policies/account/:id",
+    access: accessOf(M.updateAccountPolicy, M.deleteAccountPolicy),
+    docs: {
+      PUT: {
+        summary: "Replace a workspace-wide policy and its workspace coverage",
+        body: UPDATE_ACCOUNT_POLICY_BODY_SCHEMA,
+        status: 200,
+        response: dataOf(ACCOUNT_POLICY_SCHEMA),
+      },
+      DELETE: { summary: "Delete a workspace-wide policy", status: 200, response: DELETED },
+    },
+    methods: {
+      async PUT(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const policy = accountPolicyInputFromJson(body, "update");
+        const res = await ctx.clients.policies.updateAccountPolicy(
+          { id: ctx.params.id ?? "", policy },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.policy && accountPolicyToJson(res.policy) });
+      },
+      async DELETE(ctx) {
+        const res = await ctx.clients.policies.deleteAccountPolicy(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { deleted: res.deleted });
+      },
+    },
+  },
+];
+
 export const guardrailPolicyRoutes: Route[] = [
+  ...accountRoutes,
   assignmentRoute("api_key"),
   assignmentRoute("member"),
   ...POLICY_TYPES.flatMap(typeRoutes),

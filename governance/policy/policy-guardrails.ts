@@ -9,7 +9,12 @@ import { FILTER_ACTIONS, type FilterActionName } from "../../platform/filter-act
 import { type RegionName, regionValue } from "../../platform/regions.js";
 import { RESET_INTERVALS, type ResetIntervalName } from "../../platform/reset-intervals.js";
 import { assignmentState } from "../../store/policies/policy-doc.js";
-import type { PolicyDoc, StoredPolicy } from "../../store/policies/types.js";
+import {
+  type AccountPolicy,
+  coversWorkspace,
+  type PolicyDoc,
+  type StoredPolicy,
+} from "../../store/policies/types.js";
 import type { GoverningGuardrail, GuardrailSource } from "./types.js";
 
 type Config = Record<string, unknown>;
@@ -23,12 +28,14 @@ const flag = (c: Config, name: string) => c[name] === true;
  * policy leaves every model permission as it is (a guardrail's false would take them away),
  * while a model availability policy means what the same settings mean in a guardrail.
  */
-export function policyAsGuardrail(p: StoredPolicy): Guardrail {
+export function policyAsGuardrail(
+  p: Pick<StoredPolicy, "id" | "name" | "policyType" | "config"> & { workspaceId?: string },
+): Guardrail {
   const c = p.config;
   const init: MessageInitShape<typeof GuardrailSchema> = {
     id: p.id,
     name: p.name,
-    workspaceId: p.workspaceId,
+    workspaceId: p.workspaceId ?? "",
     enableFreeModelPublication: true,
     enableFreeModelTraining: true,
     enablePaidModelTraining: true,
@@ -117,4 +124,19 @@ export function governingPolicies(
     add(key.workspaceDefaultPolicyIds, "workspace_default");
   }
   return out;
+}
+
+/**
+ * The workspace-wide policies that cover a workspace, as guardrails. They govern every key and
+ * member of it whatever else is assigned (nothing opts a key out of them), so a key's or member's
+ * own policy can only add to them; a budget counts each key and each member on its own, as a
+ * default guardrail's does ("a maximum per-person spending cap").
+ */
+export function accountPolicies(
+  policies: readonly AccountPolicy[],
+  workspaceId: string,
+): GoverningGuardrail[] {
+  return policies
+    .filter((p) => coversWorkspace(p, workspaceId))
+    .map((p) => ({ source: "workspace_default", guardrail: policyAsGuardrail(p) }));
 }

@@ -1,3 +1,4 @@
+import { announced } from "./announced.js";
 import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
 
 /** Policy documents in the embedded store's memory, kept as JSON text so that no reader shares a writer's objects. */
@@ -19,7 +20,7 @@ export class MemoryPolicyDocs implements PolicyDocStore {
     const version = this.docs.get(workspaceId)?.version ?? 0;
     if (version !== expectedVersion) return false;
     this.docs.set(workspaceId, { version: version + 1, text: JSON.stringify(doc) });
-    this.changed(workspaceId);
+    this.changed(announced(workspaceId));
     return true;
   }
 

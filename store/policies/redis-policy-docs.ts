@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { announced } from "./announced.js";
 import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
 
 /** Writes the document only when its version is still the one the caller read. */
@@ -44,7 +45,7 @@ export class RedisPolicyDocs implements PolicyDocStore {
       JSON.stringify(doc),
     );
     if (done !== 1) return false;
-    await this.changed(workspaceId);
+    await this.changed(announced(workspaceId));
     return true;
   }
 

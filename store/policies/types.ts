@@ -24,9 +24,36 @@ export interface StoredPolicy {
   updatedAtMs: number;
 }
 
-/** Every policy of one workspace, written as one document so that a change is checked and applied in one step. */
+/** A workspace-wide ("account") policy: it governs every key and member of the workspaces it covers. */
+export interface AccountPolicy {
+  id: string;
+  policyType: PolicyType;
+  name: string;
+  config: Record<string, unknown>;
+  /** Covers every workspace but the opted-out ones. */
+  isDefault: boolean;
+  workspaceIds: string[];
+  optedOutWorkspaceIds: string[];
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** The document of account policies (see ACCOUNT_DOC). */
+export const ACCOUNT_DOC = "org";
+
+export function coversWorkspace(p: AccountPolicy, workspaceId: string): boolean {
+  return p.isDefault
+    ? !p.optedOutWorkspaceIds.includes(workspaceId)
+    : p.workspaceIds.includes(workspaceId);
+}
+
+/**
+ * Every policy of one workspace, written as one document so that a change is checked and applied
+ * in one step. The account's workspace-wide policies are the document of ACCOUNT_DOC.
+ */
 export interface PolicyDoc {
   policies: StoredPolicy[];
+  accountPolicies?: AccountPolicy[];
 }
 
 export interface VersionedDoc {

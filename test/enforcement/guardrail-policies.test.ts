@@ -100,6 +100,43 @@ describe("enforcement: guardrail policies", () => {
     expectAudio(await speak(own));
   });
 
+  it("a workspace-wide budget cannot be raised by a key's own budget policy", async () => {
+    const ws = await w.gw.workspace();
+    const other = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const free = await w.gw.key(other);
+    // Named workspaces only: this world is shared, and a default would cover every suite's.
+    const cap = await w.gw.admin.post("/api/v1/guardrails/policies/account", {
+      name: "Per-person cap",
+      policy_type: "budget",
+      config: { limit_usd: LIMIT, reset_interval: "daily", include_byok_in_budgets: false },
+      workspace_ids: [ws.id],
+    });
+    expect(cap.status, shown(cap)).to.equal(201);
+    try {
+      const own = await policy(ws, "budget", {
+        config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+        is_workspace_default: true,
+      });
+      const generous = await policy(ws, "budget", {
+        config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+      });
+      await assign(ws, `api-keys/${key.hash}`, generous, "budget", {
+        ...NONE,
+        workspace_default_policy_ids: [own],
+      });
+      for (const k of [key, free]) {
+        expectAudio(await speak(k));
+        expectAudio(await speak(k));
+      }
+      expectError(await speak(key), 403, /"Per-person cap".*exhausted for this API key/);
+      // A workspace it does not cover is not capped.
+      expectAudio(await speak(free));
+    } finally {
+      await w.gw.admin.delete(`/api/v1/guardrails/policies/account/${cap.body.data.id}`);
+    }
+  });
+
   it("a workspace default moderation policy blocks for every key of the workspace", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws);

@@ -235,6 +235,64 @@ describe("gateway: guardrail policies", () => {
     });
   });
 
+  describe("workspace-wide policies", () => {
+    it("lists, creates, replaces and deletes an account policy in OpenRouter's shape", async () => {
+      const ws = await createWorkspace(h.api);
+      const base = "/api/v1/guardrails/policies/account";
+      const created = await h.api.post(base, {
+        name: "Everyone",
+        policy_type: "model_availability",
+        config: { enforce_zdr: true },
+        workspace_ids: [ws.id],
+      });
+      expectStatus(created, 201);
+      const p = created.body.data;
+      expect(Object.keys(p).sort()).to.deep.equal([
+        "config",
+        "created_at",
+        "id",
+        "is_default",
+        "is_synced",
+        "is_workspace_default_synced",
+        "name",
+        "opted_out_workspace_ids",
+        "policy_type",
+        "updated_at",
+        "workspace_count",
+        "workspace_ids",
+      ]);
+      expect(p).to.deep.include({ is_default: false, workspace_ids: [ws.id], workspace_count: 1 });
+      const list = await h.api.get(`${base}?policy_type=model_availability`);
+      expect(list.body.data.map((x: { id: string }) => x.id)).to.include(p.id);
+      const replaced = await put(`${base}/${p.id}`, { name: "All", config: {}, is_default: true });
+      expectStatus(replaced, 200);
+      // Omitted workspace lists keep the stored ones.
+      expect(replaced.body.data).to.deep.include({
+        name: "All",
+        is_default: true,
+        workspace_ids: [ws.id],
+      });
+      expectError(
+        await put(`${base}/${p.id}`, { name: "x", config: {}, policy_type: "budget" }),
+        400,
+        /policy_type must stay/,
+      );
+      expectError(
+        await h.api.post(base, {
+          name: "x",
+          policy_type: "budget",
+          config: BUDGET,
+          workspace_ids: [randomUUID()],
+        }),
+        400,
+        /workspace_ids\[0\] .* is not a workspace/,
+      );
+      expect((await h.api.delete(`${base}/${p.id}`)).body).to.deep.equal({ deleted: true });
+      expectError(await h.api.delete(`${base}/${p.id}`), 404);
+      expectError(await put(`${base}/${randomUUID()}`, { name: "x", config: {} }), 404);
+    });
+  });
+
   describe("guardrails as policies", () => {
     it("a guardrail appears as a read-only policy of each type it sets, and its changes flow in", async () => {
       const ws = await createWorkspace(h.api);

@@ -249,6 +249,23 @@ describe("gateway: OpenAPI document against real answers", function () {
       await call(admin, "DELETE", `${base}/{id}`, `${base}/${policy.id}`);
     }
 
+    // A workspace-wide policy covering the conformance workspace alone.
+    const account = "/api/v1/guardrails/policies/account";
+    const wide = (
+      await call(admin, "POST", account, account, {
+        name: "conformance account",
+        policy_type: "moderation",
+        config: POLICY_CONFIGS.moderation,
+        workspace_ids: [ws.id],
+      })
+    ).body.data;
+    await call(admin, "GET", account, `${account}?policy_type=moderation`);
+    await call(admin, "PUT", `${account}/{id}`, `${account}/${wide.id}`, {
+      name: "renamed",
+      config: {},
+    });
+    await call(admin, "DELETE", `${account}/{id}`, `${account}/${wide.id}`);
+
     // Models: the list, the count, one by id (both spellings), its endpoints.
     const models = await call(anon, "GET", "/api/v1/models", "/api/v1/models?limit=3");
     expect(models.body.data).to.not.be.empty;
@@ -413,6 +430,14 @@ describe("gateway: OpenAPI document against real answers", function () {
           .data;
         params[`policy:${type}`] = policy.id;
       }
+      // A workspace-wide policy that covers no workspace: its probes govern nothing.
+      params["policy:account"] = (
+        await h.admin.post("/api/v1/guardrails/policies/account", {
+          name: "rules",
+          policy_type: "budget",
+          config: POLICY_CONFIGS.budget,
+        })
+      ).body.data.id;
       speakerKey = key.key;
     });
 
@@ -450,6 +475,12 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/guardrails/{id}/assignments/members": { member_user_ids: ["u"] },
         "POST /api/v1/guardrails/{id}/assignments/members/remove": { member_user_ids: ["u"] },
       };
+      if (path.startsWith("/api/v1/guardrails/policies/account"))
+        return {
+          name: `rule probe ${probes}`,
+          policy_type: "budget",
+          config: POLICY_CONFIGS.budget,
+        };
       const policy =
         /^\/api\/v1\/guardrails\/policies\/(budget|model_availability|moderation)/.exec(
           path,

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file railgate/guardrail/v1/guardrail_policy_service.proto.
  */
 export const file_railgate_guardrail_v1_guardrail_policy_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3BvbGljeV9zZXJ2aWNlLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiGgoLU3ViamVjdExpc3QSCwoDaWRzGAEgAygJIpkDCg9HdWFyZHJhaWxQb2xpY3kSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhMKC3BvbGljeV90eXBlGAMgASgJEgwKBG5hbWUYBCABKAkSJwoGY29uZmlnGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5hcGlfa2V5X2hhc2hlcxgGIAMoCRISCgptZW1iZXJfaWRzGAcgAygJEhwKFGlzX3dvcmtzcGFjZV9kZWZhdWx0GAggASgIEiAKGG9wdGVkX291dF9hcGlfa2V5X2hhc2hlcxgJIAMoCRIcChRvcHRlZF9vdXRfbWVtYmVyX2lkcxgKIAMoCRIhChlvdmVycmlkZGVuX2FwaV9rZXlfaGFzaGVzGAsgAygJEh0KFW92ZXJyaWRkZW5fbWVtYmVyX2lkcxgMIAMoCRIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRsZWdhY3lfZ3VhcmRyYWlsX2lkcxgOIAMoCSLGAwoUR3VhcmRyYWlsUG9saWN5SW5wdXQSEwoLcG9saWN5X3R5cGUYASABKAkSDAoEbmFtZRgCIAEoCRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKDHdvcmtzcGFjZV9pZBgEIAEoCUgAiAEBEjoKDmFwaV9rZXlfaGFzaGVzGAUgASgLMiIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN1YmplY3RMaXN0EjYKCm1lbWJlcl9pZHMYBiABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSIQoUaXNfd29ya3NwYWNlX2RlZmF1bHQYByABKAhIAYgBARJEChhvcHRlZF9vdXRfYXBpX2tleV9oYXNoZXMYCCABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSQAoUb3B0ZWRfb3V0X21lbWJlcl9pZHMYCSABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3RCDwoNX3dvcmtzcGFjZV9pZEIXChVfaXNfd29ya3NwYWNlX2RlZmF1bHQifgocTGlzdEd1YXJkcmFpbFBvbGljaWVzUmVxdWVzdBITCgtwb2xpY3lfdHlwZRgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIOCgZvZmZzZXQYAyABKAUSDQoFbGltaXQYBCABKAVCDwoNX3dvcmtzcGFjZV9pZCJuCh1MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXNwb25zZRI4Cghwb2xpY2llcxgBIAMoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kSEwoLdG90YWxfY291bnQYAiABKAUiWwocQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBI7CgZwb2xpY3kYASABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI8ChlHZXRHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIlQKGkdldEd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEjYKBnBvbGljeRgBIAEoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kiZwocVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCRI7CgZwb2xpY3kYAiABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI/ChxEZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIjAKHURlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiZAoVUG9saWN5QXNzaWdubWVudFN0YXRlEhEKCW9wdGVkX291dBgBIAEoCBISCgpwb2xpY3lfaWRzGAIgAygJEiQKHHdvcmtzcGFjZV9kZWZhdWx0X3BvbGljeV9pZHMYAyADKAkibgoaR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QSFAoMc3ViamVjdF9raW5kGAEgASgJEg8KB3N1YmplY3QYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhMKC3BvbGljeV90eXBlGAQgASgJIloKG0dldFBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRI7CgVzdGF0ZRgBIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUi4QEKHUNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0EhQKDHN1YmplY3Rfa2luZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgtwb2xpY3lfdHlwZRgEIAEoCRIRCglwb2xpY3lfaWQYBSABKAkSEAoIYXNzaWduZWQYBiABKAgSSQoTZXhwZWN0ZWRfYXNzaWdubWVudBgHIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUiMQoeQ2hhbmdlUG9saWN5QXNzaWdubWVudFJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgyrQcKFkd1YXJkcmFpbFBvbGljeVNlcnZpY2USggEKFUxpc3RHdWFyZHJhaWxQb2xpY2llcxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxQb2xpY2llc1Jlc3BvbnNlEoIBChVDcmVhdGVHdWFyZHJhaWxQb2xpY3kSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRJ5ChJHZXRHdWFyZHJhaWxQb2xpY3kSMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5UmVxdWVzdBoxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRKCAQoVVXBkYXRlR3VhcmRyYWlsUG9saWN5EjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USggEKFURlbGV0ZUd1YXJkcmFpbFBvbGljeRIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEnwKE0dldFBvbGljeUFzc2lnbm1lbnQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlc3BvbnNlEoUBChZDaGFuZ2VQb2xpY3lBc3NpZ25tZW50EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CjRyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3BvbGljeV9zZXJ2aWNlLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiGgoLU3ViamVjdExpc3QSCwoDaWRzGAEgAygJIpkDCg9HdWFyZHJhaWxQb2xpY3kSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhMKC3BvbGljeV90eXBlGAMgASgJEgwKBG5hbWUYBCABKAkSJwoGY29uZmlnGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5hcGlfa2V5X2hhc2hlcxgGIAMoCRISCgptZW1iZXJfaWRzGAcgAygJEhwKFGlzX3dvcmtzcGFjZV9kZWZhdWx0GAggASgIEiAKGG9wdGVkX291dF9hcGlfa2V5X2hhc2hlcxgJIAMoCRIcChRvcHRlZF9vdXRfbWVtYmVyX2lkcxgKIAMoCRIhChlvdmVycmlkZGVuX2FwaV9rZXlfaGFzaGVzGAsgAygJEh0KFW92ZXJyaWRkZW5fbWVtYmVyX2lkcxgMIAMoCRIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRsZWdhY3lfZ3VhcmRyYWlsX2lkcxgOIAMoCSLGAwoUR3VhcmRyYWlsUG9saWN5SW5wdXQSEwoLcG9saWN5X3R5cGUYASABKAkSDAoEbmFtZRgCIAEoCRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKDHdvcmtzcGFjZV9pZBgEIAEoCUgAiAEBEjoKDmFwaV9rZXlfaGFzaGVzGAUgASgLMiIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN1YmplY3RMaXN0EjYKCm1lbWJlcl9pZHMYBiABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSIQoUaXNfd29ya3NwYWNlX2RlZmF1bHQYByABKAhIAYgBARJEChhvcHRlZF9vdXRfYXBpX2tleV9oYXNoZXMYCCABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSQAoUb3B0ZWRfb3V0X21lbWJlcl9pZHMYCSABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3RCDwoNX3dvcmtzcGFjZV9pZEIXChVfaXNfd29ya3NwYWNlX2RlZmF1bHQifgocTGlzdEd1YXJkcmFpbFBvbGljaWVzUmVxdWVzdBITCgtwb2xpY3lfdHlwZRgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIOCgZvZmZzZXQYAyABKAUSDQoFbGltaXQYBCABKAVCDwoNX3dvcmtzcGFjZV9pZCJuCh1MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXNwb25zZRI4Cghwb2xpY2llcxgBIAMoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kSEwoLdG90YWxfY291bnQYAiABKAUiWwocQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBI7CgZwb2xpY3kYASABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI8ChlHZXRHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIlQKGkdldEd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEjYKBnBvbGljeRgBIAEoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kiZwocVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCRI7CgZwb2xpY3kYAiABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI/ChxEZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIjAKHURlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiZAoVUG9saWN5QXNzaWdubWVudFN0YXRlEhEKCW9wdGVkX291dBgBIAEoCBISCgpwb2xpY3lfaWRzGAIgAygJEiQKHHdvcmtzcGFjZV9kZWZhdWx0X3BvbGljeV9pZHMYAyADKAkibgoaR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QSFAoMc3ViamVjdF9raW5kGAEgASgJEg8KB3N1YmplY3QYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhMKC3BvbGljeV90eXBlGAQgASgJIloKG0dldFBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRI7CgVzdGF0ZRgBIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUi4QEKHUNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0EhQKDHN1YmplY3Rfa2luZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgtwb2xpY3lfdHlwZRgEIAEoCRIRCglwb2xpY3lfaWQYBSABKAkSEAoIYXNzaWduZWQYBiABKAgSSQoTZXhwZWN0ZWRfYXNzaWdubWVudBgHIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUiMQoeQ2hhbmdlUG9saWN5QXNzaWdubWVudFJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgikwIKDUFjY291bnRQb2xpY3kSCgoCaWQYASABKAkSEwoLcG9saWN5X3R5cGUYAiABKAkSDAoEbmFtZRgDIAEoCRInCgZjb25maWcYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmlzX2RlZmF1bHQYBSABKAgSFQoNd29ya3NwYWNlX2lkcxgGIAMoCRIfChdvcHRlZF9vdXRfd29ya3NwYWNlX2lkcxgHIAMoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAgoSQWNjb3VudFBvbGljeUlucHV0EhMKC3BvbGljeV90eXBlGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGY29uZmlnGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgppc19kZWZhdWx0GAQgASgISACIAQESOQoNd29ya3NwYWNlX2lkcxgFIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdBJDChdvcHRlZF9vdXRfd29ya3NwYWNlX2lkcxgGIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdEINCgtfaXNfZGVmYXVsdCJlChpMaXN0QWNjb3VudFBvbGljaWVzUmVxdWVzdBIYCgtwb2xpY3lfdHlwZRgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBUIOCgxfcG9saWN5X3R5cGUiagobTGlzdEFjY291bnRQb2xpY2llc1Jlc3BvbnNlEjYKCHBvbGljaWVzGAEgAygLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kSEwoLdG90YWxfY291bnQYAiABKAUiVwoaQ3JlYXRlQWNjb3VudFBvbGljeVJlcXVlc3QSOQoGcG9saWN5GAEgASgLMikucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3lJbnB1dCJTChtDcmVhdGVBY2NvdW50UG9saWN5UmVzcG9uc2USNAoGcG9saWN5GAEgASgLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kiYwoaVXBkYXRlQWNjb3VudFBvbGljeVJlcXVlc3QSCgoCaWQYASABKAkSOQoGcG9saWN5GAIgASgLMikucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3lJbnB1dCJTChtVcGRhdGVBY2NvdW50UG9saWN5UmVzcG9uc2USNAoGcG9saWN5GAEgASgLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kiKAoaRGVsZXRlQWNjb3VudFBvbGljeVJlcXVlc3QSCgoCaWQYASABKAkiLgobRGVsZXRlQWNjb3VudFBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgypQsKFkd1YXJkcmFpbFBvbGljeVNlcnZpY2USggEKFUxpc3RHdWFyZHJhaWxQb2xpY2llcxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxQb2xpY2llc1Jlc3BvbnNlEoIBChVDcmVhdGVHdWFyZHJhaWxQb2xpY3kSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRJ5ChJHZXRHdWFyZHJhaWxQb2xpY3kSMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5UmVxdWVzdBoxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRKCAQoVVXBkYXRlR3VhcmRyYWlsUG9saWN5EjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USggEKFURlbGV0ZUd1YXJkcmFpbFBvbGljeRIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEnwKE0dldFBvbGljeUFzc2lnbm1lbnQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlc3BvbnNlEoUBChZDaGFuZ2VQb2xpY3lBc3NpZ25tZW50EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRJ8ChNMaXN0QWNjb3VudFBvbGljaWVzEjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXNwb25zZRJ8ChNDcmVhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNVcGRhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNEZWxldGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * A list of subjects (API key hashes or member user ids); a message so that
@@ -535,6 +535,267 @@ export const ChangePolicyAssignmentResponseSchema: GenMessage<ChangePolicyAssign
   messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 17);
 
 /**
+ * OpenRouter's AccountGuardrailPolicy.
+ *
+ * @generated from message railgate.guardrail.v1.AccountPolicy
+ */
+export type AccountPolicy = Message<"railgate.guardrail.v1.AccountPolicy"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string policy_type = 2;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct config = 4;
+   */
+  config?: JsonObject | undefined;
+
+  /**
+   * Covers every workspace but the opted-out ones.
+   *
+   * @generated from field: bool is_default = 5;
+   */
+  isDefault: boolean;
+
+  /**
+   * @generated from field: repeated string workspace_ids = 6;
+   */
+  workspaceIds: string[];
+
+  /**
+   * @generated from field: repeated string opted_out_workspace_ids = 7;
+   */
+  optedOutWorkspaceIds: string[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.AccountPolicy.
+ * Use `create(AccountPolicySchema)` to create a new message.
+ */
+export const AccountPolicySchema: GenMessage<AccountPolicy> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 18);
+
+/**
+ * @generated from message railgate.guardrail.v1.AccountPolicyInput
+ */
+export type AccountPolicyInput = Message<"railgate.guardrail.v1.AccountPolicyInput"> & {
+  /**
+   * @generated from field: string policy_type = 1;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct config = 3;
+   */
+  config?: JsonObject | undefined;
+
+  /**
+   * @generated from field: optional bool is_default = 4;
+   */
+  isDefault?: boolean | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.SubjectList workspace_ids = 5;
+   */
+  workspaceIds?: SubjectList | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.SubjectList opted_out_workspace_ids = 6;
+   */
+  optedOutWorkspaceIds?: SubjectList | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.AccountPolicyInput.
+ * Use `create(AccountPolicyInputSchema)` to create a new message.
+ */
+export const AccountPolicyInputSchema: GenMessage<AccountPolicyInput> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 19);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListAccountPoliciesRequest
+ */
+export type ListAccountPoliciesRequest = Message<"railgate.guardrail.v1.ListAccountPoliciesRequest"> & {
+  /**
+   * @generated from field: optional string policy_type = 1;
+   */
+  policyType?: string | undefined;
+
+  /**
+   * @generated from field: int32 offset = 2;
+   */
+  offset: number;
+
+  /**
+   * 0 means the default (50).
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListAccountPoliciesRequest.
+ * Use `create(ListAccountPoliciesRequestSchema)` to create a new message.
+ */
+export const ListAccountPoliciesRequestSchema: GenMessage<ListAccountPoliciesRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 20);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListAccountPoliciesResponse
+ */
+export type ListAccountPoliciesResponse = Message<"railgate.guardrail.v1.ListAccountPoliciesResponse"> & {
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.AccountPolicy policies = 1;
+   */
+  policies: AccountPolicy[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListAccountPoliciesResponse.
+ * Use `create(ListAccountPoliciesResponseSchema)` to create a new message.
+ */
+export const ListAccountPoliciesResponseSchema: GenMessage<ListAccountPoliciesResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 21);
+
+/**
+ * @generated from message railgate.guardrail.v1.CreateAccountPolicyRequest
+ */
+export type CreateAccountPolicyRequest = Message<"railgate.guardrail.v1.CreateAccountPolicyRequest"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.AccountPolicyInput policy = 1;
+   */
+  policy?: AccountPolicyInput | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.CreateAccountPolicyRequest.
+ * Use `create(CreateAccountPolicyRequestSchema)` to create a new message.
+ */
+export const CreateAccountPolicyRequestSchema: GenMessage<CreateAccountPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 22);
+
+/**
+ * @generated from message railgate.guardrail.v1.CreateAccountPolicyResponse
+ */
+export type CreateAccountPolicyResponse = Message<"railgate.guardrail.v1.CreateAccountPolicyResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.AccountPolicy policy = 1;
+   */
+  policy?: AccountPolicy | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.CreateAccountPolicyResponse.
+ * Use `create(CreateAccountPolicyResponseSchema)` to create a new message.
+ */
+export const CreateAccountPolicyResponseSchema: GenMessage<CreateAccountPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 23);
+
+/**
+ * @generated from message railgate.guardrail.v1.UpdateAccountPolicyRequest
+ */
+export type UpdateAccountPolicyRequest = Message<"railgate.guardrail.v1.UpdateAccountPolicyRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.AccountPolicyInput policy = 2;
+   */
+  policy?: AccountPolicyInput | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.UpdateAccountPolicyRequest.
+ * Use `create(UpdateAccountPolicyRequestSchema)` to create a new message.
+ */
+export const UpdateAccountPolicyRequestSchema: GenMessage<UpdateAccountPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 24);
+
+/**
+ * @generated from message railgate.guardrail.v1.UpdateAccountPolicyResponse
+ */
+export type UpdateAccountPolicyResponse = Message<"railgate.guardrail.v1.UpdateAccountPolicyResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.AccountPolicy policy = 1;
+   */
+  policy?: AccountPolicy | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.UpdateAccountPolicyResponse.
+ * Use `create(UpdateAccountPolicyResponseSchema)` to create a new message.
+ */
+export const UpdateAccountPolicyResponseSchema: GenMessage<UpdateAccountPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 25);
+
+/**
+ * @generated from message railgate.guardrail.v1.DeleteAccountPolicyRequest
+ */
+export type DeleteAccountPolicyRequest = Message<"railgate.guardrail.v1.DeleteAccountPolicyRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.DeleteAccountPolicyRequest.
+ * Use `create(DeleteAccountPolicyRequestSchema)` to create a new message.
+ */
+export const DeleteAccountPolicyRequestSchema: GenMessage<DeleteAccountPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 26);
+
+/**
+ * @generated from message railgate.guardrail.v1.DeleteAccountPolicyResponse
+ */
+export type DeleteAccountPolicyResponse = Message<"railgate.guardrail.v1.DeleteAccountPolicyResponse"> & {
+  /**
+   * @generated from field: bool deleted = 1;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.DeleteAccountPolicyResponse.
+ * Use `create(DeleteAccountPolicyResponseSchema)` to create a new message.
+ */
+export const DeleteAccountPolicyResponseSchema: GenMessage<DeleteAccountPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 27);
+
+/**
  * Guardrail policies (OpenRouter's Guardrail Policies): a budget, a model
  * availability or a moderation policy of one workspace, assigned to API keys
  * and members on its own. Every call needs a management key.
@@ -604,6 +865,43 @@ export const GuardrailPolicyService: GenService<{
     methodKind: "unary";
     input: typeof ChangePolicyAssignmentRequestSchema;
     output: typeof ChangePolicyAssignmentResponseSchema;
+  },
+  /**
+   * Workspace-wide policies: each applies to every key and member of the workspaces it covers,
+   * and a key's or member's own policy can only add restrictions to it.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.ListAccountPolicies
+   */
+  listAccountPolicies: {
+    methodKind: "unary";
+    input: typeof ListAccountPoliciesRequestSchema;
+    output: typeof ListAccountPoliciesResponseSchema;
+  },
+  /**
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.CreateAccountPolicy
+   */
+  createAccountPolicy: {
+    methodKind: "unary";
+    input: typeof CreateAccountPolicyRequestSchema;
+    output: typeof CreateAccountPolicyResponseSchema;
+  },
+  /**
+   * Replaces name, config and workspace coverage.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.UpdateAccountPolicy
+   */
+  updateAccountPolicy: {
+    methodKind: "unary";
+    input: typeof UpdateAccountPolicyRequestSchema;
+    output: typeof UpdateAccountPolicyResponseSchema;
+  },
+  /**
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.DeleteAccountPolicy
+   */
+  deleteAccountPolicy: {
+    methodKind: "unary";
+    input: typeof DeleteAccountPolicyRequestSchema;
+    output: typeof DeleteAccountPolicyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_railgate_guardrail_v1_guardrail_policy_service, 0);
