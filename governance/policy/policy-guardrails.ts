@@ -114,7 +114,7 @@ export function governingPolicies(
   const add = (ids: string[], source: GuardrailSource) => {
     for (const id of ids) {
       const p = byId.get(id);
-      if (p) out.push({ source, guardrail: policyAsGuardrail(p) });
+      if (p) out.push({ source, guardrail: policyAsGuardrail(p), policy: true });
     }
   };
   for (const type of new Set(doc.policies.map((p) => p.policyType))) {
@@ -138,5 +138,9 @@ export function accountPolicies(
 ): GoverningGuardrail[] {
   return policies
     .filter((p) => coversWorkspace(p, workspaceId))
-    .map((p) => ({ source: "workspace_default", guardrail: policyAsGuardrail(p) }));
+    .map((p) => ({
+      source: "workspace_default" as const,
+      guardrail: policyAsGuardrail(p),
+      policy: true as const,
+    }));
 }

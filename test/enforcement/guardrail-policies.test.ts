@@ -53,7 +53,11 @@ describe("enforcement: guardrail policies", () => {
     });
     expectAudio(await speak(ann1));
     expectAudio(await speak(ann2));
-    expectError(await speak(ann1), 403, /"Member budget".*exhausted for member "ann"/);
+    expectError(
+      await speak(ann1),
+      403,
+      /^Budget of policy "Member budget".*exhausted for member "ann"/,
+    );
     // Bo's spend is his own.
     expectAudio(await speak(bo));
     expectAudio(await speak(bo));
@@ -129,7 +133,11 @@ describe("enforcement: guardrail policies", () => {
         expectAudio(await speak(k));
         expectAudio(await speak(k));
       }
-      expectError(await speak(key), 403, /"Per-person cap".*exhausted for this API key/);
+      expectError(
+        await speak(key),
+        403,
+        /^Budget of policy "Per-person cap".*exhausted for this API key/,
+      );
       // A workspace it does not cover is not capped.
       expectAudio(await speak(free));
     } finally {
