@@ -62,6 +62,15 @@ describe("enforcement: guardrail policies", () => {
     expectAudio(await speak(bo));
     expectAudio(await speak(bo));
     expectError(await speak(bo), 403, new RegExp(`${budget}.*exhausted for member "bo"`));
+    // Explain names the policy that decided, by id, as the budget of the member.
+    const explained = await w.gw.explain(ann2);
+    expect(explained.budgets).to.have.length(1);
+    expect(explained.budgets[0]).to.deep.include({
+      guardrail_id: budget,
+      guardrail_name: "Member budget",
+      scope: "member",
+      subject: "ann",
+    });
   });
 
   it("a key's own budget policy only adds a limit: a tighter guardrail budget still holds", async () => {
