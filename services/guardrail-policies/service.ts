@@ -3,9 +3,6 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
-  type AccountPolicyInput,
-  type AccountPolicy as AccountPolicyMessage,
-  AccountPolicySchema,
   type ChangePolicyAssignmentRequest,
   type CreateAccountPolicyRequest,
   type CreateGuardrailPolicyRequest,
@@ -25,9 +22,9 @@ import {
   type UpdateGuardrailPolicyRequest,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { auditOrigin } from "../../platform/audit.js";
-import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
+import { conflict, notFound } from "../../platform/errors.js";
 import { isUuid, newId } from "../../platform/ids.js";
-import { COUNT_LIMITS, GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import type { Clock } from "../../platform/time.js";
@@ -39,15 +36,12 @@ import {
   overridden,
   sameState,
 } from "../../store/policies/policy-doc.js";
-import {
-  ACCOUNT_DOC,
-  type AccountPolicy,
-  isPolicyType,
-  type PolicyDoc,
-  type PolicyDocStore,
-  type PolicyType,
-  type StoredPolicy,
-  type SubjectKind,
+import type {
+  PolicyDoc,
+  PolicyDocStore,
+  PolicyType,
+  StoredPolicy,
+  SubjectKind,
 } from "../../store/policies/types.js";
 import {
   type AuditEntry,
@@ -55,46 +49,18 @@ import {
   changesBetween,
 } from "../../store/request-log/audit-log.js";
 import type { Store } from "../../store/types.js";
+import { AccountPolicies } from "./account-policies.js";
 import { checkedConfig } from "./config-rules.js";
 import { mappedPolicies } from "./mapped.js";
-
-/** A write is computed from what was read and applied only if nothing changed meanwhile; past this many races, 409. */
-const WRITE_ATTEMPTS = 8;
-const POLICIES_PER_WORKSPACE = COUNT_LIMITS.guardrailsPerWorkspace;
-
-function fail(message: string): never {
-  throw invalidArgument(message);
-}
-
-function policyType(value: string, field = "policy_type"): PolicyType {
-  if (!isPolicyType(value))
-    fail(`${field} must be one of "budget", "model_availability", "moderation"`);
-  return value;
-}
-
-function policyNotFound(type: string, id: string): never {
-  throw notFound(
-    ErrorReason.POLICY_NOT_FOUND,
-    `${type} policy ${quote(id.slice(0, 80))} not found`,
-  );
-}
-
-function subjects(field: string, list: SubjectList | undefined, max: number): string[] {
-  const ids = list?.ids ?? [];
-  if (ids.length > LIMITS.subjectsMax)
-    fail(`${field} may have at most ${LIMITS.subjectsMax} elements`);
-  ids.forEach((s, i) => {
-    if (s.trim().length === 0 || s.length > max)
-      fail(`${field}[${i}] must be a non-empty string of at most ${max} characters`);
-  });
-  return [...new Set(ids)];
-}
-
-function policyName(name: string): string {
-  if (name.trim().length === 0 || [...name].length > LIMITS.nameMax)
-    fail(`name is required: 1 to ${LIMITS.nameMax} characters, not blank`);
-  return name;
-}
+import {
+  editDoc,
+  fail,
+  POLICIES_PER_WORKSPACE,
+  policyName,
+  policyNotFound,
+  policyType,
+  subjects,
+} from "./rules.js";
 
 /** What the audit log records of a policy. */
 function auditFields(p: StoredPolicy): Record<string, unknown> {
@@ -117,6 +83,7 @@ function auditFields(p: StoredPolicy): Record<string, unknown> {
  */
 export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailPolicyService> {
   private readonly docs: PolicyDocStore;
+  private readonly account: AccountPolicies;
 
   constructor(
     private readonly store: Store,
@@ -124,6 +91,12 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     private readonly clock: Clock = systemClock,
   ) {
     this.docs = store.openPolicyDocs();
+    this.account = new AccountPolicies(
+      this.docs,
+      store,
+      (ctx, entry) => this.record(ctx, entry),
+      clock,
+    );
   }
 
   private record(ctx: HandlerContext, entry: AuditEntry): void {
@@ -148,24 +121,11 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     });
   }
 
-  /**
-   * Reads the workspace's document, lets `change` compute the next one (or refuse), and writes
-   * it if no other write came first; otherwise decides again on a fresh read.
-   */
-  private async edit<T>(
+  private edit<T>(
     workspaceId: string,
     change: (doc: PolicyDoc) => Promise<{ doc: PolicyDoc | null; result: T }>,
   ): Promise<T> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const { doc, version } = await this.docs.read(workspaceId);
-      const next = await change(doc);
-      if (next.doc === null) return next.result;
-      if (await this.docs.write(workspaceId, version, next.doc)) return next.result;
-    }
-    throw conflict(
-      ErrorReason.UPDATE_CONFLICT,
-      `policies of workspace ${workspaceId} kept changing: retry`,
-    );
+    return editDoc(this.docs, workspaceId, change);
   }
 
   private async workspaceExists(workspaceId: string): Promise<boolean> {
@@ -428,134 +388,20 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     return { changed };
   }
 
-  private accountToProto(p: AccountPolicy): AccountPolicyMessage {
-    return create(AccountPolicySchema, {
-      id: p.id,
-      policyType: p.policyType,
-      name: p.name,
-      config: p.config as AccountPolicyMessage["config"],
-      isDefault: p.isDefault,
-      workspaceIds: p.workspaceIds,
-      optedOutWorkspaceIds: p.optedOutWorkspaceIds,
-      createdAt: timestampFromMs(p.createdAtMs),
-      updatedAt: timestampFromMs(p.updatedAtMs),
-    });
+  listAccountPolicies(req: ListAccountPoliciesRequest) {
+    return this.account.list(req);
   }
 
-  /** The workspace lists of an input (undefined: not sent), each naming an existing workspace. */
-  private async workspaceLists(input: AccountPolicyInput) {
-    const check = async (field: string, l: SubjectList | undefined) => {
-      if (l === undefined) return undefined;
-      const ids = subjects(field, l, LIMITS.subjectMax);
-      for (const [i, id] of ids.entries())
-        if (!isUuid(id) || !(await this.workspaceExists(id)))
-          fail(`${field}[${i}] ${quote(id.slice(0, 80))} is not a workspace`);
-      return ids;
-    };
-    return {
-      workspaceIds: await check("workspace_ids", input.workspaceIds),
-      optedOutWorkspaceIds: await check("opted_out_workspace_ids", input.optedOutWorkspaceIds),
-    };
+  createAccountPolicy(req: CreateAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.create(req, ctx);
   }
 
-  async listAccountPolicies(req: ListAccountPoliciesRequest) {
-    const type = req.policyType === undefined ? undefined : policyType(req.policyType);
-    const { offset, limit } = pageParams(req.offset, req.limit);
-    const { doc } = await this.docs.read(ACCOUNT_DOC);
-    const all = (doc.accountPolicies ?? []).filter((p) => !type || p.policyType === type);
-    return {
-      policies: all.slice(offset, offset + limit).map((p) => this.accountToProto(p)),
-      totalCount: all.length,
-    };
+  updateAccountPolicy(req: UpdateAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.update(req, ctx);
   }
 
-  async createAccountPolicy(req: CreateAccountPolicyRequest, ctx: HandlerContext) {
-    const input = req.policy ?? fail("policy is required");
-    const type = policyType(input.policyType);
-    const name = policyName(input.name);
-    const config = checkedConfig(type, input.config);
-    const lists = await this.workspaceLists(input);
-    const now = this.clock.now();
-    const policy: AccountPolicy = {
-      id: newId(),
-      policyType: type,
-      name,
-      config,
-      isDefault: input.isDefault ?? false,
-      workspaceIds: lists.workspaceIds ?? [],
-      optedOutWorkspaceIds: lists.optedOutWorkspaceIds ?? [],
-      createdAtMs: now,
-      updatedAtMs: now,
-    };
-    await this.docs.index(policy.id, ACCOUNT_DOC);
-    await this.edit(ACCOUNT_DOC, async (doc) => {
-      const existing = doc.accountPolicies ?? [];
-      if (existing.length >= POLICIES_PER_WORKSPACE)
-        throw limitError(
-          `the account already has ${existing.length} workspace-wide policies (the maximum is ${POLICIES_PER_WORKSPACE}): delete one first`,
-        );
-      return { doc: { ...doc, accountPolicies: [...existing, policy] }, result: true };
-    });
-    this.record(ctx, {
-      action: "guardrail_policy.create",
-      resource: { type: "guardrail_policy", id: policy.id, label: name },
-      changes: changesBetween(null, { policy_type: type, ...accountAuditFields(policy) }),
-    });
-    return { policy: this.accountToProto(policy) };
-  }
-
-  async updateAccountPolicy(req: UpdateAccountPolicyRequest, ctx: HandlerContext) {
-    const input = req.policy ?? fail("policy is required");
-    const name = policyName(input.name);
-    const lists = await this.workspaceLists(input);
-    let before: AccountPolicy | undefined;
-    const after = await this.edit(ACCOUNT_DOC, async (doc) => {
-      const all = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === req.id) ?? policyNotFound("account", req.id);
-      if (input.policyType && input.policyType !== stored.policyType)
-        fail(`policy_type must stay "${stored.policyType}"`);
-      before = stored;
-      const next: AccountPolicy = {
-        ...stored,
-        name,
-        config: checkedConfig(stored.policyType, input.config),
-        isDefault: input.isDefault ?? stored.isDefault,
-        workspaceIds: lists.workspaceIds ?? stored.workspaceIds,
-        optedOutWorkspaceIds: lists.optedOutWorkspaceIds ?? stored.optedOutWorkspaceIds,
-        updatedAtMs: this.clock.now(),
-      };
-      return {
-        doc: { ...doc, accountPolicies: all.map((p) => (p.id === req.id ? next : p)) },
-        result: next,
-      };
-    });
-    this.record(ctx, {
-      action: "guardrail_policy.update",
-      resource: { type: "guardrail_policy", id: req.id, label: name },
-      changes: changesBetween(
-        before ? accountAuditFields(before) : null,
-        accountAuditFields(after),
-      ),
-    });
-    return { policy: this.accountToProto(after) };
-  }
-
-  async deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
-    const removed = await this.edit(ACCOUNT_DOC, async (doc) => {
-      const all = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === req.id) ?? policyNotFound("account", req.id);
-      return {
-        doc: { ...doc, accountPolicies: all.filter((p) => p.id !== req.id) },
-        result: stored,
-      };
-    });
-    await this.docs.index(req.id, undefined);
-    this.record(ctx, {
-      action: "guardrail_policy.delete",
-      resource: { type: "guardrail_policy", id: req.id, label: removed.name },
-      changes: changesBetween(accountAuditFields(removed), null),
-    });
-    return { deleted: true };
+  deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.delete(req, ctx);
   }
 }
 
@@ -576,14 +422,4 @@ function placed(doc: PolicyDoc, policy: StoredPolicy): PolicyDoc {
   const policies = [...others];
   policies.splice(at, 0, policy);
   return { policies };
-}
-
-function accountAuditFields(p: AccountPolicy): Record<string, unknown> {
-  return {
-    name: p.name,
-    config: p.config,
-    is_default: p.isDefault,
-    workspace_ids: p.workspaceIds,
-    opted_out_workspace_ids: p.optedOutWorkspaceIds,
-  };
 }
