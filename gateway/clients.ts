@@ -1,6 +1,7 @@
 import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
+import { GuardrailPolicyService } from "../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { WebhookService } from "../gen/railgate/webhook/v1/webhook_service_pb.js";
@@ -19,6 +20,8 @@ import { createTypedClient } from "../platform/typed-client.js";
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
   accounts: Client<typeof AccountService>;
+  /** Guardrail policies: served beside GuardrailService (the guardrail process). */
+  policies: Client<typeof GuardrailPolicyService>;
   speech: Client<typeof SpeechService>;
   /** Budget-alert webhooks: served beside AccountService (the guardrail process). */
   webhooks: Client<typeof WebhookService>;
@@ -74,6 +77,7 @@ export function createServiceClients(transports: {
   return {
     guardrails: createTypedClient(GuardrailService, transports.guardrail),
     accounts: createTypedClient(AccountService, transports.guardrail),
+    policies: createTypedClient(GuardrailPolicyService, transports.guardrail),
     speech: createTypedClient(SpeechService, transports.speech),
     webhooks: createTypedClient(WebhookService, transports.guardrail),
     health: { guardrail: healthOf(transports.guardrail), speech: healthOf(transports.speech) },

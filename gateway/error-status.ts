@@ -52,6 +52,7 @@ export const STATUS_BY_REASON: Readonly<
   [ErrorReason.MODEL_NOT_FOUND]: 404,
   [ErrorReason.GENERATION_NOT_FOUND]: 404,
   [ErrorReason.WEBHOOK_NOT_FOUND]: 404,
+  [ErrorReason.POLICY_NOT_FOUND]: 404,
   // The spec's "409 (conflict; retry later)" of a guardrail update.
   [ErrorReason.UPDATE_CONFLICT]: 409,
   [ErrorReason.ID_COLLISION]: 409,

@@ -8,6 +8,7 @@ import { creditRoutes } from "./routes/credits.js";
 import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { generationRoutes } from "./routes/generations.js";
+import { guardrailPolicyRoutes } from "./routes/guardrail-policies.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
@@ -22,6 +23,7 @@ export const routes: Route[] = [
   ...healthRoutes,
   ...metricsRoutes,
   ...assignmentRoutes,
+  ...guardrailPolicyRoutes,
   ...guardrailRoutes,
   ...explainRoutes,
   ...keyRoutes,

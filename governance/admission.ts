@@ -166,7 +166,7 @@ export async function admitRequest(
         withReason(
           Code.PermissionDenied,
           ErrorReason.BUDGET_EXCEEDED,
-          `Budget of guardrail "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+          `Budget of ${b?.policy ? "policy" : "guardrail"} "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
         ),
         result.guardrailId,
       );

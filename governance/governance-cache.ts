@@ -1,9 +1,11 @@
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import { componentLogger } from "../platform/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
+import { ACCOUNT_DOC, type PolicyDocStore } from "../store/policies/types.js";
 import type { Store } from "../store/types.js";
 import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
+import { accountPolicies, governingPolicies } from "./policy/policy-guardrails.js";
 import type { AccountSettings, EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
 
 const log = componentLogger("governance-cache");
@@ -36,12 +38,14 @@ export class GovernanceCache {
     maxAgeMs: MAX_AGE_MS,
   });
   private readonly unsubscribe: () => void;
+  private readonly policyDocs: PolicyDocStore;
 
   constructor(
     private readonly store: Store,
     private readonly account: AccountSettings,
   ) {
     this.unsubscribe = store.onInvalidate((scope) => this.invalidate(scope));
+    this.policyDocs = store.openPolicyDocs();
   }
 
   close(): void {
@@ -65,6 +69,17 @@ export class GovernanceCache {
     if (gov.memberGuardrail) governing.push({ source: "member", guardrail: gov.memberGuardrail });
     if (gov.defaultGuardrail)
       governing.push({ source: "workspace_default", guardrail: gov.defaultGuardrail });
+    // Guardrail policies of the workspace add theirs (a policy write is announced on its scope too).
+    if (scope !== "org") {
+      const [{ doc }, account] = await Promise.all([
+        this.policyDocs.read(scope),
+        this.policyDocs.read(ACCOUNT_DOC),
+      ]);
+      governing.push(
+        ...accountPolicies(account.doc.accountPolicies ?? [], scope),
+        ...governingPolicies(doc, keyHash, gov.key.memberUserId),
+      );
+    }
     const policy = effectivePolicy(governing, this.account);
     let filters: CompiledFilters;
     try {

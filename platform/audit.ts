@@ -13,6 +13,7 @@ export const AUDIT_RESOURCE_TYPES = [
   "workspace",
   "credits",
   "webhook",
+  "guardrail_policy",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -42,6 +42,8 @@ import {
 import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import { MemoryIdempotency } from "./memory-idempotency.js";
+import { MemoryPolicyDocs } from "./policies/memory-policy-docs.js";
+import type { PolicyDocStore } from "./policies/types.js";
 import type { SqlDatabase } from "./request-log/database.js";
 import {
   joinedRecord,
@@ -147,8 +149,14 @@ export class MemoryStore implements Store {
   ) {}
 
   private audioClips?: AudioClipStore;
+  private policyDocs?: PolicyDocStore;
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
+  openPolicyDocs(): PolicyDocStore {
+    this.policyDocs ??= new MemoryPolicyDocs((scope) => this.changed(scope));
+    return this.policyDocs;
+  }
+
   openAudioClips(options: { memoryBytes: number }): AudioClipStore {
     this.audioClips ??= new MemoryAudioClips(options.memoryBytes);
     return this.audioClips;

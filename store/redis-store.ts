@@ -46,6 +46,8 @@ import {
   usageWindows,
 } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import { RedisPolicyDocs } from "./policies/redis-policy-docs.js";
+import type { PolicyDocStore } from "./policies/types.js";
 import {
   type AdmitReply,
   admitGroupArgs,
@@ -227,6 +229,10 @@ export class RedisStore implements Store {
   ) {
     this.k = new RedisKeys(prefix);
     defineCommands(client);
+  }
+
+  openPolicyDocs(): PolicyDocStore {
+    return new RedisPolicyDocs(this.client, this.prefix, (scope) => this.changed(scope));
   }
 
   openAudioClips(): AudioClipStore {

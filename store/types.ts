@@ -12,6 +12,7 @@ import type { AudioClipStore } from "./audio-clips/types.js";
 import type { AuditNote } from "./config-outbox/entry.js";
 import type { KeyUsage } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import type { PolicyDocStore } from "./policies/types.js";
 import type { SqlDatabase } from "./request-log/database.js";
 import type { OutboxRecord, ReservationCheckpoint } from "./reservations.js";
 
@@ -326,4 +327,6 @@ export interface Store {
    * hash tag; memory: this process only, within `memoryBytes` over every workspace).
    */
   openAudioClips(options: { memoryBytes: number }): AudioClipStore;
+  /** Guardrail policy documents, in this store (store/policies). */
+  openPolicyDocs(): PolicyDocStore;
 }

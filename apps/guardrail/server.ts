@@ -1,5 +1,6 @@
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
@@ -26,6 +27,7 @@ import {
 import { ModelIds } from "../../services/guardrail/model-ids.js";
 import { checkedGuardrailService } from "../../services/guardrail/request-rules.js";
 import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
+import { GuardrailPolicyServiceImpl } from "../../services/guardrail-policies/service.js";
 import { loadCatalog } from "../../services/speech/catalog/load-catalog.js";
 import { checkedWebhookService } from "../../services/webhooks/request-rules.js";
 import { WebhookServiceImpl } from "../../services/webhooks/service.js";
@@ -179,12 +181,14 @@ export async function startGuardrailServer(
   const health = new HealthServiceImpl({
     [GuardrailService.typeName]: ping,
     [AccountService.typeName]: ping,
+    [GuardrailPolicyService.typeName]: ping,
     ...(webhooks ? { [WebhookService.typeName]: webhooks.health } : {}),
   });
   const server = await startGrpcServer(
     [
       served(GuardrailService, checkedGuardrailService(guardrails)),
       served(AccountService, checkedAccountService(accounts)),
+      served(GuardrailPolicyService, new GuardrailPolicyServiceImpl(store, audit, options.clock)),
       ...(webhooks ? [served(WebhookService, checkedWebhookService(webhooks.service))] : []),
       served(Health, health),
     ],

@@ -71,7 +71,7 @@ export function effectivePolicy(
   const any = gs.length > 0;
   const all = (pick: (g: Guardrail) => boolean) => gs.every(pick);
   const some = (pick: (g: Guardrail) => boolean) => gs.some(pick);
-  const budgets: BudgetSpec[] = governing.flatMap(({ source, guardrail: g }) => {
+  const budgets: BudgetSpec[] = governing.flatMap(({ source, guardrail: g, policy }) => {
     const interval = budgetInterval(g);
     return g.limitUsd !== undefined && interval
       ? [
@@ -82,6 +82,7 @@ export function effectivePolicy(
             limitUsd: g.limitUsd,
             interval,
             includeByok: g.includeByokInBudgets,
+            ...(policy ? { policy } : {}),
           },
         ]
       : [];

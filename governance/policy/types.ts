@@ -12,6 +12,8 @@ export type GuardrailSource = GuardrailSourceName;
 export interface GoverningGuardrail {
   source: GuardrailSource;
   guardrail: Guardrail;
+  /** Set when the guardrail stands for a guardrail policy (policy-guardrails.ts): refusals name it so. */
+  policy?: true;
 }
 
 export interface FilterRuleSpec {
@@ -27,6 +29,8 @@ export interface FilterRuleSpec {
 export interface BudgetSpec {
   guardrailId: string;
   guardrailName: string;
+  /** The budget is a guardrail policy's, not a guardrail's. */
+  policy?: true;
   /** How the guardrail governs the key: it decides whose spend the budget counts (budget-counters.ts). */
   source: GuardrailSource;
   limitUsd: number;

@@ -20,6 +20,13 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
  * gives for that status; every value rule the document states for a body field or a query
  * parameter is broken once and must be refused with a 400 that names the field.
  */
+/** A valid config of each guardrail policy type. */
+const POLICY_CONFIGS = {
+  budget: { limit_usd: 10, reset_interval: "weekly", include_byok_in_budgets: false },
+  model_availability: { allowed_models: [MODELS.espeak], allowed_data_regions: ["europe"] },
+  moderation: { content_filter_builtins: [{ slug: "email", action: "redact" }] },
+} as const;
+
 describe("gateway: OpenAPI document against real answers", function () {
   this.timeout(120_000);
   const h = useSpeechSystem();
@@ -203,6 +210,63 @@ describe("gateway: OpenAPI document against real answers", function () {
       { member_user_ids: ["user-1"] },
     );
 
+    // Guardrail policies: each type's CRUD, and an assignment of each kind of subject.
+    for (const [type, config] of Object.entries(POLICY_CONFIGS)) {
+      const base = `/api/v1/guardrails/policies/${type}`;
+      const policy = (
+        await call(admin, "POST", base, base, {
+          name: `conformance ${type}`,
+          policy_type: type,
+          workspace_id: ws.id,
+          config,
+          is_workspace_default: true,
+        })
+      ).body.data;
+      await call(admin, "GET", base, `${base}?workspace_id=${ws.id}&limit=5`);
+      await call(admin, "GET", `${base}/{id}`, `${base}/${policy.id}`);
+      await call(admin, "PUT", `${base}/{id}`, `${base}/${policy.id}`, { name: "renamed", config });
+      if (type === "budget") {
+        const state = {
+          opted_out: false,
+          policy_ids: [],
+          workspace_default_policy_ids: [policy.id],
+        };
+        const change = {
+          assigned: true,
+          expected_assignment: state,
+          policy_id: policy.id,
+          policy_type: type,
+          workspace_id: ws.id,
+        };
+        const akp = "/api/v1/guardrails/policies/assignments/api-keys/{subject}";
+        const amp = "/api/v1/guardrails/policies/assignments/members/{subject}";
+        const ak = `/api/v1/guardrails/policies/assignments/api-keys/${created.data.hash}`;
+        const am = "/api/v1/guardrails/policies/assignments/members/user-1";
+        await call(admin, "GET", akp, `${ak}?workspace_id=${ws.id}&policy_type=budget`);
+        await call(admin, "GET", amp, `${am}?workspace_id=${ws.id}&policy_type=budget`);
+        await call(admin, "PUT", akp, ak, change);
+        await call(admin, "PUT", amp, am, change);
+      }
+      await call(admin, "DELETE", `${base}/{id}`, `${base}/${policy.id}`);
+    }
+
+    // A workspace-wide policy covering the conformance workspace alone.
+    const account = "/api/v1/guardrails/policies/account";
+    const wide = (
+      await call(admin, "POST", account, account, {
+        name: "conformance account",
+        policy_type: "moderation",
+        config: POLICY_CONFIGS.moderation,
+        workspace_ids: [ws.id],
+      })
+    ).body.data;
+    await call(admin, "GET", account, `${account}?policy_type=moderation`);
+    await call(admin, "PUT", `${account}/{id}`, `${account}/${wide.id}`, {
+      name: "renamed",
+      config: {},
+    });
+    await call(admin, "DELETE", `${account}/{id}`, `${account}/${wide.id}`);
+
     // Models: the list, the count, one by id (both spellings), its endpoints.
     const models = await call(anon, "GET", "/api/v1/models", "/api/v1/models?limit=3");
     expect(models.body.data).to.not.be.empty;
@@ -360,12 +424,31 @@ describe("gateway: OpenAPI document against real answers", function () {
         await h.admin.post("/api/v1/webhooks", { workspace_id: ws.id, url: "http://127.0.0.1:9/r" })
       ).body.data;
       params = { id: g.id, hash: key.data.hash, workspace: ws.id, webhook: hook.id };
+      // A policy of each type in the default workspace (where the key is), for the policy paths.
+      for (const [type, config] of Object.entries(POLICY_CONFIGS)) {
+        const base = `/api/v1/guardrails/policies/${type}`;
+        const policy = (await h.admin.post(base, { name: "rules", policy_type: type, config })).body
+          .data;
+        params[`policy:${type}`] = policy.id;
+      }
+      // A workspace-wide policy that covers no workspace: its probes govern nothing.
+      params["policy:account"] = (
+        await h.admin.post("/api/v1/guardrails/policies/account", {
+          name: "rules",
+          policy_type: "budget",
+          config: POLICY_CONFIGS.budget,
+        })
+      ).body.data.id;
       speakerKey = key.key;
     });
 
     function concrete(path: string): string {
       // /workspaces/{id} takes the workspace, /webhooks/{id} the webhook; every other {id} is
       // the guardrail.
+      const policyType = /^\/api\/v1\/guardrails\/policies\/(\w+)\/\{id\}$/.exec(path)?.[1];
+      if (policyType) return path.replace("{id}", params[`policy:${policyType}`] ?? "x");
+      if (path.startsWith("/api/v1/guardrails/policies/assignments/api-keys/"))
+        return path.replace("{subject}", params.hash ?? "x");
       const idOf = path.startsWith("/api/v1/workspaces/")
         ? params.workspace
         : path.startsWith("/api/v1/webhooks/")
@@ -393,6 +476,35 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/guardrails/{id}/assignments/members": { member_user_ids: ["u"] },
         "POST /api/v1/guardrails/{id}/assignments/members/remove": { member_user_ids: ["u"] },
       };
+      if (path.startsWith("/api/v1/guardrails/policies/account"))
+        return {
+          name: `rule probe ${probes}`,
+          policy_type: "budget",
+          config: POLICY_CONFIGS.budget,
+        };
+      const policy =
+        /^\/api\/v1\/guardrails\/policies\/(budget|model_availability|moderation)/.exec(
+          path,
+        )?.[1] as keyof typeof POLICY_CONFIGS | undefined;
+      if (policy)
+        return {
+          name: `rule probe ${probes}`,
+          policy_type: policy,
+          config: POLICY_CONFIGS[policy],
+        };
+      if (path.startsWith("/api/v1/guardrails/policies/assignments/")) {
+        // Unassigning a policy the subject does not hold: a valid change that changes nothing.
+        return {
+          assigned: false,
+          expected_assignment: {
+            opted_out: false,
+            policy_ids: [],
+            workspace_default_policy_ids: [],
+          },
+          policy_id: params["policy:budget"],
+          policy_type: "budget",
+        };
+      }
       return bodies[`${method} ${path}`] ?? {};
     }
 

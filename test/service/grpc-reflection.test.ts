@@ -90,6 +90,7 @@ describe("gRPC server reflection (plain @grpc/grpc-js, no credentials)", functio
       "grpc.reflection.v1alpha.ServerReflection",
       "railgate.account.v1.AccountService",
       "railgate.guardrail.v1.GuardrailService",
+      "railgate.guardrail.v1.GuardrailPolicyService",
       "railgate.webhook.v1.WebhookService",
     ]);
     expect(names(s)).to.have.members([

@@ -1,0 +1,425 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
+import {
+  type ChangePolicyAssignmentRequest,
+  type CreateAccountPolicyRequest,
+  type CreateGuardrailPolicyRequest,
+  type DeleteAccountPolicyRequest,
+  type DeleteGuardrailPolicyRequest,
+  type GetGuardrailPolicyRequest,
+  type GetPolicyAssignmentRequest,
+  type GuardrailPolicy,
+  type GuardrailPolicyInput,
+  GuardrailPolicySchema,
+  type GuardrailPolicyService,
+  type ListAccountPoliciesRequest,
+  type ListGuardrailPoliciesRequest,
+  PolicyAssignmentStateSchema,
+  type SubjectList,
+  type UpdateAccountPolicyRequest,
+  type UpdateGuardrailPolicyRequest,
+} from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
+import { auditOrigin } from "../../platform/audit.js";
+import { conflict, notFound } from "../../platform/errors.js";
+import { isUuid, newId } from "../../platform/ids.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
+import { pageParams } from "../../platform/paging.js";
+import { quote } from "../../platform/quote.js";
+import type { Clock } from "../../platform/time.js";
+import { systemClock } from "../../platform/time.js";
+import { limitError } from "../../store/limits.js";
+import {
+  assignmentState,
+  changedAssignment,
+  overridden,
+  sameState,
+} from "../../store/policies/policy-doc.js";
+import type {
+  PolicyDoc,
+  PolicyDocStore,
+  PolicyType,
+  StoredPolicy,
+  SubjectKind,
+} from "../../store/policies/types.js";
+import {
+  type AuditEntry,
+  type AuditLog,
+  changesBetween,
+} from "../../store/request-log/audit-log.js";
+import type { Store } from "../../store/types.js";
+import { AccountPolicies } from "./account-policies.js";
+import { checkedConfig } from "./config-rules.js";
+import { mappedPolicies } from "./mapped.js";
+import {
+  editDoc,
+  fail,
+  POLICIES_PER_WORKSPACE,
+  policyName,
+  policyNotFound,
+  policyType,
+  subjects,
+} from "./rules.js";
+
+/** What the audit log records of a policy. */
+function auditFields(p: StoredPolicy): Record<string, unknown> {
+  return {
+    name: p.name,
+    config: p.config,
+    api_key_hashes: p.apiKeyHashes,
+    member_ids: p.memberIds,
+    is_workspace_default: p.isWorkspaceDefault,
+    opted_out_api_key_hashes: p.optedOutApiKeyHashes,
+    opted_out_member_ids: p.optedOutMemberIds,
+  };
+}
+
+/**
+ * Guardrail policies over the store's policy documents (store/policies): each workspace's
+ * policies are one document, so every rule that spans policies (one default per type, one
+ * direct policy per subject and type, an expected assignment) is decided on one consistent
+ * read and written only if that read is still current.
+ */
+export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailPolicyService> {
+  private readonly docs: PolicyDocStore;
+  private readonly account: AccountPolicies;
+
+  constructor(
+    private readonly store: Store,
+    private readonly audit?: AuditLog,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.docs = store.openPolicyDocs();
+    this.account = new AccountPolicies(
+      this.docs,
+      store,
+      (ctx, entry) => this.record(ctx, entry),
+      clock,
+    );
+  }
+
+  private record(ctx: HandlerContext, entry: AuditEntry): void {
+    this.audit?.record(auditOrigin(ctx), entry);
+  }
+
+  private toProto(doc: PolicyDoc, p: StoredPolicy): GuardrailPolicy {
+    return create(GuardrailPolicySchema, {
+      id: p.id,
+      workspaceId: p.workspaceId,
+      policyType: p.policyType,
+      name: p.name,
+      config: p.config as GuardrailPolicy["config"],
+      apiKeyHashes: p.apiKeyHashes,
+      memberIds: p.memberIds,
+      isWorkspaceDefault: p.isWorkspaceDefault,
+      optedOutApiKeyHashes: p.optedOutApiKeyHashes,
+      optedOutMemberIds: p.optedOutMemberIds,
+      overriddenApiKeyHashes: overridden(doc, p, "api_key"),
+      overriddenMemberIds: overridden(doc, p, "member"),
+      updatedAt: timestampFromMs(p.updatedAtMs),
+    });
+  }
+
+  private edit<T>(
+    workspaceId: string,
+    change: (doc: PolicyDoc) => Promise<{ doc: PolicyDoc | null; result: T }>,
+  ): Promise<T> {
+    return editDoc(this.docs, workspaceId, change);
+  }
+
+  private async workspaceExists(workspaceId: string): Promise<boolean> {
+    return (await this.store.getWorkspace(workspaceId)) !== undefined;
+  }
+
+  /** Every key hash must name a key of the policy's workspace. */
+  private async checkKeys(field: string, hashes: string[], workspaceId: string): Promise<void> {
+    for (const [i, hash] of hashes.entries()) {
+      if ((await this.store.keyScope(hash)) !== workspaceId)
+        fail(`${field}[${i}] is not an API key of workspace ${workspaceId}`);
+    }
+  }
+
+  /** The stored policy of that type and id, with its workspace's document; 404 otherwise. */
+  private async find(
+    type: PolicyType,
+    id: string,
+  ): Promise<{ doc: PolicyDoc; policy: StoredPolicy; workspaceId: string }> {
+    if (!isUuid(id)) policyNotFound(type, id);
+    const workspaceId = await this.docs.workspaceOf(id);
+    if (!workspaceId) policyNotFound(type, id);
+    const { doc } = await this.docs.read(workspaceId);
+    const policy = doc.policies.find((p) => p.id === id && p.policyType === type);
+    if (!policy) policyNotFound(type, id);
+    return { doc, policy, workspaceId };
+  }
+
+  async listGuardrailPolicies(req: ListGuardrailPoliciesRequest) {
+    const type = policyType(req.policyType);
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    if (req.workspaceId !== undefined && !isUuid(req.workspaceId))
+      fail(`workspace_id must be a lowercase UUID, got ${quote(req.workspaceId.slice(0, 80))}`);
+    const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
+    const { doc } = workspaceId ? await this.docs.read(workspaceId) : { doc: { policies: [] } };
+    const own = doc.policies.filter((p) => p.policyType === type).map((p) => this.toProto(doc, p));
+    const mapped = workspaceId ? await mappedPolicies(this.store, workspaceId, type) : [];
+    const all = [...own, ...mapped];
+    return { policies: all.slice(offset, offset + limit), totalCount: all.length };
+  }
+
+  async createGuardrailPolicy(req: CreateGuardrailPolicyRequest, ctx: HandlerContext) {
+    const input = req.policy ?? fail("policy is required");
+    const type = policyType(input.policyType);
+    const name = policyName(input.name);
+    const config = checkedConfig(type, input.config);
+    const workspaceId = input.workspaceId ?? (await this.store.defaultWorkspaceId()) ?? "";
+    if (!(await this.workspaceExists(workspaceId)))
+      fail(`workspace_id ${quote(workspaceId)} does not exist`);
+    const lists = await this.inputLists(input, workspaceId);
+    const id = newId();
+    const policy: StoredPolicy = {
+      id,
+      workspaceId,
+      policyType: type,
+      name,
+      config,
+      apiKeyHashes: lists.apiKeyHashes ?? [],
+      memberIds: lists.memberIds ?? [],
+      isWorkspaceDefault: input.isWorkspaceDefault ?? false,
+      optedOutApiKeyHashes: lists.optedOutApiKeyHashes ?? [],
+      optedOutMemberIds: lists.optedOutMemberIds ?? [],
+      updatedAtMs: this.clock.now(),
+    };
+    // Indexed first: an index entry whose write then failed points at nothing, which reads as 404.
+    await this.docs.index(id, workspaceId);
+    const doc = await this.edit(workspaceId, async (doc) => {
+      // Every policy of a workspace is one document: bounded as its guardrails are.
+      if (doc.policies.length >= POLICIES_PER_WORKSPACE)
+        throw limitError(
+          `workspace ${workspaceId} already has ${doc.policies.length} guardrail policies (the maximum is ${POLICIES_PER_WORKSPACE}): delete one first`,
+        );
+      const next = placed(doc, policy);
+      return { doc: next, result: next };
+    });
+    this.record(ctx, {
+      action: "guardrail_policy.create",
+      resource: { type: "guardrail_policy", id, label: name },
+      workspaceId,
+      changes: changesBetween(null, { policy_type: type, ...auditFields(policy) }),
+    });
+    return { policy: this.toProto(doc, policy) };
+  }
+
+  /** The subject lists an input sets (undefined: not sent), checked against the workspace. */
+  private async inputLists(input: GuardrailPolicyInput, workspaceId: string) {
+    const list = (field: string, l: SubjectList | undefined, max: number) =>
+      l === undefined ? undefined : subjects(field, l, max);
+    const apiKeyHashes = list("api_key_hashes", input.apiKeyHashes, LIMITS.subjectMax);
+    const memberIds = list("member_ids", input.memberIds, LIMITS.subjectMax);
+    const optedOutApiKeyHashes = list(
+      "opted_out_api_key_hashes",
+      input.optedOutApiKeyHashes,
+      LIMITS.subjectMax,
+    );
+    const optedOutMemberIds = list(
+      "opted_out_member_ids",
+      input.optedOutMemberIds,
+      LIMITS.subjectMax,
+    );
+    await this.checkKeys("api_key_hashes", apiKeyHashes ?? [], workspaceId);
+    await this.checkKeys("opted_out_api_key_hashes", optedOutApiKeyHashes ?? [], workspaceId);
+    return { apiKeyHashes, memberIds, optedOutApiKeyHashes, optedOutMemberIds };
+  }
+
+  /** The read-only policy of that type a guardrail with this id maps to, if any. */
+  private async mapped(type: PolicyType, id: string): Promise<GuardrailPolicy | undefined> {
+    if (!isUuid(id)) return undefined;
+    const workspaceId = await this.store.guardrailWorkspace(id);
+    if (!workspaceId) return undefined;
+    return (await mappedPolicies(this.store, workspaceId, type)).find((p) => p.id === id);
+  }
+
+  /** Refuses a write to a mapped policy: it changes only through the guardrails API. */
+  private async refuseMapped(type: PolicyType, id: string): Promise<void> {
+    if (await this.mapped(type, id))
+      fail(
+        `${type} policy ${quote(id)} is mapped from guardrail ${id}: change it through /api/v1/guardrails/${id}`,
+      );
+  }
+
+  async getGuardrailPolicy(req: GetGuardrailPolicyRequest) {
+    const type = policyType(req.policyType);
+    const mapped = await this.mapped(type, req.id);
+    if (mapped) return { policy: mapped };
+    const { doc, policy } = await this.find(type, req.id);
+    return { policy: this.toProto(doc, policy) };
+  }
+
+  async updateGuardrailPolicy(req: UpdateGuardrailPolicyRequest, ctx: HandlerContext) {
+    const input = req.policy ?? fail("policy is required");
+    const type = policyType(input.policyType);
+    const name = policyName(input.name);
+    const config = checkedConfig(type, input.config);
+    await this.refuseMapped(type, req.id);
+    const { workspaceId } = await this.find(type, req.id);
+    if (input.workspaceId !== undefined && input.workspaceId !== workspaceId)
+      policyNotFound(type, req.id);
+    if ((input.apiKeyHashes === undefined) !== (input.memberIds === undefined))
+      fail(
+        "api_key_hashes and member_ids are sent together (the complete new lists) or both omitted",
+      );
+    const lists = await this.inputLists(input, workspaceId);
+    let before: StoredPolicy | undefined;
+    const answer = await this.edit(workspaceId, async (doc) => {
+      const stored = doc.policies.find((p) => p.id === req.id);
+      if (!stored) policyNotFound(type, req.id);
+      before = stored;
+      const after: StoredPolicy = {
+        ...stored,
+        name,
+        config,
+        apiKeyHashes: lists.apiKeyHashes ?? stored.apiKeyHashes,
+        memberIds: lists.memberIds ?? stored.memberIds,
+        isWorkspaceDefault: input.isWorkspaceDefault ?? stored.isWorkspaceDefault,
+        optedOutApiKeyHashes: lists.optedOutApiKeyHashes ?? stored.optedOutApiKeyHashes,
+        optedOutMemberIds: lists.optedOutMemberIds ?? stored.optedOutMemberIds,
+        updatedAtMs: this.clock.now(),
+      };
+      const next = placed(doc, after);
+      return { doc: next, result: { doc: next, after } };
+    });
+    this.record(ctx, {
+      action: "guardrail_policy.update",
+      resource: { type: "guardrail_policy", id: req.id, label: name },
+      workspaceId,
+      changes: changesBetween(before ? auditFields(before) : null, auditFields(answer.after)),
+    });
+    return { policy: this.toProto(answer.doc, answer.after) };
+  }
+
+  async deleteGuardrailPolicy(req: DeleteGuardrailPolicyRequest, ctx: HandlerContext) {
+    const type = policyType(req.policyType);
+    await this.refuseMapped(type, req.id);
+    const { workspaceId, policy } = await this.find(type, req.id);
+    await this.edit(workspaceId, async (doc) => {
+      if (!doc.policies.some((p) => p.id === req.id)) policyNotFound(type, req.id);
+      return { doc: { policies: doc.policies.filter((p) => p.id !== req.id) }, result: true };
+    });
+    await this.docs.index(req.id, undefined);
+    this.record(ctx, {
+      action: "guardrail_policy.delete",
+      resource: { type: "guardrail_policy", id: req.id, label: policy.name },
+      workspaceId,
+      changes: changesBetween({ policy_type: type, ...auditFields(policy) }, null),
+    });
+    return { deleted: true };
+  }
+
+  /**
+   * The subject of an assignment call and its workspace: a key of the workspace (else 404) or a
+   * member id. Without workspace_id, the default workspace (OpenRouter's organization key names
+   * one; Railgate's management key has the default, as the guardrails API does).
+   */
+  private async subjectOf(req: {
+    subjectKind: string;
+    subject: string;
+    workspaceId: string;
+  }): Promise<{ kind: SubjectKind; workspaceId: string }> {
+    const workspaceId = req.workspaceId || ((await this.store.defaultWorkspaceId()) ?? "");
+    if (!(await this.workspaceExists(workspaceId)))
+      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(workspaceId)} not found`);
+    if (req.subjectKind === "api_key") {
+      if ((await this.store.keyScope(req.subject)) !== workspaceId)
+        throw notFound(
+          ErrorReason.KEY_NOT_FOUND,
+          `API key ${quote(req.subject.slice(0, 80))} not found in workspace ${workspaceId}`,
+        );
+      return { kind: "api_key", workspaceId };
+    }
+    if (req.subjectKind === "member") {
+      if (req.subject.trim().length === 0 || req.subject.length > LIMITS.subjectMax)
+        fail(`member id must be 1 to ${LIMITS.subjectMax} characters`);
+      return { kind: "member", workspaceId };
+    }
+    return fail(`subject_kind must be "api_key" or "member"`);
+  }
+
+  async getPolicyAssignment(req: GetPolicyAssignmentRequest) {
+    const type = policyType(req.policyType);
+    const { kind, workspaceId } = await this.subjectOf(req);
+    const { doc } = await this.docs.read(workspaceId);
+    return {
+      state: create(PolicyAssignmentStateSchema, assignmentState(doc, type, kind, req.subject)),
+    };
+  }
+
+  async changePolicyAssignment(req: ChangePolicyAssignmentRequest, ctx: HandlerContext) {
+    const type = policyType(req.policyType);
+    if (!req.expectedAssignment) fail("expected_assignment is required");
+    const expected = req.expectedAssignment;
+    const { kind, workspaceId } = await this.subjectOf(req);
+    const nowMs = this.clock.now();
+    const changed = await this.edit(workspaceId, async (doc) => {
+      const policy = doc.policies.find((p) => p.id === req.policyId && p.policyType === type);
+      if (!policy) policyNotFound(type, req.policyId);
+      const stored = assignmentState(doc, type, kind, req.subject);
+      if (!sameState(stored, expected)) {
+        throw conflict(
+          ErrorReason.UPDATE_CONFLICT,
+          `expected_assignment no longer matches the stored assignment ${JSON.stringify({
+            opted_out: stored.optedOut,
+            policy_ids: stored.policyIds,
+            workspace_default_policy_ids: stored.workspaceDefaultPolicyIds,
+          })}: read it again`,
+        );
+      }
+      const next = changedAssignment(doc, policy, kind, req.subject, req.assigned, nowMs);
+      const differs = next.policies.some((p, i) => p !== doc.policies[i]);
+      return { doc: differs ? next : null, result: differs };
+    });
+    if (changed) {
+      this.record(ctx, {
+        action: req.assigned ? "guardrail_policy.assign" : "guardrail_policy.unassign",
+        resource: { type: "guardrail_policy", id: req.policyId },
+        workspaceId,
+        changes: changesBetween(null, { [kind]: req.subject }),
+      });
+    }
+    return { changed };
+  }
+
+  listAccountPolicies(req: ListAccountPoliciesRequest) {
+    return this.account.list(req);
+  }
+
+  createAccountPolicy(req: CreateAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.create(req, ctx);
+  }
+
+  updateAccountPolicy(req: UpdateAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.update(req, ctx);
+  }
+
+  deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
+    return this.account.delete(req, ctx);
+  }
+}
+
+/**
+ * The document with `policy` in place (added or replaced). A workspace has one default per
+ * type: making this one the default unsets the previous one.
+ */
+function placed(doc: PolicyDoc, policy: StoredPolicy): PolicyDoc {
+  const others = doc.policies
+    .filter((p) => p.id !== policy.id)
+    .map((p) =>
+      policy.isWorkspaceDefault && p.isWorkspaceDefault && p.policyType === policy.policyType
+        ? { ...p, isWorkspaceDefault: false }
+        : p,
+    );
+  const at = doc.policies.findIndex((p) => p.id === policy.id);
+  if (at < 0) return { policies: [...others, policy] };
+  const policies = [...others];
+  policies.splice(at, 0, policy);
+  return { policies };
+}

@@ -1,0 +1,35 @@
+import { announced } from "./announced.js";
+import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
+
+/** Policy documents in the embedded store's memory, kept as JSON text so that no reader shares a writer's objects. */
+export class MemoryPolicyDocs implements PolicyDocStore {
+  private readonly docs = new Map<string, { version: number; text: string }>();
+  private readonly ids = new Map<string, string>();
+
+  /** `changed` announces a workspace whose policies changed (the store's invalidation). */
+  constructor(private readonly changed: (workspaceId: string) => void) {}
+
+  async read(workspaceId: string): Promise<VersionedDoc> {
+    const found = this.docs.get(workspaceId);
+    if (!found) return { doc: { policies: [] }, version: 0 };
+    return { doc: JSON.parse(found.text) as PolicyDoc, version: found.version };
+  }
+
+  async write(workspaceId: string, expectedVersion: number, doc: PolicyDoc): Promise<boolean> {
+    // Check and write in one synchronous step: no other call can come between them.
+    const version = this.docs.get(workspaceId)?.version ?? 0;
+    if (version !== expectedVersion) return false;
+    this.docs.set(workspaceId, { version: version + 1, text: JSON.stringify(doc) });
+    this.changed(announced(workspaceId));
+    return true;
+  }
+
+  async workspaceOf(policyId: string): Promise<string | undefined> {
+    return this.ids.get(policyId);
+  }
+
+  async index(policyId: string, workspaceId: string | undefined): Promise<void> {
+    if (workspaceId === undefined) this.ids.delete(policyId);
+    else this.ids.set(policyId, workspaceId);
+  }
+}

@@ -1,0 +1,78 @@
+/** The three policy types OpenRouter's Guardrail Policies API serves. */
+export const POLICY_TYPES = ["budget", "model_availability", "moderation"] as const;
+export type PolicyType = (typeof POLICY_TYPES)[number];
+
+export function isPolicyType(value: string): value is PolicyType {
+  return (POLICY_TYPES as readonly string[]).includes(value);
+}
+
+export type SubjectKind = "api_key" | "member";
+
+/** One policy as stored (plain JSON: it is written as part of its workspace's document). */
+export interface StoredPolicy {
+  id: string;
+  workspaceId: string;
+  policyType: PolicyType;
+  name: string;
+  /** The type's settings, validated, with the guardrail's snake_case names. */
+  config: Record<string, unknown>;
+  apiKeyHashes: string[];
+  memberIds: string[];
+  isWorkspaceDefault: boolean;
+  optedOutApiKeyHashes: string[];
+  optedOutMemberIds: string[];
+  updatedAtMs: number;
+}
+
+/** A workspace-wide ("account") policy: it governs every key and member of the workspaces it covers. */
+export interface AccountPolicy {
+  id: string;
+  policyType: PolicyType;
+  name: string;
+  config: Record<string, unknown>;
+  /** Covers every workspace but the opted-out ones. */
+  isDefault: boolean;
+  workspaceIds: string[];
+  optedOutWorkspaceIds: string[];
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** The document of account policies (see ACCOUNT_DOC). */
+export const ACCOUNT_DOC = "org";
+
+export function coversWorkspace(p: AccountPolicy, workspaceId: string): boolean {
+  return p.isDefault
+    ? !p.optedOutWorkspaceIds.includes(workspaceId)
+    : p.workspaceIds.includes(workspaceId);
+}
+
+/**
+ * Every policy of one workspace, written as one document so that a change is checked and applied
+ * in one step. The account's workspace-wide policies are the document of ACCOUNT_DOC.
+ */
+export interface PolicyDoc {
+  policies: StoredPolicy[];
+  accountPolicies?: AccountPolicy[];
+}
+
+export interface VersionedDoc {
+  doc: PolicyDoc;
+  /** 0 when the workspace has no document yet. */
+  version: number;
+}
+
+/**
+ * Where policy documents live: the embedded store's memory or Redis. A write names the version
+ * it was computed from and is refused when another write came first, so the caller re-reads
+ * and decides again (a stale expected assignment then becomes a 409, never a lost update).
+ */
+export interface PolicyDocStore {
+  read(workspaceId: string): Promise<VersionedDoc>;
+  /** False when the stored version is no longer `expectedVersion` (nothing written). */
+  write(workspaceId: string, expectedVersion: number, doc: PolicyDoc): Promise<boolean>;
+  /** The workspace of a policy id, as indexed. */
+  workspaceOf(policyId: string): Promise<string | undefined>;
+  /** Indexes (or, with undefined, forgets) a policy's workspace. */
+  index(policyId: string, workspaceId: string | undefined): Promise<void>;
+}

@@ -1,0 +1,97 @@
+import { expect } from "chai";
+import { endpoint, model, provider, writeCatalogFile } from "../kit/catalog-entries.js";
+import { expectError, expectStatus } from "../kit/expect.js";
+import { FakeOpenAi } from "../kit/fake-openai.js";
+import { Api, postSpeech } from "../kit/http.js";
+import { makeTempDir } from "../kit/processes.js";
+import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
+import { type SplitSystem, startSplitSystem } from "../kit/split-system.js";
+import { MANAGEMENT_KEY } from "../kit/system.js";
+
+const ALLOWED = "quick/tts";
+const OTHER = "other/tts";
+const NONE = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
+
+/**
+ * Split topology: a policy written through the gateway lands in the guardrail process and must
+ * govern the very next request the speech process serves (its cached principal is dropped by
+ * the store's invalidation over Redis), and the 409 of a stale expected_assignment holds across
+ * processes.
+ */
+describe("faults: guardrail policies across the split topology", function () {
+  this.timeout(180_000);
+  let redis: ThrowawayRedis;
+  let upstream: FakeOpenAi;
+  let system: SplitSystem;
+  let admin: Api;
+  let key: { secret: string; hash: string; workspaceId: string };
+  const speak = (m: string) =>
+    postSpeech(system.baseUrl(), key.secret, { model: m, voice: "alloy", input: "Policy." });
+
+  before(async () => {
+    redis = await startRedis();
+    upstream = await new FakeOpenAi().start();
+    const catalog = writeCatalogFile(makeTempDir("rg-policies-split-"), {
+      providers: {
+        quick: provider(upstream.baseUrl, { timeout_ms: 30_000 }),
+        other: provider(upstream.baseUrl, { timeout_ms: 30_000 }),
+      },
+      models: [
+        model(ALLOWED, [endpoint("quick", { price: 10 })], {
+          voices: ["alloy"],
+          description: "A test voice",
+        }),
+        model(OTHER, [endpoint("other", { price: 10 })], {
+          voices: ["alloy"],
+          description: "A test voice",
+        }),
+      ],
+    });
+    system = await startSplitSystem(redis.url, { SPEECH_CATALOG_FILE: catalog });
+    admin = new Api(system.baseUrl(), MANAGEMENT_KEY);
+    const created = await admin.post("/api/v1/keys", { name: "split policies" });
+    expectStatus(created, 201);
+    key = {
+      secret: created.body.key,
+      hash: created.body.data.hash,
+      workspaceId: created.body.data.workspace_id,
+    };
+    expectStatus(
+      await admin.post(`/api/v1/workspaces/${key.workspaceId}/credits`, { amount_usd: 10 }),
+      200,
+    );
+  });
+
+  after(async () => {
+    await system?.stop();
+    await upstream?.close();
+    await redis?.stop();
+  });
+
+  it("an assignment made through the gateway governs the speech process's next request", async () => {
+    // The speech process has the key's principal cached from this request.
+    expectStatus(await speak(OTHER), 200);
+    const created = await admin.post("/api/v1/guardrails/policies/model_availability", {
+      name: "Only quick",
+      policy_type: "model_availability",
+      workspace_id: key.workspaceId,
+      config: { allowed_models: [ALLOWED] },
+    });
+    expectStatus(created, 201);
+    const change = (expected: unknown) =>
+      admin.request("PUT", `/api/v1/guardrails/policies/assignments/api-keys/${key.hash}`, {
+        assigned: true,
+        expected_assignment: expected,
+        policy_id: created.body.data.id,
+        policy_type: "model_availability",
+        workspace_id: key.workspaceId,
+      });
+    const assigned = await change(NONE);
+    expectStatus(assigned, 200);
+    expect(assigned.body).to.deep.equal({ data: true });
+    expectError(await speak(OTHER), 403, /not allowed|allowed_models/);
+    expectStatus(await speak(ALLOWED), 200);
+    // A second operator still holding the old state is refused.
+    expectError(await change(NONE), 409, /expected_assignment/);
+  });
+});
