@@ -217,6 +217,77 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     );
   });
 
+  it("manages guardrail policies: create a budget policy, get it, assign it to a key with the expected state, delete", async () => {
+    const key = await h.createKey();
+    const created = await json([
+      "policies",
+      "budget",
+      "create",
+      "--name",
+      "cli budget",
+      "--config",
+      '{"include_byok_in_budgets":true}',
+      "--limit-usd",
+      "25",
+      "--reset-interval",
+      "monthly",
+    ]);
+    const id = created.data.id as string;
+    expect(created.data).to.include({ name: "cli budget", policy_type: "budget" });
+    // The flags set their settings on top of --config.
+    expect(created.data.config).to.include({
+      limit_usd: 25,
+      reset_interval: "monthly",
+      include_byok_in_budgets: true,
+    });
+    expect((await json(["policies", "budget", "get", id])).data.id).to.equal(id);
+    const { lines } = await table(["policies", "budget", "list", "--limit", "100"]);
+    expect(lines.some((l) => l.startsWith(id))).to.equal(true);
+
+    const state = async () =>
+      (await json(["policies", "assignments", "keys", "get", key.hash, "--type", "budget"])).data;
+    const none = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
+    expect(await state()).to.deep.equal(none);
+    const assign = (expected: unknown) =>
+      railgate([
+        "policies",
+        "assignments",
+        "keys",
+        "assign",
+        key.hash,
+        "--type",
+        "budget",
+        "--policy",
+        id,
+        "--expected",
+        JSON.stringify(expected),
+        "--json",
+      ]);
+    const assigned = await assign(none);
+    expect(assigned.code, assigned.stderr).to.equal(0);
+    expect(JSON.parse(assigned.stdout)).to.deep.equal({ data: true });
+    const withPolicy = { ...none, policy_ids: [id] };
+    expect(await state()).to.deep.equal(withPolicy);
+    expect((await json(["policies", "budget", "get", id])).data.api_key_hashes).to.deep.equal([
+      key.hash,
+    ]);
+    // A change from a stale state is refused as the API words it, and changes nothing.
+    const stale = await assign({ ...none, policy_ids: ["00000000-0000-4000-8000-000000000000"] });
+    expect(stale.code, stale.stderr).to.equal(1);
+    expect(stale.stderr).to.match(/^railgate: \[409 Conflict\] .*expected_assignment/);
+    expect(await state()).to.deep.equal(withPolicy);
+    expectUsageError(
+      await railgate(["policies", "assignments", "keys", "assign", key.hash, "--type", "budget"]),
+      "--policy is required",
+    );
+
+    expect(await json(["policies", "budget", "delete", id])).to.deep.equal({ deleted: true });
+    expect(await state()).to.deep.equal(none);
+    expect((await railgate(["policies", "budget", "get", id])).stderr).to.match(
+      /^railgate: \[404 Not Found\] /,
+    );
+  });
+
   it("words a refusal like the API (status, reason, the API's message) and exits 1", async () => {
     const api = await h.api.withKey(speaker.secret).get("/api/v1/keys");
     expect(api.status).to.equal(403);

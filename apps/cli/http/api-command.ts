@@ -7,7 +7,7 @@ import { UsageError } from "../usage-error.js";
  * query parameter or body field. apiCommand turns it into a CLI command; the API checks the
  * values (its messages name the field), the CLI only the shapes a flag cannot carry as text.
  */
-export type FieldType = "string" | "number" | "integer" | "boolean" | "list" | "numbers";
+export type FieldType = "string" | "number" | "integer" | "boolean" | "list" | "numbers" | "json";
 
 export interface Field {
   /** The flag, without the dashes. */
@@ -19,12 +19,14 @@ export interface Field {
   nullable?: boolean;
   /** What the value is, for --help (the API's name and type otherwise). */
   help?: string;
+  /** The body object the field sits in (a policy's config.limit_usd), top level otherwise. */
+  under?: string;
 }
 
 export interface ApiCommandSpec {
   words: string;
   summary: string;
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
   /** The route; each :param is a positional argument, in order (unless pathFlags fills it). */
   path: string;
   /** :params filled from flags instead (credits add --workspace W: /workspaces/:id/credits). */
@@ -68,7 +70,7 @@ export const q = (flag: string, name = flag.replaceAll("-", "_"), help?: string)
 export function f(
   name: string,
   type: FieldType,
-  opts: { flag?: string; nullable?: boolean; help?: string } = {},
+  opts: { flag?: string; nullable?: boolean; help?: string; under?: string } = {},
 ): Field {
   return { flag: opts.flag ?? name.replaceAll("_", "-"), name, type, ...opts };
 }
@@ -152,6 +154,12 @@ export function fieldValue(field: Field, v: string): unknown {
       return items();
     case "numbers":
       return items().map((s) => number(field, s, false));
+    case "json":
+      try {
+        return JSON.parse(v);
+      } catch (err) {
+        throw new UsageError(`--${field.flag} is not JSON: ${(err as Error).message}`);
+      }
   }
 }
 
@@ -218,7 +226,8 @@ export function apiCommand(spec: ApiCommandSpec): Command {
   for (const field of spec.body ?? []) {
     options[field.flag] = { type: "string" };
     optionHelp[field.flag] =
-      field.help ?? `${field.name}${field.nullable ? " (null clears it)" : ""}`;
+      field.help ??
+      `${field.under ? `${field.under}.` : ""}${field.name}${field.nullable ? " (null clears it)" : ""}`;
   }
   if (spec.rawBody) {
     options.body = { type: "string" };
@@ -240,7 +249,7 @@ export function apiCommand(spec: ApiCommandSpec): Command {
       fallbackPath: spec.fallbackPath,
       query: [...(spec.query ?? []), ...(spec.queryArgs ?? [])].map((x) => x.name),
       body: [
-        ...(spec.body ?? []).map((x) => x.name),
+        ...new Set((spec.body ?? []).map((x) => x.under ?? x.name)),
         ...(spec.switches ?? []).map((x) => x.name),
         ...Object.keys(spec.fixed ?? {}),
         ...(spec.rest ? [spec.rest.name] : []),
@@ -266,7 +275,15 @@ export function apiCommand(spec: ApiCommandSpec): Command {
         for (const s of spec.switches ?? []) if (values[s.flag] === true) body[s.name] = s.value;
         for (const field of spec.body ?? []) {
           const v = str(values, field.flag);
-          if (v !== undefined) body[field.name] = fieldValue(field, v);
+          if (v === undefined) continue;
+          if (!field.under) body[field.name] = fieldValue(field, v);
+          else {
+            // A nested field's flag sets that one setting on top of the object the body has.
+            const inner = body[field.under];
+            const obj =
+              inner && typeof inner === "object" ? (inner as Record<string, unknown>) : {};
+            body[field.under] = { ...obj, [field.name]: fieldValue(field, v) };
+          }
         }
         if (spec.rest) body[spec.rest.name] = given.slice(i);
       }

@@ -3,6 +3,7 @@ import { accountApiCommands } from "./resources/accounts.js";
 import { guardrailApiCommands } from "./resources/guardrails.js";
 import { logApiCommands } from "./resources/logs.js";
 import { modelApiCommands } from "./resources/models.js";
+import { policyApiCommands } from "./resources/policies.js";
 import { speakApiCommand } from "./resources/speech.js";
 import { webhookApiCommands } from "./resources/webhooks.js";
 
@@ -10,6 +11,7 @@ import { webhookApiCommands } from "./resources/webhooks.js";
 export const HTTP_COMMANDS: Command[] = [
   ...accountApiCommands,
   ...guardrailApiCommands,
+  ...policyApiCommands,
   ...webhookApiCommands,
   ...logApiCommands,
   ...modelApiCommands,
