@@ -193,7 +193,7 @@ describe("console: request log, dashboard, audit log, every view (headless Chrom
       .reduce((n: number, r: { requests: number }) => n + r.requests, 0);
     expect(refused).to.be.greaterThan(0);
     expect(await page.locator("#chart-status canvas").getAttribute("aria-label")).to.include(
-      `refused ${refused}`,
+      `refused ${new Intl.NumberFormat("en-US").format(refused)}`,
     );
 
     expect(await page.locator("#chart-ttfb canvas").getAttribute("aria-label")).to.match(/ p95 \d/);
