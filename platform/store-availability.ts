@@ -56,6 +56,10 @@ function translate(err: unknown): never {
   throw isStoreUnavailable(err) ? storeUnavailable(err) : err;
 }
 
+function isObject(value: unknown): value is object {
+  return typeof value === "object" && value !== null;
+}
+
 /**
  * The one place where a store outage becomes a 503: every method of the store
  * that fails because the store did not answer throws `storeUnavailable()`
@@ -69,7 +73,12 @@ export function guardStore<T extends object>(store: T): T {
       return (...args: unknown[]) => {
         try {
           const result = value.apply(target, args);
-          return result instanceof Promise ? result.catch(translate) : result;
+          if (result instanceof Promise) return result.catch(translate);
+          // A part of the store it opens (policy documents, audio clips) talks to the same
+          // Redis: its outages are the store's, and answer the same 503.
+          if (typeof prop === "string" && prop.startsWith("open") && isObject(result))
+            return guardStore(result);
+          return result;
         } catch (err) {
           return translate(err);
         }

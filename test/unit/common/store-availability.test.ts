@@ -1,5 +1,6 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
-import { isStoreUnavailable } from "../../../platform/store-availability.js";
+import { guardStore, isStoreUnavailable } from "../../../platform/store-availability.js";
 
 /** An error shaped as ioredis raises it (it has few error classes: names and messages tell). */
 function redisError(message: string, name = "Error"): Error {
@@ -34,5 +35,22 @@ describe("unit: what counts as the store being away", () => {
       expect(isStoreUnavailable(err), err.message).to.equal(false);
     }
     expect(isStoreUnavailable("CLUSTERDOWN")).to.equal(false);
+  });
+
+  it("answers 503 for the parts a store opens (policy documents, audio clips) as for the store", async () => {
+    const timedOut = () => Promise.reject(new Error("Command timed out"));
+    const store = guardStore({
+      read: timedOut,
+      openPart: () => ({ read: timedOut, name: "part" }),
+    });
+    for (const call of [() => store.read(), () => store.openPart().read()]) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(ConnectError);
+      expect((err as ConnectError).code).to.equal(Code.Unavailable);
+    }
+    expect(store.openPart().name).to.equal("part");
   });
 });
