@@ -40,7 +40,7 @@ import { EspeakEngine } from "./engines/espeak/engine.js";
 import { publicVoices } from "./engines/espeak/public-voices.js";
 import { AdapterRegistry } from "./engines/registry.js";
 import { GenerationLog } from "./generations.js";
-import { RecordRecovery } from "./recovery/record-recovery.js";
+import { startRecordRecovery } from "./recovery/record-recovery.js";
 import { ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { recoveryTimings } from "./recovery/timings.js";
 import { regionRefusalRecord } from "./refusal-record.js";
@@ -141,12 +141,12 @@ export async function startSpeechServer(
           })
         : undefined;
     keeper?.start();
-    const recoverer = new RecordRecovery(store, generations, {
-      intervalMs: recovery.passMs,
-      outboxGraceMs: recovery.outboxGraceMs,
+    const recoverer = startRecordRecovery(
+      store,
+      generations,
+      options.recovery ?? CONFIG_DEFAULTS.recovery,
       now,
-    });
-    recoverer.start();
+    );
     // The store is back (its pub/sub connection reconnected): apply kept writes now.
     const unsubscribe = store.onInvalidate((scope) => scope === "*" && retries.kick());
     // Real time, not admission's clock: events are stamped and queued now; their windows are

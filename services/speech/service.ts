@@ -145,41 +145,27 @@ function billedCharacters(characters: number, status: GenerationStatus, spoken: 
 }
 
 /**
- * The generation record of a stream that started: status, bytes, duration and cost are filled
- * in when it ends.
+ * The generation record of a stream that started: its draft and the endpoint that serves it;
+ * status, bytes, duration and cost are filled in when it ends.
  */
 function startRecord(
-  principal: Principal,
-  region: RegionName,
+  draft: RecordDraft,
   plan: SpeechPlan,
   endpoint: CatalogEndpoint,
   outcomes: FilteredText["outcomes"],
   routing: RoutingStep[],
-  draft: RecordDraft,
 ): Generation {
+  const { createdAtMs, filterOutcomes: _plainCopies, ...known } = draft;
   return create(GenerationSchema, {
-    id: draft.id,
-    model: plan.model.id,
+    ...known,
+    // The outcomes themselves rather than the draft's plain copies of them.
+    filterOutcomes: outcomes,
     provider: endpoint.provider,
     byok: endpoint.byok,
-    characters: plan.characters,
     costUsd: (plan.characters * endpoint.pricePerMillionChars) / 1_000_000,
-    format: audioFormatValue(plan.format),
-    sessionId: plan.sessionId,
-    user: plan.user,
-    trace: plan.trace,
-    filterOutcomes: outcomes,
-    guardrailId: decidingOutcome(outcomes)?.guardrailId ?? "",
-    keyHash: principal.key.hash,
-    workspaceId: principal.key.workspaceId,
-    voice: plan.voice,
-    speed: plan.speed,
-    // Every endpoint is reached from the deployment the request entered: the
-    // region it was served in is its ingress region (what allowed_data_regions governs).
-    dataRegion: regionValue(region),
     routing,
     // The draft's time too: the request log stores a record once by (id, created_at).
-    createdAt: timestampFromMs(draft.createdAtMs),
+    createdAt: timestampFromMs(createdAtMs),
   });
 }
 
@@ -215,6 +201,8 @@ function draftOf(
     workspaceId: principal.key.workspaceId,
     voice: plan.voice,
     speed: plan.speed,
+    // Every endpoint is reached from the deployment the request entered: the
+    // region it was served in is its ingress region (what allowed_data_regions governs).
     dataRegion: regionValue(region),
   };
 }
@@ -401,7 +389,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         const { endpoint, stream } = opened;
         outcome.served = endpoint;
         const routing = [...opened.steps, ...excluded.map(skippedStep)];
-        const generation = startRecord(principal, region, plan, endpoint, outcomes, routing, draft);
+        const generation = startRecord(draft, plan, endpoint, outcomes, routing);
         if (held) {
           held.progress = () =>
             interruptedProgress(

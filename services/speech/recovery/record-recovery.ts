@@ -82,6 +82,23 @@ export class RecordRecovery {
   }
 }
 
+/** A started recovery loop whose timings come from RAILGATE_RECOVERY_* (timings.ts). */
+export function startRecordRecovery(
+  store: Store,
+  generations: GenerationLog,
+  config: RecoveryConfig,
+  now: () => number,
+): RecordRecovery {
+  const timings = recoveryTimings(config);
+  const recovery = new RecordRecovery(store, generations, {
+    intervalMs: timings.passMs,
+    outboxGraceMs: timings.outboxGraceMs,
+    now,
+  });
+  recovery.start();
+  return recovery;
+}
+
 /**
  * Recovery in a process that serves no speech (the guardrail process of a split deployment), so
  * that reservations of dead speech processes are settled even while none of them runs.
@@ -96,13 +113,7 @@ export function startStandaloneRecovery(
     retentionDays: config.logRetentionDays,
     queueMax: config.requestLogQueueMax,
   });
-  const timings = recoveryTimings(config.recovery);
-  const recovery = new RecordRecovery(store, generations, {
-    intervalMs: timings.passMs,
-    outboxGraceMs: timings.outboxGraceMs,
-    now: Date.now,
-  });
-  recovery.start();
+  const recovery = startRecordRecovery(store, generations, config.recovery, Date.now);
   return {
     close: async () => {
       await recovery.close();
