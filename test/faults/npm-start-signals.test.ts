@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:net";
 import { expect } from "chai";
-import { freePort } from "../kit/free-port.js";
 import { pollUntil } from "../kit/poll.js";
 import { type Child, makeTempDir, spawnChild } from "../kit/processes.js";
 
@@ -54,13 +53,8 @@ describe("faults: npm start hands SIGTERM to the server", function () {
   });
 
   it("drains and exits, leaving no process on its ports", async () => {
-    const ports = {
-      GATEWAY_PORT: await freePort(),
-      GATEWAY_EU_PORT: await freePort(),
-      GATEWAY_US_PORT: await freePort(),
-      GUARDRAIL_GRPC_PORT: await freePort(),
-      SPEECH_GRPC_PORT: await freePort(),
-    };
+    // Every port 0: the server picks free ones and says which (a port picked here first could
+    // be taken by another lane's process before the server binds it).
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -68,11 +62,27 @@ describe("faults: npm start hands SIGTERM to the server", function () {
       RAILGATE_DATA_DIR: makeTempDir("railgate-npm-start-"),
       RAILGATE_EMBEDDED_ENGINE: "off",
       LOG_LEVEL: "info",
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      GATEWAY_PORT: "0",
+      GATEWAY_EU_PORT: "0",
+      GATEWAY_US_PORT: "0",
+      GUARDRAIL_GRPC_PORT: "0",
+      SPEECH_GRPC_PORT: "0",
     };
     const root = new URL("../../../", import.meta.url).pathname;
     npm = spawnChild("npm", ["start"], env, { cwd: root });
     const started = npm;
+    const up = JSON.parse(await started.waitForLine(/"msg":"railgate is up"/, 240_000)) as {
+      gateway: { global: number; europe: number; us: number };
+      guardrailGrpc: number;
+      speechGrpc: number;
+    };
+    const ports = {
+      GATEWAY_PORT: up.gateway.global,
+      GATEWAY_EU_PORT: up.gateway.europe,
+      GATEWAY_US_PORT: up.gateway.us,
+      GUARDRAIL_GRPC_PORT: up.guardrailGrpc,
+      SPEECH_GRPC_PORT: up.speechGrpc,
+    };
     const health = await pollUntil(
       () =>
         fetch(`http://127.0.0.1:${ports.GATEWAY_PORT}/healthz`)
