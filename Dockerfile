@@ -22,6 +22,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
 COPY apps ./apps
+COPY domain ./domain
 COPY platform ./platform
 COPY store ./store
 COPY governance ./governance

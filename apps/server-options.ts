@@ -1,7 +1,7 @@
 import type { GatewayOptions, HttpLimits } from "../gateway/app.js";
 import type { ServiceClients } from "../gateway/clients.js";
-import type { RailgateConfig } from "../platform/config.js";
-import { loadGrpcTls } from "../platform/grpc-tls.js";
+import type { RailgateConfig } from "../platform/config/config.js";
+import { loadGrpcTls } from "../platform/rpc/grpc-tls.js";
 import type { SpeechServerOptions } from "../services/speech/server.js";
 import type { GuardrailServerOptions } from "./guardrail/server.js";
 
@@ -9,7 +9,7 @@ import type { GuardrailServerOptions } from "./guardrail/server.js";
  * One builder per server, from the validated configuration: the containers (apps/gateway,
  * apps/guardrail, apps/speech) and `npm start` (apps/all-in-one/system.ts) build their options
  * here, so a setting reaches every server it concerns the same way, and its default is the
- * schema's (platform/config.ts). What differs between deployments (the one-process service
+ * schema's (platform/config/config.ts). What differs between deployments (the one-process service
  * credential, a test's clock) is added by the caller over these.
  */
 export function guardrailServerOptions(config: RailgateConfig): GuardrailServerOptions {

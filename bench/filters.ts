@@ -9,8 +9,8 @@
  */
 import { createRequire } from "node:module";
 import { RE2JS } from "re2js";
+import { BUILTIN_SLUGS, type BuiltinSlug } from "../domain/builtin-filters.js";
 import { CompiledFilters, type FilterRule } from "../governance/filters/index.js";
-import { BUILTIN_SLUGS, type BuiltinSlug } from "../platform/builtin-filters.js";
 import { prose } from "./texts.js";
 
 /** The find-all loop the filters used before: re2js find() restarted after each match. */

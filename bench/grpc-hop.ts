@@ -9,9 +9,9 @@
  *
  * Clients: `connect` (Connect's gRPC transport, what the gateway used first),
  * `grpc-js` (bench/grpc-js-transport.ts, what it used next) and `http2`
- * (platform/http2-grpc-transport.ts, what it uses now).
- * Servers: `services` (platform/grpc-server.ts, what the services use: unary
- * and server-streaming calls served from the HTTP/2 stream, platform/grpc-direct.ts),
+ * (platform/rpc/http2-grpc-transport.ts, what it uses now).
+ * Servers: `services` (platform/rpc/grpc-server.ts, what the services use: unary
+ * and server-streaming calls served from the HTTP/2 stream, platform/rpc/grpc-direct.ts),
  * `connect` (Connect's node adapter on node:http2 alone, what the services
  * used before) and `grpc-js` (bench/grpc-js-server.ts: a grpc-js server
  * calling the same ServiceImpl through Connect's handler machinery). Every
@@ -33,15 +33,15 @@ import {
   SynthesizeResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { peerContextValues } from "../platform/auth/peer-identity.js";
-import { grpcMetricsInterceptor } from "../platform/grpc-metrics.js";
+import { grpcMetricsInterceptor } from "../platform/observability/grpc-metrics.js";
+import { tracingInterceptor } from "../platform/observability/grpc-tracing.js";
 import {
   errorInterceptor,
   GRPC_MAX_MESSAGE_BYTES,
   startGrpcServer,
-} from "../platform/grpc-server.js";
-import { tracingInterceptor } from "../platform/grpc-tracing.js";
-import { createHttp2GrpcTransport } from "../platform/http2-grpc-transport.js";
-import { served } from "../platform/in-process-transport.js";
+} from "../platform/rpc/grpc-server.js";
+import { createHttp2GrpcTransport } from "../platform/rpc/http2-grpc-transport.js";
+import { served } from "../platform/rpc/in-process-transport.js";
 import { addConnectServices } from "./grpc-js-server.js";
 import { createGrpcJsTransport } from "./grpc-js-transport.js";
 
@@ -108,7 +108,7 @@ async function serve(kind: string): Promise<void> {
     const h2 = http2.createServer(
       connectNodeAdapter({
         routes: (router) => router.service(SpeechService, impl),
-        // The interceptors platform/grpc-server.ts gives Connect's adapter.
+        // The interceptors platform/rpc/grpc-server.ts gives Connect's adapter.
         interceptors: [
           grpcMetricsInterceptor,
           tracingInterceptor,

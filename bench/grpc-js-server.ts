@@ -13,7 +13,7 @@ import {
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
 import { peerVerifiedKey } from "../platform/auth/peer-identity.js";
-import type { ServiceRegistration } from "../platform/in-process-transport.js";
+import type { ServiceRegistration } from "../platform/rpc/in-process-transport.js";
 
 type ImplSpec = ReturnType<typeof createServiceImplSpec>;
 type MethodSpec = ImplSpec["methods"][string];

@@ -17,10 +17,10 @@ import {
   refuseUnlessServerStreaming,
   streamRequest,
   unaryRequest,
-} from "../platform/client-requests.js";
-import type { GrpcTls } from "../platform/grpc-tls.js";
-import { chainInterceptors } from "../platform/interceptor-chain.js";
-import { READ_AHEAD_MESSAGES, ResponseStream } from "../platform/response-stream.js";
+} from "../platform/rpc/client-requests.js";
+import type { GrpcTls } from "../platform/rpc/grpc-tls.js";
+import { chainInterceptors } from "../platform/rpc/interceptor-chain.js";
+import { READ_AHEAD_MESSAGES, ResponseStream } from "../platform/rpc/response-stream.js";
 
 type RawCall = ReturnType<grpc.Channel["createCall"]>;
 type HeadersInit = ConstructorParameters<typeof Headers>[0];
@@ -99,7 +99,7 @@ function bytes(u8: Uint8Array): Buffer {
 }
 
 /**
- * What the gateway used before platform/http2-grpc-transport.ts, kept as a
+ * What the gateway used before platform/rpc/http2-grpc-transport.ts, kept as a
  * contestant of bench/grpc-hop.ts and as a second transport for the tests that
  * show both behave alike (test/service/grpc-sessions.test.ts); no process loads it.
  *

@@ -1,4 +1,4 @@
-import { newId } from "../platform/ids.js";
+import { newId } from "../domain/ids.js";
 import type { Admission } from "../store/admission.js";
 import { keyLimitCounter } from "../store/key-usage.js";
 import { createRedisClient } from "../store/open-store.js";

@@ -1,4 +1,4 @@
-import type { RegionName } from "../platform/regions.js";
+import type { RegionName } from "../domain/enums.js";
 import {
   builtInEspeak,
   endpoint,

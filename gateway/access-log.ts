@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { componentLogger } from "../platform/logger.js";
-import type { RegionName } from "../platform/regions.js";
+import type { RegionName } from "../domain/enums.js";
+import { componentLogger } from "../platform/observability/logger.js";
 import { countRequest } from "./metrics.js";
 import { requestIdOf } from "./request-id.js";
 

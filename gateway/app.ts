@@ -1,18 +1,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, Server as NetServer } from "node:net";
-import type { AudioFormatName } from "../platform/audio-formats.js";
+import type { AudioFormatName } from "../domain/audio-formats.js";
+import { REGION_NAMES, type RegionName } from "../domain/enums.js";
 import {
   CONFIG_DEFAULTS,
   type RailgateConfig,
   type SpeechStreamDeadlines,
-} from "../platform/config.js";
+} from "../platform/config/config.js";
 import { InFlight } from "../platform/in-flight.js";
 import { listenOn } from "../platform/listen.js";
-import { componentLogger } from "../platform/logger.js";
+import { componentLogger } from "../platform/observability/logger.js";
+import { injectTraceHeaders } from "../platform/observability/tracing.js";
 import { quote } from "../platform/quote.js";
-import { REGION_NAMES, type RegionName } from "../platform/regions.js";
-import { REQUEST_ID_HEADER } from "../platform/request-id.js";
-import { injectTraceHeaders } from "../platform/tracing.js";
+import { REQUEST_ID_HEADER } from "../platform/rpc/request-id.js";
 import { type Exchange, trackExchange } from "./access-log.js";
 import { authenticate } from "./auth.js";
 import type { ServiceClients } from "./clients.js";
@@ -151,7 +151,7 @@ export interface RunningGateway {
 /** node:http limits of each listener (HTTP_* in the configuration). */
 export type HttpLimits = RailgateConfig["http"];
 
-/** The setting that chooses each region's listener port (platform/config.ts). */
+/** The setting that chooses each region's listener port (platform/config/config.ts). */
 const PORT_VARIABLES: Record<RegionName, string> = {
   global: "GATEWAY_PORT",
   europe: "GATEWAY_EU_PORT",

@@ -1,8 +1,8 @@
+import { keyExpiredAt } from "../domain/auth/key-expiry.js";
+import { bearerSecret, keyRefusals } from "../domain/auth/key-refusals.js";
+import { hashSecret } from "../domain/ids.js";
 import { KeyKind } from "../gen/railgate/account/v1/account_pb.js";
 import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
-import { keyExpiredAt } from "../platform/auth/key-expiry.js";
-import { bearerSecret, keyRefusals } from "../platform/auth/key-refusals.js";
-import { hashSecret } from "../platform/ids.js";
 import type { Access, RequestContext } from "./context.js";
 
 /**

@@ -6,16 +6,16 @@ import { GuardrailService } from "../gen/railgate/guardrail/v1/guardrail_service
 import { SpeechService } from "../gen/railgate/speech/v1/speech_service_pb.js";
 import { WebhookService } from "../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { CALLER_HEADERS } from "../platform/auth/caller-headers.js";
-import { CONFIG_DEFAULTS } from "../platform/config.js";
-import { grpcClientMetricsInterceptor } from "../platform/grpc-metrics.js";
-import { GRPC_MAX_MESSAGE_BYTES } from "../platform/grpc-server.js";
-import type { GrpcTls } from "../platform/grpc-tls.js";
-import type { Http2PoolOptions } from "../platform/http2-grpc-pool.js";
+import { CONFIG_DEFAULTS } from "../platform/config/config.js";
+import { grpcClientMetricsInterceptor } from "../platform/observability/grpc-metrics.js";
+import { GRPC_MAX_MESSAGE_BYTES } from "../platform/rpc/grpc-server.js";
+import type { GrpcTls } from "../platform/rpc/grpc-tls.js";
+import type { Http2PoolOptions } from "../platform/rpc/http2-grpc-pool.js";
 import {
   createHttp2GrpcTransport,
   type Http2GrpcTransport,
-} from "../platform/http2-grpc-transport.js";
-import { createTypedClient } from "../platform/typed-client.js";
+} from "../platform/rpc/http2-grpc-transport.js";
+import { createTypedClient } from "../platform/rpc/typed-client.js";
 
 export interface ServiceClients {
   guardrails: Client<typeof GuardrailService>;
@@ -31,7 +31,7 @@ export interface ServiceClients {
 
 /**
  * One service's health client, and over how many distinct connections (replicas, addresses) a
- * check can be asked: ON_CONNECTION 0..paths()-1 (platform/http2-grpc-transport.ts). In process,
+ * check can be asked: ON_CONNECTION 0..paths()-1 (platform/rpc/http2-grpc-transport.ts). In process,
  * one.
  */
 export interface ServiceHealth {
@@ -85,16 +85,16 @@ export function createServiceClients(transports: {
 }
 
 /**
- * `unaryTimeoutMs` (RAILGATE_GRPC_UNARY_TIMEOUT_MS, default in platform/config.ts) is the deadline
+ * `unaryTimeoutMs` (RAILGATE_GRPC_UNARY_TIMEOUT_MS, default in platform/config/config.ts) is the deadline
  * of a unary call whose caller set none: a service that hangs costs the client a 524 after this
  * long instead of a request that never ends. Speech streams have none (they last as long as
  * the audio): the gateway bounds the wait for their first message and between messages instead
  * (gateway/speech-stream.ts). `pool` (RAILGATE_GRPC_PING_*, ...) is how a dead or frozen replica
- * is left and how calls spread over connections (platform/http2-grpc-pool.ts).
+ * is left and how calls spread over connections (platform/rpc/http2-grpc-pool.ts).
  */
 /**
  * Real gRPC (HTTP/2) transports to services in other processes (a split
- * deployment), straight over node:http2 (platform/http2-grpc-transport.ts, the
+ * deployment), straight over node:http2 (platform/rpc/http2-grpc-transport.ts, the
  * client side of the services' grpc-direct.ts): the same typed clients and
  * interceptors as Connect's gRPC transport at a fraction of its CPU, and less
  * than grpc-js's (measured in bench/grpc-hop.ts).

@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { componentLogger } from "../platform/logger.js";
+import { componentLogger } from "../platform/observability/logger.js";
 
 const log = componentLogger("gateway");
 

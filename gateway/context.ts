@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AudioFormatName } from "../domain/audio-formats.js";
+import type { RegionName } from "../domain/enums.js";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
-import type { AudioFormatName } from "../platform/audio-formats.js";
-import type { SpeechStreamDeadlines } from "../platform/config.js";
-import type { RegionName } from "../platform/regions.js";
+import type { SpeechStreamDeadlines } from "../platform/config/config.js";
 import type { ServiceClients } from "./clients.js";
 import type { KeyCache } from "./key-cache.js";
 import type { JsonSchema } from "./openapi/spec-schema.js";

@@ -1,6 +1,6 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
-import { errorInfoOf } from "../platform/errors.js";
+import { errorInfoOf } from "../platform/rpc/errors.js";
 
 /**
  * The HTTP status of every reason a service may give (ErrorInfo detail): the

@@ -1,5 +1,5 @@
-import { LogDedupe } from "../platform/log-dedupe.js";
-import { componentLogger } from "../platform/logger.js";
+import { LogDedupe } from "../platform/observability/log-dedupe.js";
+import { componentLogger } from "../platform/observability/logger.js";
 
 const log = componentLogger("gateway");
 const repeats = new LogDedupe();

@@ -1,9 +1,9 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { pickRateLimitHeaders } from "../domain/rate-limit-headers.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { ErrorMetadataSchema } from "../gen/railgate/common/v1/error_metadata_pb.js";
-import { errorInfoOf, errorMetadataOf } from "../platform/errors.js";
-import { pickRateLimitHeaders } from "../platform/rate-limit-headers.js";
+import { errorInfoOf, errorMetadataOf } from "../platform/rpc/errors.js";
 import { errorStatusOf } from "./error-status.js";
 
 /** The longest message a client reads; longer ones (never expected) are cut. */

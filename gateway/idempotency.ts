@@ -1,12 +1,12 @@
 import { hash } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import { IdempotencyKeyState } from "../gen/railgate/account/v1/account_service_pb.js";
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
   idempotencyKeyProblem,
-} from "../platform/idempotency.js";
-import { componentLogger } from "../platform/logger.js";
+} from "../domain/idempotency.js";
+import { IdempotencyKeyState } from "../gen/railgate/account/v1/account_service_pb.js";
+import { componentLogger } from "../platform/observability/logger.js";
 import type { Handler, RequestContext, Route } from "./context.js";
 import { errorReply, HttpError } from "./http-error.js";
 import { errorBodyText, readBody, sendJsonText } from "./http-io.js";

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import type { AccountService } from "../gen/railgate/account/v1/account_service_pb.js";
-import { componentLogger } from "../platform/logger.js";
+import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
 
 const log = componentLogger("key-cache");

@@ -1,11 +1,11 @@
-import { counterChild, histogramChild } from "../platform/metric-children.js";
-import { httpRequestDuration, httpRequests, registry } from "../platform/metrics.js";
-import type { RegionName } from "../platform/regions.js";
+import type { RegionName } from "../domain/enums.js";
+import { counterChild, histogramChild } from "../platform/observability/metric-children.js";
+import { httpRequestDuration, httpRequests, registry } from "../platform/observability/metrics.js";
 import type { Route } from "./context.js";
 
 /**
  * Label children by route/method/status/region, made on first use: a request costs one lookup
- * (and platform/metric-children.ts's children, no label hashing).
+ * (and platform/observability/metric-children.ts's children, no label hashing).
  */
 const children = new Map<
   string,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { HTTP_LIMITS } from "../platform/limits.js";
+import { HTTP_LIMITS } from "../domain/limits.js";
 
 /**
  * What an incoming X-Request-Id may be to be kept: short, and only characters that are safe in a

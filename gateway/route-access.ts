@@ -1,10 +1,10 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import { rpcAccess } from "../platform/auth/caller-auth.js";
+import { rpcAccess } from "../domain/auth/caller-auth.js";
 import type { Access } from "./context.js";
 
 /**
  * A route's access, read from the RPCs its handlers call: the proto's `railgate.common.v1.access`
- * option is the one statement of who may call what (platform/auth/caller-auth.ts reads the same
+ * option is the one statement of who may call what (domain/auth/caller-auth.ts reads the same
  * option for every call), so the gateway's check before the body is read cannot drift from the
  * service's. Throws when the module loads if the RPCs disagree (one route, one access) or if one
  * is for gateways only: no public route may call such an RPC.

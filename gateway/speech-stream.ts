@@ -1,10 +1,10 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { Code } from "@connectrpc/connect";
+import { pickRateLimitHeaders } from "../domain/rate-limit-headers.js";
 import type { SynthesizeRequest } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { componentLogger } from "../platform/logger.js";
-import { pickRateLimitHeaders } from "../platform/rate-limit-headers.js";
-import { REQUEST_ID_HEADER } from "../platform/request-id.js";
+import { componentLogger } from "../platform/observability/logger.js";
+import { REQUEST_ID_HEADER } from "../platform/rpc/request-id.js";
 import type { RequestContext } from "./context.js";
 import { STATUS_BY_CODE } from "./error-status.js";
 import { HttpError } from "./http-error.js";

@@ -7,8 +7,12 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import type { RegionName } from "../platform/regions.js";
-import { healthProbesTraced, startSpan, tracingEnabled } from "../platform/tracing.js";
+import type { RegionName } from "../domain/enums.js";
+import {
+  healthProbesTraced,
+  startSpan,
+  tracingEnabled,
+} from "../platform/observability/tracing.js";
 import type { Exchange } from "./access-log.js";
 
 /** The health route's path: its probes get no span unless TRACE_HEALTH_PROBES asks for them. */
@@ -23,7 +27,7 @@ function isHealthProbe(req: IncomingMessage): boolean {
 /**
  * Runs one request's handling inside its server span: the trace continues the caller's W3C
  * `traceparent` (or starts one), and every gRPC call made meanwhile carries it on
- * (platform/tracing.ts injectTraceHeaders). The span ends when the response closes,
+ * (platform/observability/tracing.ts injectTraceHeaders). The span ends when the response closes,
  * named by the route that matched. Off, and for a health probe (unless TRACE_HEALTH_PROBES):
  * `handle` runs as it is, outside any trace, so the health calls it makes start none either.
  */

@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import type { ReferenceInput, SynthesisSegment } from "../domain/catalog/speech-input.js";
+import { FILTER_ACTIONS } from "../domain/enums.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { FilterAction } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { type FilterOutcome, FilterOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
-import type { ReferenceInput, SynthesisSegment } from "../platform/catalog/speech-input.js";
-import { permissionDenied, withErrorMetadata } from "../platform/errors.js";
-import { FILTER_ACTIONS } from "../platform/filter-actions.js";
-import { admissionRefusals, guardrailFilterActions } from "../platform/metrics.js";
+import { admissionRefusals, guardrailFilterActions } from "../platform/observability/metrics.js";
+import { permissionDenied, withErrorMetadata } from "../platform/rpc/errors.js";
 import { markDecidedBy } from "./decided-by.js";
 import { labelOf } from "./filters/compiled-filters.js";
 import {

@@ -1,4 +1,19 @@
 import { create } from "@bufbuild/protobuf";
+import type { ModelCatalog } from "../domain/catalog/model-catalog.js";
+import type { CatalogModel } from "../domain/catalog/types.js";
+import {
+  BREAKER_STATES,
+  type BreakerStateName,
+  BUDGET_SCOPES,
+  FILTER_ACTIONS,
+  GUARDRAIL_SOURCES,
+  RESET_INTERVALS,
+  type RegionName,
+  regionName,
+  regionValue,
+} from "../domain/enums.js";
+import { GUARDRAIL_FIELDS } from "../domain/guardrail-fields.js";
+import { budgetWindow } from "../domain/windows.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
@@ -9,17 +24,7 @@ import {
   type ExplainResponse,
   ExplainResponseSchema,
 } from "../gen/railgate/speech/v1/speech_service_pb.js";
-import { BREAKER_STATES, type BreakerStateName } from "../platform/breaker-states.js";
-import { BUDGET_SCOPES } from "../platform/budget-scopes.js";
-import type { ModelCatalog } from "../platform/catalog/model-catalog.js";
-import type { CatalogModel } from "../platform/catalog/types.js";
-import { notFound } from "../platform/errors.js";
-import { FILTER_ACTIONS } from "../platform/filter-actions.js";
-import { GUARDRAIL_FIELDS } from "../platform/guardrail-fields.js";
-import { GUARDRAIL_SOURCES } from "../platform/guardrail-sources.js";
-import { type RegionName, regionName, regionValue } from "../platform/regions.js";
-import { RESET_INTERVALS } from "../platform/reset-intervals.js";
-import { budgetWindow } from "../platform/windows.js";
+import { notFound } from "../platform/rpc/errors.js";
 import type { Store } from "../store/types.js";
 import type { Principal } from "./governance-cache.js";
 import { budgetCounters } from "./policy/budget-counters.js";

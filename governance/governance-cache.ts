@@ -1,5 +1,5 @@
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
-import { componentLogger } from "../platform/logger.js";
+import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
 import { ACCOUNT_DOC, type PolicyDocStore } from "../store/policies/types.js";
 import type { Store } from "../store/types.js";

@@ -1,5 +1,5 @@
+import type { CatalogEndpoint, CatalogModel } from "../domain/catalog/types.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
-import type { CatalogEndpoint, CatalogModel } from "../platform/catalog/types.js";
 import type { EffectivePolicy, GoverningGuardrail, ZdrVendor } from "./policy/types.js";
 
 /** A reason an endpoint is excluded by the policy, or undefined when it may serve. */

@@ -1,9 +1,9 @@
-import { ConfigError, loadConfig, type RailgateConfig, StartupRefused } from "./config.js";
-import { unknownVariables } from "./env-names.js";
-import { flushLogDedupe } from "./log-dedupe.js";
-import { configureLogging, logger } from "./logger.js";
-import { startMetricsServer } from "./metrics-server.js";
-import { configureTracing, shutdownTracing } from "./tracing.js";
+import { ConfigError, loadConfig, type RailgateConfig, StartupRefused } from "./config/config.js";
+import { unknownVariables } from "./config/env-names.js";
+import { flushLogDedupe } from "./observability/log-dedupe.js";
+import { configureLogging, logger } from "./observability/logger.js";
+import { startMetricsServer } from "./observability/metrics-server.js";
+import { configureTracing, shutdownTracing } from "./observability/tracing.js";
 
 /** A component that can stop: `graceMs` is how long in-flight work may take to finish. */
 export interface Stoppable {

@@ -1,5 +1,5 @@
 import type { Server } from "node:net";
-import { StartupRefused } from "./config.js";
+import { StartupRefused } from "./config/config.js";
 
 /**
  * Binds `server` to host:port. A port that is taken (or needs privileges) refuses the start with

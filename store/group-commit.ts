@@ -1,4 +1,4 @@
-import { isStoreUnavailable } from "../platform/store-availability.js";
+import { isStoreUnavailable } from "./store-availability.js";
 
 interface Waiting<T, R> {
   item: T;

@@ -1,9 +1,4 @@
-import {
-  budgetWindow,
-  utcDay,
-  WINDOW_INTERVALS,
-  type WindowInterval,
-} from "../platform/windows.js";
+import { budgetWindow, utcDay, WINDOW_INTERVALS, type WindowInterval } from "../domain/windows.js";
 
 /** What a key spent, in micro-USD: on service credits, and through its own provider keys (BYOK). */
 export interface KeyUsage {

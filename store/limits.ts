@@ -1,9 +1,9 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
-import { withReason } from "../platform/errors.js";
+import { withReason } from "../platform/rpc/errors.js";
 
 /**
- * A store write refused because a count limit (COUNT_LIMITS, platform/limits.ts) is reached: `count` is what
+ * A store write refused because a count limit (COUNT_LIMITS, domain/limits.ts) is reached: `count` is what
  * exists now, `adding` how many the refused write would have added.
  */
 export interface LimitReached {

@@ -1,12 +1,12 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { type RailgateConfig, redactUrl, StartupRefused } from "../platform/config.js";
-import { componentLogger } from "../platform/logger.js";
-import { trackStore } from "../platform/metrics.js";
-import { guardStore } from "../platform/store-availability.js";
+import { type RailgateConfig, redactUrl, StartupRefused } from "../platform/config/config.js";
+import { componentLogger } from "../platform/observability/logger.js";
+import { trackStore } from "../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../platform/time.js";
 import { MemoryStore } from "./memory-store.js";
 import { readRepliesBeforeTimeouts } from "./read-replies-first.js";
 import { RedisStore } from "./redis-store.js";
+import { guardStore } from "./store-availability.js";
 import type { Store } from "./types.js";
 
 const log = componentLogger("store");

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
+import { defaultGuardrailId, newOrderedId } from "../domain/ids.js";
+import { COUNT_LIMITS, type CountLimits } from "../domain/limits.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -8,8 +10,6 @@ import {
   WorkspaceSchema,
 } from "../gen/railgate/account/v1/account_pb.js";
 import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, newOrderedId } from "../platform/ids.js";
-import { COUNT_LIMITS, type CountLimits } from "../platform/limits.js";
 import { type Clock, systemClock } from "../platform/time.js";
 import {
   type Admission,

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
+import type { RegionName } from "../../domain/enums.js";
 import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports, serviceCredential } from "../../gateway/clients.js";
-import type { RailgateConfig } from "../../platform/config.js";
-import { grpcClientMetricsInterceptor } from "../../platform/grpc-metrics.js";
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
-import { componentLogger } from "../../platform/logger.js";
-import type { RegionName } from "../../platform/regions.js";
+import type { RailgateConfig } from "../../platform/config/config.js";
+import { grpcClientMetricsInterceptor } from "../../platform/observability/grpc-metrics.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import type { Clock } from "../../platform/time.js";
 import { startSpeechServer } from "../../services/speech/server.js";
 import { openStore } from "../../store/open-store.js";

@@ -3,8 +3,8 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import type { RailgateConfig } from "../../platform/config.js";
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
+import type { RailgateConfig } from "../../platform/config/config.js";
+import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 
 export interface CliClients {
   accounts: ReturnType<typeof createClient<typeof AccountService>>;

@@ -1,4 +1,5 @@
 import { equals, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import type { AuditOrigin } from "../../domain/audit.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -6,7 +7,6 @@ import {
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
 import { type Guardrail, GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import type { AuditOrigin } from "../../platform/audit.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { encodeField, STORED_FIELDS } from "../../store/guardrail-fields.js";
 import {

@@ -12,8 +12,8 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { loadConfig } from "../../platform/config.js";
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
+import { loadConfig } from "../../platform/config/config.js";
+import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 
 const [which, url, service = ""] = process.argv.slice(2);
 try {

@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../../gateway/http-error.js";
-import { ConfigError, type RailgateConfig } from "../../platform/config.js";
+import { ConfigError, type RailgateConfig } from "../../platform/config/config.js";
 import { cliClients } from "./clients.js";
 import { closest, editDistance } from "./closest.js";
 import type { Command, Options, Values } from "./command.js";

@@ -1,4 +1,4 @@
-import { loadConfig, type RailgateConfig } from "../../platform/config.js";
+import { loadConfig, type RailgateConfig } from "../../platform/config/config.js";
 
 /**
  * The environment variables the CLI reads: where the gateway is, the caller's key, and for

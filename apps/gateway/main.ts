@@ -2,9 +2,9 @@
 
 import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports } from "../../gateway/clients.js";
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
 import { runUntilSignal } from "../../platform/lifecycle.js";
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { gatewayOptions } from "../server-options.js";
 
 await runUntilSignal("gateway", async (config) => {

@@ -1,6 +1,6 @@
 /** GuardrailService + AccountService (+ WebhookService) alone (one container of docker-compose). */
 import { runUntilSignal } from "../../platform/lifecycle.js";
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { startStandaloneRecovery } from "../../services/speech/recovery/record-recovery.js";
 import { openStore } from "../../store/open-store.js";
 import { openDatabase } from "../../store/request-log/open-database.js";

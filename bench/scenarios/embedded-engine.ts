@@ -1,4 +1,4 @@
-import type { AudioFormatName } from "../../platform/audio-formats.js";
+import type { AudioFormatName } from "../../domain/audio-formats.js";
 import { ESPEAK_MODEL } from "../../test/kit/catalog-entries.js";
 import { ManagementApi } from "../api.js";
 import { PCM_BYTES_PER_SECOND } from "../constants.js";

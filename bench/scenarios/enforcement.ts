@@ -1,4 +1,4 @@
-import { BUILTIN_SLUGS } from "../../platform/builtin-filters.js";
+import { BUILTIN_SLUGS } from "../../domain/builtin-filters.js";
 import { describe, fmt, signed } from "../table.js";
 import { progress, type ScenarioContext } from "./context.js";
 import { gatewaySpeech, PROXY_BODY, runSpeech } from "./speech-proxy.js";

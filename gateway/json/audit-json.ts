@@ -1,12 +1,12 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { AUDIT_RESOURCE_TYPES } from "../../domain/audit.js";
+import { AUDIT_LIMITS } from "../../domain/limits.js";
 import type {
   ListAuditEventsRequestSchema,
   ListAuditEventsResponse,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { AuditEvent } from "../../gen/railgate/account/v1/audit_pb.js";
-import { AUDIT_RESOURCE_TYPES } from "../../platform/audit.js";
-import { AUDIT_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import {
   arrayOf,

@@ -1,11 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ACCOUNT_LIMITS } from "../../domain/limits.js";
 import type {
   AddCreditsRequestSchema,
   AddCreditsResponse,
   GetCreditsRequestSchema,
   GetCreditsResponse,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import {
   BOOLEAN,
   type JsonSchema,

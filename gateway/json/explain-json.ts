@@ -1,13 +1,16 @@
+import {
+  BREAKER_STATES,
+  BUDGET_SCOPES,
+  FILTER_ACTIONS,
+  GUARDRAIL_SOURCES,
+  REGION_NAMES,
+  RESET_INTERVALS,
+  regionName,
+} from "../../domain/enums.js";
 import type {
   EffectivePolicy,
   ExplainResponse,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { BREAKER_STATES } from "../../platform/breaker-states.js";
-import { BUDGET_SCOPES } from "../../platform/budget-scopes.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { GUARDRAIL_SOURCES } from "../../platform/guardrail-sources.js";
-import { REGION_NAMES, regionName } from "../../platform/regions.js";
-import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
 import {
   arrayOf,
   BOOLEAN,

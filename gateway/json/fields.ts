@@ -1,4 +1,4 @@
-import { PAGE_LIMITS } from "../../platform/limits.js";
+import { PAGE_LIMITS } from "../../domain/limits.js";
 import { quote } from "../../platform/quote.js";
 import { HttpError } from "../http-error.js";
 

@@ -1,13 +1,15 @@
+import { AUDIO_FORMAT_NAMES, audioFormatName } from "../../domain/audio-formats.js";
+import {
+  FILTER_ACTIONS,
+  GENERATION_STATUSES,
+  ROUTING_OUTCOMES,
+  regionName,
+} from "../../domain/enums.js";
 import {
   type Generation,
   GenerationStatus,
   type RoutingStep,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { AUDIO_FORMAT_NAMES, audioFormatName } from "../../platform/audio-formats.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
-import { regionName } from "../../platform/regions.js";
-import { ROUTING_OUTCOMES } from "../../platform/routing-outcomes.js";
 import {
   arrayOf,
   BOOLEAN,

@@ -1,14 +1,14 @@
+import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../domain/builtin-filters.js";
+import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
+import { UUID_INPUT_PATTERN } from "../../domain/ids.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import {
   type Guardrail,
   type GuardrailInput,
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
 import { deepFreeze } from "../../platform/deep-freeze.js";
-import { GUARDRAIL_FIELDS } from "../../platform/guardrail-fields.js";
-import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
 import { NOT_BLANK } from "./fields.js";
 import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";

@@ -1,4 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
 import {
   type AccountPolicy,
   type AccountPolicyInput,
@@ -11,7 +12,6 @@ import {
   PolicyAssignmentStateSchema,
   SubjectListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { POLICY_TYPES } from "../../store/policies/types.js";
 import {
   BOOLEAN,

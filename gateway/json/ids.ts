@@ -1,4 +1,4 @@
-import { canonicalId } from "../../platform/ids.js";
+import { canonicalId } from "../../domain/ids.js";
 
 /**
  * The body fields and query parameters that hold ids (workspaces, guardrails, generations,

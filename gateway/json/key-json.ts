@@ -1,5 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { KEY_LIMIT_RESETS, regionName } from "../../domain/enums.js";
+import { ACCOUNT_LIMITS } from "../../domain/limits.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -16,10 +18,7 @@ import type {
   ListKeysResponse,
   UpdateKeyRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { KEY_LIMIT_RESETS } from "../../platform/key-limit-reset.js";
-import { ACCOUNT_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
-import { regionName } from "../../platform/regions.js";
 import {
   BOOLEAN,
   DATE_TIME,

@@ -1,5 +1,5 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { UUID_INPUT_PATTERN, UUID_RE } from "../../platform/ids.js";
+import { UUID_INPUT_PATTERN, UUID_RE } from "../../domain/ids.js";
 import { quote } from "../../platform/quote.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
 import { badRequest } from "./fields.js";

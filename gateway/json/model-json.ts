@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { AUDIO_FORMAT_NAMES, audioFormatName } from "../../domain/audio-formats.js";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
 import type { Endpoint, Model } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { AUDIO_FORMAT_NAMES, audioFormatName } from "../../platform/audio-formats.js";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
 import {
   arrayOf,
   BOOLEAN,

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
 import {
   type MaxPrice,
   MaxPriceSchema,
   ProviderSort,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";

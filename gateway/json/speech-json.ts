@@ -1,5 +1,12 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import {
+  AUDIO_FORMAT_NAMES,
+  type AudioFormatName,
+  audioFormatValue,
+  formatList,
+} from "../../domain/audio-formats.js";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
+import {
   DataCollection,
   ProviderPreferencesSchema,
   ReferencePartSchema,
@@ -9,15 +16,8 @@ import {
   type SynthesizeRequest,
   SynthesizeRequestSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import {
-  AUDIO_FORMAT_NAMES,
-  type AudioFormatName,
-  audioFormatValue,
-  formatList,
-} from "../../platform/audio-formats.js";
-import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/json-checks.js";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../platform/rpc/json-checks.js";
 import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, type Spec } from "./fields.js";
 import {

@@ -1,10 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { USAGE_GROUPS } from "../../domain/usage-groups.js";
 import type {
   GetUsageRequestSchema,
   GetUsageResponse,
   UsagePoint,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { USAGE_GROUPS } from "../../store/request-log/generations.js";
 import {
   arrayOf,
   DATE_TIME,

@@ -1,4 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { UUID_INPUT_PATTERN } from "../../domain/ids.js";
+import { WEBHOOK_LIMITS } from "../../domain/limits.js";
 import {
   DeliveryStatus,
   type Webhook,
@@ -12,8 +14,6 @@ import type {
   ListWebhooksRequestSchema,
   UpdateWebhookRequestSchema,
 } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
-import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
-import { WEBHOOK_LIMITS } from "../../platform/limits.js";
 import {
   BOOLEAN,
   DATE_TIME,

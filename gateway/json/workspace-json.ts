@@ -1,4 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ACCOUNT_LIMITS } from "../../domain/limits.js";
+import { SLUG_RE } from "../../domain/slug.js";
 import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 import type {
   CreateWorkspaceRequestSchema,
@@ -6,8 +8,6 @@ import type {
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { GetAudioCacheResponse } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { ACCOUNT_LIMITS } from "../../platform/limits.js";
-import { SLUG_RE } from "../../platform/slug.js";
 import {
   BOOLEAN,
   DATE_TIME,

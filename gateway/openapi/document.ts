@@ -3,9 +3,9 @@ import {
   AUDIO_FORMAT_NAMES,
   type AudioFormatName,
   audioContentType,
-} from "../../platform/audio-formats.js";
-import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
-import { COUNT_LIMITS } from "../../platform/limits.js";
+} from "../../domain/audio-formats.js";
+import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_TTL_SECONDS } from "../../domain/idempotency.js";
+import { COUNT_LIMITS } from "../../domain/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
 import { takesIdempotencyKey } from "../idempotency.js";

@@ -1,9 +1,9 @@
+import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
 import type {
   KeyAssignment,
   MemberAssignment,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import type { RequestContext, Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
 import { checkElements, checkFields, checkQuery, queryPage, type Spec } from "../json/fields.js";

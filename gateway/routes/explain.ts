@@ -1,5 +1,5 @@
+import { REGION_NAMES } from "../../domain/enums.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { REGION_NAMES } from "../../platform/regions.js";
 import type { Route } from "../context.js";
 import { sendJson } from "../http-io.js";
 import { EXPLAIN_SCHEMA, explainToJson } from "../json/explain-json.js";

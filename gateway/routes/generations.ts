@@ -1,6 +1,5 @@
+import { FILTER_OUTCOMES, GENERATION_STATUSES } from "../../domain/enums.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { FILTER_OUTCOMES } from "../../platform/filter-actions.js";
-import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { sendJson } from "../http-io.js";

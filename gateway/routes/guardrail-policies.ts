@@ -1,5 +1,5 @@
+import { UUID_INPUT_PATTERN } from "../../domain/ids.js";
 import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
 import { POLICY_TYPES, type PolicyType } from "../../store/policies/types.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";

@@ -1,5 +1,5 @@
+import { UUID_INPUT_PATTERN } from "../../domain/ids.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { UUID_INPUT_PATTERN } from "../../platform/ids.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson, sendJsonText } from "../http-io.js";
 import { checkQuery, queryPage } from "../json/fields.js";

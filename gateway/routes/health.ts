@@ -1,10 +1,10 @@
 import { createContextValues } from "@connectrpc/connect";
+import { REGION_NAMES, type RegionName } from "../../domain/enums.js";
 import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { ON_CONNECTION } from "../../platform/http2-grpc-transport.js";
-import { REGION_NAMES, type RegionName } from "../../platform/regions.js";
+import { ON_CONNECTION } from "../../platform/rpc/http2-grpc-transport.js";
 import type { ServiceHealth } from "../clients.js";
 import type { Route } from "../context.js";
 import { HttpError } from "../http-error.js";
@@ -34,7 +34,7 @@ type Verdict = "serving" | "not serving" | "not answering";
  * Asks one service its grpc.health.v1 status over each of the gateway's ready connections to
  * it (each may reach another replica or address), at once. SERVING from any one means the
  * service can do real work through this gateway (the client leaves a replica that stopped
- * answering: platform/http2-grpc-pool.ts), so one frozen or dead replica beside a live one
+ * answering: platform/rpc/http2-grpc-pool.ts), so one frozen or dead replica beside a live one
  * does not take the gateway out of its load balancer. SERVING means the process answers and so
  * does everything it depends on (its store; for speech, the engine's workers).
  */

@@ -1,7 +1,7 @@
-import { componentLogger } from "../../platform/logger.js";
-import { budgetAlertsQueued } from "../../platform/metrics.js";
+import { budgetWindow } from "../../domain/windows.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import { budgetAlertsQueued } from "../../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../../platform/time.js";
-import { budgetWindow } from "../../platform/windows.js";
 import { type Admission, counterId, type Settlement } from "../../store/admission.js";
 import type { KeyUsage } from "../../store/key-usage.js";
 import type { Store } from "../../store/types.js";

@@ -1,5 +1,5 @@
-import { newId } from "../../platform/ids.js";
-import type { WindowInterval } from "../../platform/windows.js";
+import { newId } from "../../domain/ids.js";
+import type { WindowInterval } from "../../domain/windows.js";
 import type { BudgetScope } from "../policy/budget-counters.js";
 import { fromMicros } from "../policy/money.js";
 
@@ -32,7 +32,7 @@ export interface AlertEventData {
   credits_below_usd: number | null;
 }
 
-/** The JSON body a webhook receives (signed as sent: see platform/webhook-signature.ts). */
+/** The JSON body a webhook receives (signed as sent: see services/webhooks/webhook-signature.ts). */
 export interface AlertEvent {
   id: string;
   type: AlertEventType;

@@ -3,7 +3,7 @@ import {
   DEFAULT_BLOCK_LABEL,
   DEFAULT_REDACT_LABEL,
   SCOPED_BUILTIN,
-} from "../../platform/builtin-filters.js";
+} from "../../domain/builtin-filters.js";
 import { BUILTIN_FILTERS } from "./detectors/builtins.js";
 import { compilePattern, customPatternDetector } from "./detectors/custom-pattern.js";
 import type { Detector, Pretested, Span } from "./detectors/detector.js";

@@ -1,5 +1,4 @@
-import type { FilterActionName } from "../../platform/filter-actions.js";
-import type { ScanScopeName } from "../../platform/scan-scopes.js";
+import type { FilterActionName, ScanScopeName } from "../../domain/enums.js";
 
 export type { FilterActionName };
 

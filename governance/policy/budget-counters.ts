@@ -1,4 +1,4 @@
-import type { BudgetScopeName } from "../../platform/budget-scopes.js";
+import type { BudgetScopeName } from "../../domain/enums.js";
 import type { BudgetSpec } from "./types.js";
 
 /**

@@ -1,7 +1,5 @@
+import { FILTER_ACTIONS, RESET_INTERVALS, regionName } from "../../domain/enums.js";
 import { type Guardrail, ScanScope } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { regionName } from "../../platform/regions.js";
-import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
 import type {
   AccountSettings,
   BudgetSpec,

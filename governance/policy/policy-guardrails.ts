@@ -1,13 +1,18 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { builtinEntry, SCOPED_BUILTIN } from "../../domain/builtin-filters.js";
+import {
+  FILTER_ACTIONS,
+  type FilterActionName,
+  RESET_INTERVALS,
+  type RegionName,
+  type ResetIntervalName,
+  regionValue,
+} from "../../domain/enums.js";
 import {
   type Guardrail,
   GuardrailSchema,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { builtinEntry, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
-import { FILTER_ACTIONS, type FilterActionName } from "../../platform/filter-actions.js";
-import { type RegionName, regionValue } from "../../platform/regions.js";
-import { RESET_INTERVALS, type ResetIntervalName } from "../../platform/reset-intervals.js";
 import { assignmentState } from "../../store/policies/policy-doc.js";
 import {
   type AccountPolicy,

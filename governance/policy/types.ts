@@ -1,9 +1,11 @@
+import type {
+  FilterActionName,
+  GuardrailSourceName,
+  RegionName,
+  ScanScopeName,
+} from "../../domain/enums.js";
+import type { WindowInterval } from "../../domain/windows.js";
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import type { FilterActionName } from "../../platform/filter-actions.js";
-import type { GuardrailSourceName } from "../../platform/guardrail-sources.js";
-import type { RegionName } from "../../platform/regions.js";
-import type { ScanScopeName } from "../../platform/scan-scopes.js";
-import type { WindowInterval } from "../../platform/windows.js";
 
 export type ZdrVendor = "anthropic" | "openai" | "google" | "xai" | "other";
 /** How a guardrail governs a key: "key", "member", "workspace_default" (the proto enum's names). */

@@ -1,4 +1,4 @@
-import { invalidArgument } from "../../platform/errors.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 import type { AuditEvent as StoredEvent } from "../../store/request-log/audit-log.js";
 
 /** An opaque page position of the audit log: the last event's time (ms) and id. */

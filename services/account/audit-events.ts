@@ -1,15 +1,15 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { AUDIT_LIMITS } from "../../domain/limits.js";
 import type { ListAuditEventsRequest } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { type AuditEvent, AuditEventSchema } from "../../gen/railgate/account/v1/audit_pb.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
-import { withReason } from "../../platform/errors.js";
-import { AUDIT_LIMITS } from "../../platform/limits.js";
-import { cursorPageSize } from "../../platform/request-rules.js";
-import { STORE_RETRY_AFTER_SECONDS } from "../../platform/store-availability.js";
+import { withReason } from "../../platform/rpc/errors.js";
+import { cursorPageSize } from "../../platform/rpc/request-rules.js";
 import type { AuditLog, AuditEvent as StoredEvent } from "../../store/request-log/audit-log.js";
 import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
+import { STORE_RETRY_AFTER_SECONDS } from "../../store/store-availability.js";
 import { decodeCursor, encodeCursor } from "./audit-cursor.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { KEY_LIMIT_RESETS } from "../../domain/enums.js";
 import { type ApiKey, KeyKind, type Workspace } from "../../gen/railgate/account/v1/account_pb.js";
-import { KEY_LIMIT_RESETS } from "../../platform/key-limit-reset.js";
 
 /**
  * What the audit log compares before and after a write, field by field, in the API's names

@@ -1,14 +1,14 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { IdempotencyKeyState } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { callerOf } from "../../platform/auth/caller-auth.js";
-import { invalidArgument } from "../../platform/errors.js";
+import { callerOf } from "../../domain/auth/caller-auth.js";
 import {
   IDEMPOTENCY_CLAIM_SECONDS,
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_TTL_SECONDS,
   idempotencyId,
   idempotencyKeyProblem,
-} from "../../platform/idempotency.js";
+} from "../../domain/idempotency.js";
+import { IdempotencyKeyState } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 import type { Store } from "../../store/types.js";
 
 /**

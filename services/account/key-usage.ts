@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { REGION_NAMES, regionValue } from "../../domain/enums.js";
 import {
   type ApiKey,
   type KeyUsage,
@@ -6,7 +7,6 @@ import {
 } from "../../gen/railgate/account/v1/account_pb.js";
 import type { Region } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { fromMicros } from "../../governance/policy/money.js";
-import { REGION_NAMES, regionValue } from "../../platform/regions.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";
 
 /** What a key spent (settled requests), read from its counters in the key's own scope. */

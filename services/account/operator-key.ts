@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
+import { hashSecret, secretLabel } from "../../domain/ids.js";
 import { type ApiKey, ApiKeySchema, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
-import { hashSecret, secretLabel } from "../../platform/ids.js";
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { isLimitReached } from "../../store/limits.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";

@@ -1,31 +1,31 @@
 import { type Timestamp, timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { AUDIT_RESOURCE_TYPES } from "../../domain/audit.js";
+import { KEY_LIMIT_RESETS } from "../../domain/enums.js";
+import { isKeyHash, isUuid } from "../../domain/ids.js";
+import { ACCOUNT_LIMITS, AUDIT_LIMITS } from "../../domain/limits.js";
+import { page } from "../../domain/paging.js";
+import { isSlug, slugify } from "../../domain/slug.js";
 import { KeyKind, type KeyLimitReset } from "../../gen/railgate/account/v1/account_pb.js";
 import {
   AccountService,
   UpdateKeyRequestSchema,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { AUDIT_RESOURCE_TYPES } from "../../platform/audit.js";
-import { isKeyHash, isUuid } from "../../platform/ids.js";
-import { KEY_LIMIT_RESETS } from "../../platform/key-limit-reset.js";
-import { ACCOUNT_LIMITS, AUDIT_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import {
   cursorPage,
   fail,
   noRule,
-  page,
   type RequestRules,
   withRequestRules,
-} from "../../platform/request-rules.js";
-import { isSlug, slugify } from "../../platform/slug.js";
-import { type UpdateMaskRules, walkUpdateMask } from "../../platform/update-mask.js";
+} from "../../platform/rpc/request-rules.js";
+import { type UpdateMaskRules, walkUpdateMask } from "../../platform/rpc/update-mask.js";
 import { decodeCursor } from "./audit-cursor.js";
 
 /**
  * The account service's input rules, one per RPC, in the shape every service
- * states them (platform/request-rules.ts): every call is checked before its
+ * states them (platform/rpc/request-rules.ts): every call is checked before its
  * handler runs, so a plain gRPC client and the gateway get the same refusal.
  * What needs the store (does the workspace or key exist, is the default
  * workspace still there) is checked by the handler.

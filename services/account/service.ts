@@ -1,5 +1,18 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { auditOrigin } from "../../domain/audit.js";
+import { callerOf } from "../../domain/auth/caller-auth.js";
+import { IDEMPOTENCY_TTL_SECONDS } from "../../domain/idempotency.js";
+import {
+  defaultGuardrailId,
+  hashSecret,
+  isUuid,
+  newId,
+  newSecret,
+  secretLabel,
+} from "../../domain/ids.js";
+import { pageParams } from "../../domain/paging.js";
+import { slugify } from "../../domain/slug.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -18,24 +31,11 @@ import {
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
-import { auditOrigin } from "../../platform/audit.js";
-import { callerOf } from "../../platform/auth/caller-auth.js";
-import { CONFIG_DEFAULTS } from "../../platform/config.js";
-import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/errors.js";
-import { IDEMPOTENCY_TTL_SECONDS } from "../../platform/idempotency.js";
-import {
-  defaultGuardrailId,
-  hashSecret,
-  isUuid,
-  newId,
-  newSecret,
-  secretLabel,
-} from "../../platform/ids.js";
-import { pageParams } from "../../platform/paging.js";
+import { CONFIG_DEFAULTS } from "../../platform/config/config.js";
 import { quote } from "../../platform/quote.js";
-import { slugify } from "../../platform/slug.js";
+import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/rpc/errors.js";
+import { copyMaskedFields } from "../../platform/rpc/update-mask.js";
 import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
-import { copyMaskedFields } from "../../platform/update-mask.js";
 import { creditChanges } from "../../store/config-outbox/apply-sql.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { isLimitReached, limitError } from "../../store/limits.js";

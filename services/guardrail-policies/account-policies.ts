@@ -1,6 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import { isUuid, newId } from "../../domain/ids.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
+import { pageParams } from "../../domain/paging.js";
 import {
   type AccountPolicyInput,
   type AccountPolicy as AccountPolicyMessage,
@@ -11,9 +14,6 @@ import {
   type SubjectList,
   type UpdateAccountPolicyRequest,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { isUuid, newId } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
-import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
 import type { Clock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";

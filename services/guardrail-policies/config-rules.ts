@@ -1,11 +1,14 @@
+import { BUILTIN_SLUGS, isBuiltinSlug } from "../../domain/builtin-filters.js";
+import {
+  FILTER_ACTIONS,
+  isRegionName,
+  quotedRegionNames,
+  RESET_INTERVALS,
+} from "../../domain/enums.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
-import { BUILTIN_SLUGS, isBuiltinSlug } from "../../platform/builtin-filters.js";
-import { invalidArgument } from "../../platform/errors.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
-import { isRegionName, quotedRegionNames } from "../../platform/regions.js";
-import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 import type { PolicyType } from "../../store/policies/types.js";
 
 type Config = Record<string, unknown>;

@@ -1,12 +1,10 @@
 import { create } from "@bufbuild/protobuf";
+import { FILTER_ACTIONS, RESET_INTERVALS, regionName } from "../../domain/enums.js";
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type GuardrailPolicy,
   GuardrailPolicySchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { regionName } from "../../platform/regions.js";
-import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
 import type { PolicyType } from "../../store/policies/types.js";
 import type { Store } from "../../store/types.js";
 

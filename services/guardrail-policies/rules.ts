@@ -1,8 +1,8 @@
+import { COUNT_LIMITS, GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type { SubjectList } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
-import { COUNT_LIMITS, GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
+import { conflict, invalidArgument, notFound } from "../../platform/rpc/errors.js";
 import {
   isPolicyType,
   type PolicyDoc,

@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { auditOrigin } from "../../domain/audit.js";
+import { isUuid, newId } from "../../domain/ids.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
+import { pageParams } from "../../domain/paging.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type ChangePolicyAssignmentRequest,
@@ -21,12 +25,8 @@ import {
   type UpdateAccountPolicyRequest,
   type UpdateGuardrailPolicyRequest,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import { auditOrigin } from "../../platform/audit.js";
-import { conflict, notFound } from "../../platform/errors.js";
-import { isUuid, newId } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
-import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
+import { conflict, notFound } from "../../platform/rpc/errors.js";
 import type { Clock } from "../../platform/time.js";
 import { systemClock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";

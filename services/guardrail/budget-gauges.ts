@@ -1,10 +1,10 @@
+import { budgetWindow } from "../../domain/windows.js";
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { budgetInterval } from "../../governance/policy/effective-policy.js";
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
-import { componentLogger } from "../../platform/logger.js";
-import type { GuardrailBudgetSample } from "../../platform/metrics.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import type { GuardrailBudgetSample } from "../../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../../platform/time.js";
-import { budgetWindow } from "../../platform/windows.js";
 import type { Store } from "../../store/types.js";
 
 const log = componentLogger("guardrail-metrics");

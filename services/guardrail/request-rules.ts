@@ -1,28 +1,28 @@
 import type { ServiceImpl } from "@connectrpc/connect";
+import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
+import { isKeyHash, isUuid } from "../../domain/ids.js";
+import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
+import { page } from "../../domain/paging.js";
 import {
   type GuardrailInput,
   GuardrailInputSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { GUARDRAIL_FIELDS } from "../../platform/guardrail-fields.js";
-import { isKeyHash, isUuid } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import {
   fail,
   noRule,
-  page,
   type RequestRules,
   withRequestRules,
-} from "../../platform/request-rules.js";
+} from "../../platform/rpc/request-rules.js";
+import { type UpdateMaskRules, walkUpdateMask } from "../../platform/rpc/update-mask.js";
 import { nowTimestamp } from "../../platform/time.js";
-import { type UpdateMaskRules, walkUpdateMask } from "../../platform/update-mask.js";
 import { guardrailFromInput, UPDATABLE_PATHS } from "./update-mask.js";
 import { validateGuardrail } from "./validation.js";
 
 /**
  * The guardrail service's input rules, one per RPC, in one place, in the
- * shape every service states them (platform/request-rules.ts): every call is
+ * shape every service states them (platform/rpc/request-rules.ts): every call is
  * checked before its handler runs. What needs the store (does the workspace
  * exist, is the key in the guardrail's workspace) is checked by the handler;
  * the rules of a stored guardrail (validation.ts) are applied here to a new

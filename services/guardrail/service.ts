@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { auditOrigin } from "../../domain/audit.js";
+import { callerOf } from "../../domain/auth/caller-auth.js";
+import { defaultGuardrailId, newId } from "../../domain/ids.js";
+import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
+import { pageParams } from "../../domain/paging.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type Guardrail,
@@ -13,13 +18,8 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { auditOrigin } from "../../platform/audit.js";
-import { callerOf } from "../../platform/auth/caller-auth.js";
-import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
-import { defaultGuardrailId, newId } from "../../platform/ids.js";
-import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
-import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
+import { conflict, invalidArgument, notFound } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { decodeFields, encodeFields } from "../../store/guardrail-fields.js";

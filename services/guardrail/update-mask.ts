@@ -1,5 +1,7 @@
 import { clone, create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { builtinEntry, SCOPED_BUILTIN } from "../../domain/builtin-filters.js";
+import { GUARDRAIL_FIELDS, type GuardrailField } from "../../domain/guardrail-fields.js";
 import {
   BuiltinFilterListSchema,
   type Guardrail,
@@ -7,18 +9,16 @@ import {
   GuardrailSchema,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { builtinEntry, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
-import { GUARDRAIL_FIELDS, type GuardrailField } from "../../platform/guardrail-fields.js";
-import { copyMaskedField } from "../../platform/update-mask.js";
+import { copyMaskedField } from "../../platform/rpc/update-mask.js";
 
-/** The paths an update mask may name (see platform/guardrail-fields.ts). */
+/** The paths an update mask may name (see domain/guardrail-fields.ts). */
 export const UPDATABLE_PATHS: ReadonlySet<string> = GUARDRAIL_FIELDS.updatablePaths;
 
 type Fields = Record<string, unknown>;
 
 /**
  * Copies a field from the input onto a guardrail, with the null of every
- * update (platform/update-mask.ts): a nullable field becomes unset, any other
+ * update (platform/rpc/update-mask.ts): a nullable field becomes unset, any other
  * its zero value.
  */
 function copyField(to: Guardrail, f: GuardrailField, input: GuardrailInput): void {

@@ -1,17 +1,20 @@
+import { BUILTIN_SLUGS, isBuiltinSlug, SCOPED_BUILTIN } from "../../domain/builtin-filters.js";
+import {
+  FILTER_ACTIONS,
+  quotedRegionNames,
+  RESET_INTERVALS,
+  regionName,
+  SCAN_SCOPES,
+} from "../../domain/enums.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import {
   type Guardrail,
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
-import { BUILTIN_SLUGS, isBuiltinSlug, SCOPED_BUILTIN } from "../../platform/builtin-filters.js";
-import { invalidArgument } from "../../platform/errors.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
-import { quotedRegionNames, regionName } from "../../platform/regions.js";
-import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
-import { SCAN_SCOPES } from "../../platform/scan-scopes.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);

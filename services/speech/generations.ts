@@ -1,5 +1,6 @@
+import type { UsageGroup } from "../../domain/usage-groups.js";
 import type { Generation } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { BatchWriter, type BatchWriterStats } from "../../store/request-log/batch-writer.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import {
@@ -7,7 +8,6 @@ import {
   GenerationRecords,
   type ListQuery,
   type LogScope,
-  type UsageGroup,
   type UsageRow,
 } from "../../store/request-log/generations.js";
 import type { Store } from "../../store/types.js";

@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type { ReferencePart } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { invalidArgument, withReason } from "../../platform/errors.js";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
+import { invalidArgument, withReason } from "../../platform/rpc/errors.js";
 import type { ReferenceInput } from "./engines/types.js";
 
 const DATA_URL = /^data:([a-z]+)\/([a-z0-9.+-]+)(?:;[a-z0-9=.+-]+)*;base64,([A-Za-z0-9+/=\s]*)$/i;

@@ -1,5 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { audioFormatName, audioFormatValue } from "../../domain/audio-formats.js";
+import type { RefusalStatus } from "../../domain/enums.js";
+import { type RegionName, regionName, regionValue } from "../../domain/enums.js";
+import { newGenerationId } from "../../domain/ids.js";
 import { ErrorReason, ErrorReasonSchema } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type FilterOutcome,
@@ -10,11 +14,7 @@ import {
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { guardrailThatDecided, markDecidedBy } from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
-import { audioFormatName, audioFormatValue } from "../../platform/audio-formats.js";
-import { errorInfoOf, permissionDenied } from "../../platform/errors.js";
-import type { RefusalStatus } from "../../platform/generation-statuses.js";
-import { newGenerationId } from "../../platform/ids.js";
-import { type RegionName, regionName, regionValue } from "../../platform/regions.js";
+import { errorInfoOf, permissionDenied } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { SpeechPlan } from "./request.js";
 import { routingOf } from "./routing/steps.js";

@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import { callerOf } from "../../domain/auth/caller-auth.js";
+import { FILTER_ACTIONS, GENERATION_STATUSES } from "../../domain/enums.js";
+import { isKeyHash, isUuid } from "../../domain/ids.js";
+import { USAGE_GROUPS, type UsageGroup } from "../../domain/usage-groups.js";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
@@ -11,19 +15,13 @@ import {
   UsagePointSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import type { Principal } from "../../governance/governance-cache.js";
-import { callerOf } from "../../platform/auth/caller-auth.js";
-import { invalidArgument, notFound, permissionDenied } from "../../platform/errors.js";
-import { FILTER_ACTIONS } from "../../platform/filter-actions.js";
-import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
-import { isKeyHash, isUuid } from "../../platform/ids.js";
 import { quote } from "../../platform/quote.js";
+import { invalidArgument, notFound, permissionDenied } from "../../platform/rpc/errors.js";
 import {
   BadCursor,
   decodeCursor,
   encodeCursor,
   type LogScope,
-  USAGE_GROUPS,
-  type UsageGroup,
 } from "../../store/request-log/generations.js";
 import type { Store } from "../../store/types.js";
 import type { GenerationLog } from "./generations.js";

@@ -1,6 +1,6 @@
+import type { CatalogEndpoint } from "../../domain/catalog/types.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
-import type { CatalogEndpoint } from "../../platform/catalog/types.js";
-import { notFound } from "../../platform/errors.js";
+import { notFound } from "../../platform/rpc/errors.js";
 import type { SpeechPlan } from "./request.js";
 import type { EndpointMeasure } from "./routing/endpoint-stats.js";
 import type { RoutingPreferences } from "./routing/preferences.js";

@@ -1,5 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, isMessage } from "@bufbuild/protobuf";
+import { callerAuthInterceptor } from "../../domain/auth/caller-auth.js";
+import { ModelCatalog } from "../../domain/catalog/model-catalog.js";
+import type { Catalog, CatalogSource } from "../../domain/catalog/types.js";
+import type { RegionName } from "../../domain/enums.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { VoiceSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
@@ -8,24 +12,20 @@ import {
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { AlertDetector } from "../../governance/alerts/detector.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
-import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
-import { ModelCatalog } from "../../platform/catalog/model-catalog.js";
-import type { Catalog, CatalogSource } from "../../platform/catalog/types.js";
 import {
   type AudioCacheConfig,
   CONFIG_DEFAULTS,
   type RecoveryConfig,
   type SpeechRoutingConfig,
-} from "../../platform/config.js";
-import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
-import type { GrpcTls } from "../../platform/grpc-tls.js";
-import { HealthServiceImpl } from "../../platform/health.js";
-import { served } from "../../platform/in-process-transport.js";
-import { componentLogger } from "../../platform/logger.js";
-import type { RegionName } from "../../platform/regions.js";
-import { RetryQueue } from "../../platform/retry-queue.js";
+} from "../../platform/config/config.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import { type ServedServices, startGrpcServer } from "../../platform/rpc/grpc-server.js";
+import type { GrpcTls } from "../../platform/rpc/grpc-tls.js";
+import { HealthServiceImpl } from "../../platform/rpc/health.js";
+import { served } from "../../platform/rpc/in-process-transport.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
+import { RetryQueue } from "../../store/retry-queue.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 import { closeSpareEncoders } from "./audio/index.js";

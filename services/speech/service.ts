@@ -1,6 +1,19 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { audioContentType, audioFormatValue } from "../../domain/audio-formats.js";
+import { callerOf } from "../../domain/auth/caller-auth.js";
+import type { ModelCatalog } from "../../domain/catalog/model-catalog.js";
+import type { CatalogEndpoint } from "../../domain/catalog/types.js";
+import {
+  GENERATION_STATUSES,
+  isRegionName,
+  quotedRegionNames,
+  type RegionName,
+  regionValue,
+} from "../../domain/enums.js";
+import { canonicalId, isKeyHash, newGenerationId } from "../../domain/ids.js";
+import { rateLimitHeaderValues } from "../../domain/rate-limit-headers.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type Generation,
@@ -33,34 +46,25 @@ import {
   policyRules,
   usableModels,
 } from "../../governance/policy-rules.js";
-import { audioContentType, audioFormatValue } from "../../platform/audio-formats.js";
-import { callerOf } from "../../platform/auth/caller-auth.js";
-import type { ModelCatalog } from "../../platform/catalog/model-catalog.js";
-import type { CatalogEndpoint } from "../../platform/catalog/types.js";
-import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config.js";
-import { invalidArgument, notFound, permissionDenied } from "../../platform/errors.js";
-import { GENERATION_STATUSES } from "../../platform/generation-statuses.js";
-import { canonicalId, isKeyHash, newGenerationId } from "../../platform/ids.js";
+import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config/config.js";
 import { InFlight } from "../../platform/in-flight.js";
 import {
   admissionRefusals,
   speechDuration,
   speechTimeToFirstByte,
-} from "../../platform/metrics.js";
-import { quote } from "../../platform/quote.js";
-import { rateLimitHeaderValues } from "../../platform/rate-limit-headers.js";
+} from "../../platform/observability/metrics.js";
 import {
-  isRegionName,
-  quotedRegionNames,
-  type RegionName,
-  regionValue,
-} from "../../platform/regions.js";
-import { REQUEST_ID_HEADER } from "../../platform/request-id.js";
-import { RetryQueue } from "../../platform/retry-queue.js";
+  annotateActiveSpan,
+  inSpan,
+  traceBodyAttributes,
+} from "../../platform/observability/tracing.js";
+import { quote } from "../../platform/quote.js";
+import { invalidArgument, notFound, permissionDenied } from "../../platform/rpc/errors.js";
+import { REQUEST_ID_HEADER } from "../../platform/rpc/request-id.js";
 import { type Clock, systemClock } from "../../platform/time.js";
-import { annotateActiveSpan, inSpan, traceBodyAttributes } from "../../platform/tracing.js";
 import type { Admission, Settlement } from "../../store/admission.js";
 import { recordedMs } from "../../store/request-log/generations.js";
+import { RetryQueue } from "../../store/retry-queue.js";
 import type { Store } from "../../store/types.js";
 import { MAX_CHUNK_BYTES, SAMPLE_RATE, sourceFormat } from "./audio/index.js";
 import { type AudioTally, audioBytes } from "./audio-stream.js";

@@ -1,5 +1,5 @@
-import { invalidArgument } from "../../platform/errors.js";
-import { isUuid } from "../../platform/ids.js";
+import { isUuid } from "../../domain/ids.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 import type { DeliveryCursor } from "../../store/webhooks/types.js";
 
 /**

@@ -1,5 +1,5 @@
 import { Agent } from "undici";
-import { signatureHeader, WEBHOOK_SIGNATURE_HEADER } from "../../platform/webhook-signature.js";
+import { signatureHeader, WEBHOOK_SIGNATURE_HEADER } from "./webhook-signature.js";
 
 /** What went wrong with an attempt, as a kind: never an address or the network stack's message. */
 export type DeliveryErrorKind =

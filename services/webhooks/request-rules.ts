@@ -1,20 +1,20 @@
 import type { ServiceImpl } from "@connectrpc/connect";
+import { isUuid } from "../../domain/ids.js";
+import { WEBHOOK_LIMITS } from "../../domain/limits.js";
+import { page } from "../../domain/paging.js";
 import {
   UpdateWebhookRequestSchema,
   WebhookService,
 } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
-import { isUuid } from "../../platform/ids.js";
-import { WEBHOOK_LIMITS } from "../../platform/limits.js";
 import { quote } from "../../platform/quote.js";
 import {
   cursorPage,
   fail,
   noRule,
-  page,
   type RequestRules,
   withRequestRules,
-} from "../../platform/request-rules.js";
-import { type UpdateMaskRules, walkUpdateMask } from "../../platform/update-mask.js";
+} from "../../platform/rpc/request-rules.js";
+import { type UpdateMaskRules, walkUpdateMask } from "../../platform/rpc/update-mask.js";
 import { decodeCursor } from "./cursor.js";
 import {
   checkCreditsBelow,
@@ -26,7 +26,7 @@ import {
 
 /**
  * The webhook service's input rules, one per RPC, in the shape every service
- * states them (platform/request-rules.ts): every call is checked before its
+ * states them (platform/rpc/request-rules.ts): every call is checked before its
  * handler runs, so a plain gRPC client and the gateway get the same refusal.
  * What needs the store (does the webhook or the workspace exist, is there
  * room for another webhook) is checked by the handler; an id that is no UUID

@@ -1,5 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { auditOrigin } from "../../domain/audit.js";
+import { isUuid, newId } from "../../domain/ids.js";
+import { WEBHOOK_LIMITS } from "../../domain/limits.js";
+import { pageParams } from "../../domain/paging.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type {
   CreateWebhookRequest,
@@ -7,13 +11,9 @@ import type {
   WebhookService,
 } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { alertEvent } from "../../governance/alerts/events.js";
-import { auditOrigin } from "../../platform/audit.js";
-import { invalidArgument, notFound } from "../../platform/errors.js";
-import { isUuid, newId } from "../../platform/ids.js";
-import { WEBHOOK_LIMITS } from "../../platform/limits.js";
-import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
-import { cursorPageSize } from "../../platform/request-rules.js";
+import { invalidArgument, notFound } from "../../platform/rpc/errors.js";
+import { cursorPageSize } from "../../platform/rpc/request-rules.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";
 import { type AuditLog, auditEventOf, changesBetween } from "../../store/request-log/audit-log.js";

@@ -1,6 +1,6 @@
-import { WEBHOOK_LIMITS } from "../../platform/limits.js";
+import { WEBHOOK_LIMITS } from "../../domain/limits.js";
 import { quote } from "../../platform/quote.js";
-import { fail } from "../../platform/request-rules.js";
+import { fail } from "../../platform/rpc/request-rules.js";
 
 /**
  * The rules of a webhook's values, which the request rules (request-rules.ts)

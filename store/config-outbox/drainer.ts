@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import { applyConfigEntries } from "./apply-sql.js";
 import { type ConfigEntry, parseOutboxEntry } from "./entry.js";

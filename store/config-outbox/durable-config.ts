@@ -1,4 +1,4 @@
-import { budgetWindow, WINDOW_INTERVALS } from "../../platform/windows.js";
+import { budgetWindow, WINDOW_INTERVALS } from "../../domain/windows.js";
 import { type KeyLimitInterval, usageWindow } from "../key-usage.js";
 import type { SqlDatabase } from "../request-log/database.js";
 

@@ -1,4 +1,4 @@
-import type { AuditOrigin } from "../../platform/audit.js";
+import type { AuditOrigin } from "../../domain/audit.js";
 import type { AuditEntry, AuditEvent } from "../request-log/audit-log.js";
 
 /** What a service hands the store with a management write: the audit entry and who made it. */

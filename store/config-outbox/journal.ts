@@ -1,4 +1,4 @@
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { auditEventOf } from "../request-log/audit-log.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import { applyConfigEntries } from "./apply-sql.js";

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Cluster, Redis } from "ioredis";
-import { newId } from "../../platform/ids.js";
-import { componentLogger } from "../../platform/logger.js";
+import { newId } from "../../domain/ids.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { RedisKeys } from "../redis-keys.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import { type DurableConfig, hasDurableConfig, readDurableConfig } from "./durable-config.js";

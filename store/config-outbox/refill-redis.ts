@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
+import { defaultGuardrailId } from "../../domain/ids.js";
 import { ApiKeySchema, WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId } from "../../platform/ids.js";
 import { decodeFields, encodeFields } from "../guardrail-fields.js";
 import { RedisKeys } from "../redis-keys.js";
 import type { AssignmentRecord } from "../types.js";

@@ -1,6 +1,6 @@
-import type { AuditActor, AuditOrigin, AuditResourceType } from "../../platform/audit.js";
-import { newOrderedId } from "../../platform/ids.js";
-import { componentLogger } from "../../platform/logger.js";
+import type { AuditActor, AuditOrigin, AuditResourceType } from "../../domain/audit.js";
+import { newOrderedId } from "../../domain/ids.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { BatchWriter } from "./batch-writer.js";
 import type { SqlDatabase } from "./database.js";
 import { DayPartitions, dropDayPartitionsBefore } from "./partitions.js";

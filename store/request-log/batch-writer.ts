@@ -1,6 +1,6 @@
-import { CONFIG_DEFAULTS } from "../../platform/config.js";
-import { componentLogger } from "../../platform/logger.js";
-import { logRecords, trackLogQueue } from "../../platform/metrics.js";
+import { CONFIG_DEFAULTS } from "../../platform/config/config.js";
+import { componentLogger } from "../../platform/observability/logger.js";
+import { logRecords, trackLogQueue } from "../../platform/observability/metrics.js";
 
 const log = componentLogger("batch-writer");
 

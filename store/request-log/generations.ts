@@ -7,13 +7,14 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { StructSchema, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { GENERATION_STATUSES, NEVER_SERVED } from "../../domain/enums.js";
+import type { UsageGroup } from "../../domain/usage-groups.js";
 import { FilterAction } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type Generation,
   GenerationSchema,
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { GENERATION_STATUSES, NEVER_SERVED } from "../../platform/generation-statuses.js";
 import type { SqlDatabase } from "./database.js";
 import {
   DayPartitions,
@@ -98,16 +99,6 @@ export interface ActivityRow {
   requests: number;
   characters: number;
 }
-
-export const USAGE_GROUPS = [
-  "key",
-  "guardrail",
-  "model",
-  "provider",
-  "workspace",
-  "status",
-] as const;
-export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /** The column each group adds up by (from this table only: never text from a request). */
 const GROUP_COLUMNS: Record<UsageGroup, string> = {

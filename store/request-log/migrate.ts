@@ -1,4 +1,4 @@
-import { componentLogger } from "../../platform/logger.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import type { SqlDatabase } from "./database.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import type { Migration } from "./migrations/migration.js";

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type RailgateConfig, redactUrl } from "../../platform/config.js";
-import { componentLogger } from "../../platform/logger.js";
+import { type RailgateConfig, redactUrl } from "../../platform/config/config.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import type { SqlDatabase } from "./database.js";
 import { embeddedDatabase } from "./embedded-database.js";
 import { migrate } from "./migrate.js";

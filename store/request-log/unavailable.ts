@@ -1,4 +1,4 @@
-import { NETWORK_CODES } from "../../platform/store-availability.js";
+import { NETWORK_CODES } from "../store-availability.js";
 
 /** pg's own words for a connection it lost or never got (it has no error classes for them). */
 const CLIENT_MESSAGES =

@@ -1,4 +1,4 @@
-import { newId } from "../../platform/ids.js";
+import { newId } from "../../domain/ids.js";
 import { auditPartitions, insertAuditEvents } from "../request-log/audit-log.js";
 import type { SqlDatabase } from "../request-log/database.js";
 import type { DayPartitions } from "../request-log/partitions.js";

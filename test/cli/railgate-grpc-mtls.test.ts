@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { type GuardrailServer, startGuardrailServer } from "../../apps/guardrail/server.js";
-import { loadGrpcTls } from "../../platform/grpc-tls.js";
+import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import OpenAI from "openai";
-import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
+import { AUDIO_FORMAT_NAMES, audioContentType } from "../../domain/audio-formats.js";
 import { useContractSystem } from "../kit/contract-clients.js";
 import { decodeWithFfmpeg, FFMPEG_NAMES } from "../kit/ffmpeg.js";
 import { MODELS } from "../kit/speech-catalog.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { loadConfig } from "../../platform/config.js";
-import { KNOWN_VARIABLES } from "../../platform/env-names.js";
+import { loadConfig } from "../../platform/config/config.js";
+import { KNOWN_VARIABLES } from "../../platform/config/env-names.js";
 import {
   container,
   containerEnv,

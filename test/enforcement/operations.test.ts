@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { accessLogger } from "../../gateway/access-log.js";
-import { setLogDestination } from "../../platform/logger.js";
+import { setLogDestination } from "../../platform/observability/logger.js";
 import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";

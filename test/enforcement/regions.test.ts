@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { REGION_NAMES } from "../../platform/regions.js";
+import { REGION_NAMES } from "../../domain/enums.js";
 import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
+import { IDEMPOTENCY_KEY_HEADER, idempotencyId } from "../../domain/idempotency.js";
+import { hashSecret } from "../../domain/ids.js";
 import { requestFingerprint } from "../../gateway/idempotency.js";
 import {
   AccountService,
   IdempotencyKeyState,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
-import { IDEMPOTENCY_KEY_HEADER, idempotencyId } from "../../platform/idempotency.js";
-import { hashSecret } from "../../platform/ids.js";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";

@@ -6,7 +6,7 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { LIVENESS_SERVICE } from "../../platform/health.js";
+import { LIVENESS_SERVICE } from "../../platform/rpc/health.js";
 import { type Child, makeTempDir, spawnChild } from "../kit/processes.js";
 
 const app = (name: string) => fileURLToPath(new URL(`../../apps/${name}/main.js`, import.meta.url));

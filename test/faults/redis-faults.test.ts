@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { hashSecret } from "../../platform/ids.js";
-import { flushLogDedupe } from "../../platform/log-dedupe.js";
+import { hashSecret } from "../../domain/ids.js";
+import { flushLogDedupe } from "../../platform/observability/log-dedupe.js";
 import { expectError, expectNoLeaks, expectStatus } from "../kit/expect.js";
 import { Api, type JsonResponse } from "../kit/http.js";
 import { captureLogs } from "../kit/log-capture.js";
@@ -97,7 +97,7 @@ describe("faults: Redis frozen, killed, restarted empty", function () {
     it("tells the client nothing of the store's own words, and logs them with the request id", async () => {
       const logs = captureLogs("warn");
       // The 503s above logged this same failure: identical lines within a window are one
-      // line and a count (platform/log-dedupe.ts), so start a new window for this request.
+      // line and a count (platform/observability/log-dedupe.ts), so start a new window for this request.
       flushLogDedupe();
       try {
         const requestId = `frozen-store-${Date.now()}`;

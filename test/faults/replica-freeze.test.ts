@@ -5,7 +5,7 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { LIVENESS_SERVICE } from "../../platform/health.js";
+import { LIVENESS_SERVICE } from "../../platform/rpc/health.js";
 import { endpoint, model, provider, writeCatalogFile } from "../kit/catalog-entries.js";
 import { expectStatus } from "../kit/expect.js";
 import { FakeOpenAi } from "../kit/fake-openai.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { writeBenchCatalog } from "../../bench/system-process.js";
-import { REGION_NAMES } from "../../platform/regions.js";
+import { REGION_NAMES } from "../../domain/enums.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { expectStatus } from "../kit/expect.js";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { REGION_NAMES } from "../../platform/regions.js";
+import { REGION_NAMES } from "../../domain/enums.js";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createGuardrail, createKey, useSystem } from "../kit/gateway-harness.js";
 import { Api } from "../kit/http.js";

@@ -1,7 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { loadConfig } from "../../platform/config.js";
+import { loadConfig } from "../../platform/config/config.js";
 import { type LaneStore, startLaneStore } from "../kit/lane.js";
 import { MANAGEMENT_KEY, startTestSystem } from "../kit/system.js";
 

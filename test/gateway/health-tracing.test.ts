@@ -1,8 +1,8 @@
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-node";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { loadConfig } from "../../platform/config.js";
-import { installTestTracing, shutdownTracing } from "../../platform/tracing.js";
+import { loadConfig } from "../../platform/config/config.js";
+import { installTestTracing, shutdownTracing } from "../../platform/observability/tracing.js";
 import { expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
 import { type LaneStore, startLaneStore } from "../kit/lane.js";

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
-import { HTTP_LIMITS } from "../../platform/limits.js";
+import { HTTP_LIMITS } from "../../domain/limits.js";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createKey, useSystem } from "../kit/gateway-harness.js";
 import type { JsonResponse } from "../kit/http.js";

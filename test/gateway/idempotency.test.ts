@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import { IDEMPOTENCY_TTL_SECONDS, idempotencyId } from "../../domain/idempotency.js";
+import { hashSecret } from "../../domain/ids.js";
 import { requestFingerprint } from "../../gateway/idempotency.js";
-import { IDEMPOTENCY_TTL_SECONDS, idempotencyId } from "../../platform/idempotency.js";
-import { hashSecret } from "../../platform/ids.js";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createKey, createWorkspace, useSystem } from "../kit/gateway-harness.js";
 import type { Api } from "../kit/http.js";

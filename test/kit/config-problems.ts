@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { ConfigError, loadConfig } from "../../platform/config.js";
+import { ConfigError, loadConfig } from "../../platform/config/config.js";
 
 /** The problems loadConfig reports for an environment (none: it loaded). */
 export function configProblems(env: Record<string, string>): string[] {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import type { RegionName } from "../../platform/regions.js";
+import type { RegionName } from "../../domain/enums.js";
 import { shown } from "./expect.js";
 import { Api, postSpeech, type SpeechResponse } from "./http.js";
 import { sleep } from "./poll.js";

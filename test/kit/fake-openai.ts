@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
-import { audioContentType, isAudioFormatName } from "../../platform/audio-formats.js";
+import { audioContentType, isAudioFormatName } from "../../domain/audio-formats.js";
 import {
   createAudioEncoder,
   encodeContainer,

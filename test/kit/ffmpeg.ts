@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { AudioFormatName } from "../../platform/audio-formats.js";
+import type { AudioFormatName } from "../../domain/audio-formats.js";
 
 /** What ffprobe saw in a stream and what ffmpeg decoded from it. */
 export interface Decoded {

@@ -1,8 +1,8 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import type { RailgateConfig } from "../../platform/config.js";
-import type { RegionName } from "../../platform/regions.js";
+import type { RegionName } from "../../domain/enums.js";
+import type { RailgateConfig } from "../../platform/config/config.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { expectStatus } from "./expect.js";
 import { Api } from "./http.js";

@@ -1,4 +1,4 @@
-import { logger, setLogDestination } from "../../platform/logger.js";
+import { logger, setLogDestination } from "../../platform/observability/logger.js";
 
 /** A log line as pino wrote it. */
 export type LogLine = Record<string, unknown> & { msg?: string; level?: number };
@@ -13,7 +13,7 @@ export interface LogCapture {
 }
 
 /**
- * Captures what this process logs, through the real loggers (platform/logger.ts), at `level`
+ * Captures what this process logs, through the real loggers (platform/observability/logger.ts), at `level`
  * or above whatever LOG_LEVEL the run has (child loggers follow the root's level): for
  * tests that check what an operator reads, e.g. that a failure's detail is logged with
  * the request id while the client reads none of it.

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import type { RailgateConfig } from "../../platform/config.js";
+import type { RailgateConfig } from "../../platform/config/config.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { shown } from "./expect.js";
 import { FakeOpenAi } from "./fake-openai.js";

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import type { RegionName } from "../../platform/regions.js";
+import type { RegionName } from "../../domain/enums.js";
 import { childDatabaseEnv } from "./databases.js";
 import { freePort } from "./free-port.js";
 import { type Child, makeTempDir, spawnChild } from "./processes.js";

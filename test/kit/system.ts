@@ -1,5 +1,5 @@
 import { type RunningSystem, startSystem } from "../../apps/all-in-one/system.js";
-import { loadConfig, type RailgateConfig } from "../../platform/config.js";
+import { loadConfig, type RailgateConfig } from "../../platform/config/config.js";
 import type { Clock } from "../../platform/time.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { sharedTestDatabase } from "./databases.js";

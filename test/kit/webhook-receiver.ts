@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { verifyWebhookSignature } from "../../platform/webhook-signature.js";
+import { verifyWebhookSignature } from "../../services/webhooks/webhook-signature.js";
 import { pollUntil } from "./poll.js";
 
 /** What the receiver answers the next request with. */

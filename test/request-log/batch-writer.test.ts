@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { registry } from "../../platform/metrics.js";
+import { registry } from "../../platform/observability/metrics.js";
 import { BatchWriter } from "../../store/request-log/batch-writer.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { onBothDatabases } from "../kit/databases.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { newId, newOrderedId } from "../../platform/ids.js";
+import { newId, newOrderedId } from "../../domain/ids.js";
 import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import { readDurableConfig } from "../../store/config-outbox/durable-config.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { setLogDestination } from "../../platform/logger.js";
+import { setLogDestination } from "../../platform/observability/logger.js";
 import { databaseLog, openDatabase } from "../../store/request-log/open-database.js";
 import { createTestDatabase } from "../kit/databases.js";
 import { makeTempDir, removeTempDir } from "../kit/processes.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { newId } from "../../platform/ids.js";
+import { newId } from "../../domain/ids.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 import type { NewDelivery, WebhookRecord } from "../../store/webhooks/types.js";
 import { onBothDatabases } from "../kit/databases.js";

@@ -1,12 +1,18 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { defaultGuardrailId, newId } from "../../domain/ids.js";
+import { utcDay } from "../../domain/windows.js";
 import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
 import { GuardrailSchema, ResetInterval } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, newId } from "../../platform/ids.js";
-import { type GuardrailBudgetSample, trackGuardrailBudgets } from "../../platform/metrics.js";
-import { type MetricsServer, startMetricsServer } from "../../platform/metrics-server.js";
+import {
+  type GuardrailBudgetSample,
+  trackGuardrailBudgets,
+} from "../../platform/observability/metrics.js";
+import {
+  type MetricsServer,
+  startMetricsServer,
+} from "../../platform/observability/metrics-server.js";
 import { nowTimestamp } from "../../platform/time.js";
-import { utcDay } from "../../platform/windows.js";
 import { cachedGuardrailBudgets } from "../../services/guardrail/budget-gauges.js";
 import type { GuardrailSpend, GuardrailSpendQuery } from "../../store/admission.js";
 import { MemoryStore } from "../../store/memory-store.js";

@@ -1,8 +1,8 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
+import { defaultGuardrailId, newId, newOrderedId } from "../../domain/ids.js";
 import { ApiKeySchema, WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId, newId, newOrderedId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import { ConfigOutboxDrainer } from "../../store/config-outbox/drainer.js";

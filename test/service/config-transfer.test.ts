@@ -7,13 +7,13 @@ import {
   exportConfig,
   importConfig,
 } from "../../apps/cli/config-transfer.js";
+import { defaultGuardrailId, newId } from "../../domain/ids.js";
 import {
   ApiKeySchema,
   KeyKind,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
 import { GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, newId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { ORG_SCOPE, type Store } from "../../store/types.js";

@@ -10,12 +10,12 @@ import {
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
-import type { Http2PoolOptions } from "../../platform/http2-grpc-pool.js";
+import type { Http2PoolOptions } from "../../platform/rpc/http2-grpc-pool.js";
 import {
   createHttp2GrpcTransport,
   type Http2GrpcTransport,
   ON_CONNECTION,
-} from "../../platform/http2-grpc-transport.js";
+} from "../../platform/rpc/http2-grpc-transport.js";
 import { pollUntil } from "../kit/poll.js";
 import { TcpBalancer } from "../kit/tcp-balancer.js";
 

@@ -18,15 +18,15 @@ import {
   SynthesizeRequestSchema,
   SynthesizeResponseSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { createDirectHandler } from "../../platform/grpc-direct.js";
-import { directBytesEncoder } from "../../platform/grpc-direct-encoding.js";
+import { createDirectHandler } from "../../platform/rpc/grpc-direct.js";
+import { directBytesEncoder } from "../../platform/rpc/grpc-direct-encoding.js";
 import {
   GRPC_MAX_MESSAGE_BYTES,
   type ServedServices,
   startGrpcServer,
-} from "../../platform/grpc-server.js";
-import { createHttp2GrpcTransport } from "../../platform/http2-grpc-transport.js";
-import { served } from "../../platform/in-process-transport.js";
+} from "../../platform/rpc/grpc-server.js";
+import { createHttp2GrpcTransport } from "../../platform/rpc/http2-grpc-transport.js";
+import { served } from "../../platform/rpc/in-process-transport.js";
 import {
   metadata,
   type PlainClient,
@@ -128,7 +128,7 @@ function audioOf(messages: Record<string, unknown>[]): Buffer[] {
 
 /**
  * The services serve unary and server-streaming gRPC calls straight from
- * their HTTP/2 streams (platform/grpc-direct.ts): plain grpc-js clients,
+ * their HTTP/2 streams (platform/rpc/grpc-direct.ts): plain grpc-js clients,
  * Connect's gRPC transport and the gateway's grpc-js transport all read the
  * same stream, with the interceptors, headers, trailers, errors, cancellation
  * and deadlines Connect's server gave them; other protocols still reach

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
 import { metadata, type PlainClient, plainClient, serverStream, unary } from "../kit/grpc-plain.js";
 import { errorInfoOf, refusal } from "../kit/grpc-status-details.js";
 import { sleep } from "../kit/poll.js";

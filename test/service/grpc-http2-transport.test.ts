@@ -7,8 +7,11 @@ import {
   SpeechService,
   SynthesizeResponseSchema,
 } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { CONNECTION_WINDOW_BYTES, STREAM_WINDOW_BYTES } from "../../platform/http2-grpc-session.js";
-import { createHttp2GrpcTransport } from "../../platform/http2-grpc-transport.js";
+import {
+  CONNECTION_WINDOW_BYTES,
+  STREAM_WINDOW_BYTES,
+} from "../../platform/rpc/http2-grpc-session.js";
+import { createHttp2GrpcTransport } from "../../platform/rpc/http2-grpc-transport.js";
 import { pollUntil } from "../kit/poll.js";
 
 /** One framed SynthesizeResponse carrying `n` bytes of audio, each `fill`. */

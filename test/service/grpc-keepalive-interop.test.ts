@@ -7,13 +7,13 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { type RunningServer, startGrpcServer } from "../../platform/grpc-server.js";
-import { HealthServiceImpl, LIVENESS_SERVICE } from "../../platform/health.js";
+import { type RunningServer, startGrpcServer } from "../../platform/rpc/grpc-server.js";
+import { HealthServiceImpl, LIVENESS_SERVICE } from "../../platform/rpc/health.js";
 import {
   createHttp2GrpcTransport,
   type Http2GrpcTransport,
-} from "../../platform/http2-grpc-transport.js";
-import { served } from "../../platform/in-process-transport.js";
+} from "../../platform/rpc/http2-grpc-transport.js";
+import { served } from "../../platform/rpc/in-process-transport.js";
 import { sleep } from "../kit/poll.js";
 
 const protoRoot = fileURLToPath(new URL("../../../proto", import.meta.url));

@@ -11,9 +11,9 @@ import {
   MAX_ERROR_MESSAGE_CHARS,
   type RunningServer,
   startGrpcServer,
-} from "../../platform/grpc-server.js";
-import { createHttp2GrpcTransport } from "../../platform/http2-grpc-transport.js";
-import { served } from "../../platform/in-process-transport.js";
+} from "../../platform/rpc/grpc-server.js";
+import { createHttp2GrpcTransport } from "../../platform/rpc/http2-grpc-transport.js";
+import { served } from "../../platform/rpc/in-process-transport.js";
 
 /**
  * A bare HTTP/2 server with one AccountService method: the workspace it

@@ -1,6 +1,9 @@
 import { expect } from "chai";
-import { grpcServerCalls } from "../../platform/metrics.js";
-import { type MetricsServer, startMetricsServer } from "../../platform/metrics-server.js";
+import { grpcServerCalls } from "../../platform/observability/metrics.js";
+import {
+  type MetricsServer,
+  startMetricsServer,
+} from "../../platform/observability/metrics-server.js";
 
 describe("METRICS_PORT: a process's own /metrics listener", () => {
   let server: MetricsServer;

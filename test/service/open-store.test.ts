@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { loadConfig, StartupRefused } from "../../platform/config.js";
-import { registry } from "../../platform/metrics.js";
+import { loadConfig, StartupRefused } from "../../platform/config/config.js";
+import { registry } from "../../platform/observability/metrics.js";
 import { openStore } from "../../store/open-store.js";
 import { freePort } from "../kit/free-port.js";
 import { captureLogs, type LogLine } from "../kit/log-capture.js";

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { defaultGuardrailId, hashSecret, newId } from "../../domain/ids.js";
 import {
   ApiKeySchema,
   KeyKind,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { OperatorKey } from "../../services/account/operator-key.js";
 import { createRedisClient } from "../../store/open-store.js";

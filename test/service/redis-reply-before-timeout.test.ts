@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { isStoreUnavailable } from "../../platform/store-availability.js";
 import { createRedisClient } from "../../store/open-store.js";
+import { isStoreUnavailable } from "../../store/store-availability.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 const TIMEOUT_MS = 200;

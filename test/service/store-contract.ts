@@ -1,5 +1,7 @@
 import { clone, create } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { defaultGuardrailId, hashSecret, newId } from "../../domain/ids.js";
+import { COUNT_LIMITS, type CountLimits } from "../../domain/limits.js";
 import {
   ApiKeySchema,
   KeyKind,
@@ -11,8 +13,6 @@ import {
   ResetInterval,
   StringListSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { defaultGuardrailId, hashSecret, newId } from "../../platform/ids.js";
-import { COUNT_LIMITS, type CountLimits } from "../../platform/limits.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { Admission, Settlement } from "../../store/admission.js";
 import { keyLimitCounter } from "../../store/key-usage.js";

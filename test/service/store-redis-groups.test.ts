@@ -1,14 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
+import { defaultGuardrailId, newId } from "../../domain/ids.js";
 import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId, newId } from "../../platform/ids.js";
-import { isStoreUnavailable } from "../../platform/store-availability.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { Admission, Settlement } from "../../store/admission.js";
 import { createRedisClient } from "../../store/open-store.js";
 import { RedisKeys } from "../../store/redis-keys.js";
 import { RedisStore } from "../../store/redis-store.js";
+import { isStoreUnavailable } from "../../store/store-availability.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
 const KEY = "g".repeat(64);

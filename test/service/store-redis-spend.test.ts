@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
+import { defaultGuardrailId, newId } from "../../domain/ids.js";
 import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
-import { defaultGuardrailId, newId } from "../../platform/ids.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { RedisKeys } from "../../store/redis-keys.js";
 import { RedisStore } from "../../store/redis-store.js";

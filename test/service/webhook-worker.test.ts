@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { newId } from "../../platform/ids.js";
+import { newId } from "../../domain/ids.js";
 import { DeliveryWorker } from "../../services/webhooks/worker.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 import type { DeliveryRecord, WebhookRecord } from "../../store/webhooks/types.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { AUDIO_CACHE_DEFAULTS } from "../../platform/config.js";
+import { AUDIO_CACHE_DEFAULTS } from "../../platform/config/config.js";
 import {
   builtInEspeak,
   endpoint,

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { AUDIO_FORMAT_NAMES, audioContentType } from "../../platform/audio-formats.js";
+import { AUDIO_FORMAT_NAMES, audioContentType } from "../../domain/audio-formats.js";
 import { expectError } from "../kit/expect.js";
 import { decodeWithFfmpeg, FFMPEG_NAMES } from "../kit/ffmpeg.js";
 import { MODELS } from "../kit/speech-catalog.js";

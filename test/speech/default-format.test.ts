@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { ConfigError, loadConfig } from "../../platform/config.js";
+import { ConfigError, loadConfig } from "../../platform/config/config.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";
 
@@ -17,7 +17,7 @@ describe("speech: the default format (RAILGATE_SPEECH_DEFAULT_FORMAT)", () => {
       problems = (err as ConfigError).problems;
     }
     expect(problems).to.deep.equal([
-      'RAILGATE_SPEECH_DEFAULT_FORMAT must be one of mp3, opus, aac, flac, wav, pcm, got "ogg"',
+      'RAILGATE_SPEECH_DEFAULT_FORMAT must be one of pcm, mp3, wav, opus, aac, flac, got "ogg"',
     ]);
   });
 

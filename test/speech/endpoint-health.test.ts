@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { registry } from "../../platform/metrics.js";
+import { registry } from "../../platform/observability/metrics.js";
 import { expectError } from "../kit/expect.js";
 import { sleep } from "../kit/poll.js";
 import { outcomes, ROUTING, type RoutedModel, useRoutingWorld } from "../kit/routing-world.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { SPEECH_LIMITS } from "../../platform/limits.js";
+import { SPEECH_LIMITS } from "../../domain/limits.js";
 import { expectError } from "../kit/expect.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";

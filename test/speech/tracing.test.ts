@@ -1,7 +1,11 @@
 import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { expect } from "chai";
-import { installTestTracing, shutdownTracing, tracingEnabled } from "../../platform/tracing.js";
+import {
+  installTestTracing,
+  shutdownTracing,
+  tracingEnabled,
+} from "../../platform/observability/tracing.js";
 import { sleep } from "../kit/poll.js";
 import { MODELS } from "../kit/speech-catalog.js";
 import { expectAudio, useSpeechSystem } from "../kit/speech-system.js";

@@ -1,12 +1,12 @@
 import { expect } from "chai";
-import { AudioFormat, AudioFormatSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   AUDIO_FORMAT_NAMES,
   audioContentType,
   audioFormatName,
   audioFormatValue,
   formatList,
-} from "../../platform/audio-formats.js";
+} from "../../domain/audio-formats.js";
+import { AudioFormat, AudioFormatSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 
 describe("unit: the audio format table", () => {
   it("names OpenAI's six formats, in OpenAI's order", () => {

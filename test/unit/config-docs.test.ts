@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { configSchema } from "../../platform/config.js";
+import { configSchema } from "../../platform/config/config.js";
 
 const DOC = new URL("../../../docs/configuration.md", import.meta.url);
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { loadConfig, redactUrl } from "../../platform/config.js";
+import { loadConfig, redactUrl } from "../../platform/config/config.js";
 import { configProblems } from "../kit/config-problems.js";
 
 describe("configuration schema", () => {

@@ -1,11 +1,11 @@
 import { expect } from "chai";
-import { configSchema } from "../../platform/config.js";
+import { configSchema } from "../../platform/config/config.js";
 import {
   closestKnown,
   editDistance,
   KNOWN_VARIABLES,
   unknownVariables,
-} from "../../platform/env-names.js";
+} from "../../platform/config/env-names.js";
 
 describe("configuration: unknown environment variables", () => {
   it("measures edit distance", () => {

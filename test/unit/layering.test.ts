@@ -6,7 +6,7 @@ import ts from "typescript";
 
 /**
  * The layers of docs/architecture.md's "Layout", each importing only what is below it:
- * apps -> gateway / services -> governance -> store -> platform -> gen. The gateway and the
+ * apps -> gateway / services -> governance -> store -> domain -> platform -> gen. The gateway and the
  * services share a rank but not each other: the gateway reaches the services (and the
  * enforcement they run, governance/) only through their RPC clients in gen/, and a service
  * reaches a sibling service only over RPC too, so each can be deployed, tested and changed alone.
@@ -17,12 +17,13 @@ const RANK: Record<string, number> = {
   services: 1,
   governance: 2,
   store: 3,
-  platform: 4,
-  gen: 5,
+  domain: 4,
+  platform: 5,
+  gen: 6,
 };
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const CHECKED = ["apps", "gateway", "services", "governance", "store", "platform"];
+const CHECKED = ["apps", "gateway", "services", "governance", "store", "domain", "platform"];
 
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {

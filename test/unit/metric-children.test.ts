@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Counter, Histogram, Registry } from "prom-client";
-import { counterChild, histogramChild } from "../../platform/metric-children.js";
+import { counterChild, histogramChild } from "../../platform/observability/metric-children.js";
 
 /** The same metrics twice, one fed through prom-client's children, one through ours. */
 function pair() {
@@ -26,7 +26,7 @@ function pair() {
 
 const VALUES = [0.0005, 0.001, 0.005, 0.05, 0.5, 1, 7, 0];
 
-describe("metric children (platform/metric-children.ts)", () => {
+describe("metric children (platform/observability/metric-children.ts)", () => {
   it("expose exactly what prom-client's own children do, and take the direct path", async () => {
     const { slowRegistry, fastRegistry, slow, fast } = pair();
     const labels = [

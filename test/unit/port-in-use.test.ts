@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:net";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { StartupRefused } from "../../platform/config.js";
-import { startMetricsServer } from "../../platform/metrics-server.js";
+import { StartupRefused } from "../../platform/config/config.js";
+import { startMetricsServer } from "../../platform/observability/metrics-server.js";
 import { startTestSystem } from "../kit/system.js";
 
 /** A port this test holds, so whatever is started on it next finds it taken. */

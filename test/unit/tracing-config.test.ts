@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { loadConfig } from "../../platform/config.js";
-import { traceBodyAttributes } from "../../platform/tracing.js";
+import { loadConfig } from "../../platform/config/config.js";
+import { traceBodyAttributes } from "../../platform/observability/tracing.js";
 import { configProblems } from "../kit/config-problems.js";
 
 describe("tracing: configuration", () => {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { configureTracing, inSpan, shutdownTracing } from "../../platform/tracing.js";
+import { configureTracing, inSpan, shutdownTracing } from "../../platform/observability/tracing.js";
 
 interface Received {
   path: string;

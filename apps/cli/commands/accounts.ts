@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { IDEMPOTENCY_KEY_HEADER } from "../../../domain/idempotency.js";
 import { keysToJson, keyToJson } from "../../../gateway/json/key-json.js";
 import { KeyKind } from "../../../gen/railgate/account/v1/account_pb.js";
-import { IDEMPOTENCY_KEY_HEADER } from "../../../platform/idempotency.js";
 import { type Command, int, num, PAGING, str } from "../command.js";
 import { record, rows } from "../output.js";
 

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { loadConfig } from "../../../platform/config.js";
+import { loadConfig } from "../../../platform/config/config.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { openStore } from "../../../store/open-store.js";
 import { openDatabase } from "../../../store/request-log/open-database.js";

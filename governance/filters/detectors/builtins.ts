@@ -3,7 +3,7 @@ import {
   BUILTIN_TABLE,
   type BuiltinEntry,
   type BuiltinSlug,
-} from "../../../platform/builtin-filters.js";
+} from "../../../domain/builtin-filters.js";
 import { creditCardDetector } from "./credit-card.js";
 import type { Detector } from "./detector.js";
 import { emailDetector } from "./email.js";

@@ -1,4 +1,4 @@
-import { type AudioFormatName, SAMPLE_RATE } from "../../../platform/audio-formats.js";
+import { type AudioFormatName, SAMPLE_RATE } from "../../../domain/audio-formats.js";
 
 /** What the in-thread encoders (and so the engine's workers) produce. */
 export type AudioFormat = "pcm" | "mp3";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { createEncoder, type WasmMediaEncoder } from "wasm-media-encoders";
-import { audioContentType } from "../../../platform/audio-formats.js";
+import { audioContentType } from "../../../domain/audio-formats.js";
 import { type AudioEncoder, SAMPLE_RATE } from "./format.js";
 import { int16ToFloat32 } from "./sample-conversion.js";
 

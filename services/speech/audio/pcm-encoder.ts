@@ -1,4 +1,4 @@
-import { audioContentType } from "../../../platform/audio-formats.js";
+import { audioContentType } from "../../../domain/audio-formats.js";
 import type { AudioEncoder } from "./format.js";
 
 const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
+import type { CatalogEndpoint } from "../../../domain/catalog/types.js";
 import type { SpeechPlan } from "../request.js";
 
 /** JSON with every object's keys sorted, so equal values always hash alike. */

@@ -1,5 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import type { CatalogEndpoint } from "../../../domain/catalog/types.js";
+import { type RegionName, regionValue } from "../../../domain/enums.js";
+import { newGenerationId } from "../../../domain/ids.js";
 import { ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type FilterOutcome,
@@ -13,10 +16,7 @@ import {
 } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { decidingOutcome } from "../../../governance/content-filtering.js";
 import type { Principal } from "../../../governance/governance-cache.js";
-import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
-import { withReason } from "../../../platform/errors.js";
-import { newGenerationId } from "../../../platform/ids.js";
-import { type RegionName, regionValue } from "../../../platform/regions.js";
+import { withReason } from "../../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../../platform/time.js";
 import { recordedMs } from "../../../store/request-log/generations.js";
 import type { SpeechPlan } from "../request.js";

@@ -1,6 +1,6 @@
 import { ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
-import { invalidArgument, notFound } from "../../../platform/errors.js";
 import { quote } from "../../../platform/quote.js";
+import { invalidArgument, notFound } from "../../../platform/rpc/errors.js";
 import type { Store } from "../../../store/types.js";
 import type { AudioCache } from "./audio-cache.js";
 

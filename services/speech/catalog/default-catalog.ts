@@ -1,5 +1,5 @@
-import { AUDIO_FORMAT_NAMES } from "../../../platform/audio-formats.js";
-import type { CatalogSource } from "../../../platform/catalog/types.js";
+import { AUDIO_FORMAT_NAMES } from "../../../domain/audio-formats.js";
+import type { CatalogSource } from "../../../domain/catalog/types.js";
 
 /*
  * The built-in catalog, written as a catalog file is (docs/configuration.md "Model catalog"): the loader checks

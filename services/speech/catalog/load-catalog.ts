@@ -2,6 +2,20 @@ import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
+  AUDIO_FORMAT_NAMES,
+  type AudioFormatName,
+  audioFormatValue,
+  formatList,
+  isAudioFormatName,
+} from "../../../domain/audio-formats.js";
+import type {
+  Catalog,
+  CatalogEndpoint,
+  CatalogModel,
+  CatalogSource,
+  ProviderConfig,
+} from "../../../domain/catalog/types.js";
+import {
   type AudioFormat,
   CapabilitiesSchema,
   DataPolicySchema,
@@ -10,20 +24,6 @@ import {
   type Voice,
   VoiceSchema,
 } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import {
-  AUDIO_FORMAT_NAMES,
-  type AudioFormatName,
-  audioFormatValue,
-  formatList,
-  isAudioFormatName,
-} from "../../../platform/audio-formats.js";
-import type {
-  Catalog,
-  CatalogEndpoint,
-  CatalogModel,
-  CatalogSource,
-  ProviderConfig,
-} from "../../../platform/catalog/types.js";
 import { defaultCatalogDocument } from "./default-catalog.js";
 
 /** Adapters that run in-process and need no provider entry. */

@@ -1,4 +1,4 @@
-import type { Catalog } from "../../../platform/catalog/types.js";
+import type { Catalog } from "../../../domain/catalog/types.js";
 
 /** The adapter of the embedded eSpeak NG engine in catalog endpoints. */
 export const EMBEDDED_ADAPTER = "espeak";

@@ -1,4 +1,4 @@
-import type { Catalog, CatalogEndpoint } from "../../../platform/catalog/types.js";
+import type { Catalog, CatalogEndpoint } from "../../../domain/catalog/types.js";
 import { EspeakAdapter } from "./espeak/adapter.js";
 import type { EspeakEngine } from "./espeak/engine.js";
 import { OpenAiCompatibleAdapter } from "./openai-compatible/adapter.js";

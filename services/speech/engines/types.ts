@@ -1,5 +1,5 @@
-import type { ReferenceInput, SynthesisSegment } from "../../../platform/catalog/speech-input.js";
-import type { CatalogEndpoint, CatalogModel } from "../../../platform/catalog/types.js";
+import type { ReferenceInput, SynthesisSegment } from "../../../domain/catalog/speech-input.js";
+import type { CatalogEndpoint, CatalogModel } from "../../../domain/catalog/types.js";
 import type { SourceFormat } from "../audio/index.js";
 
 export type { ReferenceInput, SynthesisSegment };

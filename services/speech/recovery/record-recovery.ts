@@ -1,6 +1,6 @@
 import type { Generation } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import type { RecoveryConfig } from "../../../platform/config.js";
-import { componentLogger } from "../../../platform/logger.js";
+import type { RecoveryConfig } from "../../../platform/config/config.js";
+import { componentLogger } from "../../../platform/observability/logger.js";
 import type { SqlDatabase } from "../../../store/request-log/database.js";
 import type { Store } from "../../../store/types.js";
 import { GenerationLog } from "../generations.js";

@@ -1,4 +1,4 @@
-import { componentLogger } from "../../../platform/logger.js";
+import { componentLogger } from "../../../platform/observability/logger.js";
 import type { Admission, Settlement } from "../../../store/admission.js";
 import type { ReservationCheckpoint } from "../../../store/reservations.js";
 import type { Store } from "../../../store/types.js";

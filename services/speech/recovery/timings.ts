@@ -1,4 +1,4 @@
-import type { RecoveryConfig } from "../../../platform/config.js";
+import type { RecoveryConfig } from "../../../platform/config/config.js";
 
 /**
  * The timings of recovery from its bound: a lease runs two thirds of it and a pass looks every

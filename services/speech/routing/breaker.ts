@@ -1,4 +1,4 @@
-import type { BreakerStateName } from "../../../platform/breaker-states.js";
+import type { BreakerStateName } from "../../../domain/enums.js";
 
 /** An endpoint's circuit: closed (serving), open (skipped), half_open (one probe in flight). */
 export type BreakerState = BreakerStateName;

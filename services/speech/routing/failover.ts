@@ -1,22 +1,22 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { CatalogEndpoint } from "../../../domain/catalog/types.js";
 import { ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
 import {
   RoutingOutcome,
   type RoutingStep,
   RoutingStepSchema,
 } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
-import type { SpeechRoutingConfig } from "../../../platform/config.js";
-import { errorDetail, withReason } from "../../../platform/errors.js";
-import { LogDedupe } from "../../../platform/log-dedupe.js";
-import { componentLogger } from "../../../platform/logger.js";
+import type { SpeechRoutingConfig } from "../../../platform/config/config.js";
+import { LogDedupe } from "../../../platform/observability/log-dedupe.js";
+import { componentLogger } from "../../../platform/observability/logger.js";
 import {
   endpointBreakerState,
   publishEndpointMeasure,
   upstreamErrors,
-} from "../../../platform/metrics.js";
+} from "../../../platform/observability/metrics.js";
+import { errorDetail, withReason } from "../../../platform/rpc/errors.js";
 import { type BreakerState, CircuitBreakers } from "./breaker.js";
 import { type EndpointMeasure, EndpointStats } from "./endpoint-stats.js";
 import { attemptFailure } from "./failure.js";

@@ -1,9 +1,9 @@
+import { SPEECH_LIMITS } from "../../../domain/limits.js";
 import {
   type ProviderPreferences,
   ProviderSort,
 } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import { invalidArgument } from "../../../platform/errors.js";
-import { SPEECH_LIMITS } from "../../../platform/limits.js";
+import { invalidArgument } from "../../../platform/rpc/errors.js";
 
 export type SortBy = "price" | "latency" | "throughput";
 

@@ -14,8 +14,8 @@ import {
   UpdateKeyRequestSchema,
   UpdateWorkspaceRequestSchema,
 } from "../../../gen/railgate/account/v1/account_service_pb.js";
-import { withRequestRules } from "../../../platform/request-rules.js";
-import { copyMaskedFields } from "../../../platform/update-mask.js";
+import { withRequestRules } from "../../../platform/rpc/request-rules.js";
+import { copyMaskedFields } from "../../../platform/rpc/update-mask.js";
 import { ACCOUNT_REQUEST_RULES } from "../../../services/account/request-rules.js";
 import { expectInvalidArgument } from "../../kit/expect.js";
 

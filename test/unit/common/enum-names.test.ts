@@ -1,15 +1,18 @@
 import { expect } from "chai";
+import {
+  FILTER_ACTIONS,
+  KEY_LIMIT_RESETS,
+  keyLimitWindow,
+  RESET_INTERVALS,
+  SCAN_SCOPES,
+} from "../../../domain/enums.js";
+import { WINDOW_INTERVALS } from "../../../domain/windows.js";
 import { KeyLimitReset } from "../../../gen/railgate/account/v1/account_pb.js";
 import {
   FilterAction,
   ResetInterval,
   ScanScope,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { FILTER_ACTIONS } from "../../../platform/filter-actions.js";
-import { KEY_LIMIT_RESETS, keyLimitWindow } from "../../../platform/key-limit-reset.js";
-import { RESET_INTERVALS } from "../../../platform/reset-intervals.js";
-import { SCAN_SCOPES } from "../../../platform/scan-scopes.js";
-import { WINDOW_INTERVALS } from "../../../platform/windows.js";
 
 describe("unit: API names of the proto enums", () => {
   it("names each value by its proto name, lower case, without the prefix, in proto order", () => {

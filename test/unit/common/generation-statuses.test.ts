@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { GENERATION_STATUSES } from "../../../domain/enums.js";
 import { GenerationSchema, GenerationStatus } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import { GENERATION_STATUSES } from "../../../platform/generation-statuses.js";
 
 describe("unit: generation statuses", () => {
   it("are the ones the request log and the API name", () => {

@@ -4,7 +4,7 @@ import {
   IDEMPOTENCY_TTL_SECONDS,
   idempotencyId,
   idempotencyKeyProblem,
-} from "../../../platform/idempotency.js";
+} from "../../../domain/idempotency.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { ShiftedClock } from "../../kit/clock.js";
 

@@ -1,11 +1,5 @@
 import { expect } from "chai";
-import {
-  canonicalId,
-  isUuid,
-  newGenerationId,
-  newId,
-  newOrderedId,
-} from "../../../platform/ids.js";
+import { canonicalId, isUuid, newGenerationId, newId, newOrderedId } from "../../../domain/ids.js";
 
 describe("ids", () => {
   it("makes ordered ids that sort in the order they were made, many within one millisecond", () => {

@@ -3,12 +3,12 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { expect } from "chai";
 import { ApiKeySchema } from "../../../gen/railgate/account/v1/account_pb.js";
 import { AccountService } from "../../../gen/railgate/account/v1/account_service_pb.js";
-import { errorInterceptor } from "../../../platform/grpc-server.js";
+import { errorInterceptor } from "../../../platform/rpc/grpc-server.js";
 import {
   createInProcessTransport,
   type ServiceRegistration,
   served,
-} from "../../../platform/in-process-transport.js";
+} from "../../../platform/rpc/in-process-transport.js";
 
 async function codeOf(p: Promise<unknown>): Promise<Code | "ok"> {
   try {

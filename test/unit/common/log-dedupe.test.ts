@@ -3,9 +3,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { pino } from "pino";
 import { ErrorInfoSchema, ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
-import { withReason } from "../../../platform/errors.js";
-import { LogDedupe } from "../../../platform/log-dedupe.js";
-import { errorForLog, logFieldsForLog } from "../../../platform/log-fields.js";
+import { LogDedupe } from "../../../platform/observability/log-dedupe.js";
+import { errorForLog, logFieldsForLog } from "../../../platform/observability/log-fields.js";
+import { withReason } from "../../../platform/rpc/errors.js";
 import { pollUntil } from "../../kit/poll.js";
 
 interface Line {
@@ -14,7 +14,7 @@ interface Line {
   [field: string]: unknown;
 }
 
-/** A pino logger as platform/logger.ts makes it, writing its lines into an array. */
+/** A pino logger as platform/observability/logger.ts makes it, writing its lines into an array. */
 function capture() {
   const lines: Line[] = [];
   const log = pino(

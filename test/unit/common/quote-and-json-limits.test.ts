@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../../platform/json-checks.js";
 import { QUOTE_MAX_CHARS, quote } from "../../../platform/quote.js";
+import { checkJsonLimits, checkJsonMembers, fieldPath } from "../../../platform/rpc/json-checks.js";
 
 const LIMITS = { maxBytes: 1024, maxDepth: 4, maxItems: 50 };
 const fail = (message: string) => new Error(message);

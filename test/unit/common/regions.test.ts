@@ -1,12 +1,12 @@
 import { expect } from "chai";
-import { Region } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   isRegionName,
   quotedRegionNames,
   REGION_NAMES,
   regionName,
   regionValue,
-} from "../../../platform/regions.js";
+} from "../../../domain/enums.js";
+import { Region } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 
 // Tests elsewhere loop over REGION_NAMES: these literals are what keep that list honest.
 describe("regions, derived from the proto enum", () => {

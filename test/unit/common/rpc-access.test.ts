@@ -1,10 +1,10 @@
 import { expect } from "chai";
+import { rpcAccess } from "../../../domain/auth/caller-auth.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { WebhookService } from "../../../gen/railgate/webhook/v1/webhook_service_pb.js";
-import { rpcAccess } from "../../../platform/auth/caller-auth.js";
 
 describe("RPC access: read from the proto's method options", () => {
   it("states who may call each RPC that is not for management keys alone", () => {

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
-import { guardStore, isStoreUnavailable } from "../../../platform/store-availability.js";
+import { guardStore, isStoreUnavailable } from "../../../store/store-availability.js";
 
 /** An error shaped as ioredis raises it (it has few error classes: names and messages tell). */
 function redisError(message: string, name = "Error"): Error {

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { BUILTIN_SLUGS } from "../../../domain/builtin-filters.js";
 import { PastDeadline } from "../../../governance/filters/compiled-filters.js";
 import {
   applyFilters,
@@ -9,7 +10,6 @@ import {
   INLINE_MAX_MICROS,
   type TextPart,
 } from "../../../governance/filters/index.js";
-import { BUILTIN_SLUGS } from "../../../platform/builtin-filters.js";
 
 const rules: FilterRule[] = [
   { slug: "email", action: "redact", label: "" },

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { errorStatusOf, STATUS_BY_CODE, STATUS_BY_REASON } from "../../../gateway/error-status.js";
 import { errorReply } from "../../../gateway/http-error.js";
 import { ErrorReason, ErrorReasonSchema } from "../../../gen/railgate/common/v1/error_info_pb.js";
-import { withReason } from "../../../platform/errors.js";
+import { withReason } from "../../../platform/rpc/errors.js";
 
 /** The statuses the spec's error table lists (service-spec.md, "Errors"). */
 const SPEC_STATUSES = new Set([400, 401, 402, 403, 404, 409, 413, 429, 500, 502, 503, 524, 529]);

@@ -1,8 +1,8 @@
 import { expect } from "chai";
+import { bearerSecret, keyRefusals } from "../../../domain/auth/key-refusals.js";
 import { errorReply } from "../../../gateway/http-error.js";
 import { ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
-import { bearerSecret, keyRefusals } from "../../../platform/auth/key-refusals.js";
-import { errorInfoOf } from "../../../platform/errors.js";
+import { errorInfoOf } from "../../../platform/rpc/errors.js";
 
 describe("key refusals: one text and one reason for HTTP and gRPC", () => {
   it("reads the secret of Bearer <key> only", () => {

@@ -1,10 +1,10 @@
 import { expect } from "chai";
+import { rpcAccess } from "../../../domain/auth/caller-auth.js";
 import { accessOf } from "../../../gateway/route-access.js";
 import { routes } from "../../../gateway/routes.js";
 import { AccountService } from "../../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailService } from "../../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
-import { rpcAccess } from "../../../platform/auth/caller-auth.js";
 
 describe("gateway: route access comes from the RPCs' proto option", () => {
   it("is the access the proto states for the RPCs a route calls", () => {

@@ -17,6 +17,11 @@ import {
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
+import {
+  GUARDRAIL_FIELD_DECISIONS,
+  GUARDRAIL_FIELDS,
+  guardrailFieldTable,
+} from "../../../domain/guardrail-fields.js";
 import { apiEnumOf } from "../../../gateway/json/enums.js";
 import {
   GUARDRAIL_JSON_OVERRIDES,
@@ -31,11 +36,6 @@ import {
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import {
-  GUARDRAIL_FIELD_DECISIONS,
-  GUARDRAIL_FIELDS,
-  guardrailFieldTable,
-} from "../../../platform/guardrail-fields.js";
 import { nowTimestamp } from "../../../platform/time.js";
 import {
   applyUpdateMask,

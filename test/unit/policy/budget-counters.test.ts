@@ -1,7 +1,7 @@
 import { expect } from "chai";
+import { budgetWindow, utcDay } from "../../../domain/windows.js";
 import { budgetCounters } from "../../../governance/policy/budget-counters.js";
 import type { BudgetSpec } from "../../../governance/policy/types.js";
-import { budgetWindow, utcDay } from "../../../platform/windows.js";
 
 function budget(guardrailId: string, source: BudgetSpec["source"]): BudgetSpec {
   return {

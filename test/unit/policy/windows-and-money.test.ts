@@ -1,6 +1,6 @@
 import { expect } from "chai";
+import { budgetDays, budgetWindow } from "../../../domain/windows.js";
 import { fromMicros, toMicros } from "../../../governance/policy/money.js";
-import { budgetDays, budgetWindow } from "../../../platform/windows.js";
 import { usageWindow } from "../../../store/key-usage.js";
 
 const at = (iso: string) => new Date(iso);

@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
-import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
+import { ModelCatalog } from "../../../domain/catalog/model-catalog.js";
 import { parseCatalog } from "../../../services/speech/catalog/load-catalog.js";
 
 const ENDPOINT = {

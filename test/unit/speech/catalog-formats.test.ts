@@ -1,6 +1,6 @@
 import { expect } from "chai";
+import { ModelCatalog } from "../../../domain/catalog/model-catalog.js";
 import { AudioFormat } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
 import { defaultCatalog, parseCatalog } from "../../../services/speech/catalog/load-catalog.js";
 
 const ENDPOINT = {

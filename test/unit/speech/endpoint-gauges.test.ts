@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
-import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
-import { SPEECH_ROUTING_DEFAULTS } from "../../../platform/config.js";
-import { registry } from "../../../platform/metrics.js";
+import type { CatalogEndpoint } from "../../../domain/catalog/types.js";
+import { SPEECH_ROUTING_DEFAULTS } from "../../../platform/config/config.js";
+import { registry } from "../../../platform/observability/metrics.js";
 import { Failover } from "../../../services/speech/routing/failover.js";
 
 /** The value of a gauge's series for one model and provider in the registry's exposition. */

@@ -1,10 +1,10 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
+import { ModelCatalog } from "../../../domain/catalog/model-catalog.js";
+import { SPEECH_LIMITS } from "../../../domain/limits.js";
 import { VoiceSchema } from "../../../gen/railgate/speech/v1/speech_pb.js";
 import { SynthesizeRequestSchema } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
-import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
-import { SPEECH_LIMITS } from "../../../platform/limits.js";
 import { defaultCatalog } from "../../../services/speech/catalog/load-catalog.js";
 import { planSpeech } from "../../../services/speech/request.js";
 

@@ -4,7 +4,7 @@ import {
   signatureHeader,
   verifyWebhookSignature,
   webhookSignature,
-} from "../../../platform/webhook-signature.js";
+} from "../../../services/webhooks/webhook-signature.js";
 
 const SECRET = "whsec_test_0123456789abcdef";
 const BODY = '{"id":"evt_1","type":"webhook.test"}';

@@ -15,7 +15,7 @@ export const file_railgate_common_v1_access: GenFile = /*@__PURE__*/
 
 /**
  * Who may call an RPC: the one statement of it, read by every service's
- * caller authentication (platform/auth/caller-auth.ts). A method that states
+ * caller authentication (domain/auth/caller-auth.ts). A method that states
  * none needs a management key.
  *
  * @generated from enum railgate.common.v1.Access

@@ -847,7 +847,7 @@ export const DataCollectionSchema: GenEnum<DataCollection> = /*@__PURE__*/
   enumDesc(file_railgate_speech_v1_speech, 2);
 
 /**
- * How a generation ended; its API names ("completed", ...) in platform/generation-statuses.ts.
+ * How a generation ended; its API names ("completed", ...) in domain/enums.ts.
  *
  * @generated from enum railgate.speech.v1.GenerationStatus
  */

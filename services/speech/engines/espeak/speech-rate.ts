@@ -1,4 +1,4 @@
-import { SPEECH_LIMITS } from "../../../../platform/limits.js";
+import { SPEECH_LIMITS } from "../../../../domain/limits.js";
 
 /** eSpeak NG's own default speaking rate. */
 export const DEFAULT_WORDS_PER_MINUTE = 175;

@@ -1,12 +1,12 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { Dispatcher } from "undici";
-import type { ProviderConfig } from "../../../../platform/catalog/types.js";
+import type { ProviderConfig } from "../../../../domain/catalog/types.js";
 import {
   annotateActiveSpan,
   injectTraceHeaders,
   inSpan,
   SpanKind,
-} from "../../../../platform/tracing.js";
+} from "../../../../platform/observability/tracing.js";
 import type { AdapterOutput, AdapterRequest, SpeechAdapter, SynthesisSegment } from "../types.js";
 import { upstreamHttpError, upstreamTimeout, upstreamUnreachable } from "./upstream-errors.js";
 import { type UpstreamPool, upstreamPool } from "./upstream-pool.js";

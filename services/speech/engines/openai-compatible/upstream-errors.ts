@@ -1,6 +1,6 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { ErrorReason } from "../../../../gen/railgate/common/v1/error_info_pb.js";
-import { withReason } from "../../../../platform/errors.js";
+import { withReason } from "../../../../platform/rpc/errors.js";
 import { markUpstreamStatus } from "../upstream-status.js";
 
 /**
@@ -8,7 +8,7 @@ import { markUpstreamStatus } from "../upstream-status.js";
  * overload 529, unavailable 503, other provider errors 502, time-outs 524.
  * A client message names the provider and the kind of failure only: the
  * provider's own words, addresses and error codes go into the error's `cause`,
- * which the speech service logs with the request id (platform/grpc-server.ts)
+ * which the speech service logs with the request id (platform/rpc/grpc-server.ts)
  * and which never leaves the process.
  */
 function upstreamError(

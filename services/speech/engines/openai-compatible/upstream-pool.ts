@@ -1,5 +1,5 @@
 import { Pool } from "undici";
-import type { ProviderConfig } from "../../../../platform/catalog/types.js";
+import type { ProviderConfig } from "../../../../domain/catalog/types.js";
 
 /**
  * How long an idle connection to a provider stays open. Below the usual
