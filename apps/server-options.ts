@@ -3,11 +3,11 @@ import type { ServiceClients } from "../gateway/clients.js";
 import type { RailgateConfig } from "../platform/config/config.js";
 import { loadGrpcTls } from "../platform/rpc/grpc-tls.js";
 import type { SpeechServerOptions } from "../services/speech/server.js";
-import type { GuardrailServerOptions } from "./guardrail/server.js";
+import type { GuardrailServerOptions } from "./control-plane/server.js";
 
 /**
  * One builder per server, from the validated configuration: the containers (apps/gateway,
- * apps/guardrail, apps/speech) and `npm start` (apps/all-in-one/system.ts) build their options
+ * apps/control-plane, apps/speech) and `npm start` (apps/all-in-one/system.ts) build their options
  * here, so a setting reaches every server it concerns the same way, and its default is the
  * schema's (platform/config/config.ts). What differs between deployments (the one-process service
  * credential, a test's clock) is added by the caller over these.

@@ -12,7 +12,7 @@ import { openStore } from "../../store/open-store.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { openDatabase } from "../../store/request-log/open-database.js";
 import type { Store } from "../../store/types.js";
-import { startGuardrailServer } from "../guardrail/server.js";
+import { startGuardrailServer } from "../control-plane/server.js";
 import { gatewayOptions, guardrailServerOptions, speechServerOptions } from "../server-options.js";
 
 const log = componentLogger("system");

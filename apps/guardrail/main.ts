@@ -1,34 +1,12 @@
-/** GuardrailService + AccountService (+ WebhookService) alone (one container of docker-compose). */
-import { runUntilSignal } from "../../platform/lifecycle.js";
+/**
+ * The control plane's former entry (`dist/apps/guardrail/main.js`), kept for one release so
+ * deployments that still run it keep working: it says once that it is deprecated, then starts
+ * the control plane itself.
+ */
 import { componentLogger } from "../../platform/observability/logger.js";
-import { startStandaloneRecovery } from "../../services/speech/recovery/record-recovery.js";
-import { openStore } from "../../store/open-store.js";
-import { openDatabase } from "../../store/request-log/open-database.js";
-import { guardrailServerOptions } from "../server-options.js";
-import { startGuardrailServer } from "./server.js";
 
-await runUntilSignal("guardrail", async (config) => {
-  // Never the embedded store unasked: its state would be this process's alone.
-  const store = await openStore(config, undefined, "guardrail");
-  // The audit log lives in the request-log database (DATABASE_URL in a split deployment).
-  const database = await openDatabase(config);
-  const server = await startGuardrailServer(store, config.guardrailGrpcPort, config.grpcHost, {
-    ...guardrailServerOptions(config),
-    database,
-  });
-  // Reservations of speech processes that died are settled here too, even while none runs;
-  // only into a shared request log (a PGlite folder of its own would hide the records).
-  const recovery = config.databaseUrl
-    ? startStandaloneRecovery(store, database, config)
-    : undefined;
-  // The port it bound (GRPC ports may be 0): what a gateway's GUARDRAIL_GRPC_URL must name.
-  componentLogger("guardrail").info({ grpcPort: server.port }, "guardrail service is up");
-  return {
-    close: async (options) => {
-      await server.close(options);
-      await recovery?.close();
-      await database.close();
-      await store.close();
-    },
-  };
-});
+componentLogger("control-plane").warn(
+  { entry: "dist/apps/guardrail/main.js", replacement: "dist/apps/control-plane/main.js" },
+  "dist/apps/guardrail/main.js is deprecated and will be removed in the next release: run dist/apps/control-plane/main.js",
+);
+await import("../control-plane/main.js");

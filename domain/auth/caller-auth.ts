@@ -8,10 +8,10 @@ import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { CALLER_HEADERS } from "../../platform/auth/caller-headers.js";
 import { peerVerifiedKey } from "../../platform/auth/peer-identity.js";
-import { admissionRefusals } from "../../platform/observability/metrics.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../../platform/rpc/errors.js";
 import { isRegionName, quotedRegionNames, type RegionName } from "../enums.js";
 import { hashSecret } from "../ids.js";
+import { admissionRefusals } from "../metrics.js";
 import { keyExpiredAt, keyExpiredMessage } from "./key-expiry.js";
 import { bearerSecret, keyRefusals } from "./key-refusals.js";
 

@@ -1,6 +1,6 @@
+import { budgetAlertsQueued } from "../../domain/metrics.js";
 import { budgetWindow } from "../../domain/windows.js";
 import { componentLogger } from "../../platform/observability/logger.js";
-import { budgetAlertsQueued } from "../../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import { type Admission, counterId, type Settlement } from "../../store/admission.js";
 import type { KeyUsage } from "../../store/key-usage.js";

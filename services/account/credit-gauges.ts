@@ -1,6 +1,6 @@
+import type { CreditSample } from "../../domain/metrics.js";
 import { fromMicros } from "../../governance/policy/money.js";
 import { componentLogger } from "../../platform/observability/logger.js";
-import type { CreditSample } from "../../platform/observability/metrics.js";
 import type { Store } from "../../store/types.js";
 
 const log = componentLogger("account-metrics");

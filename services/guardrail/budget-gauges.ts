@@ -1,9 +1,9 @@
+import type { GuardrailBudgetSample } from "../../domain/metrics.js";
 import { budgetWindow } from "../../domain/windows.js";
 import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { budgetInterval } from "../../governance/policy/effective-policy.js";
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
 import { componentLogger } from "../../platform/observability/logger.js";
-import type { GuardrailBudgetSample } from "../../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import type { Store } from "../../store/types.js";
 

@@ -13,6 +13,7 @@ import {
   regionValue,
 } from "../../domain/enums.js";
 import { canonicalId, isKeyHash, newGenerationId } from "../../domain/ids.js";
+import { admissionRefusals, speechDuration, speechTimeToFirstByte } from "../../domain/metrics.js";
 import { rateLimitHeaderValues } from "../../domain/rate-limit-headers.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
@@ -48,11 +49,6 @@ import {
 } from "../../governance/policy-rules.js";
 import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config/config.js";
 import { InFlight } from "../../platform/in-flight.js";
-import {
-  admissionRefusals,
-  speechDuration,
-  speechTimeToFirstByte,
-} from "../../platform/observability/metrics.js";
 import {
   annotateActiveSpan,
   inSpan,

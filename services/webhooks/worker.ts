@@ -1,6 +1,6 @@
 import { newId } from "../../domain/ids.js";
+import { webhookAttempts } from "../../domain/metrics.js";
 import { componentLogger } from "../../platform/observability/logger.js";
-import { webhookAttempts } from "../../platform/observability/metrics.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import type { ClaimedDelivery, WebhookStore } from "../../store/webhooks/types.js";
 import { type BackoffSettings, nextAttemptAt } from "./backoff.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { type GuardrailServer, startGuardrailServer } from "../../apps/guardrail/server.js";
+import { type GuardrailServer, startGuardrailServer } from "../../apps/control-plane/server.js";
 import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";

@@ -133,7 +133,7 @@ describe("Helm chart: the pods' settings run Railgate (mTLS on the hop)", functi
     const guardrail = start("guardrail");
     const speech = start("speech");
     await Promise.all([
-      guardrail.waitForLine(/"msg":"guardrail service is up"/, 60_000),
+      guardrail.waitForLine(/"msg":"control plane is up"/, 60_000),
       speech.waitForLine(/"msg":"speech service is up"/, 60_000),
     ]);
     const gateway = start("gateway");

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { appEntry, type ProcessKind, upLine } from "./app-entries.js";
 import { type Child, spawnChild } from "./processes.js";
 import { MANAGEMENT_KEY } from "./system.js";
 import { waitForHealth } from "./system-process.js";
 import { TcpBalancer } from "./tcp-balancer.js";
 
-export type ReplicaKind = "gateway" | "guardrail" | "speech";
+export type ReplicaKind = ProcessKind;
 
 /** One process of the deployment and the port its balancer sends it (gateway: the global one). */
 export interface Replica {
@@ -64,12 +64,9 @@ export interface ClusterDeploymentOptions {
  */
 const PRE_STOP_MS = 200;
 
-const app = (name: ReplicaKind) =>
-  fileURLToPath(new URL(`../../apps/${name}/main.js`, import.meta.url));
-
-/** The port in a service's "<name> service is up" line (apps/<name>/main.ts). */
-async function grpcPortOf(child: Child, name: ReplicaKind): Promise<number> {
-  const line = await child.waitForLine(new RegExp(`"msg":"${name} service is up"`), 60_000);
+/** The port in a gRPC process's "is up" line. */
+async function grpcPortOf(child: Child, kind: "guardrail" | "speech"): Promise<number> {
+  const line = await child.waitForLine(upLine(kind), 60_000);
   return (JSON.parse(line) as { grpcPort: number }).grpcPort;
 }
 
@@ -113,7 +110,7 @@ export async function startClusterDeployment(
             SPEECH_GRPC_URL: balancers.speech.url,
           }
         : {};
-    const child = spawnChild(process.execPath, [app(kind)], { ...common, ...extra });
+    const child = spawnChild(process.execPath, [appEntry(kind)], { ...common, ...extra });
     all.add(child);
     child.process.once("exit", () => all.delete(child));
     try {

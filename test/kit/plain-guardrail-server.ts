@@ -1,4 +1,7 @@
-import { type GuardrailServerOptions, startGuardrailServer } from "../../apps/guardrail/server.js";
+import {
+  type GuardrailServerOptions,
+  startGuardrailServer,
+} from "../../apps/control-plane/server.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { Store } from "../../store/types.js";

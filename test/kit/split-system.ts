@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import type { RegionName } from "../../domain/enums.js";
+import { appEntry, type ProcessKind, upLine } from "./app-entries.js";
 import { childDatabaseEnv } from "./databases.js";
 import { freePort } from "./free-port.js";
 import { type Child, makeTempDir, spawnChild } from "./processes.js";
@@ -44,11 +44,9 @@ export interface SplitSystem {
   stop(): Promise<void>;
 }
 
-const app = (name: string) => fileURLToPath(new URL(`../../apps/${name}/main.js`, import.meta.url));
-
-/** The port in a service's "<name> service is up" line (apps/<name>/main.ts). */
-async function grpcPortOf(child: Child, name: string): Promise<number> {
-  const line = await child.waitForLine(new RegExp(`"msg":"${name} service is up"`), 60_000);
+/** The port in a gRPC process's "is up" line. */
+async function grpcPortOf(child: Child, kind: "guardrail" | "speech"): Promise<number> {
+  const line = await child.waitForLine(upLine(kind), 60_000);
   return (JSON.parse(line) as { grpcPort: number }).grpcPort;
 }
 
@@ -59,7 +57,7 @@ async function metricsUrlOf(child: Child): Promise<string> {
 }
 
 /**
- * `node dist/apps/{guardrail,speech,gateway}/main.js` as three child processes against the given
+ * `node dist/apps/{control-plane,speech,gateway}/main.js` as three child processes against the given
  * Redis, as docker-compose runs them: each service on a port it picks (0) and reports, the
  * gateway pointed at those with the shared service credential, so a test can freeze one
  * (SIGSTOP) or kill it. Resolves once the gateway's /healthz answers 200 (both services serve).
@@ -106,10 +104,10 @@ export async function startSplitSystem(
   };
   const started: Child[] = [];
   let speechBalancer: TcpBalancer | undefined;
-  const spawn = (name: string, extra: Record<string, string> = {}) => {
+  const spawn = (name: ProcessKind, extra: Record<string, string> = {}) => {
     const child = spawnChild(
       options.node ?? process.execPath,
-      [...(options.nodeArgs ?? []), app(name)],
+      [...(options.nodeArgs ?? []), appEntry(name)],
       {
         ...common,
         // With DATABASE_URL "" (PGlite, one process's database) each opens a folder of its own.

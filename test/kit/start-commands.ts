@@ -22,7 +22,7 @@ export function npmStartNodeFlags(): string[] {
 
 /**
  * Per service, the node flags before `dist/apps/<service>/main.js` in every exec-form `command:`
- * of a file (docker-compose.yml; the Helm template, whose one entry is `{{ $component }}`).
+ * of a file (docker-compose.yml; the Helm template, whose one entry is `{{ $entry }}`).
  */
 export function serviceCommandFlags(path: string): Map<string, string[]> {
   const found = new Map<string, string[]>();

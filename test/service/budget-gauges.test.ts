@@ -1,13 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { defaultGuardrailId, newId } from "../../domain/ids.js";
+import { type GuardrailBudgetSample, trackGuardrailBudgets } from "../../domain/metrics.js";
 import { utcDay } from "../../domain/windows.js";
 import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
 import { GuardrailSchema, ResetInterval } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import {
-  type GuardrailBudgetSample,
-  trackGuardrailBudgets,
-} from "../../platform/observability/metrics.js";
 import {
   type MetricsServer,
   startMetricsServer,

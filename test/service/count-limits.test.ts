@@ -1,7 +1,7 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
-import { startGuardrailServer } from "../../apps/guardrail/server.js";
+import { startGuardrailServer } from "../../apps/control-plane/server.js";
 import type { CountLimits } from "../../domain/limits.js";
 import { errorStatusOf } from "../../gateway/error-status.js";
 import { KeyKind } from "../../gen/railgate/account/v1/account_pb.js";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
-import { startGuardrailServer } from "../../apps/guardrail/server.js";
+import { startGuardrailServer } from "../../apps/control-plane/server.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import { postgresDatabase } from "../../store/request-log/postgres-database.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";

@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
-import { type GuardrailServer, startGuardrailServer } from "../../apps/guardrail/server.js";
+import { type GuardrailServer, startGuardrailServer } from "../../apps/control-plane/server.js";
 import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { RedisStore } from "../../store/redis-store.js";
 import { metadata, type PlainClient, plainClientWith, statusOf, unary } from "../kit/grpc-plain.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { startGuardrailServer } from "../../apps/guardrail/server.js";
+import { startGuardrailServer } from "../../apps/control-plane/server.js";
 import { createServiceClients, grpcTransports } from "../../gateway/clients.js";
 import { RedisStore } from "../../store/redis-store.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";

@@ -2,7 +2,7 @@ import { clone } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
-import { startGuardrailServer } from "../../apps/guardrail/server.js";
+import { startGuardrailServer } from "../../apps/control-plane/server.js";
 import { errorStatusOf } from "../../gateway/error-status.js";
 import { GuardrailSchema, ResetInterval } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";

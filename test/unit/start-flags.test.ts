@@ -30,10 +30,10 @@ describe("the one-process system starts the same way everywhere", () => {
 describe("the split services start the same way everywhere", () => {
   it("docker-compose and the Helm chart pass the same node flags to every service", () => {
     const compose = serviceCommandFlags("docker-compose.yml");
-    expect([...compose.keys()].sort()).to.deep.equal(["gateway", "guardrail", "speech"]);
+    expect([...compose.keys()].sort()).to.deep.equal(["control-plane", "gateway", "speech"]);
     const helm = serviceCommandFlags("deploy/helm/railgate/templates/deployments.yaml");
-    expect([...helm.keys()]).to.deep.equal(["{{ $component }}"]);
-    const flags = helm.get("{{ $component }}");
+    expect([...helm.keys()]).to.deep.equal(["{{ $entry }}"]);
+    const flags = helm.get("{{ $entry }}");
     for (const [service, own] of compose) expect(own, service).to.deep.equal(flags);
   });
 

@@ -1,4 +1,4 @@
-import { encoderStarts } from "../../../platform/observability/metrics.js";
+import { encoderStarts } from "../../../domain/metrics.js";
 import { ContainerPipe } from "./container-pipe.js";
 import type { ContainerFormat } from "./format.js";
 

@@ -1,12 +1,12 @@
-import { GenerationStatus } from "../../../gen/railgate/speech/v1/speech_pb.js";
-import type { SynthesizeResponse } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
-import type { AudioCacheConfig } from "../../../platform/config/config.js";
-import { componentLogger } from "../../../platform/observability/logger.js";
 import {
   audioCacheEvictions,
   audioCacheLookups,
   audioCacheStores,
-} from "../../../platform/observability/metrics.js";
+} from "../../../domain/metrics.js";
+import { GenerationStatus } from "../../../gen/railgate/speech/v1/speech_pb.js";
+import type { SynthesizeResponse } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
+import type { AudioCacheConfig } from "../../../platform/config/config.js";
+import { componentLogger } from "../../../platform/observability/logger.js";
 import type { AudioClipStore, StoredClip } from "../../../store/audio-clips/types.js";
 import { MAX_CHUNK_BYTES } from "../audio/index.js";
 import { audioCacheKey } from "./cache-key.js";

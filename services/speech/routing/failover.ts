@@ -2,6 +2,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { CatalogEndpoint } from "../../../domain/catalog/types.js";
+import {
+  endpointBreakerState,
+  publishEndpointMeasure,
+  upstreamErrors,
+} from "../../../domain/metrics.js";
 import { ErrorReason } from "../../../gen/railgate/common/v1/error_info_pb.js";
 import {
   RoutingOutcome,
@@ -11,11 +16,6 @@ import {
 import type { SpeechRoutingConfig } from "../../../platform/config/config.js";
 import { LogDedupe } from "../../../platform/observability/log-dedupe.js";
 import { componentLogger } from "../../../platform/observability/logger.js";
-import {
-  endpointBreakerState,
-  publishEndpointMeasure,
-  upstreamErrors,
-} from "../../../platform/observability/metrics.js";
 import { errorDetail, withReason } from "../../../platform/rpc/errors.js";
 import { type BreakerState, CircuitBreakers } from "./breaker.js";
 import { type EndpointMeasure, EndpointStats } from "./endpoint-stats.js";

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
-import { encoderStarts } from "../../../platform/observability/metrics.js";
+import { encoderStarts } from "../../../domain/metrics.js";
 import { closeSpareEncoders, encodeContainer } from "../../../services/speech/audio/index.js";
 import { sineTone } from "../../kit/audio.js";
 import { decodeWithFfmpeg, FFMPEG_NAMES } from "../../kit/ffmpeg.js";

@@ -1,6 +1,6 @@
 import { availableParallelism, totalmem } from "node:os";
+import { trackEngineQueue } from "../../../../domain/metrics.js";
 import { componentLogger } from "../../../../platform/observability/logger.js";
-import { trackEngineQueue } from "../../../../platform/observability/metrics.js";
 import type { AudioFormat } from "../../audio/format.js";
 import { UnknownVoiceError } from "./errors.js";
 import { type EspeakVoice, readEspeakData } from "./espeak-wasm.js";

@@ -1,6 +1,7 @@
 import { callerAuthInterceptor } from "../../domain/auth/caller-auth.js";
 import type { CatalogSource } from "../../domain/catalog/types.js";
 import type { RegionName } from "../../domain/enums.js";
+import { trackCredits, trackGuardrailBudgets } from "../../domain/metrics.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
@@ -10,7 +11,6 @@ import { GovernanceCache } from "../../governance/governance-cache.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
 import { CONFIG_DEFAULTS, type WebhookDeliveryConfig } from "../../platform/config/config.js";
 import { componentLogger } from "../../platform/observability/logger.js";
-import { trackCredits, trackGuardrailBudgets } from "../../platform/observability/metrics.js";
 import { type ServedServices, startGrpcServer } from "../../platform/rpc/grpc-server.js";
 import type { GrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/rpc/health.js";
