@@ -21,7 +21,7 @@ await runUntilSignal("guardrail", async (config) => {
   const recovery = config.databaseUrl
     ? startStandaloneRecovery(store, database, config)
     : undefined;
-  // The port it bound (GRPC ports may be 0): what a gateway's GUARDRAIL_GRPC_URL must name.
+  // The port it bound (GRPC ports may be 0): what a gateway's RAILGATE_GUARDRAIL_GRPC_URL must name.
   componentLogger("guardrail").info({ grpcPort: server.port }, "guardrail service is up");
   return {
     close: async (options) => {

@@ -42,7 +42,7 @@ export interface Catalog {
 }
 
 /**
- * Where the speech catalog comes from (validated configuration: SPEECH_CATALOG_FILE,
+ * Where the speech catalog comes from (validated configuration: RAILGATE_SPEECH_CATALOG_FILE,
  * OPENAI_API_KEY, OPENAI_BASE_URL): a catalog file, else the built-in catalog, which lists
  * OpenAI's models when `openAi` is set.
  */

@@ -74,7 +74,10 @@ describe("railgate CLI: suggestions, help, its own settings, speak's format, a k
   });
 
   it("reads only its own settings: a server's in the shell do not fail a call", async () => {
-    const run = await railgate(["keys", "list"], { LOG_LEVEL: "verbose", MAX_BODY_BYTES: "1MB" });
+    const run = await railgate(["keys", "list"], {
+      RAILGATE_LOG_LEVEL: "verbose",
+      RAILGATE_MAX_BODY_BYTES: "1MB",
+    });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.stderr).to.equal("");
   });

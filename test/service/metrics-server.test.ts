@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { grpcServerCalls } from "../../platform/metrics.js";
 import { type MetricsServer, startMetricsServer } from "../../platform/metrics-server.js";
 
-describe("METRICS_PORT: a process's own /metrics listener", () => {
+describe("RAILGATE_METRICS_PORT: a process's own /metrics listener", () => {
   let server: MetricsServer;
   let base: string;
   before(async () => {
