@@ -89,6 +89,27 @@ export interface SpeechServerOptions {
   routing?: SpeechRoutingConfig;
   /** RAILGATE_RECOVERY_*: how soon a dead process' reservations are settled. */
   recovery?: RecoveryConfig;
+  /**
+   * The catalog and engine, started beforehand (startSpeechEngine): one process starts the
+   * engine's workers while it opens its store and database. Started here when absent.
+   */
+  engineStart?: Promise<SpeechEngineStart>;
+}
+
+/** The speech catalog, with the embedded engine's worker pool when it serves. */
+export interface SpeechEngineStart {
+  catalog: Catalog;
+  engine?: EspeakEngine;
+}
+
+/**
+ * Loads the catalog and starts the embedded engine's workers (the slowest part of a start:
+ * each compiles eSpeak NG), for a caller with other start-up work to do meanwhile.
+ */
+export async function startSpeechEngine(
+  options: Pick<SpeechServerOptions, "catalog" | "embeddedEngine" | "enginePoolSize">,
+): Promise<SpeechEngineStart> {
+  return startEngine(loadCatalog(options.catalog ?? {}), options);
 }
 
 export interface SpeechServer extends ServedServices {
@@ -107,7 +128,7 @@ export async function startSpeechServer(
   options: SpeechServerOptions,
 ): Promise<SpeechServer> {
   const env = options.env ?? process.env;
-  const { catalog, engine } = await startEngine(loadCatalog(options.catalog ?? {}), options);
+  const { catalog, engine } = await (options.engineStart ?? startSpeechEngine(options));
   try {
     const models = new ModelCatalog(
       catalog,
@@ -245,7 +266,7 @@ export async function startSpeechServer(
  */
 async function startEngine(
   catalog: Catalog,
-  options: SpeechServerOptions,
+  options: Pick<SpeechServerOptions, "embeddedEngine" | "enginePoolSize">,
 ): Promise<{ catalog: Catalog; engine?: EspeakEngine }> {
   const unavailable = embeddedEngineUnavailable(
     options.embeddedEngine ?? CONFIG_DEFAULTS.embeddedEngine,
