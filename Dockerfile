@@ -7,7 +7,7 @@
 #       without it: Railgate's own Apache-2.0 code and permissive dependencies only; the
 #       embedded model is skipped at start-up (logged) and upstream providers serve speech
 #
-# PID 1: the processes handle SIGTERM/SIGINT themselves (they drain for SHUTDOWN_GRACE_MS) and
+# PID 1: the processes handle SIGTERM/SIGINT themselves (they drain for RAILGATE_SHUTDOWN_GRACE_MS) and
 # spawn no child processes, only worker threads, so nothing needs reaping. Run with
 # `docker run --init` (docker-compose: `init: true`) to get tini as PID 1 anyway: it forwards
 # signals and reaps whatever a debugging shell leaves behind.
@@ -59,7 +59,7 @@ EXPOSE 8080 8081 8082 50051 50052
 # services) is the health of the container. Slim images have no curl: node's fetch asks instead.
 # docker-compose overrides this per container (gRPC health for the service containers).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.GATEWAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.RAILGATE_GATEWAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # One V8 helper thread (Node's default is 4) for the one-process system, as `npm start` runs it:
 # on a 2-core host the four GC helpers competed with the request thread (README "Performance",
 # issue 21: CPU per request at 50 connections -35 to -50 %). The split services keep Node's

@@ -31,7 +31,7 @@ import { prose } from "./texts.js";
  * processes over gRPC, as the peers scenario starts them) and prints each process's CPU ms
  * per request and their sum; HOT_PATH_SYSTEM_ENV applies to the one-process system only.
  * HOT_PATH_SYSTEM_ENV adds settings to the system's environment, e.g.
- * `REQUEST_LOG_QUEUE_MAX=1` (the request log off) or `DATABASE_URL=postgres://...`,
+ * `RAILGATE_REQUEST_LOG_QUEUE_MAX=1` (the request log off) or `DATABASE_URL=postgres://...`,
  * separated by spaces, to compare one setting's cost.
  */
 const INPUT = prose(110);

@@ -70,14 +70,14 @@ function benchChild(
     env: {
       NODE_ENV: "production",
       RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
-      SPEECH_CATALOG_FILE: options.catalogFile,
-      // The per-key limiter would otherwise cap the load runs at RATE_LIMIT_PER_MINUTE's default.
-      RATE_LIMIT_PER_MINUTE: "100000000",
+      RAILGATE_SPEECH_CATALOG_FILE: options.catalogFile,
+      // The per-key limiter would otherwise cap the load runs at RAILGATE_RATE_LIMIT_PER_MINUTE's default.
+      RAILGATE_RATE_LIMIT_PER_MINUTE: "100000000",
       // The request log without DATABASE_URL: the embedded PGlite, file-backed in a scratch folder.
       DATABASE_URL: "",
       RAILGATE_DATA_DIR: makeTempDir("railgate-bench-data-"),
       // Empty is unset: one engine worker per core, as deployed (the kit's tests run one).
-      SPEECH_ENGINE_WORKERS: "",
+      RAILGATE_SPEECH_ENGINE_WORKERS: "",
       RAILGATE_EMBEDDED_ENGINE: "auto",
       ...Object.fromEntries(own),
     },

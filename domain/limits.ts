@@ -54,7 +54,7 @@ export const SPEECH_LIMITS = {
   maxReferenceClips: 3,
   /**
    * Decoded bytes of all reference parts together: OpenRouter's 15 MiB. As base64 that is
-   * 20 MiB, which SPEECH_MAX_BODY_BYTES (21 MiB by default) leaves room for; 413 beyond.
+   * 20 MiB, which RAILGATE_SPEECH_MAX_BODY_BYTES (21 MiB by default) leaves room for; 413 beyond.
    */
   maxReferenceBytes: 15 * 1024 * 1024,
   /** provider.order, provider.only and provider.ignore: items each, and an item's length. */

@@ -4,7 +4,7 @@ import { componentLogger } from "../platform/observability/logger.js";
 import { countRequest } from "./metrics.js";
 import { requestIdOf } from "./request-id.js";
 
-/** One line per request, at info (LOG_LEVEL above info silences it). Exported for tests. */
+/** One line per request, at info (RAILGATE_LOG_LEVEL above info silences it). Exported for tests. */
 export const accessLogger = componentLogger("access");
 
 /** What the handler learns about a request as it goes, read when the response closes. */

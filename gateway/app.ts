@@ -46,11 +46,11 @@ export interface GatewayOptions {
   maxSpeechBodyBytes: number;
   /** RAILGATE_SPEECH_DEFAULT_FORMAT (default pcm). */
   speechDefaultFormat?: AudioFormatName;
-  /** SPEECH_FIRST_MESSAGE_TIMEOUT_MS and SPEECH_IDLE_TIMEOUT_MS. */
+  /** RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS and RAILGATE_SPEECH_IDLE_TIMEOUT_MS. */
   speechStream: SpeechStreamDeadlines;
   routes?: Route[];
   keyCache?: KeyCache;
-  /** CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
+  /** RAILGATE_CORS_ORIGINS: browser origins allowed ("*" = any); empty or absent = no CORS headers. */
   corsOrigins?: readonly string[];
 }
 
@@ -148,14 +148,14 @@ export interface RunningGateway {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-/** node:http limits of each listener (HTTP_* in the configuration). */
+/** node:http limits of each listener (RAILGATE_HTTP_* in the configuration). */
 export type HttpLimits = RailgateConfig["http"];
 
 /** The setting that chooses each region's listener port (platform/config/config.ts). */
 const PORT_VARIABLES: Record<RegionName, string> = {
-  global: "GATEWAY_PORT",
-  europe: "GATEWAY_EU_PORT",
-  us: "GATEWAY_US_PORT",
+  global: "RAILGATE_GATEWAY_PORT",
+  europe: "RAILGATE_GATEWAY_EU_PORT",
+  us: "RAILGATE_GATEWAY_US_PORT",
 };
 
 /** One listener per region, as regional load balancers would front one deployment. */
@@ -209,7 +209,7 @@ export async function startGateway(
         void handle(req, res);
       },
     );
-    // The connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_ADDRESS): idle sockets
+    // The connection caps (RAILGATE_HTTP_MAX_CONNECTIONS, RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS): idle sockets
     // can never exhaust the process's file descriptors, nor lock other clients out.
     guard.attach(server);
     connections.attach(server);
@@ -245,7 +245,7 @@ export async function startGateway(
           new Promise<void>((resolve) => NetServer.prototype.close.call(s, () => resolve())),
       );
       // A connection accepted before the drain gets what any connection gets to send its
-      // headers (HTTP_HEADERS_TIMEOUT_MS), within the grace: a silent one cannot hold the drain.
+      // headers (RAILGATE_HTTP_HEADERS_TIMEOUT_MS), within the grace: a silent one cannot hold the drain.
       await connections.settled(Math.min(graceMs, limits.headersTimeoutMs));
       // Then the idle keep-alive connections go; those in use close after their response.
       for (const [, s] of servers) s.closeIdleConnections();

@@ -5,9 +5,9 @@ import { componentLogger } from "../platform/observability/logger.js";
 const log = componentLogger("gateway");
 
 export interface ConnectionCaps {
-  /** Open connections of the listener (HTTP_MAX_CONNECTIONS). */
+  /** Open connections of the listener (RAILGATE_HTTP_MAX_CONNECTIONS). */
   maxConnections: number;
-  /** Open connections of one client address (HTTP_MAX_CONNECTIONS_PER_ADDRESS); 0 = no cap. */
+  /** Open connections of one client address (RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS); 0 = no cap. */
   maxConnectionsPerAddress: number;
 }
 
@@ -23,7 +23,7 @@ const LOG_EVERY_MS = 10_000;
 /**
  * The connection cap of one listener, in place of node:http's `server.maxConnections`, which
  * closes every new socket once the cap is reached: a client holding the cap with idle
- * keep-alive connections (one request each, then silence, for HTTP_KEEP_ALIVE_TIMEOUT_MS)
+ * keep-alive connections (one request each, then silence, for RAILGATE_HTTP_KEEP_ALIVE_TIMEOUT_MS)
  * locked every other client out. Here, at the cap:
  *
  * - the connection idle the longest (no request in flight: between keep-alive requests, or

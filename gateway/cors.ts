@@ -24,7 +24,7 @@ export const CORS_EXPOSED_HEADERS = [
 export const CORS_MAX_AGE_SECONDS = 600;
 
 /**
- * Cross-origin access for browser pages on the origins of CORS_ORIGINS ("*" = any page).
+ * Cross-origin access for browser pages on the origins of RAILGATE_CORS_ORIGINS ("*" = any page).
  * No credentials mode: the API key travels in Authorization, never in a cookie, so a page
  * can only use a key it was given. With no origins configured, nothing here adds a header.
  */
@@ -72,7 +72,7 @@ export class Cors {
       return false;
     }
     if (!allowed) {
-      sendError(res, 403, `Origin ${quote(origin)} is not allowed (CORS_ORIGINS)`);
+      sendError(res, 403, `Origin ${quote(origin)} is not allowed (RAILGATE_CORS_ORIGINS)`);
       return true;
     }
     const match = this.router.match("OPTIONS", path);

@@ -21,8 +21,8 @@ function seconds(ms: number): string {
  * service once the first audio is in hand) decides the status and headers, then each audio
  * chunk goes out as it arrives. A speech stream has no overall deadline (it lasts as long as
  * the audio), so a service that stops answering (a frozen process, a hung hop) would hold the
- * request open for good: the first message must come within SPEECH_FIRST_MESSAGE_TIMEOUT_MS
- * (524, like a unary call past its deadline), and each next one within SPEECH_IDLE_TIMEOUT_MS
+ * request open for good: the first message must come within RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS
+ * (524, like a unary call past its deadline), and each next one within RAILGATE_SPEECH_IDLE_TIMEOUT_MS
  * (the status is gone by then: the response is cut, so the client sees an aborted body). Either
  * way the call is cancelled, and the speech service settles what it served on its abort path.
  */
@@ -81,7 +81,7 @@ export async function streamSpeech(ctx: RequestContext, req: SynthesizeRequest):
               provider: start.provider,
               idleTimeoutMs,
             },
-            "speech stream cut: the speech service sent nothing within SPEECH_IDLE_TIMEOUT_MS",
+            "speech stream cut: the speech service sent nothing within RAILGATE_SPEECH_IDLE_TIMEOUT_MS",
           );
           // Headers are out: ending without the terminating chunk is how the client learns.
           res.destroy();

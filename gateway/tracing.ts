@@ -15,7 +15,7 @@ import {
 } from "../platform/observability/tracing.js";
 import type { Exchange } from "./access-log.js";
 
-/** The health route's path: its probes get no span unless TRACE_HEALTH_PROBES asks for them. */
+/** The health route's path: its probes get no span unless RAILGATE_TRACE_HEALTH_PROBES asks for them. */
 const HEALTH_PATH = "/healthz";
 
 function isHealthProbe(req: IncomingMessage): boolean {
@@ -28,7 +28,7 @@ function isHealthProbe(req: IncomingMessage): boolean {
  * Runs one request's handling inside its server span: the trace continues the caller's W3C
  * `traceparent` (or starts one), and every gRPC call made meanwhile carries it on
  * (platform/observability/tracing.ts injectTraceHeaders). The span ends when the response closes,
- * named by the route that matched. Off, and for a health probe (unless TRACE_HEALTH_PROBES):
+ * named by the route that matched. Off, and for a health probe (unless RAILGATE_TRACE_HEALTH_PROBES):
  * `handle` runs as it is, outside any trace, so the health calls it makes start none either.
  */
 export function withRequestSpan(

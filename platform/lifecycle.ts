@@ -1,4 +1,11 @@
-import { ConfigError, loadConfig, type RailgateConfig, StartupRefused } from "./config/config.js";
+import {
+  ConfigError,
+  deprecatedVariables,
+  deprecationMessage,
+  loadConfig,
+  type RailgateConfig,
+  StartupRefused,
+} from "./config/config.js";
 import { unknownVariables } from "./config/env-names.js";
 import { flushLogDedupe } from "./observability/log-dedupe.js";
 import { configureLogging, logger } from "./observability/logger.js";
@@ -16,7 +23,7 @@ const CLOSE_MARGIN_MS = 5_000;
 /**
  * Loads the configuration, starts a component and runs it until SIGINT or
  * SIGTERM; then drains it: it stops accepting work, lets what is in flight
- * finish within SHUTDOWN_GRACE_MS, and closes. A second signal, or a drain that
+ * finish within RAILGATE_SHUTDOWN_GRACE_MS, and closes. A second signal, or a drain that
  * overruns, exits at once. A start-up failure (a bad configuration included)
  * exits non-zero with the reason.
  */
@@ -27,16 +34,17 @@ export async function runUntilSignal(
   try {
     const config = loadConfig();
     configureLogging(config);
+    warnDeprecatedVariables(name);
     warnUnknownVariables(name);
     // Before anything serves, so the first request is traced too (a no-op unless configured).
     configureTracing(config.tracing);
     const component = await start(config);
-    // Split processes have no gateway /metrics of their own: METRICS_PORT serves each its registry.
+    // Split processes have no gateway /metrics of their own: RAILGATE_METRICS_PORT serves each its registry.
     const metrics =
       config.metricsPort === undefined
         ? undefined
         : await startMetricsServer(config.metricsPort, config.grpcHost);
-    // The port it bound (METRICS_PORT may be 0): what a scrape config must name.
+    // The port it bound (RAILGATE_METRICS_PORT may be 0): what a scrape config must name.
     if (metrics)
       logger.info({ component: name, metricsPort: metrics.port }, "metrics listener is up");
     const running: Stoppable = {
@@ -82,6 +90,16 @@ export async function runUntilSignal(
       logger.fatal({ err, component: name }, "failed to start");
     }
     process.exit(1);
+  }
+}
+
+/** Each old name in use, once, naming the new one (the table in platform/config/config.ts). */
+export function warnDeprecatedVariables(component: string, env = process.env): void {
+  for (const deprecated of deprecatedVariables(env)) {
+    logger.warn(
+      { component, variable: deprecated.name, replacement: deprecated.replacement },
+      deprecationMessage(deprecated),
+    );
   }
 }
 

@@ -3,7 +3,7 @@ import { StartupRefused } from "./config/config.js";
 
 /**
  * Binds `server` to host:port. A port that is taken (or needs privileges) refuses the start with
- * the setting that chose it, e.g. "GUARDRAIL_GRPC_PORT=50051: port 127.0.0.1:50051 is in use":
+ * the setting that chose it, e.g. "RAILGATE_GUARDRAIL_GRPC_PORT=50051: port 127.0.0.1:50051 is in use":
  * the operator's fix is that variable, which a bare `listen EADDRINUSE` does not name.
  */
 export function listenOn(server: Server, port: number, host: string, variable: string) {

@@ -87,7 +87,7 @@ function storeChoice(config: RailgateConfig, localUrl: string): StoreChoice {
   if (config.store === "embedded") {
     return { kind: "embedded", reason: "RAILGATE_STORE=embedded", probeLocal: false };
   }
-  if (config.redisClusterNodes) return { kind: "redis", reason: "REDIS_CLUSTER_NODES" };
+  if (config.redisClusterNodes) return { kind: "redis", reason: "RAILGATE_REDIS_CLUSTER_NODES" };
   if (config.redisUrl) return { kind: "redis", url: config.redisUrl, reason: "REDIS_URL" };
   if (config.store === "redis") {
     return {
@@ -98,7 +98,7 @@ function storeChoice(config: RailgateConfig, localUrl: string): StoreChoice {
   }
   return {
     kind: "embedded",
-    reason: "RAILGATE_STORE=auto and neither REDIS_URL nor REDIS_CLUSTER_NODES is set",
+    reason: "RAILGATE_STORE=auto and neither REDIS_URL nor RAILGATE_REDIS_CLUSTER_NODES is set",
     probeLocal: true,
   };
 }
@@ -146,7 +146,7 @@ function tracked<S extends Store>(store: S): S {
 
 /**
  * The store RAILGATE_STORE asks for (see StoreChoice), announced with the reason in one line:
- * Redis (at REDIS_URL or REDIS_CLUSTER_NODES; with RAILGATE_STORE=redis and neither, the local
+ * Redis (at REDIS_URL or RAILGATE_REDIS_CLUSTER_NODES; with RAILGATE_STORE=redis and neither, the local
  * default `localUrl`), which must answer or start-up is refused; or the embedded in-process store,
  * announced loudly, since its state dies with the process and cannot be shared by replicas. A
  * Redis that merely answers on 6379 is never adopted unasked: it may be another application's,
@@ -168,7 +168,7 @@ export async function openStore(
   const choice = storeChoice(config, localUrl);
   if (choice.kind === "embedded" && splitProcess && config.store !== "embedded") {
     throw new StartupRefused(
-      `the ${splitProcess} process has no store: ${choice.reason}. Split processes share their state only through Redis: set REDIS_URL (or REDIS_CLUSTER_NODES), or RAILGATE_STORE=embedded for a process on its own`,
+      `the ${splitProcess} process has no store: ${choice.reason}. Split processes share their state only through Redis: set REDIS_URL (or RAILGATE_REDIS_CLUSTER_NODES), or RAILGATE_STORE=embedded for a process on its own`,
     );
   }
   if (choice.kind === "embedded") {
@@ -217,7 +217,7 @@ export async function openStore(
   });
   log.info(
     { store: "redis", redis: where, reason: choice.reason, prefix: config.redisPrefix },
-    `using the Redis store at ${where} (${choice.reason}); every key starts with "${config.redisPrefix}:" (REDIS_PREFIX)`,
+    `using the Redis store at ${where} (${choice.reason}); every key starts with "${config.redisPrefix}:" (RAILGATE_REDIS_PREFIX)`,
   );
   const store = new RedisStore(client, config.redisPrefix, undefined, clock);
   // QUIT needs a connection: closing while Redis is away just drops the client.

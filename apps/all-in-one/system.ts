@@ -7,7 +7,7 @@ import { grpcClientMetricsInterceptor } from "../../platform/observability/grpc-
 import { componentLogger } from "../../platform/observability/logger.js";
 import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 import type { Clock } from "../../platform/time.js";
-import { startSpeechServer } from "../../services/speech/server.js";
+import { startSpeechEngine, startSpeechServer } from "../../services/speech/server.js";
 import { openStore } from "../../store/open-store.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { openDatabase } from "../../store/request-log/open-database.js";
@@ -58,12 +58,27 @@ export async function startSystem(
     database?: SqlDatabase;
   } = {},
 ): Promise<RunningSystem> {
-  const store = await openStore(config, undefined, undefined, seams.clock);
+  // The engine's workers start while this thread opens the store and the database.
+  const engineStart = startSpeechEngine(speechServerOptions(config));
+  // Awaited below; until then its failure must not count as unhandled.
+  engineStart.catch(() => undefined);
+  const stopEngine = () =>
+    engineStart.then(
+      (started) => started.engine?.close(),
+      () => undefined,
+    );
+  let store: Store;
+  try {
+    store = await openStore(config, undefined, undefined, seams.clock);
+  } catch (err) {
+    await stopEngine();
+    throw err;
+  }
   let database: SqlDatabase;
   try {
     database = seams.database ?? (await openDatabase(config));
   } catch (err) {
-    await store.close();
+    await Promise.all([store.close(), stopEngine()]);
     throw err;
   }
   const ownsDatabase = seams.database === undefined;
@@ -71,17 +86,25 @@ export async function startSystem(
   // in memory; a fresh random one serves when the operator did not set one.
   const internalToken = config.internalToken ?? randomBytes(32).toString("base64url");
   const tls = loadGrpcTls(config.grpcTls);
-  const guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
-    ...guardrailServerOptions(config),
-    internalToken,
-    clock: seams.clock,
-    database,
-  });
+  let guardrail: Awaited<ReturnType<typeof startGuardrailServer>>;
+  try {
+    guardrail = await startGuardrailServer(store, config.guardrailGrpcPort, "127.0.0.1", {
+      ...guardrailServerOptions(config),
+      internalToken,
+      clock: seams.clock,
+      database,
+    });
+  } catch (err) {
+    // A port in use, say: nothing started may keep the process (or a test's) alive.
+    await Promise.all([store.close(), ownsDatabase ? database.close() : undefined, stopEngine()]);
+    throw err;
+  }
   const speech = await startSpeechServer(store, config.speechGrpcPort, "127.0.0.1", {
     ...speechServerOptions(config),
     internalToken,
     clock: seams.clock,
     database,
+    engineStart,
     // In one process, alerts the speech service queues are sent at once by the guardrail's worker.
     onAlertsQueued: () => guardrail.kickWebhooks(),
   });

@@ -17,7 +17,7 @@ export interface CliClients {
  * bearer token: the CLI is an ordinary caller and gets no access the key does not give it
  * (a management key for management, a standard key to speak), never the internal token.
  * Where the services are and the hop's mTLS files come from the configuration, as for a
- * gateway (GUARDRAIL_GRPC_URL, SPEECH_GRPC_URL, RAILGATE_GRPC_TLS_*).
+ * gateway (RAILGATE_GUARDRAIL_GRPC_URL, RAILGATE_SPEECH_GRPC_URL, RAILGATE_GRPC_TLS_*).
  */
 export function cliClients(key: string | undefined, config: RailgateConfig): CliClients {
   const bearer: Interceptor = (next) => (req) => {

@@ -12,14 +12,14 @@ import {
   Health,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb.js";
-import { loadConfig } from "../../platform/config/config.js";
 import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
+import { grpcTlsSettings } from "./settings.js";
 
 const [which, url, service = ""] = process.argv.slice(2);
 try {
-  // With mTLS configured (RAILGATE_GRPC_TLS_*, read and checked by the configuration as the
+  // With mTLS configured (RAILGATE_GRPC_TLS_*, checked by the configuration's rules as the
   // service's own), the probe speaks TLS like the gateway does.
-  const tls = loadGrpcTls(loadConfig(process.env).grpcTls);
+  const tls = loadGrpcTls(grpcTlsSettings(process.env));
   const transport = createGrpcTransport({
     baseUrl: url ?? "http://127.0.0.1:50051",
     nodeOptions: tls,

@@ -15,7 +15,11 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../../gateway/http-error.js";
-import { ConfigError, type RailgateConfig } from "../../platform/config/config.js";
+import {
+  ConfigError,
+  deprecationMessage,
+  type RailgateConfig,
+} from "../../platform/config/config.js";
 import { cliClients } from "./clients.js";
 import { closest, editDistance } from "./closest.js";
 import type { Command, Options, Values } from "./command.js";
@@ -28,7 +32,7 @@ import { speechCommands } from "./commands/speech.js";
 import { ApiClient, ApiError } from "./http/api-client.js";
 import { HTTP_COMMANDS } from "./http/commands.js";
 import { render } from "./output.js";
-import { cliSettings } from "./settings.js";
+import { cliDeprecations, cliSettings } from "./settings.js";
 import { UsageError } from "./usage-error.js";
 
 /** The commands the gRPC transport has (the services' RPCs the CLI has always called). */
@@ -70,7 +74,7 @@ const GLOBAL_HELP = [
   "  --key KEY   the caller's key (default $RAILGATE_KEY, else $RAILGATE_MANAGEMENT_KEY)",
   "  --json      print the API's JSON instead of a table",
   "  --grpc      talk gRPC to the services' ports instead, for internal callers (also",
-  "              RAILGATE_TRANSPORT=grpc; GUARDRAIL_GRPC_URL, SPEECH_GRPC_URL), with these commands:",
+  "              RAILGATE_TRANSPORT=grpc; RAILGATE_GUARDRAIL_GRPC_URL, RAILGATE_SPEECH_GRPC_URL), with these commands:",
   ...wrap(
     GRPC_COMMANDS.map((c) => c.words),
     "                ",
@@ -236,6 +240,9 @@ async function main(input: string[]): Promise<number> {
   });
   // The CLI's own settings, read once; a bad one (or --url) fails a command (exit 2), never
   // --help or --version.
+  for (const deprecated of cliDeprecations(process.env)) {
+    process.stderr.write(`railgate: ${deprecationMessage(deprecated)}\n`);
+  }
   let config: RailgateConfig | undefined;
   let configError: unknown;
   try {

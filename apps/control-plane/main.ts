@@ -24,7 +24,7 @@ await runUntilSignal("control-plane", async (config) => {
   const recovery = config.databaseUrl
     ? startStandaloneRecovery(store, database, config)
     : undefined;
-  // The port it bound (GRPC ports may be 0): what a gateway's GUARDRAIL_GRPC_URL must name.
+  // The port it bound (GRPC ports may be 0): what a gateway's RAILGATE_GUARDRAIL_GRPC_URL must name.
   componentLogger("control-plane").info({ grpcPort: server.port }, "control plane is up");
   return {
     close: async (options) => {

@@ -63,7 +63,7 @@ export interface GuardrailServerOptions {
    * model named by an alias (see services/guardrail/model-ids.ts). Default: the built-in one.
    */
   catalog?: CatalogSource;
-  /** RATE_LIMIT_PER_MINUTE: what GET /key reports for keys without their own. */
+  /** RAILGATE_RATE_LIMIT_PER_MINUTE: what GET /key reports for keys without their own. */
   rateLimitPerMinute?: number;
   /** How long the budget gauges reuse one store reading (default BUDGET_GAUGES_TTL_MS). */
   budgetGaugesTtlMs?: number;
@@ -72,15 +72,15 @@ export interface GuardrailServerOptions {
    * nothing is recorded and ListAuditEvents answers 503 (test systems that do not need it).
    */
   database?: SqlDatabase;
-  /** CONFIG_REFILL: refill a store that lost its configuration from the database (default on). */
+  /** RAILGATE_CONFIG_REFILL: refill a store that lost its configuration from the database (default on). */
   configRefill?: boolean;
-  /** AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
+  /** RAILGATE_AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   auditRetentionDays?: number;
-  /** REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
+  /** RAILGATE_REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
   auditQueueMax?: number;
   /**
    * Budget-alert webhooks (with a database): delivery settings of this process's worker
-   * (WEBHOOK_*; their defaults when omitted). With a database this process serves
+   * (RAILGATE_WEBHOOK_*; their defaults when omitted). With a database this process serves
    * WebhookService and runs a delivery worker; without one, neither.
    */
   webhookDelivery?: WebhookDeliveryConfig;
@@ -196,7 +196,7 @@ export async function startGuardrailServer(
     host,
     {
       tls: options.tls,
-      portVariable: "GUARDRAIL_GRPC_PORT",
+      portVariable: "RAILGATE_GUARDRAIL_GRPC_PORT",
       interceptors: [
         callerAuthInterceptor({
           principals,

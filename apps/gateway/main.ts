@@ -1,4 +1,4 @@
-/** The gateway alone, calling services at GUARDRAIL_GRPC_URL and SPEECH_GRPC_URL. */
+/** The gateway alone, calling services at RAILGATE_GUARDRAIL_GRPC_URL and RAILGATE_SPEECH_GRPC_URL. */
 
 import { startGateway } from "../../gateway/app.js";
 import { createServiceClients, grpcTransports } from "../../gateway/clients.js";

@@ -15,7 +15,7 @@ await runUntilSignal("speech", async (config) => {
     ...speechServerOptions(config),
     database,
   });
-  // The port it bound (GRPC ports may be 0): what a gateway's SPEECH_GRPC_URL must name.
+  // The port it bound (GRPC ports may be 0): what a gateway's RAILGATE_SPEECH_GRPC_URL must name.
   componentLogger("speech").info({ grpcPort: server.port }, "speech service is up");
   return {
     close: async (options) => {

@@ -145,7 +145,7 @@ export async function engineMemoryScenario(ctx: BaseContext): Promise<void> {
   const system = await startSystem(ctx.config, {
     redisUrl: ctx.redisUrl,
     catalogFile: ctx.catalogFile,
-    env: { REDIS_PREFIX: "rgbenchmem" },
+    env: { RAILGATE_REDIS_PREFIX: "rgbenchmem" },
   });
   ctx.onSystemStarted(system.pid);
   try {

@@ -234,12 +234,12 @@ function p95(values: number[]): number {
  * What the request log costs a speech request, in the peers scenario's loop (the same short
  * request through the bench's loopback upstream, 50 connections): the system process's CPU per
  * request with the writer on (against a PostgreSQL server, and with the embedded PGlite in the
- * process) and off (REQUEST_LOG_QUEUE_MAX=1: add() drops every record but the odd one, so
+ * process) and off (RAILGATE_REQUEST_LOG_QUEUE_MAX=1: add() drops every record but the odd one, so
  * nothing is encoded or written).
  */
 async function writerCpuPerRequest(base: BaseContext) {
   const variants: { name: string; env: (url: string) => NodeJS.ProcessEnv }[] = [
-    { name: "off", env: (url) => ({ REQUEST_LOG_QUEUE_MAX: "1", DATABASE_URL: url }) },
+    { name: "off", env: (url) => ({ RAILGATE_REQUEST_LOG_QUEUE_MAX: "1", DATABASE_URL: url }) },
     { name: "on, PostgreSQL", env: (url) => ({ DATABASE_URL: url }) },
     { name: "on, embedded PGlite", env: () => ({}) },
   ];

@@ -23,7 +23,7 @@ export interface Holdings {
   atMs: number;
 }
 
-/** The store's key prefix (REDIS_PREFIX's default) and the registry's suffix. */
+/** The store's key prefix (RAILGATE_REDIS_PREFIX's default) and the registry's suffix. */
 const RESERVATIONS = (workspaceId: string) => `rg:{w:${workspaceId}}:resv-i`;
 
 /** GET with the management key, retried while the system is still settling. */

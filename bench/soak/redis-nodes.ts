@@ -18,7 +18,7 @@ export interface RedisNode {
 
 /** The soak's Redis: a three-primary cluster or one server, each node with its own data. */
 export interface SoakRedis {
-  /** What the Railgate processes are given: REDIS_CLUSTER_NODES or REDIS_URL. */
+  /** What the Railgate processes are given: RAILGATE_REDIS_CLUSTER_NODES or REDIS_URL. */
   env: Record<string, string>;
   nodes: RedisNode[];
   client(): Redis | Cluster;
@@ -109,7 +109,7 @@ export async function startSoakRedis(kind: "cluster" | "standalone"): Promise<So
     ]);
     await clusterReady(ports[0] as number);
     return {
-      env: { REDIS_CLUSTER_NODES: addresses.join(",") },
+      env: { RAILGATE_REDIS_CLUSTER_NODES: addresses.join(",") },
       nodes,
       client: () => new Cluster(ports.map((port) => ({ host: "127.0.0.1", port }))),
       stop,

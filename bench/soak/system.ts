@@ -47,12 +47,15 @@ export async function startSoakSystem(config: SoakConfig): Promise<SoakSystem> {
       speeches: config.replicas.speech,
       env: {
         ...redis.env,
-        SPEECH_CATALOG_FILE: writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port)),
-        SHUTDOWN_GRACE_MS: "10000",
+        RAILGATE_SPEECH_CATALOG_FILE: writeBenchCatalog(
+          dir,
+          Number(new URL(upstream.baseUrl).port),
+        ),
+        RAILGATE_SHUTDOWN_GRACE_MS: "10000",
         // Seven processes, Redis and PostgreSQL on a small shared machine (as the scale-out test).
-        REDIS_COMMAND_TIMEOUT_MS: "5000",
+        RAILGATE_REDIS_COMMAND_TIMEOUT_MS: "5000",
         // Only the keys the soak limits on purpose refuse for rate.
-        RATE_LIMIT_PER_MINUTE: "1000000",
+        RAILGATE_RATE_LIMIT_PER_MINUTE: "1000000",
       },
     });
     return {

@@ -232,7 +232,7 @@ export function buildOpenApi(
       title: "Railgate API",
       version: packageVersion(),
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
-      description: `Speech gateway with guardrails. Browsers: CORS per CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}). ${COUNT_LIMITS_NOTE}`,
+      description: `Speech gateway with guardrails. Browsers: CORS per RAILGATE_CORS_ORIGINS (request headers allowed: ${CORS_ALLOWED_HEADERS}). ${COUNT_LIMITS_NOTE}`,
     },
     servers: [{ url: "/" }],
     tags: TAGS.map(({ name, description }) => ({ name, description })),

@@ -30,7 +30,7 @@ export interface CatalogSource {
  * value refuses start-up with a message naming the variable, the rule and
  * what it got, instead of quietly becoming NaN or a default.
  */
-/** The audio cache's settings (AUDIO_CACHE_*); whether a workspace uses it is its own setting. */
+/** The audio cache's settings (RAILGATE_AUDIO_CACHE_*); whether a workspace uses it is its own setting. */
 export interface AudioCacheConfig {
   /** Bytes of audio one workspace may keep; its least recently used clips go first beyond. */
   workspaceBytes: number;
@@ -42,7 +42,7 @@ export interface AudioCacheConfig {
   ttlSeconds: number;
 }
 
-/** Defaults of AUDIO_CACHE_*: the service's own when a caller (a test) gives none. */
+/** Defaults of RAILGATE_AUDIO_CACHE_*: the service's own when a caller (a test) gives none. */
 export const AUDIO_CACHE_DEFAULTS: AudioCacheConfig = {
   workspaceBytes: 64 * 1_048_576,
   memoryBytes: 256 * 1_048_576,
@@ -72,7 +72,7 @@ export interface RailgateConfig {
   guardrailGrpcUrl?: string;
   speechGrpcUrl?: string;
   /**
-   * Which store to open (RAILGATE_STORE): "auto" = Redis at REDIS_URL / REDIS_CLUSTER_NODES when
+   * Which store to open (RAILGATE_STORE): "auto" = Redis at REDIS_URL / RAILGATE_REDIS_CLUSTER_NODES when
    * set, else the embedded store (a Redis that happens to answer on 6379 is never adopted
    * unasked); "redis" = Redis, failing start-up when none answers; "embedded" = the memory store.
    */
@@ -114,9 +114,9 @@ export interface RailgateConfig {
     connectTimeoutMs: number;
     connectionsPerAddress: number;
   };
-  /** How long the gateway waits on a speech stream (SPEECH_*_TIMEOUT_MS; see SpeechStreamDeadlines). */
+  /** How long the gateway waits on a speech stream (RAILGATE_SPEECH_*_TIMEOUT_MS; see SpeechStreamDeadlines). */
   speechStream: SpeechStreamDeadlines;
-  /** The speech service's circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY_*). */
+  /** The speech service's circuit breakers and retries (RAILGATE_SPEECH_BREAKER_*, RAILGATE_SPEECH_RETRY_*). */
   speechRouting: SpeechRoutingConfig;
   /** Development check, never from the environment: freeze messages crossing in process (tests). */
   freezeInProcessMessages?: boolean;
@@ -144,7 +144,7 @@ export interface RailgateConfig {
   rateLimitPerMinute: number;
   /** The audio cache of opted-in workspaces (docs/api.md "Audio cache"). */
   audioCache: AudioCacheConfig;
-  /** The account's safety-retention settings (ACCOUNT_ALLOW_SAFETY_RETENTION_*). */
+  /** The account's safety-retention settings (RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_*). */
   allowSafetyRetentionGoogle: boolean;
   allowSafetyRetentionOther: boolean;
   logLevel: string;
@@ -186,16 +186,16 @@ export interface RailgateConfig {
     /** Open connections one client address may hold (0 = no cap: behind a load balancer). */
     maxConnectionsPerAddress: number;
   };
-  /** Browser origins allowed to call the API (CORS_ORIGINS); "*" = any; empty = no CORS at all. */
+  /** Browser origins allowed to call the API (RAILGATE_CORS_ORIGINS); "*" = any; empty = no CORS at all. */
   corsOrigins: string[];
-  /** Budget-alert webhook delivery (WEBHOOK_*, docs/operations.md "Budget alerts (webhooks)"). */
+  /** Budget-alert webhook delivery (RAILGATE_WEBHOOK_*, docs/operations.md "Budget alerts (webhooks)"). */
   webhooks: WebhookDeliveryConfig;
   /** OpenTelemetry traces (OTEL_*): exported over OTLP/HTTP only when configured. */
   tracing: {
     exporter: "otlp" | "none";
     endpoint?: string;
     serviceName: string;
-    /** TRACE_HEALTH_PROBES: spans for /healthz and grpc.health.v1 calls too. */
+    /** RAILGATE_TRACE_HEALTH_PROBES: spans for /healthz and grpc.health.v1 calls too. */
     healthProbes: boolean;
   };
   /** The speech catalog: a file, else the built-in one (with OpenAI's models when keyed). */
@@ -233,7 +233,7 @@ export const SPEECH_ROUTING_DEFAULTS: SpeechRoutingConfig = {
   retries: 2,
   retryBackoffMs: 200,
   retryBackoffMaxMs: 2_000,
-  // SPEECH_FIRST_MESSAGE_TIMEOUT_MS's default.
+  // RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS's default.
   firstByteDeadlineMs: 10_000,
 };
 
@@ -279,6 +279,107 @@ export class StartupRefused extends Error {
     super(message);
     this.name = "StartupRefused";
   }
+}
+
+/**
+ * Names a setting had before every Railgate setting moved under RAILGATE_: old -> new. An old
+ * name is still read, with one deprecation warning at start-up (deprecatedVariables); when both
+ * are set, the new one wins and the warning says the old one is ignored.
+ */
+export const RENAMED_VARIABLES: Readonly<Record<string, string>> = {
+  ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE",
+  ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: "RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER",
+  AUDIO_CACHE_MEMORY_BYTES: "RAILGATE_AUDIO_CACHE_MEMORY_BYTES",
+  AUDIO_CACHE_PRICE_RATIO: "RAILGATE_AUDIO_CACHE_PRICE_RATIO",
+  AUDIO_CACHE_TTL_SECONDS: "RAILGATE_AUDIO_CACHE_TTL_SECONDS",
+  AUDIO_CACHE_WORKSPACE_BYTES: "RAILGATE_AUDIO_CACHE_WORKSPACE_BYTES",
+  AUDIT_LOG_RETENTION_DAYS: "RAILGATE_AUDIT_LOG_RETENTION_DAYS",
+  CONFIG_REFILL: "RAILGATE_CONFIG_REFILL",
+  CORS_ORIGINS: "RAILGATE_CORS_ORIGINS",
+  DATABASE_POOL_MAX: "RAILGATE_DATABASE_POOL_MAX",
+  GATEWAY_EU_PORT: "RAILGATE_GATEWAY_EU_PORT",
+  GATEWAY_PORT: "RAILGATE_GATEWAY_PORT",
+  GATEWAY_US_PORT: "RAILGATE_GATEWAY_US_PORT",
+  GUARDRAIL_GRPC_PORT: "RAILGATE_GUARDRAIL_GRPC_PORT",
+  GUARDRAIL_GRPC_URL: "RAILGATE_GUARDRAIL_GRPC_URL",
+  HTTP_HEADERS_TIMEOUT_MS: "RAILGATE_HTTP_HEADERS_TIMEOUT_MS",
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: "RAILGATE_HTTP_KEEP_ALIVE_TIMEOUT_MS",
+  HTTP_MAX_CONNECTIONS: "RAILGATE_HTTP_MAX_CONNECTIONS",
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: "RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
+  HTTP_REQUEST_TIMEOUT_MS: "RAILGATE_HTTP_REQUEST_TIMEOUT_MS",
+  LOG_FORMAT: "RAILGATE_LOG_FORMAT",
+  LOG_LEVEL: "RAILGATE_LOG_LEVEL",
+  MAX_BODY_BYTES: "RAILGATE_MAX_BODY_BYTES",
+  METRICS_PORT: "RAILGATE_METRICS_PORT",
+  RATE_LIMIT_PER_MINUTE: "RAILGATE_RATE_LIMIT_PER_MINUTE",
+  REDIS_CLUSTER_NODES: "RAILGATE_REDIS_CLUSTER_NODES",
+  REDIS_COMMAND_TIMEOUT_MS: "RAILGATE_REDIS_COMMAND_TIMEOUT_MS",
+  REDIS_CONNECT_TIMEOUT_MS: "RAILGATE_REDIS_CONNECT_TIMEOUT_MS",
+  REDIS_PREFIX: "RAILGATE_REDIS_PREFIX",
+  REQUEST_LOG_QUEUE_MAX: "RAILGATE_REQUEST_LOG_QUEUE_MAX",
+  SHUTDOWN_GRACE_MS: "RAILGATE_SHUTDOWN_GRACE_MS",
+  SPEECH_BREAKER_COOLDOWN_MS: "RAILGATE_SPEECH_BREAKER_COOLDOWN_MS",
+  SPEECH_BREAKER_FAILURES: "RAILGATE_SPEECH_BREAKER_FAILURES",
+  SPEECH_CATALOG_FILE: "RAILGATE_SPEECH_CATALOG_FILE",
+  SPEECH_ENGINE_WORKERS: "RAILGATE_SPEECH_ENGINE_WORKERS",
+  SPEECH_FIRST_MESSAGE_TIMEOUT_MS: "RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS",
+  SPEECH_GRPC_PORT: "RAILGATE_SPEECH_GRPC_PORT",
+  SPEECH_GRPC_URL: "RAILGATE_SPEECH_GRPC_URL",
+  SPEECH_IDLE_TIMEOUT_MS: "RAILGATE_SPEECH_IDLE_TIMEOUT_MS",
+  SPEECH_MAX_BODY_BYTES: "RAILGATE_SPEECH_MAX_BODY_BYTES",
+  SPEECH_RETRIES: "RAILGATE_SPEECH_RETRIES",
+  SPEECH_RETRY_BACKOFF_MAX_MS: "RAILGATE_SPEECH_RETRY_BACKOFF_MAX_MS",
+  SPEECH_RETRY_BACKOFF_MS: "RAILGATE_SPEECH_RETRY_BACKOFF_MS",
+  STORE_RETRY_QUEUE_MAX: "RAILGATE_STORE_RETRY_QUEUE_MAX",
+  TRACE_HEALTH_PROBES: "RAILGATE_TRACE_HEALTH_PROBES",
+  WEBHOOK_BACKOFF_BASE_MS: "RAILGATE_WEBHOOK_BACKOFF_BASE_MS",
+  WEBHOOK_BACKOFF_MAX_MS: "RAILGATE_WEBHOOK_BACKOFF_MAX_MS",
+  WEBHOOK_CONCURRENCY: "RAILGATE_WEBHOOK_CONCURRENCY",
+  WEBHOOK_MAX_AGE_MS: "RAILGATE_WEBHOOK_MAX_AGE_MS",
+  WEBHOOK_TIMEOUT_MS: "RAILGATE_WEBHOOK_TIMEOUT_MS",
+  WEBHOOK_WORKER_INTERVAL_MS: "RAILGATE_WEBHOOK_WORKER_INTERVAL_MS",
+  RAILGATE_LOG_RETENTION_DAYS: "RAILGATE_REQUEST_LOG_RETENTION_DAYS",
+};
+
+/** An old name in use: which new name it stands for, and whether that new name overrode it. */
+export interface DeprecatedVariable {
+  name: string;
+  replacement: string;
+  /** Both were set: the new name's value is the one used. */
+  ignored: boolean;
+}
+
+/** Whether a variable holds a value (docker-compose passes `${X:-}` as "": unset). */
+function isSet(value: string | undefined): value is string {
+  return value !== undefined && value.trim() !== "";
+}
+
+/**
+ * The environment under the schema's names: each old name's value moved to its new name unless
+ * the new one is set too. Every name not in the table passes through as is.
+ */
+export function withCurrentNames(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const current: NodeJS.ProcessEnv = { ...env };
+  for (const [old, replacement] of Object.entries(RENAMED_VARIABLES)) {
+    const value = env[old];
+    delete current[old];
+    if (isSet(value) && !isSet(env[replacement])) current[replacement] = value;
+  }
+  return current;
+}
+
+/** The old names set in `env`, one entry each, in the table's order. */
+export function deprecatedVariables(env: NodeJS.ProcessEnv): DeprecatedVariable[] {
+  return Object.entries(RENAMED_VARIABLES)
+    .filter(([old]) => isSet(env[old]))
+    .map(([name, replacement]) => ({ name, replacement, ignored: isSet(env[replacement]) }));
+}
+
+/** The warning for an old name in use, naming the new one. */
+export function deprecationMessage({ name, replacement, ignored }: DeprecatedVariable): string {
+  return ignored
+    ? `environment variable ${name} is deprecated and ignored: ${replacement} is set too and wins; unset ${name}`
+    : `environment variable ${name} is deprecated: rename it ${replacement}`;
 }
 
 /** Echoed values are bounded: a configuration message never repeats a huge input. */
@@ -444,33 +545,33 @@ const corsOrigins = raw.transform((v, ctx): string[] => {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-/** LOG_LEVEL and LOG_FORMAT: part of the one schema, and read alone by the logger (loggingSettings). */
+/** RAILGATE_LOG_LEVEL and RAILGATE_LOG_FORMAT: part of the one schema, and read alone by the logger (loggingSettings). */
 const loggingFields = {
-  LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
-  LOG_FORMAT: oneOf(["json", "pretty"] as const, "json"),
+  RAILGATE_LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
+  RAILGATE_LOG_FORMAT: oneOf(["json", "pretty"] as const, "json"),
 };
 
 /** The one schema: environment variable name -> parsed value. */
 export const configSchema = z
   .object({
-    GATEWAY_PORT: port(8080),
-    GATEWAY_EU_PORT: port(8081),
-    GATEWAY_US_PORT: port(8082),
+    RAILGATE_GATEWAY_PORT: port(8080),
+    RAILGATE_GATEWAY_EU_PORT: port(8081),
+    RAILGATE_GATEWAY_US_PORT: port(8082),
     RAILGATE_HOST: text("0.0.0.0"),
-    GUARDRAIL_GRPC_PORT: port(50051),
-    SPEECH_GRPC_PORT: port(50052),
+    RAILGATE_GUARDRAIL_GRPC_PORT: port(50051),
+    RAILGATE_SPEECH_GRPC_PORT: port(50052),
     RAILGATE_GRPC_HOST: text("127.0.0.1"),
-    METRICS_PORT: port(undefined),
-    GUARDRAIL_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
-    SPEECH_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
+    RAILGATE_METRICS_PORT: port(undefined),
+    RAILGATE_GUARDRAIL_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
+    RAILGATE_SPEECH_GRPC_URL: url(["http:", "https:"], "an http(s):// URL"),
     RAILGATE_STORE: oneOf(["auto", "redis", "embedded"] as const, "auto"),
     RAILGATE_URL: url(["http:", "https:"], "an http(s):// URL"),
     RAILGATE_TRANSPORT: oneOf(["http", "grpc"] as const, "http"),
     REDIS_URL: url(["redis:", "rediss:"], "a redis:// or rediss:// URL"),
-    REDIS_CLUSTER_NODES: clusterNodes,
-    REDIS_PREFIX: text("rg"),
-    REDIS_COMMAND_TIMEOUT_MS: millis(1000),
-    REDIS_CONNECT_TIMEOUT_MS: millis(2000),
+    RAILGATE_REDIS_CLUSTER_NODES: clusterNodes,
+    RAILGATE_REDIS_PREFIX: text("rg"),
+    RAILGATE_REDIS_COMMAND_TIMEOUT_MS: millis(1000),
+    RAILGATE_REDIS_CONNECT_TIMEOUT_MS: millis(2000),
     RAILGATE_MANAGEMENT_KEY: secret(32),
     RAILGATE_INTERNAL_TOKEN: secret(32),
     RAILGATE_GRPC_REGION: oneOf(REGION_NAMES, "global"),
@@ -483,47 +584,55 @@ export const configSchema = z
     // Two per address: behind one balancer address, calls reach more than one replica.
     RAILGATE_GRPC_CONNECTIONS_PER_ADDRESS: integer("an integer from 1 to 16", 1, 16)(2),
     // As the unary calls' deadline: a frozen speech service costs a 524 after 10 s.
-    SPEECH_FIRST_MESSAGE_TIMEOUT_MS: millis(SPEECH_ROUTING_DEFAULTS.firstByteDeadlineMs),
+    RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS: millis(SPEECH_ROUTING_DEFAULTS.firstByteDeadlineMs),
     // As a provider's default timeout_ms and the engine's job time-out: a provider that pauses
     // is the speech service's to report (its own error and record), a frozen service is cut.
-    SPEECH_IDLE_TIMEOUT_MS: millis(30_000),
-    SPEECH_BREAKER_FAILURES: integer(
+    RAILGATE_SPEECH_IDLE_TIMEOUT_MS: millis(30_000),
+    RAILGATE_SPEECH_BREAKER_FAILURES: integer(
       "an integer from 0 to 1000",
       0,
       1000,
     )(SPEECH_ROUTING_DEFAULTS.breakerFailures),
-    SPEECH_BREAKER_COOLDOWN_MS: millis(SPEECH_ROUTING_DEFAULTS.breakerCooldownMs),
-    SPEECH_RETRIES: integer("an integer from 0 to 10", 0, 10)(SPEECH_ROUTING_DEFAULTS.retries),
-    SPEECH_RETRY_BACKOFF_MS: millis(SPEECH_ROUTING_DEFAULTS.retryBackoffMs),
-    SPEECH_RETRY_BACKOFF_MAX_MS: millis(SPEECH_ROUTING_DEFAULTS.retryBackoffMaxMs),
+    RAILGATE_SPEECH_BREAKER_COOLDOWN_MS: millis(SPEECH_ROUTING_DEFAULTS.breakerCooldownMs),
+    RAILGATE_SPEECH_RETRIES: integer(
+      "an integer from 0 to 10",
+      0,
+      10,
+    )(SPEECH_ROUTING_DEFAULTS.retries),
+    RAILGATE_SPEECH_RETRY_BACKOFF_MS: millis(SPEECH_ROUTING_DEFAULTS.retryBackoffMs),
+    RAILGATE_SPEECH_RETRY_BACKOFF_MAX_MS: millis(SPEECH_ROUTING_DEFAULTS.retryBackoffMaxMs),
     RAILGATE_GRPC_TLS_CERT: text(undefined),
     RAILGATE_GRPC_TLS_KEY: text(undefined),
     RAILGATE_GRPC_TLS_CA: text(undefined),
-    MAX_BODY_BYTES: bytes(1_048_576),
+    RAILGATE_MAX_BODY_BYTES: bytes(1_048_576),
     // 15 MiB of reference audio (OpenRouter's limit) is 20 MiB as base64; 1 MiB for the rest.
-    SPEECH_MAX_BODY_BYTES: bytes(21 * 1_048_576),
+    RAILGATE_SPEECH_MAX_BODY_BYTES: bytes(21 * 1_048_576),
     // OpenRouter's default; OpenAI's is mp3, which its SDKs' users expect when they name none.
     RAILGATE_SPEECH_DEFAULT_FORMAT: oneOf(AUDIO_FORMAT_NAMES, "pcm"),
-    SPEECH_ENGINE_WORKERS: integer("an integer from 1 to 256", 1, 256)(undefined),
-    SPEECH_CATALOG_FILE: text(undefined),
+    RAILGATE_SPEECH_ENGINE_WORKERS: integer("an integer from 1 to 256", 1, 256)(undefined),
+    RAILGATE_SPEECH_CATALOG_FILE: text(undefined),
     RAILGATE_EMBEDDED_ENGINE: oneOf(["auto", "off"] as const, "auto"),
-    CONFIG_REFILL: oneOf(["on", "off"] as const, "on"),
+    RAILGATE_CONFIG_REFILL: oneOf(["on", "off"] as const, "on"),
     OPENAI_API_KEY: text(undefined),
     OPENAI_BASE_URL: url(["http:", "https:"], "an http(s):// URL"),
-    RATE_LIMIT_PER_MINUTE: zeroOrMore(600),
-    AUDIO_CACHE_WORKSPACE_BYTES: bytes(AUDIO_CACHE_DEFAULTS.workspaceBytes),
-    AUDIO_CACHE_MEMORY_BYTES: bytes(AUDIO_CACHE_DEFAULTS.memoryBytes),
-    AUDIO_CACHE_PRICE_RATIO: fraction(AUDIO_CACHE_DEFAULTS.priceRatio),
-    AUDIO_CACHE_TTL_SECONDS: integer(
+    RAILGATE_RATE_LIMIT_PER_MINUTE: zeroOrMore(600),
+    RAILGATE_AUDIO_CACHE_WORKSPACE_BYTES: bytes(AUDIO_CACHE_DEFAULTS.workspaceBytes),
+    RAILGATE_AUDIO_CACHE_MEMORY_BYTES: bytes(AUDIO_CACHE_DEFAULTS.memoryBytes),
+    RAILGATE_AUDIO_CACHE_PRICE_RATIO: fraction(AUDIO_CACHE_DEFAULTS.priceRatio),
+    RAILGATE_AUDIO_CACHE_TTL_SECONDS: integer(
       "an integer number of seconds from 1 to 2592000",
       1,
       2_592_000,
     )(AUDIO_CACHE_DEFAULTS.ttlSeconds),
-    ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: boolean(true),
-    ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: boolean(true),
+    RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: boolean(true),
+    RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER: boolean(true),
     ...loggingFields,
-    SHUTDOWN_GRACE_MS: integer("an integer number of milliseconds >= 0", 0, 3600 * 1000)(25_000),
-    STORE_RETRY_QUEUE_MAX: count(10_000),
+    RAILGATE_SHUTDOWN_GRACE_MS: integer(
+      "an integer number of milliseconds >= 0",
+      0,
+      3600 * 1000,
+    )(25_000),
+    RAILGATE_STORE_RETRY_QUEUE_MAX: count(10_000),
     RAILGATE_RECOVERY_BOUND_MS: integer(
       "an integer number of milliseconds from 1000 to 3600000",
       1000,
@@ -535,48 +644,56 @@ export const configSchema = z
       60_000,
     )(1000),
     DATABASE_URL: url(["postgres:", "postgresql:"], "a postgres:// or postgresql:// URL"),
-    DATABASE_POOL_MAX: integer("an integer from 1 to 1000", 1, 1000)(10),
+    RAILGATE_DATABASE_POOL_MAX: integer("an integer from 1 to 1000", 1, 1000)(10),
     RAILGATE_DATA_DIR: text("./data"),
-    RAILGATE_LOG_RETENTION_DAYS: integer("an integer number of days from 1 to 3650", 1, 3650)(30),
-    REQUEST_LOG_QUEUE_MAX: count(100_000),
-    AUDIT_LOG_RETENTION_DAYS: integer("an integer number of days from 1 to 3650", 1, 3650)(365),
-    HTTP_HEADERS_TIMEOUT_MS: millis(10_000),
+    RAILGATE_REQUEST_LOG_RETENTION_DAYS: integer(
+      "an integer number of days from 1 to 3650",
+      1,
+      3650,
+    )(30),
+    RAILGATE_REQUEST_LOG_QUEUE_MAX: count(100_000),
+    RAILGATE_AUDIT_LOG_RETENTION_DAYS: integer(
+      "an integer number of days from 1 to 3650",
+      1,
+      3650,
+    )(365),
+    RAILGATE_HTTP_HEADERS_TIMEOUT_MS: millis(10_000),
     // Long enough to receive a 21 MiB speech body over a slow link (~1 Mbit/s), but bounded.
-    HTTP_REQUEST_TIMEOUT_MS: millis(180_000),
+    RAILGATE_HTTP_REQUEST_TIMEOUT_MS: millis(180_000),
     // Outlives the 60 s idle time-out of common load balancers, so they never reuse a closed socket.
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: millis(65_000),
-    HTTP_MAX_CONNECTIONS: count(1_000),
+    RAILGATE_HTTP_KEEP_ALIVE_TIMEOUT_MS: millis(65_000),
+    RAILGATE_HTTP_MAX_CONNECTIONS: count(1_000),
     // A fifth of the listener's cap: one address can never hold the listener alone. 0 = off,
     // for deployments behind a load balancer or proxy, where every client shares its address.
-    HTTP_MAX_CONNECTIONS_PER_ADDRESS: zeroOrMore(200),
-    CORS_ORIGINS: corsOrigins,
+    RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS: zeroOrMore(200),
+    RAILGATE_CORS_ORIGINS: corsOrigins,
     // The OpenTelemetry SDK's standard names. Unset exporter: "otlp" when an endpoint is set.
     OTEL_TRACES_EXPORTER: oneOf(["otlp", "none"] as const, undefined),
     OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"], "an http(s):// URL"),
     OTEL_SERVICE_NAME: text("railgate"),
     // Probes come every few seconds from each load balancer: their spans would bury the requests'.
-    TRACE_HEALTH_PROBES: boolean(false),
-    WEBHOOK_TIMEOUT_MS: millis(10_000),
-    WEBHOOK_MAX_AGE_MS: millis(24 * 3600 * 1000),
-    WEBHOOK_BACKOFF_BASE_MS: millis(10_000),
-    WEBHOOK_BACKOFF_MAX_MS: millis(3600 * 1000),
-    WEBHOOK_WORKER_INTERVAL_MS: millis(1_000),
-    WEBHOOK_CONCURRENCY: integer("an integer from 1 to 256", 1, 256)(8),
+    RAILGATE_TRACE_HEALTH_PROBES: boolean(false),
+    RAILGATE_WEBHOOK_TIMEOUT_MS: millis(10_000),
+    RAILGATE_WEBHOOK_MAX_AGE_MS: millis(24 * 3600 * 1000),
+    RAILGATE_WEBHOOK_BACKOFF_BASE_MS: millis(10_000),
+    RAILGATE_WEBHOOK_BACKOFF_MAX_MS: millis(3600 * 1000),
+    RAILGATE_WEBHOOK_WORKER_INTERVAL_MS: millis(1_000),
+    RAILGATE_WEBHOOK_CONCURRENCY: integer("an integer from 1 to 256", 1, 256)(8),
   })
   .superRefine((e, ctx) => {
-    if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) {
+    if (e.REDIS_URL && e.RAILGATE_REDIS_CLUSTER_NODES) {
       ctx.addIssue({
         code: "custom",
-        path: ["REDIS_CLUSTER_NODES"],
+        path: ["RAILGATE_REDIS_CLUSTER_NODES"],
         message: "cannot be set together with REDIS_URL: choose one",
       });
     }
-    if (e.RAILGATE_STORE === "embedded" && (e.REDIS_URL || e.REDIS_CLUSTER_NODES)) {
+    if (e.RAILGATE_STORE === "embedded" && (e.REDIS_URL || e.RAILGATE_REDIS_CLUSTER_NODES)) {
       // Two settings that contradict each other: which one the operator meant is not ours to guess.
       ctx.addIssue({
         code: "custom",
         path: ["RAILGATE_STORE"],
-        message: `is "embedded" but ${e.REDIS_URL ? "REDIS_URL" : "REDIS_CLUSTER_NODES"} is set: unset one of them`,
+        message: `is "embedded" but ${e.REDIS_URL ? "REDIS_URL" : "RAILGATE_REDIS_CLUSTER_NODES"} is set: unset one of them`,
       });
     }
     const tls = [e.RAILGATE_GRPC_TLS_CERT, e.RAILGATE_GRPC_TLS_KEY, e.RAILGATE_GRPC_TLS_CA];
@@ -588,18 +705,18 @@ export const configSchema = z
           "RAILGATE_GRPC_TLS_CERT, RAILGATE_GRPC_TLS_KEY and RAILGATE_GRPC_TLS_CA must be set together",
       });
     }
-    if (e.WEBHOOK_BACKOFF_BASE_MS > e.WEBHOOK_BACKOFF_MAX_MS) {
+    if (e.RAILGATE_WEBHOOK_BACKOFF_BASE_MS > e.RAILGATE_WEBHOOK_BACKOFF_MAX_MS) {
       ctx.addIssue({
         code: "custom",
-        path: ["WEBHOOK_BACKOFF_BASE_MS"],
-        message: `must not exceed WEBHOOK_BACKOFF_MAX_MS (${e.WEBHOOK_BACKOFF_MAX_MS})`,
+        path: ["RAILGATE_WEBHOOK_BACKOFF_BASE_MS"],
+        message: `must not exceed RAILGATE_WEBHOOK_BACKOFF_MAX_MS (${e.RAILGATE_WEBHOOK_BACKOFF_MAX_MS})`,
       });
     }
-    if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    if (e.RAILGATE_HTTP_HEADERS_TIMEOUT_MS > e.RAILGATE_HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({
         code: "custom",
-        path: ["HTTP_HEADERS_TIMEOUT_MS"],
-        message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS})`,
+        path: ["RAILGATE_HTTP_HEADERS_TIMEOUT_MS"],
+        message: `must not exceed RAILGATE_HTTP_REQUEST_TIMEOUT_MS (${e.RAILGATE_HTTP_REQUEST_TIMEOUT_MS})`,
       });
     }
   });
@@ -607,46 +724,60 @@ export const configSchema = z
 export type LoggingSettings = Pick<RailgateConfig, "logLevel" | "logFormat">;
 
 /**
- * LOG_LEVEL and LOG_FORMAT as the schema reads them, for the logger, which exists before the
+ * RAILGATE_LOG_LEVEL and RAILGATE_LOG_FORMAT as the schema reads them, for the logger, which exists before the
  * configuration is loaded (every module logs through it): a value the schema refuses gives
  * the schema's default here, and loadConfig refuses it at start-up with the usual message.
  */
 export function loggingSettings(env: NodeJS.ProcessEnv): LoggingSettings {
-  // Each on its own: a bad LOG_FORMAT must not cost a good LOG_LEVEL.
+  // Each on its own: a bad RAILGATE_LOG_FORMAT must not cost a good RAILGATE_LOG_LEVEL.
   const defaults = z.object(loggingFields).parse({});
-  const level = loggingFields.LOG_LEVEL.safeParse(env.LOG_LEVEL);
-  const format = loggingFields.LOG_FORMAT.safeParse(env.LOG_FORMAT);
+  const current = withCurrentNames(env);
+  const level = loggingFields.RAILGATE_LOG_LEVEL.safeParse(current.RAILGATE_LOG_LEVEL);
+  const format = loggingFields.RAILGATE_LOG_FORMAT.safeParse(current.RAILGATE_LOG_FORMAT);
   return {
-    logLevel: level.success ? level.data : defaults.LOG_LEVEL,
-    logFormat: format.success ? format.data : defaults.LOG_FORMAT,
+    logLevel: level.success ? level.data : defaults.RAILGATE_LOG_LEVEL,
+    logFormat: format.success ? format.data : defaults.RAILGATE_LOG_FORMAT,
   };
 }
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig {
-  const parsed = configSchema.safeParse(env);
+  const parsed = configSchema.safeParse(withCurrentNames(env));
   if (!parsed.success) {
+    // A bad value read under an old name is reported under the name the operator wrote.
+    const writtenAs = new Map(
+      deprecatedVariables(env)
+        .filter((d) => !d.ignored)
+        .map((d) => [d.replacement, `${d.name} (now ${d.replacement})`]),
+    );
     throw new ConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`),
+      parsed.error.issues.map((issue) => {
+        const name = issue.path.join(".");
+        return `${writtenAs.get(name) ?? name} ${issue.message}`;
+      }),
     );
   }
   const e = parsed.data;
   return {
     host: e.RAILGATE_HOST,
-    gatewayPorts: { global: e.GATEWAY_PORT, europe: e.GATEWAY_EU_PORT, us: e.GATEWAY_US_PORT },
-    guardrailGrpcPort: e.GUARDRAIL_GRPC_PORT,
+    gatewayPorts: {
+      global: e.RAILGATE_GATEWAY_PORT,
+      europe: e.RAILGATE_GATEWAY_EU_PORT,
+      us: e.RAILGATE_GATEWAY_US_PORT,
+    },
+    guardrailGrpcPort: e.RAILGATE_GUARDRAIL_GRPC_PORT,
     grpcHost: e.RAILGATE_GRPC_HOST,
-    metricsPort: e.METRICS_PORT,
-    speechGrpcPort: e.SPEECH_GRPC_PORT,
-    guardrailGrpcUrl: e.GUARDRAIL_GRPC_URL,
-    speechGrpcUrl: e.SPEECH_GRPC_URL,
+    metricsPort: e.RAILGATE_METRICS_PORT,
+    speechGrpcPort: e.RAILGATE_SPEECH_GRPC_PORT,
+    guardrailGrpcUrl: e.RAILGATE_GUARDRAIL_GRPC_URL,
+    speechGrpcUrl: e.RAILGATE_SPEECH_GRPC_URL,
     store: e.RAILGATE_STORE,
     cli: { url: e.RAILGATE_URL ?? "http://127.0.0.1:8080", transport: e.RAILGATE_TRANSPORT },
     redisUrl: e.REDIS_URL,
-    redisClusterNodes: e.REDIS_CLUSTER_NODES,
-    redisPrefix: e.REDIS_PREFIX,
-    redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
-    redisConnectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS,
+    redisClusterNodes: e.RAILGATE_REDIS_CLUSTER_NODES,
+    redisPrefix: e.RAILGATE_REDIS_PREFIX,
+    redisCommandTimeoutMs: e.RAILGATE_REDIS_COMMAND_TIMEOUT_MS,
+    redisConnectTimeoutMs: e.RAILGATE_REDIS_CONNECT_TIMEOUT_MS,
     managementKey: e.RAILGATE_MANAGEMENT_KEY,
     internalToken: e.RAILGATE_INTERNAL_TOKEN,
     grpcRegion: e.RAILGATE_GRPC_REGION,
@@ -659,16 +790,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       connectionsPerAddress: e.RAILGATE_GRPC_CONNECTIONS_PER_ADDRESS,
     },
     speechStream: {
-      firstMessageTimeoutMs: e.SPEECH_FIRST_MESSAGE_TIMEOUT_MS,
-      idleTimeoutMs: e.SPEECH_IDLE_TIMEOUT_MS,
+      firstMessageTimeoutMs: e.RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS,
+      idleTimeoutMs: e.RAILGATE_SPEECH_IDLE_TIMEOUT_MS,
     },
     speechRouting: {
-      breakerFailures: e.SPEECH_BREAKER_FAILURES,
-      breakerCooldownMs: e.SPEECH_BREAKER_COOLDOWN_MS,
-      retries: e.SPEECH_RETRIES,
-      retryBackoffMs: e.SPEECH_RETRY_BACKOFF_MS,
-      retryBackoffMaxMs: e.SPEECH_RETRY_BACKOFF_MAX_MS,
-      firstByteDeadlineMs: e.SPEECH_FIRST_MESSAGE_TIMEOUT_MS,
+      breakerFailures: e.RAILGATE_SPEECH_BREAKER_FAILURES,
+      breakerCooldownMs: e.RAILGATE_SPEECH_BREAKER_COOLDOWN_MS,
+      retries: e.RAILGATE_SPEECH_RETRIES,
+      retryBackoffMs: e.RAILGATE_SPEECH_RETRY_BACKOFF_MS,
+      retryBackoffMaxMs: e.RAILGATE_SPEECH_RETRY_BACKOFF_MAX_MS,
+      firstByteDeadlineMs: e.RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS,
     },
     grpcTls:
       e.RAILGATE_GRPC_TLS_CERT && e.RAILGATE_GRPC_TLS_KEY && e.RAILGATE_GRPC_TLS_CA
@@ -678,60 +809,60 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
             caFile: e.RAILGATE_GRPC_TLS_CA,
           }
         : undefined,
-    maxBodyBytes: e.MAX_BODY_BYTES,
-    maxSpeechBodyBytes: e.SPEECH_MAX_BODY_BYTES,
+    maxBodyBytes: e.RAILGATE_MAX_BODY_BYTES,
+    maxSpeechBodyBytes: e.RAILGATE_SPEECH_MAX_BODY_BYTES,
     speechDefaultFormat: e.RAILGATE_SPEECH_DEFAULT_FORMAT,
-    enginePoolSize: e.SPEECH_ENGINE_WORKERS,
+    enginePoolSize: e.RAILGATE_SPEECH_ENGINE_WORKERS,
     catalog: {
-      file: e.SPEECH_CATALOG_FILE,
+      file: e.RAILGATE_SPEECH_CATALOG_FILE,
       openAi: e.OPENAI_API_KEY ? { baseUrl: e.OPENAI_BASE_URL } : undefined,
     },
     embeddedEngine: e.RAILGATE_EMBEDDED_ENGINE,
-    configRefill: e.CONFIG_REFILL,
-    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    configRefill: e.RAILGATE_CONFIG_REFILL,
+    rateLimitPerMinute: e.RAILGATE_RATE_LIMIT_PER_MINUTE,
     audioCache: {
-      workspaceBytes: e.AUDIO_CACHE_WORKSPACE_BYTES,
-      memoryBytes: e.AUDIO_CACHE_MEMORY_BYTES,
-      priceRatio: e.AUDIO_CACHE_PRICE_RATIO,
-      ttlSeconds: e.AUDIO_CACHE_TTL_SECONDS,
+      workspaceBytes: e.RAILGATE_AUDIO_CACHE_WORKSPACE_BYTES,
+      memoryBytes: e.RAILGATE_AUDIO_CACHE_MEMORY_BYTES,
+      priceRatio: e.RAILGATE_AUDIO_CACHE_PRICE_RATIO,
+      ttlSeconds: e.RAILGATE_AUDIO_CACHE_TTL_SECONDS,
     },
-    allowSafetyRetentionGoogle: e.ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE,
-    allowSafetyRetentionOther: e.ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER,
-    logLevel: e.LOG_LEVEL,
-    logFormat: e.LOG_FORMAT,
-    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    retryQueueMax: e.STORE_RETRY_QUEUE_MAX,
+    allowSafetyRetentionGoogle: e.RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE,
+    allowSafetyRetentionOther: e.RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_OTHER,
+    logLevel: e.RAILGATE_LOG_LEVEL,
+    logFormat: e.RAILGATE_LOG_FORMAT,
+    shutdownGraceMs: e.RAILGATE_SHUTDOWN_GRACE_MS,
+    retryQueueMax: e.RAILGATE_STORE_RETRY_QUEUE_MAX,
     recovery: {
       boundMs: e.RAILGATE_RECOVERY_BOUND_MS,
       checkpointMs: e.RAILGATE_RECOVERY_CHECKPOINT_MS,
     },
     databaseUrl: e.DATABASE_URL,
-    databasePoolMax: e.DATABASE_POOL_MAX,
+    databasePoolMax: e.RAILGATE_DATABASE_POOL_MAX,
     dataDir: e.RAILGATE_DATA_DIR,
-    logRetentionDays: e.RAILGATE_LOG_RETENTION_DAYS,
-    requestLogQueueMax: e.REQUEST_LOG_QUEUE_MAX,
-    auditRetentionDays: e.AUDIT_LOG_RETENTION_DAYS,
+    logRetentionDays: e.RAILGATE_REQUEST_LOG_RETENTION_DAYS,
+    requestLogQueueMax: e.RAILGATE_REQUEST_LOG_QUEUE_MAX,
+    auditRetentionDays: e.RAILGATE_AUDIT_LOG_RETENTION_DAYS,
     http: {
-      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      maxConnections: e.HTTP_MAX_CONNECTIONS,
-      maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.RAILGATE_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.RAILGATE_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.RAILGATE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.RAILGATE_HTTP_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS,
     },
-    corsOrigins: e.CORS_ORIGINS,
+    corsOrigins: e.RAILGATE_CORS_ORIGINS,
     webhooks: {
-      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      maxAgeMs: e.WEBHOOK_MAX_AGE_MS,
-      backoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
-      backoffMaxMs: e.WEBHOOK_BACKOFF_MAX_MS,
-      workerIntervalMs: e.WEBHOOK_WORKER_INTERVAL_MS,
-      concurrency: e.WEBHOOK_CONCURRENCY,
+      timeoutMs: e.RAILGATE_WEBHOOK_TIMEOUT_MS,
+      maxAgeMs: e.RAILGATE_WEBHOOK_MAX_AGE_MS,
+      backoffBaseMs: e.RAILGATE_WEBHOOK_BACKOFF_BASE_MS,
+      backoffMaxMs: e.RAILGATE_WEBHOOK_BACKOFF_MAX_MS,
+      workerIntervalMs: e.RAILGATE_WEBHOOK_WORKER_INTERVAL_MS,
+      concurrency: e.RAILGATE_WEBHOOK_CONCURRENCY,
     },
     tracing: {
       exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? "otlp" : "none"),
       endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
       serviceName: e.OTEL_SERVICE_NAME,
-      healthProbes: e.TRACE_HEALTH_PROBES,
+      healthProbes: e.RAILGATE_TRACE_HEALTH_PROBES,
     },
     env,
   };

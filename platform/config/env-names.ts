@@ -1,4 +1,4 @@
-import { configSchema } from "./config.js";
+import { configSchema, RENAMED_VARIABLES } from "./config.js";
 
 /**
  * Environment variables that look like Railgate settings but are none: a typo
@@ -16,14 +16,16 @@ const READ_ELSEWHERE = [
   "RAILGATE_TEST_TIMES",
 ];
 
-/** Every name Railgate reads. */
+/** Every name Railgate reads, the deprecated ones included. */
 export const KNOWN_VARIABLES: readonly string[] = [
   ...Object.keys(configSchema.shape),
+  ...Object.keys(RENAMED_VARIABLES),
   ...READ_ELSEWHERE,
 ].sort();
 
 /**
- * Prefixes that are Railgate's own: any unknown name under them is warned about. The other
+ * Prefixes that are Railgate's own (RAILGATE_, and those its settings had before they moved
+ * under it): any unknown name under them is warned about. The other
  * prefixes of known names are shared with the rest of the world (OTEL_ is the OpenTelemetry
  * SDK's, which reads many standard variables of its own; HTTP_PROXY, MAX_, LOG_, RATE_...):
  * names under those are warned about only when they are a near miss of a name we read.
@@ -89,7 +91,9 @@ export function unknownVariables(env: NodeJS.ProcessEnv): UnknownVariable[] {
   for (const name of Object.keys(env).sort()) {
     if (known.has(name) || STANDARD.has(name) || isServiceLink(name, env[name])) continue;
     const ours = OWN_PREFIXES.some((p) => name.startsWith(p));
-    const closest = closestKnown(name);
+    const nearest = closestKnown(name);
+    // A near miss of a deprecated name is pointed at the name that replaces it.
+    const closest = { ...nearest, name: RENAMED_VARIABLES[nearest.name] ?? nearest.name };
     // A third of the name at most: "REDIS_HOST" is no typo of "REDIS_URL".
     const close = closest.distance <= Math.max(NEAR, Math.floor(name.length / 3));
     if (ours) found.push(close ? { name, suggestion: closest.name } : { name });

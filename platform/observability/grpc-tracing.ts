@@ -9,7 +9,7 @@ import {
 } from "@opentelemetry/api";
 import { healthProbesTraced, recordFailure, startSpan, tracingEnabled } from "./tracing.js";
 
-/** grpc.health.v1.Health: its calls get no span unless TRACE_HEALTH_PROBES asks for them. */
+/** grpc.health.v1.Health: its calls get no span unless RAILGATE_TRACE_HEALTH_PROBES asks for them. */
 const HEALTH_SERVICE = "grpc.health.v1.Health";
 
 const headerGetter = {
@@ -40,7 +40,7 @@ async function* inContext<T>(ctx: Context, source: AsyncIterable<T>): AsyncGener
  * A server span per call, continuing the caller's W3C `traceparent` metadata (the gateway's
  * request span); the same on the wire and in process. Off: one boolean check. Health checks
  * (Check, Watch) are probes a load balancer or an orchestrator repeats every few seconds: no
- * span unless TRACE_HEALTH_PROBES.
+ * span unless RAILGATE_TRACE_HEALTH_PROBES.
  */
 export const tracingInterceptor: Interceptor = (next) => async (req) => {
   if (!tracingEnabled()) return next(req);

@@ -5,14 +5,14 @@ import { errorForLog, logFieldsForLog } from "./log-fields.js";
 
 /**
  * Every module logs through this logger, so it exists before the configuration is loaded: it
- * starts with LOG_LEVEL and LOG_FORMAT as the configuration schema reads them (its default for
+ * starts with RAILGATE_LOG_LEVEL and RAILGATE_LOG_FORMAT as the configuration schema reads them (its default for
  * a value it refuses, so that loadConfig can refuse it with a clear message), and
  * configureLogging applies the validated configuration once it is (platform/lifecycle.ts).
  */
 const initial = loggingSettings(process.env);
 
 /**
- * LOG_FORMAT=pretty: coloured, one-line-per-event output for a human at a terminal (pino-pretty,
+ * RAILGATE_LOG_FORMAT=pretty: coloured, one-line-per-event output for a human at a terminal (pino-pretty,
  * in-process so `npm start` needs no pipe). json: JSON lines, for a log collector.
  */
 function targetFor(format: LoggingSettings["logFormat"]): DestinationStream {
@@ -57,7 +57,7 @@ export function componentLogger(component: string) {
   return logger.child({ component });
 }
 
-/** Applies the validated LOG_LEVEL and LOG_FORMAT (a process's start-up, after loadConfig). */
+/** Applies the validated RAILGATE_LOG_LEVEL and RAILGATE_LOG_FORMAT (a process's start-up, after loadConfig). */
 export function configureLogging(settings: LoggingSettings): void {
   logger.level = settings.logLevel;
   if (settings.logFormat !== format) {

@@ -38,7 +38,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 /**
- * GET /metrics of this process's registry on a port of its own (METRICS_PORT), without a key
+ * GET /metrics of this process's registry on a port of its own (RAILGATE_METRICS_PORT), without a key
  * (and GET /livez, a liveness answer from the event loop):
  * bind it where only the scraper reaches it, as the gRPC ports. The gateway listeners serve the
  * same registry behind the management key (gateway/metrics.ts).
@@ -47,7 +47,7 @@ export async function startMetricsServer(port: number, host: string): Promise<Me
   const server = createServer((req, res) => {
     handle(req, res).catch(() => reply(res, 500, "Internal server error"));
   });
-  await listenOn(server, port, host, "METRICS_PORT");
+  await listenOn(server, port, host, "RAILGATE_METRICS_PORT");
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>

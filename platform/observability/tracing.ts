@@ -37,7 +37,7 @@ let tracer = trace.getTracer("railgate");
 
 let provider: NodeTracerProvider | undefined;
 
-/** TRACE_HEALTH_PROBES: whether /healthz and grpc.health.v1 calls get spans. */
+/** RAILGATE_TRACE_HEALTH_PROBES: whether /healthz and grpc.health.v1 calls get spans. */
 let traceHealthProbes = false;
 
 /** Whether spans are recorded at all (the hot paths skip everything when not). */
@@ -58,7 +58,7 @@ export interface TracingConfig {
   /** OTLP/HTTP base URL (e.g. http://jaeger:4318); spans go to `<endpoint>/v1/traces`. */
   endpoint?: string;
   serviceName: string;
-  /** TRACE_HEALTH_PROBES. */
+  /** RAILGATE_TRACE_HEALTH_PROBES. */
   healthProbes: boolean;
 }
 

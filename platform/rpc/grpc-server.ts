@@ -144,7 +144,7 @@ export interface GrpcServerOptions {
    * verifies, proves a Railgate gateway (mTLS).
    */
   tls?: GrpcTls;
-  /** The setting that chose the port, named when it is taken (e.g. GUARDRAIL_GRPC_PORT). */
+  /** The setting that chose the port, named when it is taken (e.g. RAILGATE_GUARDRAIL_GRPC_PORT). */
   portVariable?: string;
 }
 

@@ -19,7 +19,7 @@ export interface CatalogModelIds {
  * Where the alias table comes from: the speech catalog modules
  * (services/speech/catalog/load-catalog.ts, default-catalog.ts) are plain
  * data — no engine, no network — so the guardrail container loads the same
- * catalog document SpeechService loads (SPEECH_CATALOG_FILE, or the built-in
+ * catalog document SpeechService loads (RAILGATE_SPEECH_CATALOG_FILE, or the built-in
  * one; apps/control-plane/server.ts) and gives this table only its ids and aliases. Asking SpeechService over gRPC
  * instead would make every guardrail write depend on a second service being
  * up. Should the two processes ever load different catalogs, nothing is

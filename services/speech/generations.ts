@@ -16,9 +16,9 @@ const log = componentLogger("request-log");
 const HOUR_MS = 3_600_000;
 
 export interface GenerationLogOptions {
-  /** RAILGATE_LOG_RETENTION_DAYS: older records go, a whole day at a time. */
+  /** RAILGATE_REQUEST_LOG_RETENTION_DAYS: older records go, a whole day at a time. */
   retentionDays: number;
-  /** REQUEST_LOG_QUEUE_MAX: records waiting for the database at most. */
+  /** RAILGATE_REQUEST_LOG_QUEUE_MAX: records waiting for the database at most. */
   queueMax: number;
   /**
    * An item waits at most this long before its batch is written (default: 50 ms on a

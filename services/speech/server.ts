@@ -61,34 +61,55 @@ export interface SpeechServerOptions {
   listenerRegion?: RegionName;
   /** Serve TLS; a client certificate from `tls.ca` proves a gateway (mTLS). */
   tls?: GrpcTls;
-  /** RATE_LIMIT_PER_MINUTE. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
+  /** RAILGATE_RATE_LIMIT_PER_MINUTE. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   rateLimitPerMinute?: number;
-  /** ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER. */
+  /** RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE / _OTHER. */
   allowSafetyRetentionGoogle?: boolean;
   allowSafetyRetentionOther?: boolean;
-  /** STORE_RETRY_QUEUE_MAX: settlements kept while the store is down. */
+  /** RAILGATE_STORE_RETRY_QUEUE_MAX: settlements kept while the store is down. */
   retryQueueMax?: number;
   /** The request log's database (store/request-log/open-database.ts); the caller closes it. */
   database: SqlDatabase;
-  /** RAILGATE_LOG_RETENTION_DAYS. */
+  /** RAILGATE_REQUEST_LOG_RETENTION_DAYS. */
   logRetentionDays?: number;
-  /** REQUEST_LOG_QUEUE_MAX. */
+  /** RAILGATE_REQUEST_LOG_QUEUE_MAX. */
   requestLogQueueMax?: number;
   /** RAILGATE_EMBEDDED_ENGINE (default "auto": eSpeak NG when its package is installed). */
   embeddedEngine?: EmbeddedEngineSetting;
   /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
   clock?: Clock;
-  /** AUDIO_CACHE_* (docs/api.md "Audio cache"); the defaults when absent. */
+  /** RAILGATE_AUDIO_CACHE_* (docs/api.md "Audio cache"); the defaults when absent. */
   audioCache?: AudioCacheConfig;
   /**
    * Budget alerts (webhooks live in `database`): who to tell when alerts were queued, the
    * delivery worker of this process when it runs one (else the workers' interval finds them).
    */
   onAlertsQueued?: () => void;
-  /** Circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY*); the defaults unless given. */
+  /** Circuit breakers and retries (RAILGATE_SPEECH_BREAKER_*, RAILGATE_SPEECH_RETRY*); the defaults unless given. */
   routing?: SpeechRoutingConfig;
   /** RAILGATE_RECOVERY_*: how soon a dead process' reservations are settled. */
   recovery?: RecoveryConfig;
+  /**
+   * The catalog and engine, started beforehand (startSpeechEngine): one process starts the
+   * engine's workers while it opens its store and database. Started here when absent.
+   */
+  engineStart?: Promise<SpeechEngineStart>;
+}
+
+/** The speech catalog, with the embedded engine's worker pool when it serves. */
+export interface SpeechEngineStart {
+  catalog: Catalog;
+  engine?: EspeakEngine;
+}
+
+/**
+ * Loads the catalog and starts the embedded engine's workers (the slowest part of a start:
+ * each compiles eSpeak NG), for a caller with other start-up work to do meanwhile.
+ */
+export async function startSpeechEngine(
+  options: Pick<SpeechServerOptions, "catalog" | "embeddedEngine" | "enginePoolSize">,
+): Promise<SpeechEngineStart> {
+  return startEngine(loadCatalog(options.catalog ?? {}), options);
 }
 
 export interface SpeechServer extends ServedServices {
@@ -107,7 +128,7 @@ export async function startSpeechServer(
   options: SpeechServerOptions,
 ): Promise<SpeechServer> {
   const env = options.env ?? process.env;
-  const { catalog, engine } = await startEngine(loadCatalog(options.catalog ?? {}), options);
+  const { catalog, engine } = await (options.engineStart ?? startSpeechEngine(options));
   try {
     const models = new ModelCatalog(
       catalog,
@@ -190,7 +211,7 @@ export async function startSpeechServer(
       host,
       {
         tls: options.tls,
-        portVariable: "SPEECH_GRPC_PORT",
+        portVariable: "RAILGATE_SPEECH_GRPC_PORT",
         interceptors: [
           callerAuthInterceptor({
             principals: governance,
@@ -245,7 +266,7 @@ export async function startSpeechServer(
  */
 async function startEngine(
   catalog: Catalog,
-  options: SpeechServerOptions,
+  options: Pick<SpeechServerOptions, "embeddedEngine" | "enginePoolSize">,
 ): Promise<{ catalog: Catalog; engine?: EspeakEngine }> {
   const unavailable = embeddedEngineUnavailable(
     options.embeddedEngine ?? CONFIG_DEFAULTS.embeddedEngine,

@@ -101,7 +101,7 @@ export interface SpeechServiceDeps {
   generations: GenerationLog;
   /** Budget alerts: told about each settlement, off the hot path (it never waits or throws). */
   alerts?: SettlementAlerts;
-  /** Circuit breakers and retries (SPEECH_BREAKER_*, SPEECH_RETRY*); the defaults unless given. */
+  /** Circuit breakers and retries (RAILGATE_SPEECH_BREAKER_*, RAILGATE_SPEECH_RETRY*); the defaults unless given. */
   routing?: SpeechRoutingConfig;
   /** The audio cache of opted-in workspaces (services/speech/cache); none = never cached. */
   audioCache?: AudioCache;

@@ -1,4 +1,4 @@
-/** The retry schedule of deliveries (WEBHOOK_BACKOFF_BASE_MS, _MAX_MS, WEBHOOK_MAX_AGE_MS). */
+/** The retry schedule of deliveries (RAILGATE_WEBHOOK_BACKOFF_BASE_MS, _MAX_MS, RAILGATE_WEBHOOK_MAX_AGE_MS). */
 export interface BackoffSettings {
   baseMs: number;
   maxMs: number;

@@ -9,11 +9,11 @@ import { DeliveryClient } from "./delivery-client.js";
 const log = componentLogger("webhooks");
 
 export interface DeliveryWorkerSettings {
-  /** One attempt's deadline: connect, answer head and body (WEBHOOK_TIMEOUT_MS). */
+  /** One attempt's deadline: connect, answer head and body (RAILGATE_WEBHOOK_TIMEOUT_MS). */
   timeoutMs: number;
-  /** How often due deliveries are looked for (WEBHOOK_WORKER_INTERVAL_MS). */
+  /** How often due deliveries are looked for (RAILGATE_WEBHOOK_WORKER_INTERVAL_MS). */
   intervalMs: number;
-  /** Attempts in flight at most, per worker (WEBHOOK_CONCURRENCY). */
+  /** Attempts in flight at most, per worker (RAILGATE_WEBHOOK_CONCURRENCY). */
   concurrency: number;
   backoff: BackoffSettings;
 }

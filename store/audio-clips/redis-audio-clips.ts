@@ -114,7 +114,7 @@ declare module "ioredis" {
   }
 }
 
-/** The Redis store's audio cache (see the key layout above); `prefix` is the store's REDIS_PREFIX. */
+/** The Redis store's audio cache (see the key layout above); `prefix` is the store's RAILGATE_REDIS_PREFIX. */
 export class RedisAudioClips implements AudioClipStore {
   constructor(
     private readonly client: Client,

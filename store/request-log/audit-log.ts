@@ -205,9 +205,9 @@ export async function insertAuditEvents(db: SqlDatabase, batch: AuditEvent[]): P
 }
 
 export interface AuditLogOptions {
-  /** Events waiting for the database at most (REQUEST_LOG_QUEUE_MAX); more are dropped, counted. */
+  /** Events waiting for the database at most (RAILGATE_REQUEST_LOG_QUEUE_MAX); more are dropped, counted. */
   queueLimit: number;
-  /** Days kept (AUDIT_LOG_RETENTION_DAYS); older days' partitions are dropped. */
+  /** Days kept (RAILGATE_AUDIT_LOG_RETENTION_DAYS); older days' partitions are dropped. */
   retentionDays: number;
   /** Batch delay of the writer (default 50 ms). */
   maxDelayMs?: number;

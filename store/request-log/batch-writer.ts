@@ -16,7 +16,7 @@ export interface BatchWriterOptions<T> {
   maxBatch?: number;
   /** An item waits at most this long before its batch is written (default 50 ms). */
   maxDelayMs?: number;
-  /** Items waiting at most (default REQUEST_LOG_QUEUE_MAX's); beyond it add() drops the item and counts it. */
+  /** Items waiting at most (default RAILGATE_REQUEST_LOG_QUEUE_MAX's); beyond it add() drops the item and counts it. */
   queueLimit?: number;
   /** First retry after this long, doubling up to 5 s (default 100 ms). */
   retryBaseMs?: number;

@@ -7,7 +7,7 @@ import { embeddedDatabase } from "./embedded-database.js";
 import { migrate } from "./migrate.js";
 import { postgresDatabase } from "./postgres-database.js";
 
-/** Exported so a test can raise its level and read the announcement (LOG_LEVEL=fatal in tests). */
+/** Exported so a test can raise its level and read the announcement (RAILGATE_LOG_LEVEL=fatal in tests). */
 export const databaseLog = componentLogger("database");
 const log = databaseLog;
 

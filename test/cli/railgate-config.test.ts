@@ -48,7 +48,7 @@ describe("railgate config import / export (the built bin, on Redis and PostgreSQ
   before(async () => {
     redis = await startRedis();
     database = await createTestDatabase("postgres");
-    env = { REDIS_URL: redis.url, DATABASE_URL: database.url ?? "", LOG_LEVEL: "fatal" };
+    env = { REDIS_URL: redis.url, DATABASE_URL: database.url ?? "", RAILGATE_LOG_LEVEL: "fatal" };
   });
   after(async () => {
     await redis?.stop();

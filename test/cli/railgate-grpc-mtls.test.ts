@@ -41,7 +41,7 @@ describe("railgate CLI in gRPC mode over mTLS", function () {
   it("calls the TLS service with the configured certificate files, and fails without them", async () => {
     const env = {
       RAILGATE_KEY: MANAGEMENT_KEY,
-      GUARDRAIL_GRPC_URL: `https://127.0.0.1:${server.port}`,
+      RAILGATE_GUARDRAIL_GRPC_URL: `https://127.0.0.1:${server.port}`,
     };
     const tls = {
       RAILGATE_GRPC_TLS_CERT: pki.gatewayCertFile,

@@ -597,8 +597,8 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
 
   it("still talks gRPC to the services with --grpc (its commands only)", async () => {
     const env = {
-      GUARDRAIL_GRPC_URL: `http://127.0.0.1:${h.system.guardrailGrpcPort}`,
-      SPEECH_GRPC_URL: `http://127.0.0.1:${h.system.speechGrpcPort}`,
+      RAILGATE_GUARDRAIL_GRPC_URL: `http://127.0.0.1:${h.system.guardrailGrpcPort}`,
+      RAILGATE_SPEECH_GRPC_URL: `http://127.0.0.1:${h.system.speechGrpcPort}`,
       // The HTTP API is out of reach: only gRPC can answer.
       RAILGATE_URL: "http://127.0.0.1:1",
     };

@@ -77,6 +77,27 @@ describe("railgate CLI: suggestions, help, its own settings, speak's format, a k
     const run = await railgate(["keys", "list"], { LOG_LEVEL: "verbose", MAX_BODY_BYTES: "1MB" });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.stderr).to.equal("");
+    const renamed = await railgate(["keys", "list"], {
+      RAILGATE_LOG_LEVEL: "verbose",
+      RAILGATE_MAX_BODY_BYTES: "1MB",
+      RAILGATE_GATEWAY_PORT: "http",
+      DATABASE_URL: "mysql://nope",
+    });
+    expect(renamed.code, renamed.stderr).to.equal(0);
+    expect(renamed.stderr).to.equal("");
+  });
+
+  it("reads its own settings under their deprecated names, and says which name replaces each", async () => {
+    const run = await railgate(["keys", "list"], { GUARDRAIL_GRPC_URL: "http://127.0.0.1:1" });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stderr).to.equal(
+      "railgate: environment variable GUARDRAIL_GRPC_URL is deprecated: rename it RAILGATE_GUARDRAIL_GRPC_URL\n",
+    );
+    const bad = await railgate(["keys", "list", "--grpc"], { GUARDRAIL_GRPC_PORT: "http" });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain(
+      'GUARDRAIL_GRPC_PORT (now RAILGATE_GUARDRAIL_GRPC_PORT) must be a port number 0..65535, got "http"',
+    );
   });
 
   it("has a help command: the same usage as --help, globals once at the top only", async () => {

@@ -43,8 +43,8 @@ describe("railgate CLI in gRPC mode (the built bin against a running system)", f
             RAILGATE_KEY: key,
             // The CLI's default transport is the HTTP API now; this suite is its gRPC mode.
             RAILGATE_TRANSPORT: "grpc",
-            GUARDRAIL_GRPC_URL: `http://127.0.0.1:${system.guardrailGrpcPort}`,
-            SPEECH_GRPC_URL: `http://127.0.0.1:${system.speechGrpcPort}`,
+            RAILGATE_GUARDRAIL_GRPC_URL: `http://127.0.0.1:${system.guardrailGrpcPort}`,
+            RAILGATE_SPEECH_GRPC_URL: `http://127.0.0.1:${system.speechGrpcPort}`,
           },
         },
         (err, stdout, stderr) =>

@@ -101,7 +101,7 @@ describe("Helm chart: the pods' settings run Railgate (mTLS on the hop)", functi
       RAILGATE_HOST: "127.0.0.1",
       RAILGATE_GRPC_HOST: "127.0.0.1",
       RAILGATE_EMBEDDED_ENGINE: "off",
-      LOG_LEVEL: "info",
+      RAILGATE_LOG_LEVEL: "info",
     };
   }
 

@@ -112,7 +112,7 @@ describe("docker-compose: replicas behind a load balancer", function () {
 
   it("the gateways behind it run without a per-address cap (every connection comes from the balancer)", () => {
     const gateway = services.gateway as { environment: Record<string, string> };
-    expect(gateway.environment.HTTP_MAX_CONNECTIONS_PER_ADDRESS).to.equal("0");
+    expect(gateway.environment.RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS).to.equal("0");
   });
 
   it("the HAProxy configuration is valid and spreads each listener over every gateway replica", async () => {

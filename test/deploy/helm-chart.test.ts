@@ -303,7 +303,7 @@ describe("Helm chart: rendered objects", function () {
     );
     expect(new Set(refs)).to.deep.equal(new Set(["my-railgate"]));
     const speech = containerEnv(objects, "speech");
-    expect(speech.REDIS_CLUSTER_NODES).to.equal("redis-0.redis:6379,redis-1.redis:6379");
+    expect(speech.RAILGATE_REDIS_CLUSTER_NODES).to.equal("redis-0.redis:6379,redis-1.redis:6379");
     expect(speech).to.not.have.property("REDIS_URL");
     expect(await allSchemaErrors(objects)).to.deep.equal([]);
   });

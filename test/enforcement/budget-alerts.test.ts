@@ -76,10 +76,10 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
       receiver.secret = SECRET;
       await receiver.start();
       const env = {
-        SPEECH_CATALOG_FILE: writeCatalog(dir, fakes),
-        WEBHOOK_WORKER_INTERVAL_MS: "50",
-        WEBHOOK_BACKOFF_BASE_MS: "50",
-        WEBHOOK_BACKOFF_MAX_MS: "200",
+        RAILGATE_SPEECH_CATALOG_FILE: writeCatalog(dir, fakes),
+        RAILGATE_WEBHOOK_WORKER_INTERVAL_MS: "50",
+        RAILGATE_WEBHOOK_BACKOFF_BASE_MS: "50",
+        RAILGATE_WEBHOOK_BACKOFF_MAX_MS: "200",
       };
       for (let i = 0; i < 2; i++)
         systems.push(await startTestSystem(redis.url, { env }, { clock, database }));

@@ -134,7 +134,7 @@ describe("dashboards and alerts: deploy/grafana and deploy/prometheus", () => {
   // runs it, the gRPC-hop lane (the same suites again) would only repeat it.
   const splitIt = process.env.RAILGATE_TEST_TRANSPORT === "grpc" ? it.skip : it;
   splitIt(
-    "... and by a split deployment: the gateway's /metrics and each service's METRICS_PORT",
+    "... and by a split deployment: the gateway's /metrics and each service's RAILGATE_METRICS_PORT",
     async function () {
       this.timeout(120_000);
       // The kit gives the three processes one request-log database, as a deployment has.

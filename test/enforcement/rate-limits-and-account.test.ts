@@ -109,7 +109,7 @@ describe("enforcement: rate limits and account settings", () => {
     });
   });
 
-  describe("a system with RATE_LIMIT_PER_MINUTE=0 (unlimited)", () => {
+  describe("a system with RAILGATE_RATE_LIMIT_PER_MINUTE=0 (unlimited)", () => {
     let redis: ThrowawayRedis;
     let system: RunningSystem;
     let gw: Gateway;
@@ -117,7 +117,7 @@ describe("enforcement: rate limits and account settings", () => {
     before(async function () {
       this.timeout(180_000);
       redis = await startRedis();
-      system = await w.startSystem(redis.url, { RATE_LIMIT_PER_MINUTE: "0" });
+      system = await w.startSystem(redis.url, { RAILGATE_RATE_LIMIT_PER_MINUTE: "0" });
       gw = new Gateway(system);
     });
 
@@ -135,7 +135,7 @@ describe("enforcement: rate limits and account settings", () => {
     });
   });
 
-  describe("a system with RATE_LIMIT_PER_MINUTE=3 and an account refusing google safety retention", () => {
+  describe("a system with RAILGATE_RATE_LIMIT_PER_MINUTE=3 and an account refusing google safety retention", () => {
     let redis: ThrowawayRedis;
     let system: RunningSystem;
     let gw: Gateway;
@@ -145,7 +145,10 @@ describe("enforcement: rate limits and account settings", () => {
       redis = await startRedis();
       system = await w.startSystem(
         redis.url,
-        { RATE_LIMIT_PER_MINUTE: "3", ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "false" },
+        {
+          RAILGATE_RATE_LIMIT_PER_MINUTE: "3",
+          RAILGATE_ACCOUNT_ALLOW_SAFETY_RETENTION_GOOGLE: "false",
+        },
         { clock },
       );
       gw = new Gateway(system);

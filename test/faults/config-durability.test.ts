@@ -36,7 +36,7 @@ describe("faults: configuration and audit survive a killed guardrail process and
     redis = await startRedis();
     database = await createTestDatabase("postgres");
     if (!database.url) throw new Error("the postgres test database has no URL");
-    env = { DATABASE_URL: database.url, CONFIG_REFILL: "on" };
+    env = { DATABASE_URL: database.url, RAILGATE_CONFIG_REFILL: "on" };
   });
   after(async () => {
     await stop();

@@ -110,10 +110,10 @@ describe("faults: one client cannot lock others out of a listener", function () 
     const ATTACK = 1_000;
     const FRESH = 200;
     system = await startSystemProcess(redis.url, {
-      HTTP_MAX_CONNECTIONS: String(ATTACK),
+      RAILGATE_HTTP_MAX_CONNECTIONS: String(ATTACK),
       // Behind a load balancer every client shares its address and the per-address cap is off:
       // the idle-first eviction alone must keep the listener serving.
-      HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
+      RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
       RAILGATE_EMBEDDED_ENGINE: "off",
     });
     const port = system.ports.global;
@@ -148,8 +148,8 @@ describe("faults: one client cannot lock others out of a listener", function () 
     // this many sockets open at once (those the gateway refused are closed as they go).
     const MAX_OPEN = 15_000;
     system = await startSystemProcess(redis.url, {
-      HTTP_MAX_CONNECTIONS: String(CAP),
-      HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+      RAILGATE_HTTP_MAX_CONNECTIONS: String(CAP),
+      RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
       RAILGATE_EMBEDDED_ENGINE: "off",
     });
     const port = system.ports.global;
@@ -200,7 +200,7 @@ describe("faults: one client cannot lock others out of a listener", function () 
   it("keeps an address within its cap by closing its own idle connections, and no one else's", async () => {
     const PER_ADDRESS = 20;
     system = await startSystemProcess(redis.url, {
-      HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+      RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
       RAILGATE_EMBEDDED_ENGINE: "off",
     });
     const port = system.ports.global;

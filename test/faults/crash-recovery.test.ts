@@ -48,7 +48,7 @@ describe("faults: a speech process killed with requests in flight (split topolog
     redis = await startRedis();
     system = await startSplitSystem(redis.url, {
       RAILGATE_EMBEDDED_ENGINE: "auto",
-      SPEECH_ENGINE_WORKERS: "1",
+      RAILGATE_SPEECH_ENGINE_WORKERS: "1",
       RAILGATE_RECOVERY_BOUND_MS: String(RECOVERY_BOUND_MS),
     });
     admin = new Api(system.baseUrl(), MANAGEMENT_KEY);

@@ -47,7 +47,7 @@ describe("faults: guardrail policies across the split topology", function () {
         }),
       ],
     });
-    system = await startSplitSystem(redis.url, { SPEECH_CATALOG_FILE: catalog });
+    system = await startSplitSystem(redis.url, { RAILGATE_SPEECH_CATALOG_FILE: catalog });
     admin = new Api(system.baseUrl(), MANAGEMENT_KEY);
     const created = await admin.post("/api/v1/keys", { name: "split policies" });
     expectStatus(created, 201);

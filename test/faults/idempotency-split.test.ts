@@ -15,7 +15,7 @@ import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 import { type SplitSystem, startSplitSystem } from "../kit/split-system.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
 
-/** The record of a key in Redis (REDIS_PREFIX's default, "rg"). */
+/** The record of a key in Redis (RAILGATE_REDIS_PREFIX's default, "rg"). */
 const recordKey = (key: string) => `rg:{i:${idempotencyId(hashSecret(MANAGEMENT_KEY), key)}}:idem`;
 
 /**

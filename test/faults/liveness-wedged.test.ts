@@ -57,10 +57,10 @@ describe("faults: a wedged process fails its liveness check", function () {
       RAILGATE_STORE: "embedded",
       RAILGATE_EMBEDDED_ENGINE: "off",
       RAILGATE_GRPC_HOST: "127.0.0.1",
-      SPEECH_GRPC_PORT: "0",
-      METRICS_PORT: "0",
+      RAILGATE_SPEECH_GRPC_PORT: "0",
+      RAILGATE_METRICS_PORT: "0",
       RAILGATE_DATA_DIR: makeTempDir("rg-wedged-"),
-      LOG_LEVEL: "info",
+      RAILGATE_LOG_LEVEL: "info",
     });
     const up = JSON.parse(await speech.waitForLine(/"msg":"speech service is up"/, 60_000)) as {
       grpcPort: number;

@@ -36,7 +36,7 @@ const WARN = 40;
 
 /**
  * What a key holder can make the logs say. A real system process (the all-in-one entry point
- * at LOG_LEVEL=info, its stdout captured whole) against a real Redis and a fake provider: 1,000
+ * at RAILGATE_LOG_LEVEL=info, its stdout captured whole) against a real Redis and a fake provider: 1,000
  * clients that hang up mid-stream, and streams cut by a shutdown, are expected outcomes that
  * must not each write a warning or an error with a stack trace; a failed upstream call logs its
  * failure, never a protobuf message or descriptor.
@@ -75,19 +75,19 @@ describe("faults: log flood", function () {
   /** A system process whose every stdout line is kept, parsed. */
   async function start(env: Record<string, string> = {}) {
     const system = await startSystemProcess(redis.url, {
-      SPEECH_CATALOG_FILE: catalog,
+      RAILGATE_SPEECH_CATALOG_FILE: catalog,
       RAILGATE_EMBEDDED_ENGINE: "off",
-      RATE_LIMIT_PER_MINUTE: "0",
+      RAILGATE_RATE_LIMIT_PER_MINUTE: "0",
       // 1,000 streams on a loaded CI machine: the first-message deadline is not what is tested.
-      SPEECH_FIRST_MESSAGE_TIMEOUT_MS: "120000",
+      RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS: "120000",
       // Nor is Redis's command time-out: CI saw one hang-up answered 503 with both cores
       // saturated, where a starved redis-server can outlast the 1 s default (scale-out does the
       // same; a reply merely left unread by a stalled loop no longer fails: read-replies-first.ts).
-      REDIS_COMMAND_TIMEOUT_MS: "10000",
+      RAILGATE_REDIS_COMMAND_TIMEOUT_MS: "10000",
       // Every failure must reach the upstream and answer its 502: no circuit breaker (it would
       // answer 503 after 5) and no retries (each request is one upstream failure).
-      SPEECH_BREAKER_FAILURES: "0",
-      SPEECH_RETRIES: "0",
+      RAILGATE_SPEECH_BREAKER_FAILURES: "0",
+      RAILGATE_SPEECH_RETRIES: "0",
       RAILGATE_INTERNAL_TRANSPORT:
         process.env.RAILGATE_TEST_TRANSPORT === "grpc" ? "grpc" : "in-process",
       ...env,
@@ -231,7 +231,7 @@ describe("faults: log flood", function () {
   });
 
   it("streams cut by a shutdown are one warning, not one error each", async () => {
-    const { system, lines, key } = await start({ SHUTDOWN_GRACE_MS: "0" });
+    const { system, lines, key } = await start({ RAILGATE_SHUTDOWN_GRACE_MS: "0" });
     const cut = 50;
     const responses = await Promise.all(
       Array.from({ length: cut }, async () => {

@@ -61,12 +61,12 @@ describe("faults: npm start hands SIGTERM to the server", function () {
       RAILGATE_STORE: "embedded",
       RAILGATE_DATA_DIR: makeTempDir("railgate-npm-start-"),
       RAILGATE_EMBEDDED_ENGINE: "off",
-      LOG_LEVEL: "info",
-      GATEWAY_PORT: "0",
-      GATEWAY_EU_PORT: "0",
-      GATEWAY_US_PORT: "0",
-      GUARDRAIL_GRPC_PORT: "0",
-      SPEECH_GRPC_PORT: "0",
+      RAILGATE_LOG_LEVEL: "info",
+      RAILGATE_GATEWAY_PORT: "0",
+      RAILGATE_GATEWAY_EU_PORT: "0",
+      RAILGATE_GATEWAY_US_PORT: "0",
+      RAILGATE_GUARDRAIL_GRPC_PORT: "0",
+      RAILGATE_SPEECH_GRPC_PORT: "0",
     };
     const root = new URL("../../../", import.meta.url).pathname;
     npm = spawnChild("npm", ["start"], env, { cwd: root });
@@ -77,15 +77,15 @@ describe("faults: npm start hands SIGTERM to the server", function () {
       speechGrpc: number;
     };
     const ports = {
-      GATEWAY_PORT: up.gateway.global,
-      GATEWAY_EU_PORT: up.gateway.europe,
-      GATEWAY_US_PORT: up.gateway.us,
-      GUARDRAIL_GRPC_PORT: up.guardrailGrpc,
-      SPEECH_GRPC_PORT: up.speechGrpc,
+      RAILGATE_GATEWAY_PORT: up.gateway.global,
+      RAILGATE_GATEWAY_EU_PORT: up.gateway.europe,
+      RAILGATE_GATEWAY_US_PORT: up.gateway.us,
+      RAILGATE_GUARDRAIL_GRPC_PORT: up.guardrailGrpc,
+      RAILGATE_SPEECH_GRPC_PORT: up.speechGrpc,
     };
     const health = await pollUntil(
       () =>
-        fetch(`http://127.0.0.1:${ports.GATEWAY_PORT}/healthz`)
+        fetch(`http://127.0.0.1:${ports.RAILGATE_GATEWAY_PORT}/healthz`)
           .then((r) => r.status)
           .catch(() => 0),
       (status) => status === 200 || started.process.exitCode !== null,

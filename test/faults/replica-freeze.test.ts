@@ -72,7 +72,7 @@ describe("faults: a frozen or dead speech replica behind a balancer (split topol
     });
     system = await startSplitSystem(
       redis.url,
-      { SPEECH_CATALOG_FILE: catalog, RATE_LIMIT_PER_MINUTE: "0" },
+      { RAILGATE_SPEECH_CATALOG_FILE: catalog, RAILGATE_RATE_LIMIT_PER_MINUTE: "0" },
       { speechReplicas: 2 },
     );
     const admin = new Api(system.baseUrl(), MANAGEMENT_KEY);

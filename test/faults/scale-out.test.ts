@@ -124,11 +124,14 @@ describe("faults: scale-out (3 gateways, 2 guardrail, 2 speech)", function () {
       guardrails: 2,
       speeches: 2,
       env: {
-        SPEECH_CATALOG_FILE: writeBenchCatalog(dir, Number(new URL(upstream.baseUrl).port)),
-        SHUTDOWN_GRACE_MS: "10000",
+        RAILGATE_SPEECH_CATALOG_FILE: writeBenchCatalog(
+          dir,
+          Number(new URL(upstream.baseUrl).port),
+        ),
+        RAILGATE_SHUTDOWN_GRACE_MS: "10000",
         // Seven processes, a Redis Cluster and PostgreSQL on a shared machine: a command can wait
         // for the CPU longer than the 1 s default, which would answer 503 (store unavailable).
-        REDIS_COMMAND_TIMEOUT_MS: "5000",
+        RAILGATE_REDIS_COMMAND_TIMEOUT_MS: "5000",
       },
     });
     admin = new Api(deployment.url, MANAGEMENT_KEY);

@@ -34,7 +34,7 @@ function refused(port: number): Promise<boolean> {
 /**
  * SIGTERM to the running system (`node dist/apps/all-in-one/main.js`, a child
  * process): it stops accepting at once, lets the speech streams in flight
- * finish within SHUTDOWN_GRACE_MS, cuts the rest, and every stream is charged
+ * finish within RAILGATE_SHUTDOWN_GRACE_MS, cuts the rest, and every stream is charged
  * exactly what its generation record says it delivered.
  */
 describe("faults: SIGTERM drains the system", function () {
@@ -92,8 +92,8 @@ describe("faults: SIGTERM drains the system", function () {
 
   it("refuses new connections, lets streams in flight finish, and charges them in full", async () => {
     const system = await startSystemProcess(redis.url, {
-      SPEECH_CATALOG_FILE: catalogFile,
-      SHUTDOWN_GRACE_MS: "30000",
+      RAILGATE_SPEECH_CATALOG_FILE: catalogFile,
+      RAILGATE_SHUTDOWN_GRACE_MS: "30000",
       DATABASE_URL: database.url as string,
     });
     const before = await balance();
@@ -135,8 +135,8 @@ describe("faults: SIGTERM drains the system", function () {
 
   it("cuts what outlives the grace period and charges only what each stream delivered", async () => {
     const system = await startSystemProcess(redis.url, {
-      SPEECH_CATALOG_FILE: catalogFile,
-      SHUTDOWN_GRACE_MS: "1500",
+      RAILGATE_SPEECH_CATALOG_FILE: catalogFile,
+      RAILGATE_SHUTDOWN_GRACE_MS: "1500",
       DATABASE_URL: database.url as string,
     });
     const before = await balance();
@@ -175,8 +175,8 @@ describe("faults: SIGTERM drains the system", function () {
 
   it("serves the first request of a connection it accepted before draining, then closes it", async () => {
     const system = await startSystemProcess(redis.url, {
-      SPEECH_CATALOG_FILE: catalogFile,
-      SHUTDOWN_GRACE_MS: "30000",
+      RAILGATE_SPEECH_CATALOG_FILE: catalogFile,
+      RAILGATE_SHUTDOWN_GRACE_MS: "30000",
       DATABASE_URL: database.url as string,
     });
     try {

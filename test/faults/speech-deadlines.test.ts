@@ -82,9 +82,9 @@ describe("faults: a frozen speech process (split topology)", function () {
       ],
     });
     system = await startSplitSystem(redis.url, {
-      SPEECH_CATALOG_FILE: catalog,
-      SPEECH_FIRST_MESSAGE_TIMEOUT_MS: String(FIRST_MESSAGE_MS),
-      SPEECH_IDLE_TIMEOUT_MS: String(IDLE_MS),
+      RAILGATE_SPEECH_CATALOG_FILE: catalog,
+      RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS: String(FIRST_MESSAGE_MS),
+      RAILGATE_SPEECH_IDLE_TIMEOUT_MS: String(IDLE_MS),
       RAILGATE_GRPC_UNARY_TIMEOUT_MS: String(UNARY_MS),
     });
     admin = new Api(system.baseUrl(), MANAGEMENT_KEY);
@@ -113,7 +113,7 @@ describe("faults: a frozen speech process (split topology)", function () {
     await redis?.stop();
   });
 
-  it(`answers 524 within SPEECH_FIRST_MESSAGE_TIMEOUT_MS (${FIRST_MESSAGE_MS} ms) when the speech process is frozen before the request, and charges nothing`, async () => {
+  it(`answers 524 within RAILGATE_SPEECH_FIRST_MESSAGE_TIMEOUT_MS (${FIRST_MESSAGE_MS} ms) when the speech process is frozen before the request, and charges nothing`, async () => {
     speech().kill("SIGSTOP");
     const requestId = `frozen-first-${Date.now()}`;
     const started = performance.now();
@@ -168,7 +168,7 @@ describe("faults: a frozen speech process (split topology)", function () {
     expect(served).to.be.closeTo(CREDITS - (3 * PRICE_PER_MILLION) / 1e6, 1e-9);
   });
 
-  it("cuts the response within SPEECH_IDLE_TIMEOUT_MS when the speech process freezes mid-stream; thawed, it settles what it served", async () => {
+  it("cuts the response within RAILGATE_SPEECH_IDLE_TIMEOUT_MS when the speech process freezes mid-stream; thawed, it settles what it served", async () => {
     const before = await credits();
     const requestId = `frozen-idle-${Date.now()}`;
     const input = "A long answer that the provider streams slowly, piece after piece.";

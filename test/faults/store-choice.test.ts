@@ -33,7 +33,7 @@ describe("faults: npm start says which store it uses and why", function () {
       REDIS_URL: nobody,
       RAILGATE_STORE: "redis",
       RAILGATE_EMBEDDED_ENGINE: "off",
-      LOG_LEVEL: "info",
+      RAILGATE_LOG_LEVEL: "info",
     });
     const code = await new Promise<number | null>((resolve) =>
       child.process.once("exit", (c) => resolve(c)),
@@ -51,16 +51,16 @@ describe("faults: npm start says which store it uses and why", function () {
     const child = spawnChild(process.execPath, [SPEECH_MAIN], {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      SPEECH_GRPC_PORT: "0",
+      RAILGATE_SPEECH_GRPC_PORT: "0",
       RAILGATE_EMBEDDED_ENGINE: "off",
-      LOG_LEVEL: "info",
+      RAILGATE_LOG_LEVEL: "info",
     });
     const code = await new Promise<number | null>((resolve) =>
       child.process.once("exit", (c) => resolve(c)),
     );
     expect(code, child.output()).to.equal(1);
     expect(child.output()).to.include(
-      "the speech process has no store: RAILGATE_STORE=auto and neither REDIS_URL nor REDIS_CLUSTER_NODES is set.",
+      "the speech process has no store: RAILGATE_STORE=auto and neither REDIS_URL nor RAILGATE_REDIS_CLUSTER_NODES is set.",
     );
     expect(child.output()).to.not.include("speech service is up");
   });

@@ -61,7 +61,7 @@ describe("faults: the system process the kit starts", function () {
     });
     const realSpawn = childProcess.spawn;
     childProcess.spawn = ((command: string, args: readonly string[], options: SpawnOptions) => {
-      const port = Number(options.env?.GATEWAY_PORT);
+      const port = Number(options.env?.RAILGATE_GATEWAY_PORT);
       if (port > 0 && !impostor.listening) impostor.listen(port, "127.0.0.1");
       return realSpawn(command, args, options);
     }) as unknown as typeof childProcess.spawn;

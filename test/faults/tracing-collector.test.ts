@@ -94,7 +94,7 @@ const traceparent = (traceId: string) => `00-${traceId}-00f067aa0ba902b7-01`;
 /**
  * Tracing is telemetry: a collector that is down must cost neither a crash nor a late
  * shutdown, and health probes (every few seconds from each load balancer) send no spans
- * unless TRACE_HEALTH_PROBES asks for them.
+ * unless RAILGATE_TRACE_HEALTH_PROBES asks for them.
  */
 describe("faults: tracing with the collector down, and health probes", function () {
   this.timeout(120_000);

@@ -18,7 +18,7 @@ describe("embedded store: the configuration survives a restart", function () {
   const start = async () => {
     const started = await startTestSystem(
       undefined,
-      { env: { CONFIG_REFILL: "on" } },
+      { env: { RAILGATE_CONFIG_REFILL: "on" } },
       { database: database.db },
     );
     system = started;

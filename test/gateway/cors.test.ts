@@ -57,14 +57,14 @@ function preflight(port: number, path: string, origin: string, method = "GET") {
   });
 }
 
-/** One system per CORS_ORIGINS value, on a throwaway Redis. */
+/** One system per RAILGATE_CORS_ORIGINS value, on a throwaway Redis. */
 function withCorsOrigins(value: string | undefined): () => number {
   let redis: LaneStore;
   let system: RunningSystem;
   before(async () => {
     redis = await startLaneStore();
     system = await startTestSystem(redis.url, {
-      env: value === undefined ? {} : { CORS_ORIGINS: value },
+      env: value === undefined ? {} : { RAILGATE_CORS_ORIGINS: value },
     });
   });
   after(async () => {
@@ -75,7 +75,7 @@ function withCorsOrigins(value: string | undefined): () => number {
 }
 
 describe("gateway: CORS", () => {
-  describe(`with CORS_ORIGINS=${APP},http://localhost:5173`, () => {
+  describe(`with RAILGATE_CORS_ORIGINS=${APP},http://localhost:5173`, () => {
     const port = withCorsOrigins(`${APP},http://localhost:5173`);
 
     it("answers a preflight with 204, the origin, the route's methods and the allowed headers, without a key", async () => {
@@ -112,7 +112,7 @@ describe("gateway: CORS", () => {
       expect(res.body).to.deep.equal({
         error: {
           code: 403,
-          message: 'Origin "https://evil.example" is not allowed (CORS_ORIGINS)',
+          message: 'Origin "https://evil.example" is not allowed (RAILGATE_CORS_ORIGINS)',
         },
       });
       expect(res.headers["access-control-allow-origin"]).to.equal(undefined);
@@ -157,7 +157,7 @@ describe("gateway: CORS", () => {
     });
   });
 
-  describe("with CORS_ORIGINS=*", () => {
+  describe("with RAILGATE_CORS_ORIGINS=*", () => {
     const port = withCorsOrigins("*");
 
     it("allows any origin with Allow-Origin: *", async () => {
@@ -169,7 +169,7 @@ describe("gateway: CORS", () => {
     });
   });
 
-  describe("without CORS_ORIGINS", () => {
+  describe("without RAILGATE_CORS_ORIGINS", () => {
     const port = withCorsOrigins(undefined);
 
     it("adds no CORS header at all, and a preflight is an ordinary 405", async () => {

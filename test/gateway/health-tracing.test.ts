@@ -10,7 +10,7 @@ import { pollUntil, sleep } from "../kit/poll.js";
 import { startTestSystem } from "../kit/system.js";
 
 /**
- * Health probes get no span unless TRACE_HEALTH_PROBES: neither the gateway's /healthz nor the
+ * Health probes get no span unless RAILGATE_TRACE_HEALTH_PROBES: neither the gateway's /healthz nor the
  * grpc.health.v1 checks it makes (over the gRPC hop with RAILGATE_TEST_TRANSPORT=grpc).
  */
 describe("gateway: health probes and traces", () => {
@@ -41,7 +41,7 @@ describe("gateway: health probes and traces", () => {
     );
   }
 
-  it("records no span for /healthz by default (TRACE_HEALTH_PROBES=false)", async () => {
+  it("records no span for /healthz by default (RAILGATE_TRACE_HEALTH_PROBES=false)", async () => {
     expect(loadConfig({}).tracing.healthProbes).to.equal(false);
     exporter = new InMemorySpanExporter();
     installTestTracing(exporter, { healthProbes: false });
@@ -51,8 +51,10 @@ describe("gateway: health probes and traces", () => {
     expect(spans.filter((n) => /healthz|grpc\.health/.test(n))).to.deep.equal([]);
   });
 
-  it("traces them with TRACE_HEALTH_PROBES=true", async () => {
-    expect(loadConfig({ TRACE_HEALTH_PROBES: "true" }).tracing.healthProbes).to.equal(true);
+  it("traces them with RAILGATE_TRACE_HEALTH_PROBES=true", async () => {
+    expect(loadConfig({ RAILGATE_TRACE_HEALTH_PROBES: "true" }).tracing.healthProbes).to.equal(
+      true,
+    );
     exporter = new InMemorySpanExporter();
     installTestTracing(exporter, { healthProbes: true });
     expectStatus(await api.get("/healthz"), 200);

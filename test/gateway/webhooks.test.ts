@@ -41,10 +41,10 @@ describe("gateway: budget-alert webhooks", () => {
   const h = useSystem(
     {
       env: {
-        WEBHOOK_BACKOFF_BASE_MS: "50",
-        WEBHOOK_BACKOFF_MAX_MS: "200",
-        WEBHOOK_WORKER_INTERVAL_MS: "50",
-        WEBHOOK_TIMEOUT_MS: "2000",
+        RAILGATE_WEBHOOK_BACKOFF_BASE_MS: "50",
+        RAILGATE_WEBHOOK_BACKOFF_MAX_MS: "200",
+        RAILGATE_WEBHOOK_WORKER_INTERVAL_MS: "50",
+        RAILGATE_WEBHOOK_TIMEOUT_MS: "2000",
       },
     },
     { ownDatabase: true },

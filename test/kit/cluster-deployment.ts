@@ -76,24 +76,24 @@ export async function startClusterDeployment(
   const common: Record<string, string | undefined> = {
     PATH: process.env.PATH,
     // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
-    CONFIG_REFILL: "off",
+    RAILGATE_CONFIG_REFILL: "off",
     HOME: process.env.HOME,
-    REDIS_CLUSTER_NODES: options.redisClusterNodes.join(","),
+    RAILGATE_REDIS_CLUSTER_NODES: options.redisClusterNodes.join(","),
     DATABASE_URL: options.databaseUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
     RAILGATE_INTERNAL_TOKEN: randomBytes(32).toString("hex"),
     RAILGATE_HOST: "127.0.0.1",
     RAILGATE_GRPC_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    GATEWAY_EU_PORT: "0",
-    GATEWAY_US_PORT: "0",
-    GUARDRAIL_GRPC_PORT: "0",
-    SPEECH_GRPC_PORT: "0",
+    RAILGATE_GATEWAY_PORT: "0",
+    RAILGATE_GATEWAY_EU_PORT: "0",
+    RAILGATE_GATEWAY_US_PORT: "0",
+    RAILGATE_GUARDRAIL_GRPC_PORT: "0",
+    RAILGATE_SPEECH_GRPC_PORT: "0",
     RAILGATE_EMBEDDED_ENGINE: "off",
-    SPEECH_ENGINE_WORKERS: "1",
+    RAILGATE_SPEECH_ENGINE_WORKERS: "1",
     ...options.env,
     // The ports are read from info lines: they must be printed.
-    LOG_LEVEL: "info",
+    RAILGATE_LOG_LEVEL: "info",
   };
   const balancers: Record<ReplicaKind, TcpBalancer> = {
     guardrail: await TcpBalancer.start(),
@@ -106,8 +106,8 @@ export async function startClusterDeployment(
     const extra =
       kind === "gateway"
         ? {
-            GUARDRAIL_GRPC_URL: balancers.guardrail.url,
-            SPEECH_GRPC_URL: balancers.speech.url,
+            RAILGATE_GUARDRAIL_GRPC_URL: balancers.guardrail.url,
+            RAILGATE_SPEECH_GRPC_URL: balancers.speech.url,
           }
         : {};
     const child = spawnChild(process.execPath, [appEntry(kind)], { ...common, ...extra });

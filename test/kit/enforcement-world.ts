@@ -43,7 +43,7 @@ async function build(): Promise<World> {
   cleanups.push(() => Promise.all(PROVIDERS.map((p) => fakes[p].close())).then(() => {}));
   const dir = mkdtempSync(join(tmpdir(), "railgate-enforcement-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const env = { SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
+  const env = { RAILGATE_SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
   const redis = await startLaneStore();
   cleanups.push(() => redis.stop());
   const startSystem: World["startSystem"] = (redisUrl, extra = {}, options = {}) =>

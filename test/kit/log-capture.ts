@@ -14,7 +14,7 @@ export interface LogCapture {
 
 /**
  * Captures what this process logs, through the real loggers (platform/observability/logger.ts), at `level`
- * or above whatever LOG_LEVEL the run has (child loggers follow the root's level): for
+ * or above whatever RAILGATE_LOG_LEVEL the run has (child loggers follow the root's level): for
  * tests that check what an operator reads, e.g. that a failure's detail is logged with
  * the request id while the client reads none of it.
  */

@@ -120,12 +120,12 @@ export function useRoutingWorld(): RoutingWorld {
     redis = await startLaneStore();
     w.system = await startTestSystem(redis.url, {
       env: {
-        SPEECH_CATALOG_FILE: writeCatalogFile(dir, catalog),
-        SPEECH_BREAKER_FAILURES: String(ROUTING.breakerFailures),
-        SPEECH_BREAKER_COOLDOWN_MS: String(ROUTING.breakerCooldownMs),
-        SPEECH_RETRIES: String(ROUTING.retries),
-        SPEECH_RETRY_BACKOFF_MS: "5",
-        SPEECH_RETRY_BACKOFF_MAX_MS: "20",
+        RAILGATE_SPEECH_CATALOG_FILE: writeCatalogFile(dir, catalog),
+        RAILGATE_SPEECH_BREAKER_FAILURES: String(ROUTING.breakerFailures),
+        RAILGATE_SPEECH_BREAKER_COOLDOWN_MS: String(ROUTING.breakerCooldownMs),
+        RAILGATE_SPEECH_RETRIES: String(ROUTING.retries),
+        RAILGATE_SPEECH_RETRY_BACKOFF_MS: "5",
+        RAILGATE_SPEECH_RETRY_BACKOFF_MAX_MS: "20",
       },
     });
     w.baseUrl = `http://127.0.0.1:${w.system.gatewayPorts.global}`;

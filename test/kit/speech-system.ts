@@ -96,7 +96,11 @@ async function startWorld(
   const system = await startTestSystem(
     redis.url,
     {
-      env: { SPEECH_CATALOG_FILE: catalog, ACME_API_KEY: ACME_KEY, BACKUP_API_KEY: BACKUP_KEY },
+      env: {
+        RAILGATE_SPEECH_CATALOG_FILE: catalog,
+        ACME_API_KEY: ACME_KEY,
+        BACKUP_API_KEY: BACKUP_KEY,
+      },
       embeddedEngine: "auto",
       enginePoolSize: 2,
       ...overrides,

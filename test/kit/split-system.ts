@@ -39,7 +39,7 @@ export interface SplitSystem {
    * (`gateway` is then the new process); resolves once it is healthy.
    */
   restartGateway(): Promise<void>;
-  /** The services' own GET /metrics (METRICS_PORT), when asked for with `metrics: true`. */
+  /** The services' own GET /metrics (RAILGATE_METRICS_PORT), when asked for with `metrics: true`. */
   metricsUrls: { guardrail?: string; speech?: string };
   stop(): Promise<void>;
 }
@@ -50,7 +50,7 @@ async function grpcPortOf(child: Child, kind: "guardrail" | "speech"): Promise<n
   return (JSON.parse(line) as { grpcPort: number }).grpcPort;
 }
 
-/** The URL of a process's METRICS_PORT listener, from its "metrics listener is up" line. */
+/** The URL of a process's RAILGATE_METRICS_PORT listener, from its "metrics listener is up" line. */
 async function metricsUrlOf(child: Child): Promise<string> {
   const line = await child.waitForLine(/"msg":"metrics listener is up"/, 60_000);
   return `http://127.0.0.1:${(JSON.parse(line) as { metricsPort: number }).metricsPort}/metrics`;
@@ -85,7 +85,7 @@ export async function startSplitSystem(
   const common = {
     PATH: process.env.PATH,
     // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
-    CONFIG_REFILL: "off",
+    RAILGATE_CONFIG_REFILL: "off",
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
@@ -93,14 +93,14 @@ export async function startSplitSystem(
     RAILGATE_HOST: "127.0.0.1",
     RAILGATE_GRPC_HOST: "127.0.0.1",
     ...gatewayPortEnv(picked?.gateway),
-    GUARDRAIL_GRPC_PORT: String(picked?.guardrail ?? 0),
-    SPEECH_GRPC_PORT: String(picked?.speech ?? 0),
+    RAILGATE_GUARDRAIL_GRPC_PORT: String(picked?.guardrail ?? 0),
+    RAILGATE_SPEECH_GRPC_PORT: String(picked?.speech ?? 0),
     RAILGATE_EMBEDDED_ENGINE: "off",
-    SPEECH_ENGINE_WORKERS: "1",
+    RAILGATE_SPEECH_ENGINE_WORKERS: "1",
     // One request log for the three processes: the run's throwaway PostgreSQL database.
     ...(await childDatabaseEnv(env)),
     // The ports are read from info lines, unless they were picked here.
-    LOG_LEVEL: logLevel,
+    RAILGATE_LOG_LEVEL: logLevel,
   };
   const started: Child[] = [];
   let speechBalancer: TcpBalancer | undefined;
@@ -120,12 +120,16 @@ export async function startSplitSystem(
   };
   try {
     // Each service its own metrics port, picked by the process and read from its line.
-    const metricsEnv: Record<string, string> = options.metrics ? { METRICS_PORT: "0" } : {};
+    const metricsEnv: Record<string, string> = options.metrics
+      ? { RAILGATE_METRICS_PORT: "0" }
+      : {};
     const guardrail = spawn("guardrail", metricsEnv);
     const speech = spawn("speech", metricsEnv);
     const more = (
       picked?.moreSpeech ?? Array.from({ length: (options.speechReplicas ?? 1) - 1 })
-    ).map((port) => spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(port ?? 0) }));
+    ).map((port) =>
+      spawn("speech", { ...metricsEnv, RAILGATE_SPEECH_GRPC_PORT: String(port ?? 0) }),
+    );
     const [guardrailPort, speechPort] = picked
       ? [picked.guardrail, picked.speech]
       : await Promise.all([grpcPortOf(guardrail, "guardrail"), grpcPortOf(speech, "speech")]);
@@ -141,8 +145,8 @@ export async function startSplitSystem(
       Object.assign(metricsUrls, { guardrail: g, speech: s });
     }
     const gatewayEnv = {
-      GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
-      SPEECH_GRPC_URL: speechBalancer?.url ?? `http://127.0.0.1:${speechPort}`,
+      RAILGATE_GUARDRAIL_GRPC_URL: `http://127.0.0.1:${guardrailPort}`,
+      RAILGATE_SPEECH_GRPC_URL: speechBalancer?.url ?? `http://127.0.0.1:${speechPort}`,
     };
     let gateway = spawn("gateway", gatewayEnv);
     const ports =
@@ -162,7 +166,10 @@ export async function startSplitSystem(
         return currentSpeech;
       },
       restartSpeech: async () => {
-        const again = spawn("speech", { ...metricsEnv, SPEECH_GRPC_PORT: String(speechPort) });
+        const again = spawn("speech", {
+          ...metricsEnv,
+          RAILGATE_SPEECH_GRPC_PORT: String(speechPort),
+        });
         currentSpeech = again;
         speeches[0] = { child: again, port: speechPort };
         await again.waitForLine(/"msg":"speech service is up"/, 60_000);
@@ -173,7 +180,7 @@ export async function startSplitSystem(
       speechBalancer,
       guardrailPort,
       baseUrl,
-      guardrailGrpcUrl: gatewayEnv.GUARDRAIL_GRPC_URL,
+      guardrailGrpcUrl: gatewayEnv.RAILGATE_GUARDRAIL_GRPC_URL,
       metricsUrls,
       restartGateway: async () => {
         const old = gateway.process;

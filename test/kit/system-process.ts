@@ -12,7 +12,7 @@ export interface ChildOptions {
   /** The node binary (default: this process's): the bench's BENCH_NODE, e.g. the image's Node 22. */
   node?: string;
   /**
-   * The child's LOG_LEVEL (default info). Above info its start-up lines, which say what ports
+   * The child's RAILGATE_LOG_LEVEL (default info). Above info its start-up lines, which say what ports
    * it bound, are not printed: its ports are then picked here first (freePort), and another
    * process may take one before the child binds it. Only for a caller that runs alone on
    * the machine: the bench, at "warn", so a log line per request does not weigh on what it
@@ -31,12 +31,12 @@ export async function pickedGatewayPorts(): Promise<Record<RegionName, number>> 
   return { global: await freePort(), europe: await freePort(), us: await freePort() };
 }
 
-/** GATEWAY_*PORT for `ports`, or 0 (the child picks and reports them) when there are none. */
+/** RAILGATE_GATEWAY_*PORT for `ports`, or 0 (the child picks and reports them) when there are none. */
 export function gatewayPortEnv(ports?: Record<RegionName, number>): Record<string, string> {
   return {
-    GATEWAY_PORT: String(ports?.global ?? 0),
-    GATEWAY_EU_PORT: String(ports?.europe ?? 0),
-    GATEWAY_US_PORT: String(ports?.us ?? 0),
+    RAILGATE_GATEWAY_PORT: String(ports?.global ?? 0),
+    RAILGATE_GATEWAY_EU_PORT: String(ports?.europe ?? 0),
+    RAILGATE_GATEWAY_US_PORT: String(ports?.us ?? 0),
   };
 }
 
@@ -82,20 +82,20 @@ export async function startSystemProcess(
   const child = spawnChild(options.node ?? process.execPath, [...(options.nodeArgs ?? []), MAIN], {
     PATH: process.env.PATH,
     // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
-    CONFIG_REFILL: "off",
+    RAILGATE_CONFIG_REFILL: "off",
     HOME: process.env.HOME,
     REDIS_URL: redisUrl,
     RAILGATE_MANAGEMENT_KEY: MANAGEMENT_KEY,
     RAILGATE_HOST: "127.0.0.1",
     ...gatewayPortEnv(picked),
-    GUARDRAIL_GRPC_PORT: "0",
-    SPEECH_GRPC_PORT: "0",
-    SPEECH_ENGINE_WORKERS: "1",
+    RAILGATE_GUARDRAIL_GRPC_PORT: "0",
+    RAILGATE_SPEECH_GRPC_PORT: "0",
+    RAILGATE_SPEECH_ENGINE_WORKERS: "1",
     // With DATABASE_URL "" as `npm start` without one: the file-backed PGlite, in a folder of its own.
     RAILGATE_DATA_DIR: makeTempDir("railgate-data-"),
     ...(await childDatabaseEnv(env)),
     // The ports are read from an info line, unless they were picked here.
-    LOG_LEVEL: logLevel,
+    RAILGATE_LOG_LEVEL: logLevel,
   });
   const exited = new Promise<number | null>((resolve) =>
     child.process.once("exit", (code) => resolve(code)),

@@ -11,7 +11,7 @@ export const MANAGEMENT_KEY = "test-management-key-0123456789abcdef";
  * The whole system on free ports against the given Redis (or, without one, the embedded store,
  * asked for by name so that start-up never probes the machine's own Redis on 6379).
  * `overrides.env` is parsed by the configuration schema like a real environment
- * (RATE_LIMIT_PER_MINUTE and the like take effect); the other overrides win.
+ * (RAILGATE_RATE_LIMIT_PER_MINUTE and the like take effect); the other overrides win.
  *
  * Without the embedded engine unless a suite asks for it (`embeddedEngine: "auto"`): its eSpeak
  * worker threads take seconds to start (tens on a loaded 2-core machine), and a suite that only
@@ -30,11 +30,11 @@ export async function startTestSystem(
     // suites share a system, and an endpoint one suite's failing fake opened would answer the
     // next suite's requests differently; the error suites also count exactly one request each.
     ...loadConfig({
-      HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
-      SPEECH_RETRIES: "0",
-      SPEECH_BREAKER_FAILURES: "0",
+      RAILGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS: "0",
+      RAILGATE_SPEECH_RETRIES: "0",
+      RAILGATE_SPEECH_BREAKER_FAILURES: "0",
       // Suites share one database with a Redis each: a fresh Redis is not an emptied one.
-      CONFIG_REFILL: "off",
+      RAILGATE_CONFIG_REFILL: "off",
       ...overrides.env,
     }),
     host: "127.0.0.1",

@@ -23,8 +23,8 @@ describe("control plane: its entry, and the deprecated guardrail entry", functio
     HOME: dir,
     RAILGATE_DATA_DIR: dir,
     RAILGATE_GRPC_HOST: "127.0.0.1",
-    GUARDRAIL_GRPC_PORT: "0",
-    LOG_LEVEL: "info",
+    RAILGATE_GUARDRAIL_GRPC_PORT: "0",
+    RAILGATE_LOG_LEVEL: "info",
     ...extra,
   });
 

@@ -11,7 +11,7 @@ const INTERNAL_TOKEN = "internal-token-for-drain-tests-0123456789";
  * A guardrail replica that drains ends the gateways' invalidation streams at once (status OK),
  * so each gateway follows another replica straight away, and the drain does not wait out its
  * grace period for streams that never end by themselves (a rolling restart would otherwise
- * take SHUTDOWN_GRACE_MS per guardrail pod and cut the streams at the end).
+ * take RAILGATE_SHUTDOWN_GRACE_MS per guardrail pod and cut the streams at the end).
  */
 describe("guardrail service: drain ends the invalidation streams", function () {
   this.timeout(30_000);

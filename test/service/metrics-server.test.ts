@@ -5,7 +5,7 @@ import {
   startMetricsServer,
 } from "../../platform/observability/metrics-server.js";
 
-describe("METRICS_PORT: a process's own /metrics listener", () => {
+describe("RAILGATE_METRICS_PORT: a process's own /metrics listener", () => {
   let server: MetricsServer;
   let base: string;
   before(async () => {

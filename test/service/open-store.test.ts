@@ -44,14 +44,14 @@ describe("openStore: which store, and why", () => {
     expect(store.kind).to.equal("memory");
     expect(line).to.include({ level: 40, store: "embedded" });
     expect(line.msg).to.match(
-      /^using the EMBEDDED IN-MEMORY STORE \(RAILGATE_STORE=auto and neither REDIS_URL nor REDIS_CLUSTER_NODES is set\): state is lost on exit/,
+      /^using the EMBEDDED IN-MEMORY STORE \(RAILGATE_STORE=auto and neither REDIS_URL nor RAILGATE_REDIS_CLUSTER_NODES is set\): state is lost on exit/,
     );
     expect(line.msg).to.include("Set REDIS_URL for production.");
   });
 
   it("auto, REDIS_URL unset: a Redis answering at the local default is NOT adopted, and the line says how to use it", async () => {
     const marker = `rg-probe-${Date.now()}`;
-    const { store, line } = await open({ REDIS_PREFIX: marker }, redis.url);
+    const { store, line } = await open({ RAILGATE_REDIS_PREFIX: marker }, redis.url);
     await store.close();
     expect(store.kind).to.equal("memory");
     expect(line).to.include({ level: 40, store: "embedded", unusedRedis: redis.url });
@@ -69,7 +69,7 @@ describe("openStore: which store, and why", () => {
 
   it("RAILGATE_STORE=redis, REDIS_URL unset: Redis at the local default, with its key prefix in the line", async () => {
     const { store, line } = await open(
-      { RAILGATE_STORE: "redis", REDIS_PREFIX: "rg-first" },
+      { RAILGATE_STORE: "redis", RAILGATE_REDIS_PREFIX: "rg-first" },
       redis.url,
     );
     await store.close();
@@ -82,7 +82,7 @@ describe("openStore: which store, and why", () => {
       reason: "RAILGATE_STORE=redis and REDIS_URL unset: the local default",
     });
     expect(line.msg).to.equal(
-      `using the Redis store at ${redis.url} (RAILGATE_STORE=redis and REDIS_URL unset: the local default); every key starts with "rg-first:" (REDIS_PREFIX)`,
+      `using the Redis store at ${redis.url} (RAILGATE_STORE=redis and REDIS_URL unset: the local default); every key starts with "rg-first:" (RAILGATE_REDIS_PREFIX)`,
     );
   });
 
@@ -123,7 +123,7 @@ describe("openStore: which store, and why", () => {
     );
     expect(failed).to.be.instanceOf(StartupRefused);
     expect((failed as Error).message).to.equal(
-      "the speech process has no store: RAILGATE_STORE=auto and neither REDIS_URL nor REDIS_CLUSTER_NODES is set. Split processes share their state only through Redis: set REDIS_URL (or REDIS_CLUSTER_NODES), or RAILGATE_STORE=embedded for a process on its own",
+      "the speech process has no store: RAILGATE_STORE=auto and neither REDIS_URL nor RAILGATE_REDIS_CLUSTER_NODES is set. Split processes share their state only through Redis: set REDIS_URL (or RAILGATE_REDIS_CLUSTER_NODES), or RAILGATE_STORE=embedded for a process on its own",
     );
     const asked = await openStore(loadConfig({ RAILGATE_STORE: "embedded" }), nobody, "speech");
     expect(asked.kind).to.equal("memory");
@@ -133,7 +133,7 @@ describe("openStore: which store, and why", () => {
   it("railgate_store_up: 1 while the store answers, 0 while it does not, 1 again once it is back", async () => {
     const own = await startRedis();
     const store = await openStore(
-      loadConfig({ REDIS_URL: own.url, REDIS_COMMAND_TIMEOUT_MS: "200" }),
+      loadConfig({ REDIS_URL: own.url, RAILGATE_REDIS_COMMAND_TIMEOUT_MS: "200" }),
     );
     const up = async () =>
       sample(await registry.metrics(), "railgate_store_up", { store: "redis" });

@@ -63,7 +63,7 @@ for (const store of LANE_STORES) {
         ],
       });
       const overrides = {
-        env: { SPEECH_CATALOG_FILE: catalog },
+        env: { RAILGATE_SPEECH_CATALOG_FILE: catalog },
         audioCache: { ...AUDIO_CACHE_DEFAULTS, workspaceBytes: BUDGET },
       };
       if (store === "redis") {

@@ -26,7 +26,7 @@ describe("speech: without the embedded engine (RAILGATE_EMBEDDED_ENGINE=off)", (
     system = await startTestSystem(redis.url, {
       env: {
         RAILGATE_EMBEDDED_ENGINE: "off",
-        SPEECH_CATALOG_FILE: EXAMPLE_CATALOG,
+        RAILGATE_SPEECH_CATALOG_FILE: EXAMPLE_CATALOG,
         // Lets the example's OpenAI endpoint resolve its key; no request reaches OpenAI here.
         OPENAI_API_KEY: "sk-test-never-sent",
       },

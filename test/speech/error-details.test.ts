@@ -112,7 +112,7 @@ describe("speech: an embedded engine failure names the provider, the log has the
     system = await startTestSystem(redis.url, {
       embeddedEngine: "auto",
       enginePoolSize: 1,
-      env: { SPEECH_CATALOG_FILE: catalog },
+      env: { RAILGATE_SPEECH_CATALOG_FILE: catalog },
     });
     const admin = new Api(`http://127.0.0.1:${system.gatewayPorts.global}`, MANAGEMENT_KEY);
     const key = await admin.post("/api/v1/keys", { name: "engine errors" });

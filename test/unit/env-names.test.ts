@@ -25,7 +25,7 @@ describe("configuration: unknown environment variables", () => {
     expect(
       unknownVariables({ RAILGATE_MANAGMENT_KEY: "secret", GATEWAY_UE_PORT: "8082" }),
     ).to.deep.equal([
-      { name: "GATEWAY_UE_PORT", suggestion: "GATEWAY_US_PORT" },
+      { name: "GATEWAY_UE_PORT", suggestion: "RAILGATE_GATEWAY_US_PORT" },
       { name: "RAILGATE_MANAGMENT_KEY", suggestion: "RAILGATE_MANAGEMENT_KEY" },
     ]);
   });
@@ -55,7 +55,7 @@ describe("configuration: unknown environment variables", () => {
         NODE_VERSION: "22.0.0",
       }),
     ).to.deep.equal([
-      { name: "LOG_LEVLE", suggestion: "LOG_LEVEL" },
+      { name: "LOG_LEVLE", suggestion: "RAILGATE_LOG_LEVEL" },
       { name: "OTEL_EXPORTER_OTLP_ENDPIONT", suggestion: "OTEL_EXPORTER_OTLP_ENDPOINT" },
     ]);
   });

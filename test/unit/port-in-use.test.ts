@@ -35,9 +35,12 @@ describe("a listener's port in use names the variable that sets it", () => {
   });
 
   for (const [variable, overrides] of [
-    ["GUARDRAIL_GRPC_PORT", (port: number) => ({ guardrailGrpcPort: port })],
-    ["SPEECH_GRPC_PORT", (port: number) => ({ speechGrpcPort: port })],
-    ["GATEWAY_EU_PORT", (port: number) => ({ gatewayPorts: { global: 0, europe: port, us: 0 } })],
+    ["RAILGATE_GUARDRAIL_GRPC_PORT", (port: number) => ({ guardrailGrpcPort: port })],
+    ["RAILGATE_SPEECH_GRPC_PORT", (port: number) => ({ speechGrpcPort: port })],
+    [
+      "RAILGATE_GATEWAY_EU_PORT",
+      (port: number) => ({ gatewayPorts: { global: 0, europe: port, us: 0 } }),
+    ],
   ] as const) {
     it(`${variable}`, async () => {
       const err = await refusal(() => startTestSystem(undefined, overrides(held.port)));
@@ -48,11 +51,13 @@ describe("a listener's port in use names the variable that sets it", () => {
     });
   }
 
-  it("METRICS_PORT", async () => {
+  it("RAILGATE_METRICS_PORT", async () => {
     const err = await refusal(() => startMetricsServer(held.port, "127.0.0.1"));
     expect(err).to.be.instanceOf(StartupRefused);
     expect(err.message).to.match(
-      new RegExp(`^METRICS_PORT=${held.port}: port 127\\.0\\.0\\.1:${held.port} is in use`),
+      new RegExp(
+        `^RAILGATE_METRICS_PORT=${held.port}: port 127\\.0\\.0\\.1:${held.port} is in use`,
+      ),
     );
   });
 });

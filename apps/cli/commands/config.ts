@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { loadConfig } from "../../../platform/config/config.js";
 import { MemoryStore } from "../../../store/memory-store.js";
 import { openStore } from "../../../store/open-store.js";
 import { openDatabase } from "../../../store/request-log/open-database.js";
@@ -13,15 +12,16 @@ import {
   importConfig,
 } from "../config-transfer.js";
 import { record } from "../output.js";
+import { storeSettings } from "../settings.js";
 import { UsageError } from "../usage-error.js";
 
 /**
  * The deployment's store and database, as the guardrail process opens them (REDIS_URL or
- * REDIS_CLUSTER_NODES, DATABASE_URL): without Redis, the embedded store is filled from the
+ * RAILGATE_REDIS_CLUSTER_NODES, DATABASE_URL): without Redis, the embedded store is filled from the
  * embedded database's folder (the all-in-one must be stopped: its folder is locked).
  */
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env);
+  const config = storeSettings(process.env);
   const database = await openDatabase(config);
   try {
     const store: Store =

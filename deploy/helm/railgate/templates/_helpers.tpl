@@ -69,16 +69,16 @@ PostgreSQL (an unset REDIS_URL would fall back to a process-local store).
   valueFrom:
     secretKeyRef: { name: {{ $secret }}, key: database-url }
 {{- if .Values.redis.clusterNodes }}
-- name: REDIS_CLUSTER_NODES
+- name: RAILGATE_REDIS_CLUSTER_NODES
   value: {{ .Values.redis.clusterNodes | quote }}
 {{- else }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef: { name: {{ $secret }}, key: redis-url }
 {{- end }}
-- name: REDIS_PREFIX
+- name: RAILGATE_REDIS_PREFIX
   value: {{ .Values.redis.prefix | quote }}
-- name: RAILGATE_LOG_RETENTION_DAYS
+- name: RAILGATE_REQUEST_LOG_RETENTION_DAYS
   value: {{ .Values.database.retentionDays | quote }}
 {{- end -}}
 
@@ -89,9 +89,9 @@ PostgreSQL (an unset REDIS_URL would fall back to a process-local store).
     secretKeyRef: { name: {{ include "railgate.secretName" . }}, key: internal-token }
 - name: RAILGATE_GRPC_HOST
   value: "0.0.0.0"
-- name: GUARDRAIL_GRPC_PORT
+- name: RAILGATE_GUARDRAIL_GRPC_PORT
   value: {{ .Values.guardrail.port | quote }}
-- name: SPEECH_GRPC_PORT
+- name: RAILGATE_SPEECH_GRPC_PORT
   value: {{ .Values.speech.port | quote }}
 {{- if .Values.grpcTls.enabled }}
 - name: RAILGATE_GRPC_TLS_CERT

@@ -148,7 +148,7 @@ export type ApiKey = Message<"railgate.account.v1.ApiKey"> & {
   guardrailId: string;
 
   /**
-   * Speech requests per minute; unset = the deployment default (RATE_LIMIT_PER_MINUTE).
+   * Speech requests per minute; unset = the deployment default (RAILGATE_RATE_LIMIT_PER_MINUTE).
    *
    * @generated from field: optional int32 rate_limit_per_minute = 12;
    */

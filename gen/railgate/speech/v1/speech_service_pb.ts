@@ -41,7 +41,7 @@ export const GetAudioCacheRequestSchema: GenMessage<GetAudioCacheRequest> = /*@_
  */
 export type GetAudioCacheResponse = Message<"railgate.speech.v1.GetAudioCacheResponse"> & {
   /**
-   * Clips stored and their bytes, within budget_bytes (AUDIO_CACHE_WORKSPACE_BYTES).
+   * Clips stored and their bytes, within budget_bytes (RAILGATE_AUDIO_CACHE_WORKSPACE_BYTES).
    *
    * @generated from field: int64 clips = 1;
    */
