@@ -12,6 +12,7 @@ import { quote } from "../../platform/quote.js";
 import { quotedRegionNames, regionName } from "../../platform/regions.js";
 import { RESET_INTERVALS } from "../../platform/reset-intervals.js";
 import { SCAN_SCOPES } from "../../platform/scan-scopes.js";
+import { validateChecks } from "./check-validation.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -141,4 +142,5 @@ export function validateGuardrail(g: Guardrail): void {
       fail(`limit_usd must be a number from 0 to ${LIMITS.limitUsdMax}`);
     }
   }
+  validateChecks(g.checks);
 }
