@@ -15,7 +15,8 @@ function length(at: string, value: string | undefined, max: number, required: bo
     if (required) fail(`${at} is required (1 to ${max} characters)`);
     return;
   }
-  if (required && value.trim().length === 0) fail(`${at} must be 1 to ${max} characters and not blank`);
+  if (required && value.trim().length === 0)
+    fail(`${at} must be 1 to ${max} characters and not blank`);
   if ([...value].length > max) fail(`${at} must be at most ${max} characters`);
 }
 

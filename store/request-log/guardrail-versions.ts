@@ -84,7 +84,9 @@ export async function markGuardrailVersionsDeleted(
   at: Date,
 ): Promise<void> {
   const [column, value] =
-    "guardrailId" in where ? ["guardrail_id", where.guardrailId] : ["workspace_id", where.workspaceId];
+    "guardrailId" in where
+      ? ["guardrail_id", where.guardrailId]
+      : ["workspace_id", where.workspaceId];
   await tx.query(
     `UPDATE guardrail_versions SET deleted_at = $2 WHERE ${column} = $1 AND deleted_at IS NULL`,
     [value, at],
