@@ -78,7 +78,7 @@ const versionsTable = dataTable({
 });
 
 const checksTable = dataTable({
-  caption: "Checks and their last result",
+  caption: "Checks",
   id: "guardrail-checks",
   pageSize: 50,
   columns: [
