@@ -35,6 +35,8 @@ export const GUARDRAIL_FIELD_DECISIONS: Readonly<
   created_at: "read-only",
   updated_at: "read-only",
   is_workspace_default: "read-only",
+  // The service writes it when the checks run (on a change, or on demand).
+  last_check_run: "read-only",
   // Bumped by the store on every write, for optimistic concurrency; not part of the API.
   version: "internal",
 };

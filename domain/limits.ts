@@ -26,6 +26,11 @@ export const GUARDRAIL_LIMITS = {
   subjectMax: 256,
   /** The free-form "who assigned it" an assignment records. */
   assignedByMax: 256,
+  /** A guardrail's checks, a check's name, its example input and expected reason. */
+  checksMax: 50,
+  checkNameMax: 200,
+  checkInputMax: 10_000,
+  checkReasonMax: 200,
 } as const;
 
 /** Keys, workspaces, members and credits. */

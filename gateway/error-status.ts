@@ -53,10 +53,12 @@ export const STATUS_BY_REASON: Readonly<
   [ErrorReason.GENERATION_NOT_FOUND]: 404,
   [ErrorReason.WEBHOOK_NOT_FOUND]: 404,
   [ErrorReason.POLICY_NOT_FOUND]: 404,
+  [ErrorReason.GUARDRAIL_VERSION_NOT_FOUND]: 404,
   // The spec's "409 (conflict; retry later)" of a guardrail update.
   [ErrorReason.UPDATE_CONFLICT]: 409,
   [ErrorReason.ID_COLLISION]: 409,
   [ErrorReason.SLUG_TAKEN]: 409,
+  [ErrorReason.CHECKS_FAILED]: 409,
 };
 
 /**

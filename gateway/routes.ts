@@ -9,6 +9,7 @@ import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { generationRoutes } from "./routes/generations.js";
 import { guardrailPolicyRoutes } from "./routes/guardrail-policies.js";
+import { guardrailVersionRoutes } from "./routes/guardrail-versions.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
 import { healthRoutes } from "./routes/health.js";
 import { keyRoutes } from "./routes/keys.js";
@@ -24,6 +25,7 @@ export const routes: Route[] = [
   ...metricsRoutes,
   ...assignmentRoutes,
   ...guardrailPolicyRoutes,
+  ...guardrailVersionRoutes,
   ...guardrailRoutes,
   ...explainRoutes,
   ...keyRoutes,

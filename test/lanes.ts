@@ -57,6 +57,7 @@ export const RERUNS = {
     "contract/",
     "gateway/auth-and-routing.test.ts",
     "gateway/guardrails-errors.test.ts",
+    "gateway/guardrail-versions.test.ts",
     "speech/streaming.test.ts",
     "speech/cancellation.test.ts",
     "speech/upstream-errors.test.ts",

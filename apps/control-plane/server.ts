@@ -1,5 +1,6 @@
 import { callerAuthInterceptor } from "../../domain/auth/caller-auth.js";
-import type { CatalogSource } from "../../domain/catalog/types.js";
+import { ModelCatalog } from "../../domain/catalog/model-catalog.js";
+import type { Catalog, CatalogSource } from "../../domain/catalog/types.js";
 import type { RegionName } from "../../domain/enums.js";
 import { trackCredits, trackGuardrailBudgets } from "../../domain/metrics.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
@@ -34,6 +35,7 @@ import { WebhookServiceImpl } from "../../services/webhooks/service.js";
 import { DeliveryWorker } from "../../services/webhooks/worker.js";
 import { AuditLog } from "../../store/request-log/audit-log.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
+import { GuardrailVersions } from "../../store/request-log/guardrail-versions.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 
@@ -97,10 +99,11 @@ export interface GuardrailServerOptions {
  * The ids and aliases of the catalog SpeechService loads. An alias names its
  * model whether or not the model's provider is configured in this process (the
  * guardrail service holds no provider keys): the built-in catalog lists its
- * OpenAI models only when an OpenAI key is set, so it is read here as if one were.
+ * OpenAI models only when an OpenAI key is set, so it is read here as if one were (a
+ * check naming an OpenAI model is decided by the guardrail, whichever keys are set).
  */
-function loadModelIds(source: CatalogSource): ModelIds {
-  return new ModelIds(loadCatalog({ ...source, openAi: source.openAi ?? {} }));
+function loadGuardrailCatalog(source: CatalogSource): Catalog {
+  return loadCatalog({ ...source, openAi: source.openAi ?? {} });
 }
 
 /**
@@ -162,14 +165,18 @@ export async function startGuardrailServer(
   } else {
     await reportWithoutOperatorKey(store);
   }
-  const guardrails = new GuardrailServiceImpl(store, loadModelIds(options.catalog ?? {}), audit);
-  const principals = new GovernanceCache(
-    store,
-    options.account ?? {
-      allowSafetyRetentionGoogle: CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
-      allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
-    },
-  );
+  const account = options.account ?? {
+    allowSafetyRetentionGoogle: CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
+  };
+  const catalog = loadGuardrailCatalog(options.catalog ?? {});
+  const guardrails = new GuardrailServiceImpl(store, new ModelIds(catalog), audit, {
+    versions: options.database && new GuardrailVersions(options.database),
+    // A check decides its example as enforcement would: the engine's voices are the speech
+    // service's to know, so an engine model's voice is not checked here.
+    checks: { catalog: new ModelCatalog(catalog, []), account },
+  });
+  const principals = new GovernanceCache(store, account);
   const ping = { store: () => store.ping() };
   const webhooks =
     options.database &&

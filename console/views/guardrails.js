@@ -7,6 +7,7 @@ import { dateTime, list, money, reset } from "../lib/format.js";
 import { allKeys, forgetGuardrail, keyName, loadGuardrails } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
 import { editingId, fillGuardrailForm, guardrailRequest } from "./guardrail-form.js";
+import { hideHistory, setupHistory, showHistory } from "./guardrail-history.js";
 
 /** The guardrails on show (one workspace's). */
 let guardrails = [];
@@ -41,6 +42,7 @@ const table = dataTable({
       $("g-name").focus();
     }),
     button("Assignments", `Assignments of ${g.name}`, () => showAssignments(g.id)),
+    button("History", `History of ${g.name}`, () => showHistory(g)),
     button("Delete", `Delete ${g.name}`, () => deleteGuardrail(g), "danger"),
   ],
 });
@@ -257,6 +259,7 @@ export async function editWorkspaceDefault(w) {
 
 export function resetGuardrails() {
   fillGuardrailForm(undefined);
+  hideHistory();
   shownAssignments = undefined;
   $("assignments").hidden = true;
 }
@@ -269,4 +272,5 @@ export function setupGuardrails() {
   });
   $("assign-form").addEventListener("submit", (event) => assign(event, "keys"));
   $("assign-member-form").addEventListener("submit", (event) => assign(event, "members"));
+  setupHistory();
 }

@@ -4,13 +4,15 @@ import { UUID_INPUT_PATTERN } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import {
   type Guardrail,
+  type GuardrailCheckRun,
+  GuardrailCheckRunSchema,
   type GuardrailInput,
   GuardrailInputSchema,
   GuardrailSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { deepFreeze } from "../../platform/deep-freeze.js";
 import type { JsonSchema } from "../openapi/spec-schema.js";
-import { NOT_BLANK } from "./fields.js";
+import { badRequest, NOT_BLANK } from "./fields.js";
 import { type JsonOverrides, type JsonRules, ProtoJson } from "./proto-json.js";
 
 /** A list restriction: 1 to listMaxItems non-blank strings (null: no restriction). */
@@ -45,6 +47,21 @@ export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
   "GuardrailInput.ignored_providers": { rules: STRING_LIST_RULES },
   "GuardrailInput.content_filters": { rules: { maxItems: LIMITS.customFiltersMax } },
   "GuardrailInput.limit_usd": { rules: { minimum: 0, maximum: LIMITS.limitUsdMax } },
+  "GuardrailInput.checks": { rules: { maxItems: LIMITS.checksMax } },
+  "GuardrailCheck.name": {
+    nonNull: true,
+    required: true,
+    rules: { minLength: 1, maxLength: LIMITS.checkNameMax, pattern: NOT_BLANK },
+  },
+  "GuardrailCheck.request": { nonNull: true, required: true },
+  "GuardrailCheck.expect": { nonNull: true, required: true },
+  "GuardrailCheck.reason": { rules: { maxLength: LIMITS.checkReasonMax } },
+  "CheckRequest.model": {
+    nonNull: true,
+    required: true,
+    rules: { minLength: 1, maxLength: LIMITS.listItemMax },
+  },
+  "CheckRequest.input": { rules: { maxLength: LIMITS.checkInputMax } },
   "BuiltinFilter.slug": {
     nonNull: true,
     required: true,
@@ -80,6 +97,21 @@ type Json = Record<string, unknown>;
 export function guardrailInputFromJson(body: Json): { input: GuardrailInput; paths: string[] } {
   const input = json.read<GuardrailInput>(GuardrailInputSchema, body);
   return { input, paths: Object.keys(body) };
+}
+
+/**
+ * A PATCH body: the guardrail's fields (the mask) and `force`, which is no field but says to
+ * apply the change although some of its checks fail.
+ */
+export function guardrailPatchFromJson(body: Json): {
+  input: GuardrailInput;
+  paths: string[];
+  force: boolean;
+} {
+  const { force, ...fields } = body;
+  if (force !== undefined && typeof force !== "boolean")
+    throw badRequest("force must be true or false");
+  return { ...guardrailInputFromJson(fields), force: force === true };
 }
 
 /** Every field but the internal ones, in proto order. */
@@ -175,3 +207,21 @@ export function guardrailBodySchema(required: readonly string[]): JsonSchema {
   }
   return schema;
 }
+
+/** A PATCH's body: the guardrail's fields, and `force`. */
+export function guardrailPatchBodySchema(): JsonSchema {
+  const schema = guardrailBodySchema([]);
+  (schema.properties as Record<string, JsonSchema>).force = {
+    type: "boolean",
+    description:
+      "Apply the change although some of the guardrail's checks fail (audited as forced)",
+  };
+  return schema;
+}
+
+/** A check run as the API writes it (the guardrail's last_check_run, the checks/run answer). */
+export function checkRunToJson(run: GuardrailCheckRun): Json {
+  return json.write(run, GuardrailCheckRunSchema.fields);
+}
+
+export const CHECK_RUN_JSON_SCHEMA: JsonSchema = json.outputSchema(GuardrailCheckRunSchema);

@@ -8,6 +8,8 @@ import {
   guardrailAnswerText,
   guardrailBodySchema,
   guardrailInputFromJson,
+  guardrailPatchBodySchema,
+  guardrailPatchFromJson,
   guardrailToJson,
 } from "../json/guardrail-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
@@ -71,7 +73,9 @@ export const guardrailRoutes: Route[] = [
       GET: { summary: "Get a guardrail", status: 200, response: dataOf(GUARDRAIL_JSON_SCHEMA) },
       PATCH: {
         summary: "Update a guardrail (the fields sent are the update mask)",
-        body: guardrailBodySchema([]),
+        description:
+          "The guardrail's checks run against the result first: a failing one refuses the change (409, error.metadata.failing_checks) unless the body also says force: true, which the audit log records.",
+        body: guardrailPatchBodySchema(),
         status: 200,
         response: dataOf(GUARDRAIL_JSON_SCHEMA),
       },
@@ -88,12 +92,13 @@ export const guardrailRoutes: Route[] = [
       async PATCH(ctx) {
         const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
         // The keys present are the mask; an empty one is the service's to refuse.
-        const { input, paths } = guardrailInputFromJson(body);
+        const { input, paths, force } = guardrailPatchFromJson(body);
         const res = await ctx.clients.guardrails.updateGuardrail(
           {
             id: ctx.params.id ?? "",
             guardrail: input,
             updateMask: { paths },
+            force,
           },
           ctx.call,
         );

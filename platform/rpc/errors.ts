@@ -18,6 +18,10 @@ import {
 export function invalidArgument(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
+/** A well-formed request this deployment cannot serve as configured (no database, say). */
+export function failedPrecondition(message: string): ConnectError {
+  return new ConnectError(message, Code.FailedPrecondition);
+}
 
 // Refusals take their reason as an argument, so none can be raised without one.
 export function notFound(reason: ErrorReason, message: string): ConnectError {

@@ -4,7 +4,14 @@ import { type Guardrail, GuardrailSchema } from "../../gen/railgate/guardrail/v1
 import { enumNamesOf } from "../../platform/enum-names.js";
 
 /** Bookkeeping, not policy: a change of these alone is no change an operator made. */
-const LEFT_OUT = new Set(["id", "created_at", "updated_at", "version", "is_workspace_default"]);
+const LEFT_OUT = new Set([
+  "id",
+  "created_at",
+  "updated_at",
+  "version",
+  "is_workspace_default",
+  "last_check_run",
+]);
 
 type Value = unknown;
 

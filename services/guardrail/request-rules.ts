@@ -37,6 +37,11 @@ function uuid(field: string, id: string): void {
   if (!isUuid(id)) fail(`${field} must be a lowercase UUID, got ${quote(id)}`);
 }
 
+/** Versions count from 1. */
+function versionNumber(n: number): void {
+  if (!Number.isSafeInteger(n) || n < 1) fail(`version must be a whole number from 1, got ${n}`);
+}
+
 function optionalUuid(field: string, id: string | undefined): void {
   if (id !== undefined) uuid(field, id);
 }
@@ -135,6 +140,19 @@ export const GUARDRAIL_REQUEST_RULES: RequestRules<typeof GuardrailService> = {
   resolveEffectivePolicy(req) {
     if (!isKeyHash(req.keyHash)) fail("key_hash must be 64 lowercase hex characters");
   },
+  listGuardrailVersions(req) {
+    uuid("guardrail_id", req.guardrailId);
+    page(req);
+  },
+  getGuardrailVersion(req) {
+    uuid("guardrail_id", req.guardrailId);
+    versionNumber(req.version);
+  },
+  restoreGuardrailVersion(req) {
+    uuid("guardrail_id", req.guardrailId);
+    versionNumber(req.version);
+  },
+  runGuardrailChecks: (req) => uuid("guardrail_id", req.guardrailId),
 };
 
 /** The service with its rules in front of every method. */

@@ -1,8 +1,9 @@
-import { create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
 import { callerOf } from "../../domain/auth/caller-auth.js";
+import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import { defaultGuardrailId, newId } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
 import { pageParams } from "../../domain/paging.js";
@@ -11,6 +12,7 @@ import {
   type Guardrail,
   type GuardrailInput,
   GuardrailInputSchema,
+  GuardrailSchema,
   KeyAssignmentSchema,
   MemberAssignmentSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -19,7 +21,12 @@ import {
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { quote } from "../../platform/quote.js";
-import { conflict, invalidArgument, notFound } from "../../platform/rpc/errors.js";
+import {
+  conflict,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+} from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { decodeFields, encodeFields } from "../../store/guardrail-fields.js";
@@ -30,15 +37,22 @@ import {
   changesBetween,
 } from "../../store/request-log/audit-log.js";
 import {
+  CHANGE_NOTES,
+  type GuardrailVersionRow,
+  type GuardrailVersions,
+} from "../../store/request-log/guardrail-versions.js";
+import {
   type AssignmentKind,
   type AssignmentRecord,
   ORG_SCOPE,
   type Store,
 } from "../../store/types.js";
 import { guardrailAuditFields } from "./audit-fields.js";
+import { type CheckContext, checksFailedError, failingChecks, runChecks } from "./checks.js";
 import type { ModelIds } from "./model-ids.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
+import { inputOfVersion, runSummary, versionMessage } from "./versions.js";
 
 /**
  * An update is retried only when a field it was validated against changed
@@ -52,6 +66,21 @@ export function defaultGuardrailName(workspaceId: string): string {
   return `Workspace ${workspaceId} Default`;
 }
 
+/** The name of the read-only field a check run is kept in. */
+const LAST_CHECK_RUN = GuardrailSchema.field.lastCheckRun.name;
+
+/** The fields a change may write: what a check's outcome depends on. */
+const POLICY_FIELDS = GUARDRAIL_FIELDS.fields
+  .filter((f) => f.role === "writable")
+  .map((f) => f.name);
+
+export interface GuardrailServiceOptions {
+  /** A guardrail's versions (the database's); absent without one. */
+  versions?: GuardrailVersions;
+  /** What running checks needs; absent: checks are stored but not run. */
+  checks?: CheckContext;
+}
+
 /**
  * The handlers. Each request has passed its rule in request-rules.ts (ids,
  * masks, lists, every rule of a new guardrail) before it gets here; what is
@@ -63,6 +92,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     private readonly modelIds: ModelIds,
     /** Where management writes are recorded; absent when the process has no database. */
     private readonly audit?: AuditLog,
+    private readonly options: GuardrailServiceOptions = {},
   ) {}
 
   /** The audit entry of a write, handed to the store with the write itself. */
@@ -117,6 +147,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = this.modelIds.canonicalize(
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
+    // A new guardrail has no earlier version its checks protect: they run and are kept.
+    if (guardrail.checks && this.options.checks)
+      guardrail.lastCheckRun = await runChecks(guardrail, this.options.checks);
     // The event shows the guardrail as the store keeps it (exactly the fields it stores).
     const kept = decodeFields(
       encodeFields(guardrail).map(([, bytes]) => bytes),
@@ -177,22 +210,46 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       id: string;
       guardrail?: GuardrailInput;
       updateMask?: { paths: string[] };
+      force: boolean;
     },
     ctx: HandlerContext,
   ) {
-    const ws = await this.workspaceOf(req.id);
     const input = req.guardrail ?? create(GuardrailInputSchema);
     const paths = req.updateMask?.paths ?? [];
-    const isDefault = req.id === defaultGuardrailId(ws);
+    const guardrail = await this.change(ctx, req.id, input, paths, {
+      action: "guardrail.update",
+      force: req.force,
+    });
+    return { guardrail };
+  }
+
+  /**
+   * One change of a guardrail (an update, or a restore of an earlier version): the checks of
+   * the guardrail it would leave run first, and a failing one refuses it unless forced. With
+   * checks, the change is stored only over the very guardrail they ran against.
+   */
+  private async change(
+    ctx: HandlerContext,
+    id: string,
+    input: GuardrailInput,
+    paths: string[],
+    how: {
+      action: "guardrail.update" | "guardrail.restore";
+      force: boolean;
+      restoredFrom?: number;
+    },
+  ): Promise<Guardrail> {
+    const ws = await this.workspaceOf(id);
+    const isDefault = id === defaultGuardrailId(ws);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const now = nowTimestamp();
-      const found = await this.store.getGuardrail(ws, req.id);
+      const found = await this.store.getGuardrail(ws, id);
       if (!found && !isDefault)
-        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
       const current =
         found?.value ??
         // Materializing the workspace default: it starts from an empty policy.
-        guardrailFromInput({ name: defaultGuardrailName(ws) } as GuardrailInput, req.id, ws, now);
+        guardrailFromInput({ name: defaultGuardrailName(ws) } as GuardrailInput, id, ws, now);
       current.isWorkspaceDefault = isDefault;
       if (isDefault && paths.includes("name") && input.name !== defaultGuardrailName(ws)) {
         throw invalidArgument("name of a workspace default guardrail cannot be changed");
@@ -200,33 +257,62 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
-      const fields = fieldsWritten(input, paths);
+      let fields = fieldsWritten(input, paths);
+      let unchanged = fieldsReadTogether(fields);
+      const failing = await this.checked(next, how.force);
+      if (next.checks || current.lastCheckRun) {
+        fields = [...fields, LAST_CHECK_RUN];
+        // What the checks ran against is what is stored: any other field changed since is a retry.
+        unchanged = POLICY_FIELDS.filter((f) => !fields.includes(f));
+      }
       // The change this request makes: the fields it writes, from what it read.
-      const note = this.guardrailNote(ctx, "guardrail.update", next, current, next);
+      const note = this.guardrailNote(ctx, how.action, next, current, next);
+      if (how.restoredFrom !== undefined)
+        note.entry.changes[CHANGE_NOTES.restoredFrom] = { before: null, after: how.restoredFrom };
+      if (failing.length > 0) {
+        note.entry.changes[CHANGE_NOTES.forced] = { before: null, after: true };
+        note.entry.changes[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
+      }
       const result = await this.store.patchGuardrail(
         {
           workspaceId: ws,
-          id: req.id,
+          id,
           readVersion: found?.version ?? 0,
           fields,
           next,
-          unchanged: fieldsReadTogether(fields),
+          unchanged,
           read: current,
           materialize: isDefault,
         },
         note,
       );
       if (result === "missing")
-        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
       if (result !== "conflict") {
         await this.recorded(note);
-        return { guardrail: result.value };
+        return result.value as Guardrail;
       }
     }
     throw conflict(
       ErrorReason.UPDATE_CONFLICT,
       "guardrail is being updated concurrently, retry later",
     );
+  }
+
+  /**
+   * Runs the checks of the guardrail a change would leave and keeps the run on it (none: no
+   * run). A failing check refuses the change (409 naming each) unless it is forced; forced,
+   * the failing checks are returned for the audit event.
+   */
+  private async checked(next: Guardrail, force: boolean): Promise<string[]> {
+    next.lastCheckRun = undefined;
+    if (!next.checks || !this.options.checks) return [];
+    const run = await runChecks(next, this.options.checks);
+    const failing = failingChecks(run);
+    if (failing.length > 0 && !force) throw checksFailedError(failing);
+    run.forced = failing.length > 0;
+    next.lastCheckRun = run;
+    return failing;
   }
 
   async deleteGuardrail(req: { id: string }, ctx: HandlerContext) {
@@ -428,5 +514,123 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         guardrail ? [create(GoverningGuardrailSchema, { source, guardrail })] : [],
       ),
     };
+  }
+
+  /** The versions reader, or 400 when this process has no database to keep them. */
+  private versionStore(): GuardrailVersions {
+    if (!this.options.versions)
+      throw failedPrecondition(
+        "guardrail versions are kept in the database, which is not configured",
+      );
+    return this.options.versions;
+  }
+
+  /**
+   * 404 unless the guardrail exists or has versions (a deleted one's stay readable for the
+   * audit retention).
+   */
+  private async knownGuardrail(id: string, versions: number): Promise<void> {
+    if (versions > 0) return;
+    await this.workspaceOf(id);
+  }
+
+  async listGuardrailVersions(req: { guardrailId: string; offset: number; limit: number }) {
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    const page = await this.versionStore().list(req.guardrailId, offset, limit);
+    await this.knownGuardrail(req.guardrailId, page.total);
+    return { versions: page.versions.map((v) => versionMessage(v)), totalCount: page.total };
+  }
+
+  private async version(id: string, n: number): Promise<GuardrailVersionRow> {
+    const row = await this.versionStore().get(id, n);
+    if (row) return row;
+    const { total } = await this.versionStore().list(id, 0, 1);
+    await this.knownGuardrail(id, total);
+    throw notFound(
+      ErrorReason.GUARDRAIL_VERSION_NOT_FOUND,
+      `guardrail ${quote(id)} has no version ${n}${total > 0 ? ` (its versions are 1 to ${total})` : ""}`,
+    );
+  }
+
+  async getGuardrailVersion(req: { guardrailId: string; version: number }) {
+    return { version: versionMessage(await this.version(req.guardrailId, req.version), true) };
+  }
+
+  /**
+   * A new version equal to version n: every writable field as n left it, as one change (its
+   * checks, which are n's own, must pass unless forced).
+   */
+  async restoreGuardrailVersion(
+    req: { guardrailId: string; version: number; force: boolean },
+    ctx: HandlerContext,
+  ) {
+    await this.workspaceOf(req.guardrailId);
+    const row = await this.version(req.guardrailId, req.version);
+    const { input, paths } = inputOfVersion(row);
+    const guardrail = await this.change(ctx, req.guardrailId, input, paths, {
+      action: "guardrail.restore",
+      force: req.force,
+      restoredFrom: req.version,
+    });
+    return { guardrail };
+  }
+
+  /**
+   * Runs the checks against the guardrail as it is and keeps the run on it (audited; not a
+   * version: the policy did not change). Stored only over the guardrail it ran against.
+   */
+  async runGuardrailChecks(req: { guardrailId: string }, ctx: HandlerContext) {
+    const ws = await this.workspaceOf(req.guardrailId);
+    const context = this.options.checks;
+    if (!context) throw failedPrecondition("checks cannot run: this process has no model catalog");
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const found = await this.store.getGuardrail(ws, req.guardrailId);
+      if (!found)
+        throw notFound(
+          ErrorReason.GUARDRAIL_NOT_FOUND,
+          `guardrail ${quote(req.guardrailId)} not found`,
+        );
+      const current = found.value;
+      const run = await runChecks(current, context);
+      const next = clone(GuardrailSchema, current);
+      next.lastCheckRun = run;
+      const note = this.note(ctx, {
+        action: "guardrail.checks_run",
+        resource: { type: "guardrail", id: current.id, label: current.name },
+        workspaceId: ws,
+        changes: {
+          [LAST_CHECK_RUN]: {
+            before: current.lastCheckRun ? runSummary(current.lastCheckRun) : null,
+            after: runSummary(run),
+          },
+        },
+      });
+      const result = await this.store.patchGuardrail(
+        {
+          workspaceId: ws,
+          id: req.guardrailId,
+          readVersion: found.version,
+          fields: [LAST_CHECK_RUN],
+          next,
+          unchanged: POLICY_FIELDS,
+          read: current,
+          materialize: false,
+        },
+        note,
+      );
+      if (result === "missing")
+        throw notFound(
+          ErrorReason.GUARDRAIL_NOT_FOUND,
+          `guardrail ${quote(req.guardrailId)} not found`,
+        );
+      if (result !== "conflict") {
+        await this.recorded(note);
+        return { run };
+      }
+    }
+    throw conflict(
+      ErrorReason.UPDATE_CONFLICT,
+      "guardrail is being updated concurrently, retry later",
+    );
   }
 }

@@ -52,6 +52,7 @@ function fillFromAliases(to: Guardrail, input: GuardrailInput, named: (path: str
 function withFilterDefaults(g: Guardrail): Guardrail {
   if (g.contentFilters?.values.length === 0) g.contentFilters = undefined;
   if (g.contentFilterBuiltins?.values.length === 0) g.contentFilterBuiltins = undefined;
+  if (g.checks?.values.length === 0) g.checks = undefined;
   if (g.contentFilterBuiltins) {
     g.contentFilterBuiltins = create(BuiltinFilterListSchema, {
       values: g.contentFilterBuiltins.values.map((b) => ({

@@ -15,6 +15,7 @@ import {
 import { patternProblem } from "../../governance/filters/pattern.js";
 import { quote } from "../../platform/quote.js";
 import { invalidArgument } from "../../platform/rpc/errors.js";
+import { validateChecks } from "./check-validation.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);
@@ -144,4 +145,5 @@ export function validateGuardrail(g: Guardrail): void {
       fail(`limit_usd must be a number from 0 to ${LIMITS.limitUsdMax}`);
     }
   }
+  validateChecks(g.checks);
 }

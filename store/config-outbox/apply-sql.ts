@@ -1,6 +1,11 @@
 import type { AuditChanges, AuditEvent } from "../request-log/audit-log.js";
 import { auditPartitions, insertAuditEvents } from "../request-log/audit-log.js";
 import type { SqlDatabase } from "../request-log/database.js";
+import {
+  insertGuardrailVersion,
+  markGuardrailVersionsDeleted,
+  VERSION_ACTIONS,
+} from "../request-log/guardrail-versions.js";
 import type { ConfigEntry, Snapshot } from "./entry.js";
 
 /** Micro-dollars as dollars (governance/policy/money.ts's rule; the store sits below it). */
@@ -121,6 +126,26 @@ async function applySnapshot(
 }
 
 /**
+ * A guardrail's version rides the entry of the change that made it: the change's audit event
+ * (who, when, which fields) and the snapshot the same script took. A deletion (of the
+ * guardrail, or of its workspace) starts its versions' retention.
+ */
+async function applyVersions(tx: SqlDatabase, e: ConfigEntry): Promise<void> {
+  const audit = e.event.audit;
+  const at = audit ? new Date(audit.at) : new Date(Math.floor(e.stamp / 1000));
+  for (const s of e.snapshots) {
+    if (s.type === "workspace" && s.data === undefined)
+      await markGuardrailVersionsDeleted(tx, { workspaceId: s.id }, at);
+    if (s.type !== "guardrail") continue;
+    if (s.data === undefined) await markGuardrailVersionsDeleted(tx, { guardrailId: s.id }, at);
+    else if (audit && VERSION_ACTIONS.has(audit.action) && audit.resource.id === s.id) {
+      const event = auditOfEntry(e);
+      if (event) await insertGuardrailVersion(tx, event, s.id, e.scope, s.data);
+    }
+  }
+}
+
+/**
  * Writes drained changes to the database in one transaction: their audit events (once each, by
  * id), their ledger rows (once each, by id) and their snapshots (each only over an older one).
  * Applying the same entries twice, or an older entry after a newer one, changes nothing more.
@@ -152,6 +177,7 @@ export async function applyConfigEntries(db: SqlDatabase, entries: ConfigEntry[]
         );
       }
       for (const s of e.snapshots) await applySnapshot(tx, e.scope, e.stamp, s);
+      await applyVersions(tx, e);
     }
   });
 }

@@ -3,6 +3,7 @@ import { newOrderedId } from "../../domain/ids.js";
 import { componentLogger } from "../../platform/observability/logger.js";
 import { BatchWriter } from "./batch-writer.js";
 import type { SqlDatabase } from "./database.js";
+import { GuardrailVersions } from "./guardrail-versions.js";
 import { DayPartitions, dropDayPartitionsBefore } from "./partitions.js";
 
 export type { AuditActor, AuditOrigin, AuditResourceType };
@@ -313,6 +314,9 @@ export class AuditLog {
     const dropped = await dropDayPartitionsBefore(this.db, TABLE, cutoff);
     this.partitions.forget(dropped);
     if (dropped.length > 0) log.info({ days: dropped.length }, "audit log: old days dropped");
+    // A deleted guardrail's versions are kept exactly as long as the audit of its deletion.
+    const versions = await new GuardrailVersions(this.db).purgeDeletedBefore(cutoff);
+    if (versions > 0) log.info({ versions }, "versions of guardrails deleted long ago dropped");
     return dropped;
   }
 

@@ -144,12 +144,25 @@ describe("gateway: OpenAPI document against real answers", function () {
         allow_safety_retention_google: true,
         limit_usd: 10,
         reset_interval: "weekly",
+        checks: [
+          {
+            name: "the engine from Europe",
+            request: { model: MODELS.espeak, region: "europe", input: "hello" },
+            expect: "allowed",
+          },
+        ],
       })
     ).body.data;
     const gPath = `/api/v1/guardrails/${g.id}`;
     await call(admin, "GET", "/api/v1/guardrails", "/api/v1/guardrails?limit=10&offset=0");
     await call(admin, "GET", "/api/v1/guardrails/{id}", gPath);
     await call(admin, "PATCH", "/api/v1/guardrails/{id}", gPath, { content_filters: null });
+    // Its history (the create and the update), a restore, and its checks run on demand.
+    const versions = "/api/v1/guardrails/{id}/versions";
+    await call(admin, "GET", versions, `${gPath}/versions`);
+    await call(admin, "GET", `${versions}/{n}`, `${gPath}/versions/1`);
+    await call(admin, "POST", `${versions}/{n}/restore`, `${gPath}/versions/1/restore`, {});
+    await call(admin, "POST", "/api/v1/guardrails/{id}/checks/run", `${gPath}/checks/run`);
 
     // Keys: the secret once, then by hash; the standard key asks about itself.
     const created = (

@@ -82,6 +82,8 @@ export const GUARDRAIL_KEYS = [
   "limit_usd",
   "reset_interval",
   "forbid_audio_cache",
+  "checks",
+  "last_check_run",
   "is_workspace_default",
   "created_at",
   "updated_at",

@@ -80,6 +80,8 @@ describe("gateway: error reason -> HTTP status table", () => {
       [Code.Aborted, ErrorReason.ID_COLLISION, 409],
       [Code.AlreadyExists, ErrorReason.ID_COLLISION, 409],
       [Code.AlreadyExists, ErrorReason.SLUG_TAKEN, 409],
+      [Code.NotFound, ErrorReason.GUARDRAIL_VERSION_NOT_FOUND, 404],
+      [Code.Aborted, ErrorReason.CHECKS_FAILED, 409],
     ];
     for (const [code, reason, status] of cases) {
       const err = withReason(code, reason, "refused");
@@ -133,6 +135,8 @@ describe("gateway: error reason -> HTTP status table", () => {
       ErrorReason.UPDATE_CONFLICT,
       ErrorReason.ID_COLLISION,
       ErrorReason.SLUG_TAKEN,
+      ErrorReason.GUARDRAIL_VERSION_NOT_FOUND,
+      ErrorReason.CHECKS_FAILED,
     ]);
     const untested = ErrorReasonSchema.values
       .filter((v) => v.number !== ErrorReason.UNSPECIFIED && !tested.has(v.number))

@@ -71,6 +71,10 @@ function sampleJson(f: DescField): unknown {
   if (f.fieldKind === "enum") return apiEnumOf(f.enum).names[0];
   if (f.fieldKind === "scalar") return sampleScalar(f, f.scalar);
   const list = f.fieldKind === "message" ? listOf(f.message) : undefined;
+  if (f.fieldKind === "message" && list === undefined) {
+    if (f.message.typeName === TimestampSchema.typeName) return "2023-11-14T22:13:20.000Z";
+    return sampleObject(f.message);
+  }
   if (list?.fieldKind !== "list") return unsampled(f);
   if (list.listKind === "scalar") return [sampleScalar(list, list.scalar)];
   if (list.listKind === "enum") return [apiEnumOf(list.enum).names[0]];
@@ -101,6 +105,22 @@ function expectEcho(actual: unknown, sent: unknown, at: string): void {
   }
 }
 
+/** A message with every field set to a non-default value (a read-only one: no JSON to read). */
+function sampleMessage(message: DescMessage): unknown {
+  const m = create(message) as unknown as Record<string, unknown>;
+  for (const f of message.fields) {
+    if (f.fieldKind === "scalar") m[f.localName] = sampleScalar(f, f.scalar);
+    else if (f.fieldKind === "enum") m[f.localName] = 1;
+    else if (f.fieldKind === "list" && f.listKind === "message")
+      m[f.localName] = [sampleMessage(f.message)];
+    else if (f.fieldKind === "message" && f.message.typeName === TimestampSchema.typeName)
+      m[f.localName] = create(TimestampSchema, { seconds: 1_700_000_000n });
+    else if (f.fieldKind === "message") m[f.localName] = sampleMessage(f.message);
+    else unsampled(f);
+  }
+  return m;
+}
+
 /** A guardrail with every field set to a non-default value, straight from the descriptor. */
 function everyFieldSet(): Guardrail {
   const g = create(GuardrailSchema) as unknown as Record<string, unknown>;
@@ -122,6 +142,8 @@ function everyFieldSet(): Guardrail {
       g[f.localName] = guardrailInputFromJson({ [f.name]: sampleJson(f) }).input[
         f.localName as keyof typeof GuardrailInputSchema.field
       ];
+    } else if (f.fieldKind === "message") {
+      g[f.localName] = sampleMessage(f.message);
     } else {
       unsampled(f);
     }

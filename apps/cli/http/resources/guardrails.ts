@@ -23,6 +23,14 @@ const GUARDRAIL_FIELDS = [
   f("allowed_providers", "list", { flag: "providers", nullable: true }),
 ];
 
+/** Apply a change although some of the guardrail's checks fail (the audit log says so). */
+const FORCE = {
+  flag: "force",
+  name: "force",
+  value: true,
+  help: "apply it although checks fail (recorded as forced)",
+};
+
 function assignments(kind: "keys" | "members", arg: string, field: string) {
   const base = `/api/v1/guardrails/:id/assignments/${kind}`;
   return [
@@ -87,6 +95,34 @@ export const guardrailApiCommands = apiCommands([
     path: "/api/v1/guardrails/:id",
     body: GUARDRAIL_FIELDS,
     rawBody: true,
+    switches: [FORCE],
+  },
+  {
+    words: "guardrails versions",
+    summary: "a guardrail's versions, newest first (who, when, what changed)",
+    method: "GET",
+    path: "/api/v1/guardrails/:id/versions",
+    query: OFFSET_PAGING,
+    columns: ["version", "created_at", "action", "forced", "restored_from", "deleted_at"],
+  },
+  {
+    words: "guardrails version",
+    summary: "one version, with the guardrail as that change left it",
+    method: "GET",
+    path: "/api/v1/guardrails/:id/versions/:n",
+  },
+  {
+    words: "guardrails restore",
+    summary: "make a new version equal to version N (its checks must pass, or --force)",
+    method: "POST",
+    path: "/api/v1/guardrails/:id/versions/:n/restore",
+    switches: [FORCE],
+  },
+  {
+    words: "guardrails checks",
+    summary: "run a guardrail's checks now and show each one's outcome (kept as last_check_run)",
+    method: "POST",
+    path: "/api/v1/guardrails/:id/checks/run",
   },
   {
     words: "guardrails delete",

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/common/v1/error_metadata.proto.
  */
 export const file_railgate_common_v1_error_metadata: GenFile = /*@__PURE__*/
-  fileDesc("CidyYWlsZ2F0ZS9jb21tb24vdjEvZXJyb3JfbWV0YWRhdGEucHJvdG8SEnJhaWxnYXRlLmNvbW1vbi52MSIhCg1FcnJvck1ldGFkYXRhEhAKCHBhdHRlcm5zGAEgAygJYgZwcm90bzM");
+  fileDesc("CidyYWlsZ2F0ZS9jb21tb24vdjEvZXJyb3JfbWV0YWRhdGEucHJvdG8SEnJhaWxnYXRlLmNvbW1vbi52MSI5Cg1FcnJvck1ldGFkYXRhEhAKCHBhdHRlcm5zGAEgAygJEhYKDmZhaWxpbmdfY2hlY2tzGAIgAygJYgZwcm90bzM");
 
 /**
  * Structured facts about an error that the gateway renders as the JSON body's
@@ -27,6 +27,14 @@ export type ErrorMetadata = Message<"railgate.common.v1.ErrorMetadata"> & {
    * @generated from field: repeated string patterns = 1;
    */
   patterns: string[];
+
+  /**
+   * The checks a refused guardrail change would fail, each as "<name>: expected <outcome>, got
+   * <outcome>".
+   *
+   * @generated from field: repeated string failing_checks = 2;
+   */
+  failingChecks: string[];
 };
 
 /**

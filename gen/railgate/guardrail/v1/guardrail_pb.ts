@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/guardrail/v1/guardrail.proto.
  */
 export const file_railgate_guardrail_v1_guardrail: GenFile = /*@__PURE__*/
-  fileDesc("CiVyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiHAoKU3RyaW5nTGlzdBIOCgZ2YWx1ZXMYASADKAkiOwoKUmVnaW9uTGlzdBItCgZ2YWx1ZXMYASADKA4yHS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVnaW9uIpcBCg1CdWlsdGluRmlsdGVyEgwKBHNsdWcYASABKAkSMwoGYWN0aW9uGAIgASgOMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkZpbHRlckFjdGlvbhINCgVsYWJlbBgDIAEoCRI0CgpzY2FuX3Njb3BlGAQgASgOMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlNjYW5TY29wZSJJChFCdWlsdGluRmlsdGVyTGlzdBI0CgZ2YWx1ZXMYASADKAsyJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQnVpbHRpbkZpbHRlciJjCgxDdXN0b21GaWx0ZXISDwoHcGF0dGVybhgBIAEoCRIzCgZhY3Rpb24YAiABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRmlsdGVyQWN0aW9uEg0KBWxhYmVsGAMgASgJIkcKEEN1c3RvbUZpbHRlckxpc3QSMwoGdmFsdWVzGAEgAygLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkN1c3RvbUZpbHRlciLUCQoJR3VhcmRyYWlsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFAoMd29ya3NwYWNlX2lkGAQgASgJEj8KFGFsbG93ZWRfZGF0YV9yZWdpb25zGAUgASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlZ2lvbkxpc3QSOQoOYWxsb3dlZF9tb2RlbHMYBiABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBI8ChFhbGxvd2VkX3Byb3ZpZGVycxgHIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdHJpbmdMaXN0EjkKDmlnbm9yZWRfbW9kZWxzGAggASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSPAoRaWdub3JlZF9wcm92aWRlcnMYCSABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBJJChdjb250ZW50X2ZpbHRlcl9idWlsdGlucxgKIAEoCzIoLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5CdWlsdGluRmlsdGVyTGlzdBJACg9jb250ZW50X2ZpbHRlcnMYCyABKAsyJy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3VzdG9tRmlsdGVyTGlzdBIlCh1lbmFibGVfZnJlZV9tb2RlbF9wdWJsaWNhdGlvbhgMIAEoCBIiChplbmFibGVfZnJlZV9tb2RlbF90cmFpbmluZxgNIAEoCBIiChplbmFibGVfcGFpZF9tb2RlbF90cmFpbmluZxgOIAEoCBIdChVlbmZvcmNlX3pkcl9hbnRocm9waWMYDyABKAgSGgoSZW5mb3JjZV96ZHJfb3BlbmFpGBAgASgIEhoKEmVuZm9yY2VfemRyX2dvb2dsZRgRIAEoCBIXCg9lbmZvcmNlX3pkcl94YWkYEiABKAgSGQoRZW5mb3JjZV96ZHJfb3RoZXIYEyABKAgSKgodYWxsb3dfc2FmZXR5X3JldGVudGlvbl9nb29nbGUYFCABKAhIAIgBARIpChxhbGxvd19zYWZldHlfcmV0ZW50aW9uX290aGVyGBUgASgISAGIAQESHwoXaW5jbHVkZV9ieW9rX2luX2J1ZGdldHMYFiABKAgSFgoJbGltaXRfdXNkGBcgASgBSAKIAQESPAoOcmVzZXRfaW50ZXJ2YWwYGCABKA4yJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzZXRJbnRlcnZhbBIuCgpjcmVhdGVkX2F0GBkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRpc193b3Jrc3BhY2VfZGVmYXVsdBgbIAEoCBIPCgd2ZXJzaW9uGBwgASgDEhoKEmZvcmJpZF9hdWRpb19jYWNoZRgoIAEoCEIgCh5fYWxsb3dfc2FmZXR5X3JldGVudGlvbl9nb29nbGVCHwodX2FsbG93X3NhZmV0eV9yZXRlbnRpb25fb3RoZXJCDAoKX2xpbWl0X3VzZCLYCwoOR3VhcmRyYWlsSW5wdXQSEQoEbmFtZRgBIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAIgASgJSAGIAQESGQoMd29ya3NwYWNlX2lkGAMgASgJSAKIAQESPwoUYWxsb3dlZF9kYXRhX3JlZ2lvbnMYBCABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVnaW9uTGlzdBI5Cg5hbGxvd2VkX21vZGVscxgFIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdHJpbmdMaXN0EjwKEWFsbG93ZWRfcHJvdmlkZXJzGAYgASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSOQoOaWdub3JlZF9tb2RlbHMYByABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBI8ChFpZ25vcmVkX3Byb3ZpZGVycxgIIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdHJpbmdMaXN0EkkKF2NvbnRlbnRfZmlsdGVyX2J1aWx0aW5zGAkgASgLMigucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkJ1aWx0aW5GaWx0ZXJMaXN0EkAKD2NvbnRlbnRfZmlsdGVycxgKIAEoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DdXN0b21GaWx0ZXJMaXN0EioKHWVuYWJsZV9mcmVlX21vZGVsX3B1YmxpY2F0aW9uGAsgASgISAOIAQESJwoaZW5hYmxlX2ZyZWVfbW9kZWxfdHJhaW5pbmcYDCABKAhIBIgBARInChplbmFibGVfcGFpZF9tb2RlbF90cmFpbmluZxgNIAEoCEgFiAEBEhgKC2VuZm9yY2VfemRyGA4gASgISAaIAQESIgoVZW5mb3JjZV96ZHJfYW50aHJvcGljGA8gASgISAeIAQESHwoSZW5mb3JjZV96ZHJfb3BlbmFpGBAgASgISAiIAQESHwoSZW5mb3JjZV96ZHJfZ29vZ2xlGBEgASgISAmIAQESHAoPZW5mb3JjZV96ZHJfeGFpGBIgASgISAqIAQESHgoRZW5mb3JjZV96ZHJfb3RoZXIYEyABKAhIC4gBARIqCh1hbGxvd19zYWZldHlfcmV0ZW50aW9uX2dvb2dsZRgUIAEoCEgMiAEBEikKHGFsbG93X3NhZmV0eV9yZXRlbnRpb25fb3RoZXIYFSABKAhIDYgBARIkChdpbmNsdWRlX2J5b2tfaW5fYnVkZ2V0cxgWIAEoCEgOiAEBEhYKCWxpbWl0X3VzZBgXIAEoAUgPiAEBEjwKDnJlc2V0X2ludGVydmFsGBggASgOMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc2V0SW50ZXJ2YWwSHwoSZm9yYmlkX2F1ZGlvX2NhY2hlGCggASgISBCIAQFCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg8KDV93b3Jrc3BhY2VfaWRCIAoeX2VuYWJsZV9mcmVlX21vZGVsX3B1YmxpY2F0aW9uQh0KG19lbmFibGVfZnJlZV9tb2RlbF90cmFpbmluZ0IdChtfZW5hYmxlX3BhaWRfbW9kZWxfdHJhaW5pbmdCDgoMX2VuZm9yY2VfemRyQhgKFl9lbmZvcmNlX3pkcl9hbnRocm9waWNCFQoTX2VuZm9yY2VfemRyX29wZW5haUIVChNfZW5mb3JjZV96ZHJfZ29vZ2xlQhIKEF9lbmZvcmNlX3pkcl94YWlCFAoSX2VuZm9yY2VfemRyX290aGVyQiAKHl9hbGxvd19zYWZldHlfcmV0ZW50aW9uX2dvb2dsZUIfCh1fYWxsb3dfc2FmZXR5X3JldGVudGlvbl9vdGhlckIaChhfaW5jbHVkZV9ieW9rX2luX2J1ZGdldHNCDAoKX2xpbWl0X3VzZEIVChNfZm9yYmlkX2F1ZGlvX2NhY2hlIq0BCg1LZXlBc3NpZ25tZW50EgoKAmlkGAEgASgJEhAKCGtleV9oYXNoGAIgASgJEhQKDGd1YXJkcmFpbF9pZBgDIAEoCRIQCghrZXlfbmFtZRgEIAEoCRITCgthc3NpZ25lZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglrZXlfbGFiZWwYByABKAkiuQEKEE1lbWJlckFzc2lnbm1lbnQSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIUCgxndWFyZHJhaWxfaWQYAyABKAkSFAoMd29ya3NwYWNlX2lkGAQgASgJEhMKC2Fzc2lnbmVkX2J5GAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD29yZ2FuaXphdGlvbl9pZBgHIAEoCSpVCgZSZWdpb24SFgoSUkVHSU9OX1VOU1BFQ0lGSUVEEAASEQoNUkVHSU9OX0dMT0JBTBABEhEKDVJFR0lPTl9FVVJPUEUQAhINCglSRUdJT05fVVMQAyqAAQoNUmVzZXRJbnRlcnZhbBIeChpSRVNFVF9JTlRFUlZBTF9VTlNQRUNJRklFRBAAEhgKFFJFU0VUX0lOVEVSVkFMX0RBSUxZEAESGQoVUkVTRVRfSU5URVJWQUxfV0VFS0xZEAISGgoWUkVTRVRfSU5URVJWQUxfTU9OVEhMWRADKngKDEZpbHRlckFjdGlvbhIdChlGSUxURVJfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFwoTRklMVEVSX0FDVElPTl9CTE9DSxABEhgKFEZJTFRFUl9BQ1RJT05fUkVEQUNUEAISFgoSRklMVEVSX0FDVElPTl9GTEFHEAMqXgoJU2NhblNjb3BlEhoKFlNDQU5fU0NPUEVfVU5TUEVDSUZJRUQQABIYChRTQ0FOX1NDT1BFX1VTRVJfT05MWRABEhsKF1NDQU5fU0NPUEVfQUxMX01FU1NBR0VTEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiVyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiHAoKU3RyaW5nTGlzdBIOCgZ2YWx1ZXMYASADKAkiOwoKUmVnaW9uTGlzdBItCgZ2YWx1ZXMYASADKA4yHS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVnaW9uIpcBCg1CdWlsdGluRmlsdGVyEgwKBHNsdWcYASABKAkSMwoGYWN0aW9uGAIgASgOMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkZpbHRlckFjdGlvbhINCgVsYWJlbBgDIAEoCRI0CgpzY2FuX3Njb3BlGAQgASgOMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlNjYW5TY29wZSJJChFCdWlsdGluRmlsdGVyTGlzdBI0CgZ2YWx1ZXMYASADKAsyJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQnVpbHRpbkZpbHRlciJjCgxDdXN0b21GaWx0ZXISDwoHcGF0dGVybhgBIAEoCRIzCgZhY3Rpb24YAiABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRmlsdGVyQWN0aW9uEg0KBWxhYmVsGAMgASgJIkcKEEN1c3RvbUZpbHRlckxpc3QSMwoGdmFsdWVzGAEgAygLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkN1c3RvbUZpbHRlciLRCgoJR3VhcmRyYWlsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFAoMd29ya3NwYWNlX2lkGAQgASgJEj8KFGFsbG93ZWRfZGF0YV9yZWdpb25zGAUgASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlZ2lvbkxpc3QSOQoOYWxsb3dlZF9tb2RlbHMYBiABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBI8ChFhbGxvd2VkX3Byb3ZpZGVycxgHIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdHJpbmdMaXN0EjkKDmlnbm9yZWRfbW9kZWxzGAggASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSPAoRaWdub3JlZF9wcm92aWRlcnMYCSABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBJJChdjb250ZW50X2ZpbHRlcl9idWlsdGlucxgKIAEoCzIoLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5CdWlsdGluRmlsdGVyTGlzdBJACg9jb250ZW50X2ZpbHRlcnMYCyABKAsyJy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3VzdG9tRmlsdGVyTGlzdBIlCh1lbmFibGVfZnJlZV9tb2RlbF9wdWJsaWNhdGlvbhgMIAEoCBIiChplbmFibGVfZnJlZV9tb2RlbF90cmFpbmluZxgNIAEoCBIiChplbmFibGVfcGFpZF9tb2RlbF90cmFpbmluZxgOIAEoCBIdChVlbmZvcmNlX3pkcl9hbnRocm9waWMYDyABKAgSGgoSZW5mb3JjZV96ZHJfb3BlbmFpGBAgASgIEhoKEmVuZm9yY2VfemRyX2dvb2dsZRgRIAEoCBIXCg9lbmZvcmNlX3pkcl94YWkYEiABKAgSGQoRZW5mb3JjZV96ZHJfb3RoZXIYEyABKAgSKgodYWxsb3dfc2FmZXR5X3JldGVudGlvbl9nb29nbGUYFCABKAhIAIgBARIpChxhbGxvd19zYWZldHlfcmV0ZW50aW9uX290aGVyGBUgASgISAGIAQESHwoXaW5jbHVkZV9ieW9rX2luX2J1ZGdldHMYFiABKAgSFgoJbGltaXRfdXNkGBcgASgBSAKIAQESPAoOcmVzZXRfaW50ZXJ2YWwYGCABKA4yJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzZXRJbnRlcnZhbBIuCgpjcmVhdGVkX2F0GBkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRpc193b3Jrc3BhY2VfZGVmYXVsdBgbIAEoCBIPCgd2ZXJzaW9uGBwgASgDEhoKEmZvcmJpZF9hdWRpb19jYWNoZRgoIAEoCBI5CgZjaGVja3MYKSABKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tMaXN0EkAKDmxhc3RfY2hlY2tfcnVuGCogASgLMigucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbENoZWNrUnVuQiAKHl9hbGxvd19zYWZldHlfcmV0ZW50aW9uX2dvb2dsZUIfCh1fYWxsb3dfc2FmZXR5X3JldGVudGlvbl9vdGhlckIMCgpfbGltaXRfdXNkIqwBCgxDaGVja1JlcXVlc3QSDQoFbW9kZWwYASABKAkSEgoFaW5wdXQYAiABKAlIAIgBARISCgV2b2ljZRgDIAEoCUgBiAEBEi0KBnJlZ2lvbhgEIAEoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SFQoIcHJvdmlkZXIYBSABKAlIAogBAUIICgZfaW5wdXRCCAoGX3ZvaWNlQgsKCV9wcm92aWRlciKpAQoOR3VhcmRyYWlsQ2hlY2sSDAoEbmFtZRgBIAEoCRI0CgdyZXF1ZXN0GAIgASgLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoZWNrUmVxdWVzdBIzCgZleHBlY3QYAyABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ2hlY2tPdXRjb21lEhMKBnJlYXNvbhgEIAEoCUgAiAEBQgkKB19yZWFzb24iSwoSR3VhcmRyYWlsQ2hlY2tMaXN0EjUKBnZhbHVlcxgBIAMoCzIlLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxDaGVjayKmAQoLQ2hlY2tSZXN1bHQSDAoEbmFtZRgBIAEoCRIzCgZleHBlY3QYAiABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ2hlY2tPdXRjb21lEjQKB291dGNvbWUYAyABKA4yIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ2hlY2tPdXRjb21lEg4KBnBhc3NlZBgEIAEoCBIOCgZyZWFzb24YBSABKAkilAEKEUd1YXJkcmFpbENoZWNrUnVuEioKBnJhbl9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcGFzc2VkGAIgASgIEjMKB3Jlc3VsdHMYAyADKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ2hlY2tSZXN1bHQSDgoGZm9yY2VkGAQgASgIIpMMCg5HdWFyZHJhaWxJbnB1dBIRCgRuYW1lGAEgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAiABKAlIAYgBARIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAogBARI/ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgEIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb25MaXN0EjkKDmFsbG93ZWRfbW9kZWxzGAUgASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSPAoRYWxsb3dlZF9wcm92aWRlcnMYBiABKAsyIS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3RyaW5nTGlzdBI5Cg5pZ25vcmVkX21vZGVscxgHIAEoCzIhLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdHJpbmdMaXN0EjwKEWlnbm9yZWRfcHJvdmlkZXJzGAggASgLMiEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN0cmluZ0xpc3QSSQoXY29udGVudF9maWx0ZXJfYnVpbHRpbnMYCSABKAsyKC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQnVpbHRpbkZpbHRlckxpc3QSQAoPY29udGVudF9maWx0ZXJzGAogASgLMicucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkN1c3RvbUZpbHRlckxpc3QSKgodZW5hYmxlX2ZyZWVfbW9kZWxfcHVibGljYXRpb24YCyABKAhIA4gBARInChplbmFibGVfZnJlZV9tb2RlbF90cmFpbmluZxgMIAEoCEgEiAEBEicKGmVuYWJsZV9wYWlkX21vZGVsX3RyYWluaW5nGA0gASgISAWIAQESGAoLZW5mb3JjZV96ZHIYDiABKAhIBogBARIiChVlbmZvcmNlX3pkcl9hbnRocm9waWMYDyABKAhIB4gBARIfChJlbmZvcmNlX3pkcl9vcGVuYWkYECABKAhICIgBARIfChJlbmZvcmNlX3pkcl9nb29nbGUYESABKAhICYgBARIcCg9lbmZvcmNlX3pkcl94YWkYEiABKAhICogBARIeChFlbmZvcmNlX3pkcl9vdGhlchgTIAEoCEgLiAEBEioKHWFsbG93X3NhZmV0eV9yZXRlbnRpb25fZ29vZ2xlGBQgASgISAyIAQESKQocYWxsb3dfc2FmZXR5X3JldGVudGlvbl9vdGhlchgVIAEoCEgNiAEBEiQKF2luY2x1ZGVfYnlva19pbl9idWRnZXRzGBYgASgISA6IAQESFgoJbGltaXRfdXNkGBcgASgBSA+IAQESPAoOcmVzZXRfaW50ZXJ2YWwYGCABKA4yJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzZXRJbnRlcnZhbBIfChJmb3JiaWRfYXVkaW9fY2FjaGUYKCABKAhIEIgBARI5CgZjaGVja3MYKSABKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tMaXN0QgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIPCg1fd29ya3NwYWNlX2lkQiAKHl9lbmFibGVfZnJlZV9tb2RlbF9wdWJsaWNhdGlvbkIdChtfZW5hYmxlX2ZyZWVfbW9kZWxfdHJhaW5pbmdCHQobX2VuYWJsZV9wYWlkX21vZGVsX3RyYWluaW5nQg4KDF9lbmZvcmNlX3pkckIYChZfZW5mb3JjZV96ZHJfYW50aHJvcGljQhUKE19lbmZvcmNlX3pkcl9vcGVuYWlCFQoTX2VuZm9yY2VfemRyX2dvb2dsZUISChBfZW5mb3JjZV96ZHJfeGFpQhQKEl9lbmZvcmNlX3pkcl9vdGhlckIgCh5fYWxsb3dfc2FmZXR5X3JldGVudGlvbl9nb29nbGVCHwodX2FsbG93X3NhZmV0eV9yZXRlbnRpb25fb3RoZXJCGgoYX2luY2x1ZGVfYnlva19pbl9idWRnZXRzQgwKCl9saW1pdF91c2RCFQoTX2ZvcmJpZF9hdWRpb19jYWNoZSKtAQoNS2V5QXNzaWdubWVudBIKCgJpZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoCRIUCgxndWFyZHJhaWxfaWQYAyABKAkSEAoIa2V5X25hbWUYBCABKAkSEwoLYXNzaWduZWRfYnkYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJa2V5X2xhYmVsGAcgASgJIrkBChBNZW1iZXJBc3NpZ25tZW50EgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFAoMZ3VhcmRyYWlsX2lkGAMgASgJEhQKDHdvcmtzcGFjZV9pZBgEIAEoCRITCgthc3NpZ25lZF9ieRgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9vcmdhbml6YXRpb25faWQYByABKAkqVQoGUmVnaW9uEhYKElJFR0lPTl9VTlNQRUNJRklFRBAAEhEKDVJFR0lPTl9HTE9CQUwQARIRCg1SRUdJT05fRVVST1BFEAISDQoJUkVHSU9OX1VTEAMqgAEKDVJlc2V0SW50ZXJ2YWwSHgoaUkVTRVRfSU5URVJWQUxfVU5TUEVDSUZJRUQQABIYChRSRVNFVF9JTlRFUlZBTF9EQUlMWRABEhkKFVJFU0VUX0lOVEVSVkFMX1dFRUtMWRACEhoKFlJFU0VUX0lOVEVSVkFMX01PTlRITFkQAyp4CgxGaWx0ZXJBY3Rpb24SHQoZRklMVEVSX0FDVElPTl9VTlNQRUNJRklFRBAAEhcKE0ZJTFRFUl9BQ1RJT05fQkxPQ0sQARIYChRGSUxURVJfQUNUSU9OX1JFREFDVBACEhYKEkZJTFRFUl9BQ1RJT05fRkxBRxADKl4KCVNjYW5TY29wZRIaChZTQ0FOX1NDT1BFX1VOU1BFQ0lGSUVEEAASGAoUU0NBTl9TQ09QRV9VU0VSX09OTFkQARIbChdTQ0FOX1NDT1BFX0FMTF9NRVNTQUdFUxACKpoBCgxDaGVja091dGNvbWUSHQoZQ0hFQ0tfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUNIRUNLX09VVENPTUVfQUxMT1dFRBABEhkKFUNIRUNLX09VVENPTUVfUkVGVVNFRBACEhoKFkNIRUNLX09VVENPTUVfUkVEQUNURUQQAxIZChVDSEVDS19PVVRDT01FX0ZMQUdHRUQQBGIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Nullable lists travel as wrapper messages: an unset wrapper is JSON null,
@@ -305,6 +305,21 @@ export type Guardrail = Message<"railgate.guardrail.v1.Guardrail"> & {
    * @generated from field: bool forbid_audio_cache = 40;
    */
   forbidAudioCache: boolean;
+
+  /**
+   * Example requests with the outcome each must get: a change whose checks fail is refused
+   * unless it is forced.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckList checks = 41;
+   */
+  checks?: GuardrailCheckList | undefined;
+
+  /**
+   * The outcome of the checks when they last ran (on a change, or on demand); set by the service.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckRun last_check_run = 42;
+   */
+  lastCheckRun?: GuardrailCheckRun | undefined;
 };
 
 /**
@@ -313,6 +328,177 @@ export type Guardrail = Message<"railgate.guardrail.v1.Guardrail"> & {
  */
 export const GuardrailSchema: GenMessage<Guardrail> = /*@__PURE__*/
   messageDesc(file_railgate_guardrail_v1_guardrail, 6);
+
+/**
+ * An example speech request, decided under the guardrail alone.
+ *
+ * @generated from message railgate.guardrail.v1.CheckRequest
+ */
+export type CheckRequest = Message<"railgate.guardrail.v1.CheckRequest"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * The text to synthesize: what the content filters read.
+   *
+   * @generated from field: optional string input = 2;
+   */
+  input?: string | undefined;
+
+  /**
+   * @generated from field: optional string voice = 3;
+   */
+  voice?: string | undefined;
+
+  /**
+   * The ingress region the request arrives at (unset: any).
+   *
+   * @generated from field: railgate.guardrail.v1.Region region = 4;
+   */
+  region: Region;
+
+  /**
+   * Only this provider may serve it (unset: any endpoint the guardrail leaves).
+   *
+   * @generated from field: optional string provider = 5;
+   */
+  provider?: string | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.CheckRequest.
+ * Use `create(CheckRequestSchema)` to create a new message.
+ */
+export const CheckRequestSchema: GenMessage<CheckRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail, 7);
+
+/**
+ * @generated from message railgate.guardrail.v1.GuardrailCheck
+ */
+export type GuardrailCheck = Message<"railgate.guardrail.v1.GuardrailCheck"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.CheckRequest request = 2;
+   */
+  request?: CheckRequest | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.CheckOutcome expect = 3;
+   */
+  expect: CheckOutcome;
+
+  /**
+   * With expect refused: a word the refusal's reason must contain (e.g. "allowed_models").
+   *
+   * @generated from field: optional string reason = 4;
+   */
+  reason?: string | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GuardrailCheck.
+ * Use `create(GuardrailCheckSchema)` to create a new message.
+ */
+export const GuardrailCheckSchema: GenMessage<GuardrailCheck> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail, 8);
+
+/**
+ * @generated from message railgate.guardrail.v1.GuardrailCheckList
+ */
+export type GuardrailCheckList = Message<"railgate.guardrail.v1.GuardrailCheckList"> & {
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.GuardrailCheck values = 1;
+   */
+  values: GuardrailCheck[];
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GuardrailCheckList.
+ * Use `create(GuardrailCheckListSchema)` to create a new message.
+ */
+export const GuardrailCheckListSchema: GenMessage<GuardrailCheckList> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail, 9);
+
+/**
+ * One check's result.
+ *
+ * @generated from message railgate.guardrail.v1.CheckResult
+ */
+export type CheckResult = Message<"railgate.guardrail.v1.CheckResult"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.CheckOutcome expect = 2;
+   */
+  expect: CheckOutcome;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.CheckOutcome outcome = 3;
+   */
+  outcome: CheckOutcome;
+
+  /**
+   * @generated from field: bool passed = 4;
+   */
+  passed: boolean;
+
+  /**
+   * Why the request got its outcome (the refusal's message, or the filters that acted).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.CheckResult.
+ * Use `create(CheckResultSchema)` to create a new message.
+ */
+export const CheckResultSchema: GenMessage<CheckResult> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail, 10);
+
+/**
+ * @generated from message railgate.guardrail.v1.GuardrailCheckRun
+ */
+export type GuardrailCheckRun = Message<"railgate.guardrail.v1.GuardrailCheckRun"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp ran_at = 1;
+   */
+  ranAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: bool passed = 2;
+   */
+  passed: boolean;
+
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.CheckResult results = 3;
+   */
+  results: CheckResult[];
+
+  /**
+   * The run let a change through although a check failed.
+   *
+   * @generated from field: bool forced = 4;
+   */
+  forced: boolean;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GuardrailCheckRun.
+ * Use `create(GuardrailCheckRunSchema)` to create a new message.
+ */
+export const GuardrailCheckRunSchema: GenMessage<GuardrailCheckRun> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail, 11);
 
 /**
  * The writable fields of a guardrail. Every field has presence so create can
@@ -448,6 +634,11 @@ export type GuardrailInput = Message<"railgate.guardrail.v1.GuardrailInput"> & {
    * @generated from field: optional bool forbid_audio_cache = 40;
    */
   forbidAudioCache?: boolean | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckList checks = 41;
+   */
+  checks?: GuardrailCheckList | undefined;
 };
 
 /**
@@ -455,7 +646,7 @@ export type GuardrailInput = Message<"railgate.guardrail.v1.GuardrailInput"> & {
  * Use `create(GuardrailInputSchema)` to create a new message.
  */
 export const GuardrailInputSchema: GenMessage<GuardrailInput> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail, 7);
+  messageDesc(file_railgate_guardrail_v1_guardrail, 12);
 
 /**
  * @generated from message railgate.guardrail.v1.KeyAssignment
@@ -504,7 +695,7 @@ export type KeyAssignment = Message<"railgate.guardrail.v1.KeyAssignment"> & {
  * Use `create(KeyAssignmentSchema)` to create a new message.
  */
 export const KeyAssignmentSchema: GenMessage<KeyAssignment> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail, 8);
+  messageDesc(file_railgate_guardrail_v1_guardrail, 13);
 
 /**
  * @generated from message railgate.guardrail.v1.MemberAssignment
@@ -553,7 +744,7 @@ export type MemberAssignment = Message<"railgate.guardrail.v1.MemberAssignment">
  * Use `create(MemberAssignmentSchema)` to create a new message.
  */
 export const MemberAssignmentSchema: GenMessage<MemberAssignment> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail, 9);
+  messageDesc(file_railgate_guardrail_v1_guardrail, 14);
 
 /**
  * Ingress regions: each is one listener of the gateway.
@@ -675,4 +866,42 @@ export enum ScanScope {
  */
 export const ScanScopeSchema: GenEnum<ScanScope> = /*@__PURE__*/
   enumDesc(file_railgate_guardrail_v1_guardrail, 3);
+
+/**
+ * What a check expects the guardrail to do with its example request.
+ *
+ * @generated from enum railgate.guardrail.v1.CheckOutcome
+ */
+export enum CheckOutcome {
+  /**
+   * @generated from enum value: CHECK_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CHECK_OUTCOME_ALLOWED = 1;
+   */
+  ALLOWED = 1,
+
+  /**
+   * @generated from enum value: CHECK_OUTCOME_REFUSED = 2;
+   */
+  REFUSED = 2,
+
+  /**
+   * @generated from enum value: CHECK_OUTCOME_REDACTED = 3;
+   */
+  REDACTED = 3,
+
+  /**
+   * @generated from enum value: CHECK_OUTCOME_FLAGGED = 4;
+   */
+  FLAGGED = 4,
+}
+
+/**
+ * Describes the enum railgate.guardrail.v1.CheckOutcome.
+ */
+export const CheckOutcomeSchema: GenEnum<CheckOutcome> = /*@__PURE__*/
+  enumDesc(file_railgate_guardrail_v1_guardrail, 4);
 

@@ -4,17 +4,17 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldMask } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
-import type { Guardrail, GuardrailInput, KeyAssignment, MemberAssignment } from "./guardrail_pb.js";
+import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Guardrail, GuardrailCheckRun, GuardrailInput, KeyAssignment, MemberAssignment } from "./guardrail_pb.js";
 import { file_railgate_guardrail_v1_guardrail } from "./guardrail_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file railgate/guardrail/v1/guardrail_service.proto.
  */
 export const file_railgate_guardrail_v1_guardrail_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1yYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3NlcnZpY2UucHJvdG8SFXJhaWxnYXRlLmd1YXJkcmFpbC52MSJSChZDcmVhdGVHdWFyZHJhaWxSZXF1ZXN0EjgKCWd1YXJkcmFpbBgBIAEoCzIlLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxJbnB1dCJOChdDcmVhdGVHdWFyZHJhaWxSZXNwb25zZRIzCglndWFyZHJhaWwYASABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIiEKE0dldEd1YXJkcmFpbFJlcXVlc3QSCgoCaWQYASABKAkiSwoUR2V0R3VhcmRyYWlsUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCJiChVMaXN0R3VhcmRyYWlsc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV93b3Jrc3BhY2VfaWQiYwoWTGlzdEd1YXJkcmFpbHNSZXNwb25zZRI0CgpndWFyZHJhaWxzGAEgAygLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbBITCgt0b3RhbF9jb3VudBgCIAEoBSKPAQoWVXBkYXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCRI4CglndWFyZHJhaWwYAiABKAsyJS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsSW5wdXQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIk4KF1VwZGF0ZUd1YXJkcmFpbFJlc3BvbnNlEjMKCWd1YXJkcmFpbBgBIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiJAoWRGVsZXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVHdWFyZHJhaWxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIlAKEUFzc2lnbktleXNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRISCgprZXlfaGFzaGVzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIsChJBc3NpZ25LZXlzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiPwoTVW5hc3NpZ25LZXlzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSEgoKa2V5X2hhc2hlcxgCIAMoCSIwChRVbmFzc2lnbktleXNSZXNwb25zZRIYChB1bmFzc2lnbmVkX2NvdW50GAEgASgFImYKGUxpc3RLZXlBc3NpZ25tZW50c1JlcXVlc3QSGQoMZ3VhcmRyYWlsX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV9ndWFyZHJhaWxfaWQibAoaTGlzdEtleUFzc2lnbm1lbnRzUmVzcG9uc2USOQoLYXNzaWdubWVudHMYASADKAsyJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuS2V5QXNzaWdubWVudBITCgt0b3RhbF9jb3VudBgCIAEoBSJYChRBc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIvChVBc3NpZ25NZW1iZXJzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiRwoWVW5hc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJIjMKF1VuYXNzaWduTWVtYmVyc1Jlc3BvbnNlEhgKEHVuYXNzaWduZWRfY291bnQYASABKAUiaQocTGlzdE1lbWJlckFzc2lnbm1lbnRzUmVxdWVzdBIZCgxndWFyZHJhaWxfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAVCDwoNX2d1YXJkcmFpbF9pZCJyCh1MaXN0TWVtYmVyQXNzaWdubWVudHNSZXNwb25zZRI8Cgthc3NpZ25tZW50cxgBIAMoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5NZW1iZXJBc3NpZ25tZW50EhMKC3RvdGFsX2NvdW50GAIgASgFIjIKGkdldFdvcmtzcGFjZURlZmF1bHRSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSJoChtHZXRXb3Jrc3BhY2VEZWZhdWx0UmVzcG9uc2USFAoMZ3VhcmRyYWlsX2lkGAEgASgJEjMKCWd1YXJkcmFpbBgCIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiMQodUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkiWQoSR292ZXJuaW5nR3VhcmRyYWlsEg4KBnNvdXJjZRgBIAEoCRIzCglndWFyZHJhaWwYAiABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIocBCh5SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEj0KCmd1YXJkcmFpbHMYAyADKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR292ZXJuaW5nR3VhcmRyYWlsMvALChBHdWFyZHJhaWxTZXJ2aWNlEnAKD0NyZWF0ZUd1YXJkcmFpbBItLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxSZXF1ZXN0Gi4ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUd1YXJkcmFpbFJlc3BvbnNlEmcKDEdldEd1YXJkcmFpbBIqLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxSZXF1ZXN0GisucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldEd1YXJkcmFpbFJlc3BvbnNlEm0KDkxpc3RHdWFyZHJhaWxzEiwucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxzUmVxdWVzdBotLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsc1Jlc3BvbnNlEnAKD1VwZGF0ZUd1YXJkcmFpbBItLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VcGRhdGVHdWFyZHJhaWxSZXF1ZXN0Gi4ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFJlc3BvbnNlEnAKD0RlbGV0ZUd1YXJkcmFpbBItLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxSZXF1ZXN0Gi4ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFJlc3BvbnNlEmEKCkFzc2lnbktleXMSKC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQXNzaWduS2V5c1JlcXVlc3QaKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQXNzaWduS2V5c1Jlc3BvbnNlEmcKDFVuYXNzaWduS2V5cxIqLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VbmFzc2lnbktleXNSZXF1ZXN0GisucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduS2V5c1Jlc3BvbnNlEnkKEkxpc3RLZXlBc3NpZ25tZW50cxIwLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0S2V5QXNzaWdubWVudHNSZXF1ZXN0GjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RLZXlBc3NpZ25tZW50c1Jlc3BvbnNlEmoKDUFzc2lnbk1lbWJlcnMSKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQXNzaWduTWVtYmVyc1JlcXVlc3QaLC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQXNzaWduTWVtYmVyc1Jlc3BvbnNlEnAKD1VuYXNzaWduTWVtYmVycxItLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VbmFzc2lnbk1lbWJlcnNSZXF1ZXN0Gi4ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduTWVtYmVyc1Jlc3BvbnNlEoIBChVMaXN0TWVtYmVyQXNzaWdubWVudHMSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdE1lbWJlckFzc2lnbm1lbnRzUmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0TWVtYmVyQXNzaWdubWVudHNSZXNwb25zZRJ8ChNHZXRXb3Jrc3BhY2VEZWZhdWx0EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldFdvcmtzcGFjZURlZmF1bHRSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldFdvcmtzcGFjZURlZmF1bHRSZXNwb25zZRKFAQoWUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeRI0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVxdWVzdBo1LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_railgate_guardrail_v1_guardrail]);
+  fileDesc("Ci1yYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3NlcnZpY2UucHJvdG8SFXJhaWxnYXRlLmd1YXJkcmFpbC52MSJSChZDcmVhdGVHdWFyZHJhaWxSZXF1ZXN0EjgKCWd1YXJkcmFpbBgBIAEoCzIlLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxJbnB1dCJOChdDcmVhdGVHdWFyZHJhaWxSZXNwb25zZRIzCglndWFyZHJhaWwYASABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIiEKE0dldEd1YXJkcmFpbFJlcXVlc3QSCgoCaWQYASABKAkiSwoUR2V0R3VhcmRyYWlsUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCJiChVMaXN0R3VhcmRyYWlsc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV93b3Jrc3BhY2VfaWQiYwoWTGlzdEd1YXJkcmFpbHNSZXNwb25zZRI0CgpndWFyZHJhaWxzGAEgAygLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbBITCgt0b3RhbF9jb3VudBgCIAEoBSKeAQoWVXBkYXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCRI4CglndWFyZHJhaWwYAiABKAsyJS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsSW5wdXQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg0KBWZvcmNlGAQgASgIIk4KF1VwZGF0ZUd1YXJkcmFpbFJlc3BvbnNlEjMKCWd1YXJkcmFpbBgBIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiJAoWRGVsZXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVHdWFyZHJhaWxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIlAKEUFzc2lnbktleXNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRISCgprZXlfaGFzaGVzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIsChJBc3NpZ25LZXlzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiPwoTVW5hc3NpZ25LZXlzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSEgoKa2V5X2hhc2hlcxgCIAMoCSIwChRVbmFzc2lnbktleXNSZXNwb25zZRIYChB1bmFzc2lnbmVkX2NvdW50GAEgASgFImYKGUxpc3RLZXlBc3NpZ25tZW50c1JlcXVlc3QSGQoMZ3VhcmRyYWlsX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV9ndWFyZHJhaWxfaWQibAoaTGlzdEtleUFzc2lnbm1lbnRzUmVzcG9uc2USOQoLYXNzaWdubWVudHMYASADKAsyJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuS2V5QXNzaWdubWVudBITCgt0b3RhbF9jb3VudBgCIAEoBSJYChRBc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIvChVBc3NpZ25NZW1iZXJzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiRwoWVW5hc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJIjMKF1VuYXNzaWduTWVtYmVyc1Jlc3BvbnNlEhgKEHVuYXNzaWduZWRfY291bnQYASABKAUiaQocTGlzdE1lbWJlckFzc2lnbm1lbnRzUmVxdWVzdBIZCgxndWFyZHJhaWxfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAVCDwoNX2d1YXJkcmFpbF9pZCJyCh1MaXN0TWVtYmVyQXNzaWdubWVudHNSZXNwb25zZRI8Cgthc3NpZ25tZW50cxgBIAMoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5NZW1iZXJBc3NpZ25tZW50EhMKC3RvdGFsX2NvdW50GAIgASgFIjIKGkdldFdvcmtzcGFjZURlZmF1bHRSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSJoChtHZXRXb3Jrc3BhY2VEZWZhdWx0UmVzcG9uc2USFAoMZ3VhcmRyYWlsX2lkGAEgASgJEjMKCWd1YXJkcmFpbBgCIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiMQodUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkiWQoSR292ZXJuaW5nR3VhcmRyYWlsEg4KBnNvdXJjZRgBIAEoCRIzCglndWFyZHJhaWwYAiABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIocBCh5SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEj0KCmd1YXJkcmFpbHMYAyADKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR292ZXJuaW5nR3VhcmRyYWlsIj0KDFZlcnNpb25BY3RvchIQCghrZXlfaGFzaBgBIAEoCRINCgVsYWJlbBgCIAEoCRIMCgRuYW1lGAMgASgJIvoCChBHdWFyZHJhaWxWZXJzaW9uEhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBWFjdG9yGAQgASgLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlZlcnNpb25BY3RvchIOCgZhY3Rpb24YBSABKAkSKAoHY2hhbmdlcxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGZm9yY2VkGAcgASgIEhoKDXJlc3RvcmVkX2Zyb20YCCABKAVIAIgBARIzCglndWFyZHJhaWwYCSABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsEi4KCmRlbGV0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhAKDl9yZXN0b3JlZF9mcm9tIlMKHExpc3RHdWFyZHJhaWxWZXJzaW9uc1JlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBSJvCh1MaXN0R3VhcmRyYWlsVmVyc2lvbnNSZXNwb25zZRI5Cgh2ZXJzaW9ucxgBIAMoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxWZXJzaW9uEhMKC3RvdGFsX2NvdW50GAIgASgFIkMKGkdldEd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIlcKG0dldEd1YXJkcmFpbFZlcnNpb25SZXNwb25zZRI4Cgd2ZXJzaW9uGAEgASgLMicucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFZlcnNpb24iVgoeUmVzdG9yZUd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEg0KBWZvcmNlGAMgASgIIlYKH1Jlc3RvcmVHdWFyZHJhaWxWZXJzaW9uUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCIxChlSdW5HdWFyZHJhaWxDaGVja3NSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCSJTChpSdW5HdWFyZHJhaWxDaGVja3NSZXNwb25zZRI1CgNydW4YASABKAsyKC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tSdW4y+Q8KEEd1YXJkcmFpbFNlcnZpY2UScAoPQ3JlYXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUmVzcG9uc2USZwoMR2V0R3VhcmRyYWlsEioucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldEd1YXJkcmFpbFJlcXVlc3QaKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUmVzcG9uc2USbQoOTGlzdEd1YXJkcmFpbHMSLC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbHNSZXF1ZXN0Gi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxzUmVzcG9uc2UScAoPVXBkYXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUmVzcG9uc2UScAoPRGVsZXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRGVsZXRlR3VhcmRyYWlsUmVzcG9uc2USYQoKQXNzaWduS2V5cxIoLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25LZXlzUmVxdWVzdBopLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25LZXlzUmVzcG9uc2USZwoMVW5hc3NpZ25LZXlzEioucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduS2V5c1JlcXVlc3QaKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25LZXlzUmVzcG9uc2USeQoSTGlzdEtleUFzc2lnbm1lbnRzEjAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RLZXlBc3NpZ25tZW50c1JlcXVlc3QaMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEtleUFzc2lnbm1lbnRzUmVzcG9uc2USagoNQXNzaWduTWVtYmVycxIrLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25NZW1iZXJzUmVxdWVzdBosLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25NZW1iZXJzUmVzcG9uc2UScAoPVW5hc3NpZ25NZW1iZXJzEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduTWVtYmVyc1JlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25NZW1iZXJzUmVzcG9uc2USggEKFUxpc3RNZW1iZXJBc3NpZ25tZW50cxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0TWVtYmVyQXNzaWdubWVudHNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RNZW1iZXJBc3NpZ25tZW50c1Jlc3BvbnNlEnwKE0dldFdvcmtzcGFjZURlZmF1bHQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0V29ya3NwYWNlRGVmYXVsdFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0V29ya3NwYWNlRGVmYXVsdFJlc3BvbnNlEoUBChZSZXNvbHZlRWZmZWN0aXZlUG9saWN5EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc29sdmVFZmZlY3RpdmVQb2xpY3lSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc29sdmVFZmZlY3RpdmVQb2xpY3lSZXNwb25zZRKCAQoVTGlzdEd1YXJkcmFpbFZlcnNpb25zEjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxWZXJzaW9uc1JlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbFZlcnNpb25zUmVzcG9uc2USfAoTR2V0R3VhcmRyYWlsVmVyc2lvbhIxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxWZXJzaW9uUmVxdWVzdBoyLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxWZXJzaW9uUmVzcG9uc2USiAEKF1Jlc3RvcmVHdWFyZHJhaWxWZXJzaW9uEjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc3RvcmVHdWFyZHJhaWxWZXJzaW9uUmVxdWVzdBo2LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXN0b3JlR3VhcmRyYWlsVmVyc2lvblJlc3BvbnNlEnkKElJ1bkd1YXJkcmFpbENoZWNrcxIwLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SdW5HdWFyZHJhaWxDaGVja3NSZXF1ZXN0GjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJ1bkd1YXJkcmFpbENoZWNrc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * @generated from message railgate.guardrail.v1.CreateGuardrailRequest
@@ -153,6 +153,13 @@ export type UpdateGuardrailRequest = Message<"railgate.guardrail.v1.UpdateGuardr
    * @generated from field: google.protobuf.FieldMask update_mask = 3;
    */
   updateMask?: FieldMask | undefined;
+
+  /**
+   * Apply the change although some of the guardrail's checks fail (recorded as forced).
+   *
+   * @generated from field: bool force = 4;
+   */
+  force: boolean;
 };
 
 /**
@@ -581,6 +588,277 @@ export const ResolveEffectivePolicyResponseSchema: GenMessage<ResolveEffectivePo
   messageDesc(file_railgate_guardrail_v1_guardrail_service, 26);
 
 /**
+ * Who made a version: the actor of its audit event.
+ *
+ * @generated from message railgate.guardrail.v1.VersionActor
+ */
+export type VersionActor = Message<"railgate.guardrail.v1.VersionActor"> & {
+  /**
+   * @generated from field: string key_hash = 1;
+   */
+  keyHash: string;
+
+  /**
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.VersionActor.
+ * Use `create(VersionActorSchema)` to create a new message.
+ */
+export const VersionActorSchema: GenMessage<VersionActor> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 27);
+
+/**
+ * @generated from message railgate.guardrail.v1.GuardrailVersion
+ */
+export type GuardrailVersion = Message<"railgate.guardrail.v1.GuardrailVersion"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+
+  /**
+   * 1 for the create, then one more per change.
+   *
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.VersionActor actor = 4;
+   */
+  actor?: VersionActor | undefined;
+
+  /**
+   * "guardrail.create", "guardrail.update" or "guardrail.restore".
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * The fields the change made differ: { field: { before, after } } in the API's names.
+   *
+   * @generated from field: google.protobuf.Struct changes = 6;
+   */
+  changes?: JsonObject | undefined;
+
+  /**
+   * The change went through although checks failed.
+   *
+   * @generated from field: bool forced = 7;
+   */
+  forced: boolean;
+
+  /**
+   * A restore: the version it restored.
+   *
+   * @generated from field: optional int32 restored_from = 8;
+   */
+  restoredFrom?: number | undefined;
+
+  /**
+   * The guardrail as the change left it (unset in lists).
+   *
+   * @generated from field: railgate.guardrail.v1.Guardrail guardrail = 9;
+   */
+  guardrail?: Guardrail | undefined;
+
+  /**
+   * Set once the guardrail was deleted: the versions stay for the audit retention.
+   *
+   * @generated from field: google.protobuf.Timestamp deleted_at = 10;
+   */
+  deletedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GuardrailVersion.
+ * Use `create(GuardrailVersionSchema)` to create a new message.
+ */
+export const GuardrailVersionSchema: GenMessage<GuardrailVersion> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 28);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListGuardrailVersionsRequest
+ */
+export type ListGuardrailVersionsRequest = Message<"railgate.guardrail.v1.ListGuardrailVersionsRequest"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: int32 offset = 2;
+   */
+  offset: number;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListGuardrailVersionsRequest.
+ * Use `create(ListGuardrailVersionsRequestSchema)` to create a new message.
+ */
+export const ListGuardrailVersionsRequestSchema: GenMessage<ListGuardrailVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 29);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListGuardrailVersionsResponse
+ */
+export type ListGuardrailVersionsResponse = Message<"railgate.guardrail.v1.ListGuardrailVersionsResponse"> & {
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.GuardrailVersion versions = 1;
+   */
+  versions: GuardrailVersion[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListGuardrailVersionsResponse.
+ * Use `create(ListGuardrailVersionsResponseSchema)` to create a new message.
+ */
+export const ListGuardrailVersionsResponseSchema: GenMessage<ListGuardrailVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 30);
+
+/**
+ * @generated from message railgate.guardrail.v1.GetGuardrailVersionRequest
+ */
+export type GetGuardrailVersionRequest = Message<"railgate.guardrail.v1.GetGuardrailVersionRequest"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GetGuardrailVersionRequest.
+ * Use `create(GetGuardrailVersionRequestSchema)` to create a new message.
+ */
+export const GetGuardrailVersionRequestSchema: GenMessage<GetGuardrailVersionRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 31);
+
+/**
+ * @generated from message railgate.guardrail.v1.GetGuardrailVersionResponse
+ */
+export type GetGuardrailVersionResponse = Message<"railgate.guardrail.v1.GetGuardrailVersionResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailVersion version = 1;
+   */
+  version?: GuardrailVersion | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GetGuardrailVersionResponse.
+ * Use `create(GetGuardrailVersionResponseSchema)` to create a new message.
+ */
+export const GetGuardrailVersionResponseSchema: GenMessage<GetGuardrailVersionResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 32);
+
+/**
+ * @generated from message railgate.guardrail.v1.RestoreGuardrailVersionRequest
+ */
+export type RestoreGuardrailVersionRequest = Message<"railgate.guardrail.v1.RestoreGuardrailVersionRequest"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+
+  /**
+   * @generated from field: bool force = 3;
+   */
+  force: boolean;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RestoreGuardrailVersionRequest.
+ * Use `create(RestoreGuardrailVersionRequestSchema)` to create a new message.
+ */
+export const RestoreGuardrailVersionRequestSchema: GenMessage<RestoreGuardrailVersionRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 33);
+
+/**
+ * @generated from message railgate.guardrail.v1.RestoreGuardrailVersionResponse
+ */
+export type RestoreGuardrailVersionResponse = Message<"railgate.guardrail.v1.RestoreGuardrailVersionResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.Guardrail guardrail = 1;
+   */
+  guardrail?: Guardrail | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RestoreGuardrailVersionResponse.
+ * Use `create(RestoreGuardrailVersionResponseSchema)` to create a new message.
+ */
+export const RestoreGuardrailVersionResponseSchema: GenMessage<RestoreGuardrailVersionResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 34);
+
+/**
+ * @generated from message railgate.guardrail.v1.RunGuardrailChecksRequest
+ */
+export type RunGuardrailChecksRequest = Message<"railgate.guardrail.v1.RunGuardrailChecksRequest"> & {
+  /**
+   * @generated from field: string guardrail_id = 1;
+   */
+  guardrailId: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RunGuardrailChecksRequest.
+ * Use `create(RunGuardrailChecksRequestSchema)` to create a new message.
+ */
+export const RunGuardrailChecksRequestSchema: GenMessage<RunGuardrailChecksRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 35);
+
+/**
+ * @generated from message railgate.guardrail.v1.RunGuardrailChecksResponse
+ */
+export type RunGuardrailChecksResponse = Message<"railgate.guardrail.v1.RunGuardrailChecksResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckRun run = 1;
+   */
+  run?: GuardrailCheckRun | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RunGuardrailChecksResponse.
+ * Use `create(RunGuardrailChecksResponseSchema)` to create a new message.
+ */
+export const RunGuardrailChecksResponseSchema: GenMessage<RunGuardrailChecksResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 36);
+
+/**
  * Guardrails, their assignments to keys and members, workspace default
  * guardrails, and the effective policy of a principal.
  *
@@ -699,6 +977,44 @@ export const GuardrailService: GenService<{
     methodKind: "unary";
     input: typeof ResolveEffectivePolicyRequestSchema;
     output: typeof ResolveEffectivePolicyResponseSchema;
+  },
+  /**
+   * A guardrail's versions, newest first (readable for the audit retention after a delete).
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailService.ListGuardrailVersions
+   */
+  listGuardrailVersions: {
+    methodKind: "unary";
+    input: typeof ListGuardrailVersionsRequestSchema;
+    output: typeof ListGuardrailVersionsResponseSchema;
+  },
+  /**
+   * @generated from rpc railgate.guardrail.v1.GuardrailService.GetGuardrailVersion
+   */
+  getGuardrailVersion: {
+    methodKind: "unary";
+    input: typeof GetGuardrailVersionRequestSchema;
+    output: typeof GetGuardrailVersionResponseSchema;
+  },
+  /**
+   * Makes a new version equal to an earlier one; its checks must pass unless forced.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailService.RestoreGuardrailVersion
+   */
+  restoreGuardrailVersion: {
+    methodKind: "unary";
+    input: typeof RestoreGuardrailVersionRequestSchema;
+    output: typeof RestoreGuardrailVersionResponseSchema;
+  },
+  /**
+   * Runs the guardrail's checks against its current version and keeps the result.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailService.RunGuardrailChecks
+   */
+  runGuardrailChecks: {
+    methodKind: "unary";
+    input: typeof RunGuardrailChecksRequestSchema;
+    output: typeof RunGuardrailChecksResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_railgate_guardrail_v1_guardrail_service, 0);
