@@ -5,8 +5,8 @@ import type { JsonLimits } from "../platform/rpc/json-checks.js";
  * place. The services check them, the gateway checks the same numbers before a
  * request leaves HTTP, the store bounds its counts with them and the docs'
  * tables state them: a number changed here changes every surface at once.
- * It lives in platform/ because all of those layers import it (store/ and
- * gateway/ as much as services/) and platform/ depends on none of them.
+ * It lives in domain/ because all of those layers import it (store/ and
+ * gateway/ as much as services/) and domain/ depends on none of them.
  * Lengths are in characters (code points) unless a name says bytes.
  */
 
