@@ -1,6 +1,7 @@
 import childProcess, { type SpawnOptions } from "node:child_process";
 import { createServer } from "node:http";
 import { syncBuiltinESMExports } from "node:module";
+import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { expectStatus } from "../kit/expect.js";
 import { Api } from "../kit/http.js";
@@ -41,6 +42,31 @@ describe("faults: the system process the kit starts", function () {
         const res = await new Api(system.baseUrl(region), secret).get("/api/v1/key");
         expectStatus(res, 200);
       }
+    } finally {
+      await system.child.stop(2_000);
+    }
+  });
+
+  it("reads settings under their old names, with one start-up warning each naming the new", async () => {
+    const system = await startSystemProcess(redis.url, {
+      MAX_BODY_BYTES: "2048",
+      SHUTDOWN_GRACE_MS: "5000",
+      RAILGATE_SHUTDOWN_GRACE_MS: "1000",
+    });
+    try {
+      const big = await new Api(system.baseUrl(), MANAGEMENT_KEY).post("/api/v1/keys", {
+        name: "x".repeat(4096),
+      });
+      expectStatus(big, 413);
+      const warnings = system.child
+        .output()
+        .split("\n")
+        .filter((line) => line.includes("is deprecated"))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(warnings).to.deep.equal([
+        "environment variable MAX_BODY_BYTES is deprecated: rename it RAILGATE_MAX_BODY_BYTES",
+        "environment variable SHUTDOWN_GRACE_MS is deprecated and ignored: RAILGATE_SHUTDOWN_GRACE_MS is set too and wins; unset SHUTDOWN_GRACE_MS",
+      ]);
     } finally {
       await system.child.stop(2_000);
     }
