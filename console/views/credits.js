@@ -18,14 +18,22 @@ const perWorkspace = dataTable({
       label: "Balance",
       text: (c) => (c.metered ? money(c.balance_usd) : "not metered"),
       sort: (c) => c.balance_usd ?? -1,
+      numeric: true,
     },
     {
       key: "credits",
       label: "Credits added",
       text: (c) => money(c.total_credits),
       sort: (c) => c.total_credits,
+      numeric: true,
     },
-    { key: "usage", label: "Usage", text: (c) => money(c.total_usage), sort: (c) => c.total_usage },
+    {
+      key: "usage",
+      label: "Usage",
+      text: (c) => money(c.total_usage),
+      sort: (c) => c.total_usage,
+      numeric: true,
+    },
   ],
 });
 
@@ -46,12 +54,14 @@ const history = dataTable({
       label: "Amount",
       text: (e) => money(e.changes?.amount_usd?.after),
       sort: (e) => e.changes?.amount_usd?.after ?? 0,
+      numeric: true,
     },
     {
       key: "balance",
       label: "Balance after",
       text: (e) => money(e.changes?.balance_usd?.after),
       sort: (e) => e.changes?.balance_usd?.after ?? 0,
+      numeric: true,
     },
   ],
 });

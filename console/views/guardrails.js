@@ -33,7 +33,9 @@ const table = dataTable({
       text: (g) =>
         g.limit_usd === null ? "—" : `${money(g.limit_usd)} ${reset(g.reset_interval)}`,
       sort: (g) => g.limit_usd ?? -1,
+      numeric: true,
     },
+    { key: "id", label: "ID", text: (g) => g.id, className: "mono clip", secondary: true },
   ],
   actions: (g) => [
     button("Edit", `Edit ${g.name}`, () => {

@@ -23,7 +23,7 @@ import {
   loadAllGuardrails,
   workspaceName,
 } from "../lib/names.js";
-import { dataTable } from "../lib/table.js";
+import { dataTable, scrollBox } from "../lib/table.js";
 
 /** "email redacted ×2 (Team policy), refused by Team policy": what the guardrails did. */
 function outcomes(g) {
@@ -98,22 +98,32 @@ const table = dataTable({
     { key: "at", label: "When", text: (g) => preciseTime(g.created_at), sort: (g) => g.created_at },
     { key: "key", label: "Key", text: (g) => keyName(g.key_hash) },
     { key: "model", label: "Model", text: (g) => g.model, className: "mono" },
-    { key: "provider", label: "Provider", text: (g) => g.provider },
     { key: "status", label: "Status", text: (g) => g.status, cell: (g) => badge(g.status) },
-    { key: "cost", label: "Cost", text: (g) => money(g.cost_usd), sort: (g) => g.cost_usd },
+    {
+      key: "cost",
+      label: "Cost",
+      text: (g) => money(g.cost_usd),
+      sort: (g) => g.cost_usd,
+      numeric: true,
+    },
+    { key: "guardrails", label: "Guardrails", text: outcomes, className: "changes" },
+    { key: "provider", label: "Provider", text: (g) => g.provider, secondary: true },
     {
       key: "ttfb",
       label: "First byte",
       text: (g) => (produced(g) ? milliseconds(g.time_to_first_byte_ms) : "—"),
       sort: (g) => g.time_to_first_byte_ms,
+      numeric: true,
+      secondary: true,
     },
     {
       key: "audio",
       label: "Audio",
       text: (g) => (produced(g) ? seconds(g.duration_seconds) : "—"),
       sort: (g) => g.duration_seconds,
+      numeric: true,
+      secondary: true,
     },
-    { key: "guardrails", label: "Guardrails", text: outcomes, className: "changes" },
   ],
   actions: (g) => [
     button("Details", `Details of the request at ${preciseTime(g.created_at)}`, () =>
@@ -128,7 +138,7 @@ function outcomeTable(g) {
   if (list.length === 0) return el("p", {}, "No guardrail acted on this request.");
   const t = el("table", { className: "compact" });
   t.createCaption().textContent = "Guardrail outcomes";
-  const scroll = el("div", { className: "table-scroll" }, t);
+  const scroll = scrollBox(t, "Guardrail outcomes table");
   const head = t.createTHead().insertRow();
   for (const h of ["Guardrail", "Filter", "Action", "Label", "Matches"])
     head.append(el("th", { scope: "col" }, h));

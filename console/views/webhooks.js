@@ -27,6 +27,7 @@ const table = dataTable({
       label: "Credits below",
       text: (w) => (w.credits_below_usd === null ? "—" : money(w.credits_below_usd)),
       sort: (w) => w.credits_below_usd ?? -1,
+      numeric: true,
     },
     {
       key: "enabled",
@@ -44,6 +45,7 @@ const table = dataTable({
       label: "Created",
       text: (w) => dateTime(w.created_at),
       sort: (w) => w.created_at,
+      secondary: true,
     },
   ],
   actions: (w) => [
@@ -91,6 +93,7 @@ const deliveries = dataTable({
       label: "Attempts",
       text: (d) => number(d.attempts),
       sort: (d) => d.attempts,
+      numeric: true,
     },
     { key: "answer", label: "Receiver's answer", text: answer },
     {

@@ -14,8 +14,6 @@ const table = dataTable({
   id: "workspaces-table",
   columns: [
     { key: "name", label: "Name", text: (w) => (w.is_default ? `${w.name} (default)` : w.name) },
-    { key: "id", label: "ID", text: (w) => w.id, className: "mono clip" },
-    { key: "slug", label: "Slug", text: (w) => w.slug, className: "mono" },
     { key: "description", label: "Description", text: (w) => w.description ?? "—" },
     {
       key: "audio_cache",
@@ -28,19 +26,22 @@ const table = dataTable({
       label: "Default guardrail",
       text: (w) => guardrailName(w.default_guardrail_id),
     },
+    { key: "slug", label: "Slug", text: (w) => w.slug, className: "mono" },
+    { key: "id", label: "ID", text: (w) => w.id, className: "mono clip", secondary: true },
     {
       key: "created",
       label: "Created",
       text: (w) => dateTime(w.created_at),
       sort: (w) => w.created_at,
+      secondary: true,
     },
   ],
   actions: (w) =>
     [
+      button("Edit", `Edit workspace ${w.name}`, () => fillForm(w)),
       button("Default guardrail", `Edit the default guardrail of ${w.name}`, () =>
         editWorkspaceDefault(w),
       ),
-      button("Edit", `Edit workspace ${w.name}`, () => fillForm(w)),
       w.is_default
         ? undefined
         : button("Delete", `Delete workspace ${w.name}`, () => deleteWorkspace(w), "danger"),

@@ -57,6 +57,11 @@ describe("console for daily work (headless Chromium)", function () {
     const hash: string = self.body.data.hash;
     const keyRow = row("#keys-list", "ci-bot");
     await keyRow.waitFor();
+    // The hash is a secondary column: shown once asked for.
+    const toggle = page.locator("#keys-list .columns-toggle");
+    await toggle.locator("summary").click();
+    await toggle.getByLabel("Hash").check();
+    await toggle.locator("summary").click();
     expect(await keyRow.getByRole("cell").allInnerTexts()).to.include.members([
       "ci-bot",
       hash,
