@@ -95,7 +95,7 @@ export function dataTable({
     const changed = order.key !== initialOrder.key || order.dir !== initialOrder.dir;
     onState?.({
       q: search.value.trim(),
-      page: server ? undefined : page + 1,
+      page: server || page === 0 ? undefined : page + 1,
       sort: changed ? `${order.dir === 1 ? "" : "-"}${order.key}` : "",
     });
   }

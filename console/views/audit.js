@@ -7,6 +7,7 @@ import { $, options, show } from "../lib/dom.js";
 import { dateTime, fromLocalInput, money } from "../lib/format.js";
 import { allKeys, guardrailName, keyName, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { setViewParams, viewParams } from "../lib/url-state.js";
 
 /** Fields that hold dollars, shown as money. */
 const MONEY = /(usd|limit|balance|amount|credits)$/;
@@ -65,23 +66,42 @@ export function resourceName(resource) {
   return `${resource.type} ${resource.label || known || resource.id}`;
 }
 
+/** Each filter's name in the URL and its field in the form. */
+const FILTERS = {
+  type: "audit-type",
+  action: "audit-action",
+  actor: "audit-actor",
+  from: "audit-from",
+  to: "audit-to",
+};
+
+function filterParams() {
+  return Object.fromEntries(
+    Object.entries(FILTERS).map(([name, id]) => [name, $(id).value.trim()]),
+  );
+}
+
 const paging = cursorPaging(
-  (cursor) =>
-    call(
+  (cursor) => {
+    const f = filterParams();
+    return call(
       "GET",
       `/audit-log${query({
         limit: 25,
         cursor,
-        resource_type: $("audit-type").value,
-        action: $("audit-action").value.trim(),
-        actor: $("audit-actor").value,
-        from: fromLocalInput($("audit-from").value),
-        to: fromLocalInput($("audit-to").value),
+        resource_type: f.type,
+        action: f.action,
+        actor: f.actor,
+        from: fromLocalInput(f.from),
+        to: fromLocalInput(f.to),
       })}`,
-    ),
+    );
+  },
   (message) => {
     $("audit-error").textContent = message;
   },
+  ({ cursor, page }) =>
+    setViewParams({ ...filterParams(), cursor, page: page > 1 ? page : undefined }),
 );
 
 const table = dataTable({
@@ -113,7 +133,9 @@ paging.attach(table);
 
 export function refreshAudit() {
   if (!$("audit-list").contains(table.element)) show("audit-list", table.element);
-  return paging.reload();
+  const params = viewParams();
+  for (const [name, id] of Object.entries(FILTERS)) $(id).value = params[name] ?? "";
+  return paging.openAt(params.cursor, params.page);
 }
 
 export function fillActorChoices() {
@@ -128,6 +150,7 @@ export function fillActorChoices() {
 export function setupAudit() {
   $("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    setViewParams(filterParams());
     refreshAudit();
   });
 }

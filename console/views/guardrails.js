@@ -6,6 +6,7 @@ import { $, button, options, show, status } from "../lib/dom.js";
 import { dateTime, list, money, reset } from "../lib/format.js";
 import { allKeys, forgetGuardrail, keyName, loadGuardrails } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 import { editingId, fillGuardrailForm, guardrailRequest } from "./guardrail-form.js";
 
 /** The guardrails on show (one workspace's). */
@@ -22,6 +23,7 @@ function filters(g) {
 const table = dataTable({
   caption: "Guardrails",
   id: "guardrails-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (g) => g.name },
     { key: "models", label: "Allowed models", text: (g) => list(g.allowed_models) },
@@ -48,6 +50,7 @@ const table = dataTable({
 });
 
 export async function refreshGuardrails() {
+  table.setState(viewParams());
   if (!$("guardrails-list").contains(table.element)) show("guardrails-list", table.element);
   guardrails = await loadGuardrails($("g-list-workspace").value);
   table.setRows(guardrails);

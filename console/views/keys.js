@@ -6,6 +6,7 @@ import { $, button, el, show, status } from "../lib/dom.js";
 import { dateTime, fromLocalInput, money, reset, toLocalInput } from "../lib/format.js";
 import { loadKeys, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 
 /** A number field as typed: a non-number goes to the API as it is, and its 400 names the field. */
 function numberOrText(value) {
@@ -29,6 +30,7 @@ function limitText(k) {
 const table = dataTable({
   caption: "Keys",
   id: "keys-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (k) => k.name },
     {
@@ -96,6 +98,7 @@ const table = dataTable({
 let onChange = () => {};
 
 export async function refreshKeys() {
+  table.setState(viewParams());
   if (!$("keys-list").contains(table.element)) show("keys-list", table.element);
   table.setRows(await loadKeys());
   onChange();

@@ -7,6 +7,7 @@ import { $, button, el, show, status } from "../lib/dom.js";
 import { dateTime, list, money, number } from "../lib/format.js";
 import { workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 
 let editing;
 let shownDeliveries;
@@ -14,6 +15,7 @@ let shownDeliveries;
 const table = dataTable({
   caption: "Webhooks",
   id: "webhooks-table",
+  onState: keepTableState(),
   columns: [
     { key: "url", label: "Receiver", text: (w) => w.url, className: "mono wrap" },
     { key: "workspace", label: "Workspace", text: (w) => workspaceName(w.workspace_id) },
@@ -113,6 +115,7 @@ const deliveries = dataTable({
 paging.attach(deliveries);
 
 export async function refreshWebhooks() {
+  table.setState(viewParams());
   if (!$("webhooks-list").contains(table.element)) show("webhooks-list", table.element);
   table.setRows(await fetchAll("/webhooks"));
   if (shownDeliveries) await showDeliveries(shownDeliveries);

@@ -7,11 +7,14 @@ import { $, button, options, show, status } from "../lib/dom.js";
 import { bytes, dateTime } from "../lib/format.js";
 import { guardrailName, loadWorkspaces } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
+import { applyRememberedWorkspace } from "../lib/workspace-choice.js";
 import { editWorkspaceDefault } from "./guardrails.js";
 
 const table = dataTable({
   caption: "Workspaces",
   id: "workspaces-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (w) => (w.is_default ? `${w.name} (default)` : w.name) },
     { key: "description", label: "Description", text: (w) => w.description ?? "—" },
@@ -118,9 +121,11 @@ function fillPickers(workspaces) {
     );
     select.value = chosen;
   }
+  applyRememberedWorkspace(document.querySelectorAll("select[data-remember]"), home?.id);
 }
 
 export async function refreshWorkspaces() {
+  table.setState(viewParams());
   if (!$("workspaces-list").contains(table.element)) show("workspaces-list", table.element);
   const workspaces = await loadWorkspaces();
   await loadCacheStats(workspaces);

@@ -96,10 +96,13 @@ describe("console (headless Chromium)", function () {
     await page.goto(`${h.baseUrl()}/console`);
     await page.getByLabel("Management key").fill("not-the-key-0123456789abcdef0123456789");
     await page.getByRole("button", { name: "Sign in" }).click();
+    // Beside the form, the field marked.
     await page
-      .getByRole("status")
+      .locator("#signin-form")
+      .getByRole("alert")
       .filter({ hasText: /^Sign-in failed: 401: / })
       .waitFor();
+    expect(await page.getByLabel("Management key").getAttribute("aria-invalid")).to.equal("true");
     expect(await page.locator("#admin").isHidden()).to.equal(true);
 
     // By keyboard this time: Enter in the labelled field submits.
