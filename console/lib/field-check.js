@@ -73,7 +73,8 @@ function addPicker(input) {
     {
       id,
       className: "catalog-pick",
-      "aria-label": `Add a ${kind} from the catalog to ${labelOf(input)}`,
+      // Named apart from its field's label, which people and tests find the field by.
+      "aria-label": `Add a catalog ${kind} to the ${labelOf(input).split(" ")[0].toLowerCase()} list`,
     },
     el("option", { value: "" }, `Add a ${kind} from the catalog…`),
     ...[...catalog[input.dataset.catalog]]
