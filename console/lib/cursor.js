@@ -55,6 +55,10 @@ export function cursorPaging(fetchPage, onError, onPage = () => {}) {
     attach(t) {
       table = t;
     },
+    /** The page on show, read again (its rows may have changed). */
+    refresh() {
+      return load();
+    },
     reload() {
       trail = [undefined];
       at = 0;

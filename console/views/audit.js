@@ -14,6 +14,24 @@ const MONEY = /(usd|limit|balance|amount|credits)$/;
 /** Fields that hold an instant, shown as a date. */
 const TIME = /(_at|expires)$/;
 
+/** Lists whose items read in words: keys by name, filters as what they do. */
+const WORDS = {
+  key_hashes: (hash) => keyName(hash),
+  guardrail_ids: (id) => guardrailName(id),
+  content_filter_builtins: (b) =>
+    `${verb(b.action)} ${b.slug}${b.scan_scope ? ` (${scopeWords(b.scan_scope)})` : ""}`,
+  content_filters: (f) => `${verb(f.action)} /${f.pattern}/${f.label ? ` as ${f.label}` : ""}`,
+};
+
+/** What a filter does to a match: "blocks", "redacts", "flags". */
+function verb(action) {
+  return { block: "blocks", redact: "redacts", flag: "flags" }[action] ?? String(action);
+}
+
+function scopeWords(scope) {
+  return { user_only: "user messages only", all: "all messages" }[scope] ?? scope;
+}
+
 /** One value of a changed field, for people: money, dates, and names for ids and hashes. */
 function value(field, v) {
   if (v === null || v === undefined || v === "") return "none";
@@ -22,6 +40,7 @@ function value(field, v) {
   if (field === "workspace_id") return workspaceName(v);
   if (field === "guardrail_id" || field === "default_guardrail_id") return guardrailName(v);
   if (field === "key_hash") return keyName(v);
+  if (Array.isArray(v) && v.length > 0 && WORDS[field]) return v.map(WORDS[field]).join(", ");
   if (Array.isArray(v)) {
     if (v.length === 0) return "none";
     return v.map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x))).join(", ");

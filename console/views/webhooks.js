@@ -121,6 +121,24 @@ export async function refreshWebhooks() {
   if (shownDeliveries) await showDeliveries(shownDeliveries);
 }
 
+/** While a delivery on show is pending, the list is read again every few seconds. */
+let refreshTimer;
+const REFRESH_MS = 2000;
+
+function watchPending() {
+  clearTimeout(refreshTimer);
+  const pending = deliveries.rows().some((d) => d.status === "pending");
+  $("deliveries-note").textContent = pending
+    ? "A delivery is pending: this list refreshes every 2 seconds until it is settled."
+    : "";
+  if (!pending) return;
+  refreshTimer = setTimeout(() => {
+    // Only while the deliveries are on screen: another view or a closed card stops it.
+    if ($("webhooks").hidden || $("deliveries").hidden || !shownDeliveries) return;
+    paging.refresh().then(watchPending);
+  }, REFRESH_MS);
+}
+
 async function showDeliveries(w) {
   try {
     shownDeliveries = w;
@@ -129,6 +147,7 @@ async function showDeliveries(w) {
       show("deliveries-list", deliveries.element);
     await paging.reload();
     $("deliveries").hidden = false;
+    watchPending();
   } catch (err) {
     $("webhooks-error").textContent = err.message;
   }

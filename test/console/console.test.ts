@@ -194,14 +194,20 @@ describe("console (headless Chromium)", function () {
       .waitFor();
     // Credits as figures for people: each card holds the API's amount, formatted as money.
     const credits = (await h.api.get("/api/v1/credits")).body.data;
+    const spent = (
+      await h.api.get("/api/v1/usage?granularity=day&group_by=workspace")
+    ).body.data.reduce((a: number, r: { spend_usd: number }) => a + r.spend_usd, 0);
     await page.getByRole("link", { name: "Credits" }).click();
     const cards = page.locator("#credits-out .stat");
     await cards.first().waitFor();
     expect(await cards.allInnerTexts()).to.deep.equal([
       `Balance\n${credits.metered ? usd(credits.balance_usd) : "not metered"}`,
       `Credits added\n${usd(credits.total_credits)}`,
-      `Usage\n${usd(credits.total_usage)}`,
+      `Drawn from credits\n${usd(credits.total_usage)}`,
+      // The same spend the dashboard reads (the usage series), not only what credits paid for.
+      `Spend, last 30 days\n${usd(spent)}`,
     ]);
+    expect(spent).to.be.greaterThan(0);
 
     await page.getByRole("link", { name: "Speech playground" }).click();
     const play = page.locator("#speak-form");

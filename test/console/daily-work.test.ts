@@ -209,6 +209,7 @@ describe("console for daily work (headless Chromium)", function () {
       usd(10),
       usd(10),
       usd(0),
+      usd(0),
     ]);
   });
 
