@@ -110,7 +110,7 @@ describe("console numbers and words (headless Chromium)", function () {
       },
       (n) => n > 0,
     );
-    expect(await row.first().innerText()).to.not.include('"pattern"');
+    expect(await row.first().textContent()).to.not.include('"pattern"');
     await form.getByLabel("Resource").selectOption("assignment");
     const assigned = audit.locator("tbody tr").filter({ hasText: "numbers-app" });
     await pollUntil(
