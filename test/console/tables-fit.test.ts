@@ -153,6 +153,7 @@ describe("console tables that fit a laptop and a phone (headless Chromium)", fun
         );
         expect(overflow, `${link}: the page scrolls sideways`).to.be.at.most(0);
         await expectAccessible(page, `${link} at ${size.width} px`);
+        await page.evaluate("window.scrollTo(0, 0)");
         await screenshot(page, `${link.toLowerCase().replace(/ /g, "-")}-${size.name}`, false);
       }
 
