@@ -8,9 +8,11 @@ export function parseHash(hash = location.hash) {
   return { view, params: new URLSearchParams(search) };
 }
 
-/** The parameters of the view on show, as a plain object. */
-export function viewParams() {
-  return Object.fromEntries(parseHash().params);
+/** The parameters of the view on show, as a plain object; none when `view` is not the one on show. */
+export function viewParams(view) {
+  const shown = parseHash();
+  if (view && shown.view !== view) return {};
+  return Object.fromEntries(shown.params);
 }
 
 /**

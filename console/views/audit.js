@@ -152,7 +152,7 @@ paging.attach(table);
 
 export function refreshAudit() {
   if (!$("audit-list").contains(table.element)) show("audit-list", table.element);
-  const params = viewParams();
+  const params = viewParams("audit");
   for (const [name, id] of Object.entries(FILTERS)) $(id).value = params[name] ?? "";
   return paging.openAt(params.cursor, params.page);
 }

@@ -50,7 +50,7 @@ const table = dataTable({
 });
 
 export async function refreshGuardrails() {
-  table.setState(viewParams());
+  table.setState(viewParams("guardrails"));
   if (!$("guardrails-list").contains(table.element)) show("guardrails-list", table.element);
   guardrails = await loadGuardrails($("g-list-workspace").value);
   table.setRows(guardrails);

@@ -98,7 +98,7 @@ const table = dataTable({
 let onChange = () => {};
 
 export async function refreshKeys() {
-  table.setState(viewParams());
+  table.setState(viewParams("keys"));
   if (!$("keys-list").contains(table.element)) show("keys-list", table.element);
   table.setRows(await loadKeys());
   onChange();

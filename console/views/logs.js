@@ -268,7 +268,7 @@ function showDetail(g) {
 
 export function refreshLogs() {
   if (!$("logs-list").contains(table.element)) show("logs-list", table.element);
-  const params = viewParams();
+  const params = viewParams("logs");
   formFromParams(params);
   return paging.openAt(params.cursor, params.page);
 }

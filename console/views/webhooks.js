@@ -115,7 +115,7 @@ const deliveries = dataTable({
 paging.attach(deliveries);
 
 export async function refreshWebhooks() {
-  table.setState(viewParams());
+  table.setState(viewParams("webhooks"));
   if (!$("webhooks-list").contains(table.element)) show("webhooks-list", table.element);
   table.setRows(await fetchAll("/webhooks"));
   if (shownDeliveries) await showDeliveries(shownDeliveries);

@@ -125,7 +125,7 @@ function fillPickers(workspaces) {
 }
 
 export async function refreshWorkspaces() {
-  table.setState(viewParams());
+  table.setState(viewParams("workspaces"));
   if (!$("workspaces-list").contains(table.element)) show("workspaces-list", table.element);
   const workspaces = await loadWorkspaces();
   await loadCacheStats(workspaces);
