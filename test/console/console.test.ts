@@ -207,7 +207,6 @@ describe("console (headless Chromium)", function () {
       // The same spend the dashboard reads (the usage series), not only what credits paid for.
       `Spend, last 30 days\n${usd(spent)}`,
     ]);
-    expect(spent).to.be.greaterThan(0);
 
     await page.getByRole("link", { name: "Speech playground" }).click();
     const play = page.locator("#speak-form");

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import { useSystem } from "../kit/gateway-harness.js";
 import { postSpeech } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
@@ -105,6 +105,25 @@ describe("console tables that fit a laptop and a phone (headless Chromium)", fun
     await link.and(page.locator('[aria-current="page"]')).waitFor();
   }
 
+  /**
+   * Where `target` is once scrolled into view. A list drawn again while it is measured (a view
+   * reads its list when shown) detaches the row found first: it is found and measured again.
+   */
+  async function boxOf(target: Locator) {
+    return pollUntil(
+      async () => {
+        try {
+          await target.scrollIntoViewIfNeeded({ timeout: 2000 });
+          return await target.boundingBox({ timeout: 2000 });
+        } catch {
+          return null;
+        }
+      },
+      (box) => box !== null,
+      20,
+    );
+  }
+
   /** Whether `box` lies inside the window, left to right and top to bottom. */
   function inside(
     box: { x: number; y: number; width: number; height: number } | null,
@@ -132,17 +151,14 @@ describe("console tables that fit a laptop and a phone (headless Chromium)", fun
         expect(n, link).to.be.greaterThan(0);
         for (let i = 0; i < n; i++) {
           const row = rows.nth(i);
-          await row.scrollIntoViewIfNeeded();
           const name = row.locator("td.name");
-          const nameBox = await name.boundingBox();
+          const nameBox = await boxOf(name);
           expect(inside(nameBox, size), `${link} row ${i} name at ${JSON.stringify(nameBox)}`).to.be
             .true;
           const actions = row.locator("td.row-actions button");
           if (link !== "Audit log") {
             // The audit log is a record: its rows have nothing to act on.
-            const main = actions.first();
-            await main.scrollIntoViewIfNeeded();
-            const box = await main.boundingBox();
+            const box = await boxOf(actions.first());
             expect(inside(box, size), `${link} row ${i} action at ${JSON.stringify(box)}`).to.be
               .true;
           }
