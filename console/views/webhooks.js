@@ -5,7 +5,7 @@ import { call, fetchAll, query } from "../lib/api.js";
 import { cursorPaging } from "../lib/cursor.js";
 import { $, button, el, show, status } from "../lib/dom.js";
 import { dateTime, list, money, number } from "../lib/format.js";
-import { workspaceName } from "../lib/names.js";
+import { guardrailName, keyName, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
 import { keepTableState, viewParams } from "../lib/url-state.js";
 
@@ -75,15 +75,58 @@ function answer(d) {
   return d.last_error ?? "—";
 }
 
+/** Whose limit an event is about, by name: the key's, else the guardrail's. */
+function subjectOf(data) {
+  if (!data) return "—";
+  if (data.key_hash) return keyName(data.key_hash);
+  if (data.guardrail_id) return guardrailName(data.guardrail_id);
+  return "—";
+}
+
+function spendOf(data) {
+  if (!data || data.spend_usd == null) return "—";
+  return data.limit_usd == null
+    ? money(data.spend_usd)
+    : `${money(data.spend_usd)} of ${money(data.limit_usd)}`;
+}
+
+/** The event as sent, under the list: what the receiver got, to read or copy. */
+function showPayload(d) {
+  $("delivery-payload-h").textContent = `Payload of ${d.event_type} (${dateTime(d.created_at)})`;
+  $("delivery-payload").textContent = JSON.stringify(d.payload, null, 2);
+  $("delivery-payload-box").hidden = false;
+  $("delivery-payload").focus();
+}
+
 const deliveries = dataTable({
   caption: "Deliveries",
   one: "delivery",
   id: "deliveries-table",
   server: paging.pager,
+  actions: (d) => [
+    button("Payload", `Payload of the ${d.event_type} delivery at ${dateTime(d.created_at)}`, () =>
+      showPayload(d),
+    ),
+  ],
   sort: { key: "at", dir: -1 },
   columns: [
     { key: "at", label: "When", text: (d) => dateTime(d.created_at), sort: (d) => d.created_at },
     { key: "event", label: "Event", text: (d) => d.event_type, className: "mono" },
+    {
+      key: "threshold",
+      label: "Threshold",
+      text: (d) =>
+        d.payload?.data?.threshold_pct == null ? "—" : `${d.payload.data.threshold_pct}%`,
+      sort: (d) => d.payload?.data?.threshold_pct ?? -1,
+      numeric: true,
+    },
+    { key: "subject", label: "Key or guardrail", text: (d) => subjectOf(d.payload?.data) },
+    {
+      key: "spend",
+      label: "Spend of limit",
+      text: (d) => spendOf(d.payload?.data),
+      numeric: true,
+    },
     {
       key: "status",
       label: "Status",
@@ -141,6 +184,7 @@ function watchPending() {
 
 async function showDeliveries(w) {
   try {
+    if (shownDeliveries?.id !== w.id) $("delivery-payload-box").hidden = true;
     shownDeliveries = w;
     $("deliveries-h").textContent = `Deliveries to ${w.url}`;
     if (!$("deliveries-list").contains(deliveries.element))

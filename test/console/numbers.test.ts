@@ -161,6 +161,15 @@ describe("console numbers and words (headless Chromium)", function () {
       (n) => n >= 2,
     );
     page.off("request", count);
+    // The event as the receiver gets it, shown on demand.
+    await page
+      .locator("#deliveries tbody tr")
+      .first()
+      .getByRole("button", { name: /^Payload of the webhook.test delivery at / })
+      .click();
+    const payload = JSON.parse((await page.locator("#delivery-payload").textContent()) ?? "");
+    expect(payload).to.deep.include({ type: "webhook.test" });
+    expect(payload.data).to.have.property("threshold_pct");
     await h.api.delete(`/api/v1/webhooks/${hook.body.data.id}`);
     await open("Keys");
   });
