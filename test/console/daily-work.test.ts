@@ -248,7 +248,10 @@ describe("console for daily work (headless Chromium)", function () {
 
       // A test event: signed with the secret shown, and its delivery listed as delivered.
       await hookRow.getByRole("button", { name: `Send test event to ${receiver.url}` }).click();
-      await page.locator("#deliveries").getByRole("cell", { name: "webhook.test" }).waitFor();
+      await page
+        .locator("#deliveries")
+        .getByRole("cell", { name: "webhook.test", exact: true })
+        .waitFor();
       const got = await pollUntil(
         async () => receiver.received,
         (r) => r.length > 0,
