@@ -21,16 +21,25 @@ export function scrollBox(table, label) {
     { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": label },
     table,
   );
-  const update = () => {
-    const more = box.scrollWidth - box.clientWidth;
-    box.classList.toggle("scrolls", more > 1);
-    box.classList.toggle("more-right", box.scrollLeft < more - 1);
-    box.classList.toggle("more-left", box.scrollLeft > 1);
-  };
-  box.addEventListener("scroll", update, { passive: true });
-  new ResizeObserver(update).observe(box);
+  box.addEventListener("scroll", () => updateCue(box), { passive: true });
+  resizes.observe(box);
   return box;
 }
+
+function updateCue(box) {
+  const more = box.scrollWidth - box.clientWidth;
+  box.classList.toggle("scrolls", more > 1);
+  box.classList.toggle("more-right", box.scrollLeft < more - 1);
+  box.classList.toggle("more-left", box.scrollLeft > 1);
+}
+
+/** One observer for every scroll box; a box taken off the page (a list drawn again) is let go. */
+const resizes = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    if (target.isConnected) updateCue(target);
+    else resizes.unobserve(target);
+  }
+});
 
 /** The secondary columns this table shows, as the browser remembers them (per table id). */
 function shownSecondary(id) {

@@ -173,6 +173,18 @@ describe("console tables that fit a laptop and a phone (headless Chromium)", fun
         await screenshot(page, `${link.toLowerCase().replace(/ /g, "-")}-${size.name}`, false);
       }
 
+      // The views that are not lists, as they open.
+      for (const [link, ready] of [
+        ["Dashboard", "#dashboard-stats .stat"],
+        ["Credits", "#credits-out .stat"],
+        ["Speech playground", "#p-voice option"],
+      ] as const) {
+        await open(page, link);
+        await page.locator(ready).first().waitFor({ state: "attached" });
+        await page.waitForLoadState("networkidle");
+        await expectAccessible(page, `${link} at ${size.width} px`);
+      }
+
       // An open record and an explained key: their tables scroll, and take focus to do so.
       await open(page, "Logs");
       await page
