@@ -4,7 +4,10 @@
 
 import { API, errorMessage, forgetKey, managementKey, rememberKey } from "./lib/api.js";
 import { $, status } from "./lib/dom.js";
-import { loadAllGuardrails, loadKeys } from "./lib/names.js";
+import { setCatalog, setupFieldChecks } from "./lib/field-check.js";
+import { allWorkspaces, loadAllGuardrails, loadKeys } from "./lib/names.js";
+import { parseHash } from "./lib/url-state.js";
+import { rememberWorkspaceOf } from "./lib/workspace-choice.js";
 import { fillActorChoices, refreshAudit, setupAudit } from "./views/audit.js";
 import { refreshCredits, setupCredits } from "./views/credits.js";
 import { refreshDashboard, setupDashboard } from "./views/dashboard.js";
@@ -17,7 +20,13 @@ import {
   setupGuardrails,
 } from "./views/guardrails.js";
 import { refreshKeys, resetKeys, setupKeys } from "./views/keys.js";
-import { fillLogChoices, fillModelChoices, refreshLogs, setupLogs } from "./views/logs.js";
+import {
+  enableLogSearch,
+  fillLogChoices,
+  fillModelChoices,
+  refreshLogs,
+  setupLogs,
+} from "./views/logs.js";
 import { loadModels, setupPlayground } from "./views/playground.js";
 import { refreshWebhooks, resetWebhooks, setupWebhooks } from "./views/webhooks.js";
 import { refreshWorkspaces, resetWorkspaces, setupWorkspaces } from "./views/workspaces.js";
@@ -71,7 +80,7 @@ function views() {
 
 /** Shows the view the #hash names (a signed-out visitor gets sign-in or the playground). */
 function route() {
-  let view = location.hash.slice(1);
+  let view = parseHash().view;
   if (!views().some((v) => v.id === view)) view = signedIn ? "dashboard" : "signin";
   if (view in loaders && !signedIn) view = "signin";
   if (view === "signin" && signedIn) view = "dashboard";
@@ -80,6 +89,8 @@ function route() {
     if (a.hash === `#${view}`) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
+  // What the last action did belongs to the view it was done on.
+  if ($("status").dataset.view !== view) status("");
   const heading = $(view).querySelector("h2")?.textContent ?? "";
   document.title = `${heading} · Railgate console`;
   if (signedIn && loaders[view]) run(loaders[view], view);
@@ -137,15 +148,25 @@ function signOut() {
 
 $("signin-form").addEventListener("submit", async (event) => {
   event.preventDefault();
+  $("signin-error").textContent = "";
+  $("management-key").removeAttribute("aria-invalid");
   try {
     await signIn($("management-key").value);
     $("management-key").value = "";
   } catch (err) {
-    status(`Sign-in failed: ${err.message}`);
+    // Beside the form, where the key was typed, and the field marked.
+    $("signin-error").textContent = `Sign-in failed: ${err.message}`;
+    $("management-key").setAttribute("aria-invalid", "true");
+    $("management-key").focus();
   }
 });
 $("signout").addEventListener("click", signOut);
 $("g-list-workspace").addEventListener("change", () => run(refreshGuardrails, "guardrails"));
+for (const select of document.querySelectorAll("select[data-remember]")) {
+  select.addEventListener("change", () =>
+    rememberWorkspaceOf(select, allWorkspaces().find((w) => w.is_default)?.id),
+  );
+}
 for (const b of document.querySelectorAll("[data-load]")) {
   b.addEventListener("click", () => run(loaders[b.dataset.load], b.dataset.load));
 }
@@ -163,9 +184,15 @@ setupExplain();
 setupPlayground();
 
 // The API's own document (public) says which builtin filters, actions and regions exist.
-setupGuardrailForm(await (await fetch(`${API}/openapi.json`)).json());
+const openapi = await (await fetch(`${API}/openapi.json`)).json();
+setupGuardrailForm(openapi);
+enableLogSearch(openapi);
 fillGuardrailForm(undefined);
-loadModels().then(fillModelChoices);
+setupFieldChecks();
+loadModels().then((models) => {
+  fillModelChoices(models);
+  setCatalog(models);
+});
 route();
 if (managementKey()) {
   signIn(managementKey()).catch(() => signOut());

@@ -26,11 +26,14 @@ export function colour(i) {
  * Draws (or redraws) a chart into `holder`: a card body that gets a canvas and a "figures"
  * table. `series` is [{ label, values[] }] over `labels`; `format` turns a value into text.
  */
-export function drawChart(holder, { title, type, labels, series, format, stacked, whole }) {
+export function drawChart(
+  holder,
+  { title, type, labels, series, format, stacked, whole, budgets = [] },
+) {
   charts.get(holder.id)?.destroy();
   const canvas = el("canvas", {
     role: "img",
-    "aria-label": describe(title, labels, series, format),
+    "aria-label": describe(title, labels, series, format, budgets),
   });
   const figures = el(
     "details",
@@ -50,16 +53,31 @@ export function drawChart(holder, { title, type, labels, series, format, stacked
     type,
     data: {
       labels,
-      datasets: series.map((s, i) => ({
-        label: s.label,
-        data: s.values,
-        backgroundColor: s.colour ?? colour(i),
-        borderColor: s.colour ?? colour(i),
-        borderWidth: type === "line" ? 2 : 0,
-        pointRadius: type === "line" ? 3 : 0,
-        tension: 0.2,
-        borderDash: s.dashed ? [6, 4] : undefined,
-      })),
+      datasets: [
+        ...series.map((s, i) => ({
+          label: s.label,
+          data: s.values,
+          backgroundColor: s.colour ?? colour(i),
+          borderColor: s.colour ?? colour(i),
+          borderWidth: type === "line" ? 2 : 0,
+          pointRadius: type === "line" ? 3 : 0,
+          tension: 0.2,
+          borderDash: s.dashed ? [6, 4] : undefined,
+        })),
+        // A day's budget as a level line across the bars, in a stack of its own so that it
+        // stands at its value rather than on top of the spend.
+        ...budgets.map((b) => ({
+          type: "line",
+          label: b.label,
+          data: labels.map(() => b.value),
+          stack: `budget ${b.label}`,
+          borderColor: "#a51d2d",
+          backgroundColor: "#a51d2d",
+          borderWidth: 2,
+          borderDash: [8, 4],
+          pointRadius: 0,
+        })),
+      ],
     },
     options: {
       // Drawn once, at once: a screenshot or a reader sees the final chart.
@@ -74,6 +92,15 @@ export function drawChart(holder, { title, type, labels, series, format, stacked
           beginAtZero: true,
           // Counts step by whole numbers: no "2.5 requests" on the axis.
           ticks: { callback: (v) => format(v), ...(whole ? { precision: 0 } : {}) },
+          // Ticks closer together than the format's precision would read the same: each label
+          // is shown once.
+          afterTickToLabelConversion(axis) {
+            const seen = new Set();
+            for (const tick of axis.ticks) {
+              if (seen.has(tick.label)) tick.label = "";
+              else seen.add(tick.label);
+            }
+          },
         },
       },
       plugins: {
@@ -86,12 +113,13 @@ export function drawChart(holder, { title, type, labels, series, format, stacked
 }
 
 /** The canvas's text name: what it shows and its totals, for whoever cannot see it. */
-function describe(title, labels, series, format) {
+function describe(title, labels, series, format, budgets) {
   if (series.length === 0 || labels.length === 0) return `${title}: no data`;
   const totals = series.map(
     (s) => `${s.label} ${format(s.values.reduce((a, b) => a + (b ?? 0), 0))}`,
   );
-  return `${title}, ${labels[0]} to ${labels[labels.length - 1]}: ${totals.join("; ")}`;
+  const lines = budgets.map((b) => `${b.label}: ${format(b.value)} a day`);
+  return `${title}, ${labels[0]} to ${labels[labels.length - 1]}: ${[...totals, ...lines].join("; ")}`;
 }
 
 function figureTable(title, labels, series, format) {

@@ -39,6 +39,8 @@ export function options(select, items, value, label) {
 /** The status line: a polite live region that says what the last action did. */
 export function status(text) {
   $("status").textContent = text;
+  // Said on this view: leaving it clears the line (console.js route).
+  $("status").dataset.view = location.hash.replace(/^#/, "").split("?")[0];
 }
 
 /** A labelled value for a card or a detail list: <dt>label</dt><dd>value</dd>. */

@@ -1,12 +1,6 @@
 // Money, dates, durations and counts for people, in the browser's own locale (Intl).
 
 const usd = new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" });
-// Speech costs fractions of a cent: below a cent, three significant digits say more than $0.00.
-const usdSmall = new Intl.NumberFormat(undefined, {
-  style: "currency",
-  currency: "USD",
-  maximumSignificantDigits: 3,
-});
 const count = new Intl.NumberFormat(undefined);
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
   dateStyle: "medium",
@@ -19,11 +13,41 @@ const secondsFormat = new Intl.DateTimeFormat(undefined, {
 });
 const NONE = "—";
 
+/**
+ * One rule for every amount, so that two amounts compare at a glance: cents from $1 up, and
+ * below $1 four significant digits (speech costs fractions of a cent), never fewer than cents.
+ * $0.010038 reads $0.01004, $0.00255 stays $0.00255, $0.5 reads $0.50.
+ */
 export function money(value) {
   if (value === null || value === undefined || value === "") return NONE;
   const n = Number(value);
   if (!Number.isFinite(n)) return String(value);
-  return n !== 0 && Math.abs(n) < 0.01 ? usdSmall.format(n) : usd.format(n);
+  if (n === 0 || Math.abs(n) >= 1) return usd.format(n);
+  const rounded = Number(n.toPrecision(4));
+  if (Math.abs(rounded) >= 1) return usd.format(rounded);
+  return moneyDigits(Math.max(2, decimals(rounded))).format(rounded);
+}
+
+/** How many digits a number has after its decimal point (1e-7 counted too). */
+function decimals(n) {
+  const [mantissa, exponent] = Math.abs(n).toExponential().split("e");
+  const fraction = (mantissa.split(".")[1] ?? "").length;
+  return Math.max(0, fraction - Number(exponent));
+}
+
+const moneyFormats = new Map();
+function moneyDigits(digits) {
+  if (!moneyFormats.has(digits))
+    moneyFormats.set(
+      digits,
+      new Intl.NumberFormat(undefined, {
+        style: "currency",
+        currency: "USD",
+        minimumFractionDigits: digits,
+        maximumFractionDigits: digits,
+      }),
+    );
+  return moneyFormats.get(digits);
 }
 
 export function number(value) {

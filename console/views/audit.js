@@ -7,11 +7,30 @@ import { $, options, show } from "../lib/dom.js";
 import { dateTime, fromLocalInput, money } from "../lib/format.js";
 import { allKeys, guardrailName, keyName, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { setViewParams, viewParams } from "../lib/url-state.js";
 
 /** Fields that hold dollars, shown as money. */
 const MONEY = /(usd|limit|balance|amount|credits)$/;
 /** Fields that hold an instant, shown as a date. */
 const TIME = /(_at|expires)$/;
+
+/** Lists whose items read in words: keys by name, filters as what they do. */
+const WORDS = {
+  key_hashes: (hash) => keyName(hash),
+  guardrail_ids: (id) => guardrailName(id),
+  content_filter_builtins: (b) =>
+    `${verb(b.action)} ${b.slug}${b.scan_scope ? ` (${scopeWords(b.scan_scope)})` : ""}`,
+  content_filters: (f) => `${verb(f.action)} /${f.pattern}/${f.label ? ` as ${f.label}` : ""}`,
+};
+
+/** What a filter does to a match: "blocks", "redacts", "flags". */
+function verb(action) {
+  return { block: "blocks", redact: "redacts", flag: "flags" }[action] ?? String(action);
+}
+
+function scopeWords(scope) {
+  return { user_only: "user messages only", all: "all messages" }[scope] ?? scope;
+}
 
 /** One value of a changed field, for people: money, dates, and names for ids and hashes. */
 function value(field, v) {
@@ -21,6 +40,7 @@ function value(field, v) {
   if (field === "workspace_id") return workspaceName(v);
   if (field === "guardrail_id" || field === "default_guardrail_id") return guardrailName(v);
   if (field === "key_hash") return keyName(v);
+  if (Array.isArray(v) && v.length > 0 && WORDS[field]) return v.map(WORDS[field]).join(", ");
   if (Array.isArray(v)) {
     if (v.length === 0) return "none";
     return v.map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x))).join(", ");
@@ -65,23 +85,42 @@ export function resourceName(resource) {
   return `${resource.type} ${resource.label || known || resource.id}`;
 }
 
+/** Each filter's name in the URL and its field in the form. */
+const FILTERS = {
+  type: "audit-type",
+  action: "audit-action",
+  actor: "audit-actor",
+  from: "audit-from",
+  to: "audit-to",
+};
+
+function filterParams() {
+  return Object.fromEntries(
+    Object.entries(FILTERS).map(([name, id]) => [name, $(id).value.trim()]),
+  );
+}
+
 const paging = cursorPaging(
-  (cursor) =>
-    call(
+  (cursor) => {
+    const f = filterParams();
+    return call(
       "GET",
       `/audit-log${query({
         limit: 25,
         cursor,
-        resource_type: $("audit-type").value,
-        action: $("audit-action").value.trim(),
-        actor: $("audit-actor").value,
-        from: fromLocalInput($("audit-from").value),
-        to: fromLocalInput($("audit-to").value),
+        resource_type: f.type,
+        action: f.action,
+        actor: f.actor,
+        from: fromLocalInput(f.from),
+        to: fromLocalInput(f.to),
       })}`,
-    ),
+    );
+  },
   (message) => {
     $("audit-error").textContent = message;
   },
+  ({ cursor, page }) =>
+    setViewParams({ ...filterParams(), cursor, page: page > 1 ? page : undefined }),
 );
 
 const table = dataTable({
@@ -113,7 +152,9 @@ paging.attach(table);
 
 export function refreshAudit() {
   if (!$("audit-list").contains(table.element)) show("audit-list", table.element);
-  return paging.reload();
+  const params = viewParams("audit");
+  for (const [name, id] of Object.entries(FILTERS)) $(id).value = params[name] ?? "";
+  return paging.openAt(params.cursor, params.page);
 }
 
 export function fillActorChoices() {
@@ -128,6 +169,7 @@ export function fillActorChoices() {
 export function setupAudit() {
   $("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    setViewParams(filterParams());
     refreshAudit();
   });
 }

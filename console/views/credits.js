@@ -18,14 +18,29 @@ const perWorkspace = dataTable({
       label: "Balance",
       text: (c) => (c.metered ? money(c.balance_usd) : "not metered"),
       sort: (c) => c.balance_usd ?? -1,
+      numeric: true,
     },
     {
       key: "credits",
       label: "Credits added",
       text: (c) => money(c.total_credits),
       sort: (c) => c.total_credits,
+      numeric: true,
     },
-    { key: "usage", label: "Usage", text: (c) => money(c.total_usage), sort: (c) => c.total_usage },
+    {
+      key: "usage",
+      label: "Drawn from credits",
+      text: (c) => money(c.total_usage),
+      sort: (c) => c.total_usage,
+      numeric: true,
+    },
+    {
+      key: "spend",
+      label: "Spend, last 30 days",
+      text: (c) => money(spendOf(c.workspace_id)),
+      sort: (c) => spendOf(c.workspace_id),
+      numeric: true,
+    },
   ],
 });
 
@@ -46,24 +61,42 @@ const history = dataTable({
       label: "Amount",
       text: (e) => money(e.changes?.amount_usd?.after),
       sort: (e) => e.changes?.amount_usd?.after ?? 0,
+      numeric: true,
     },
     {
       key: "balance",
       label: "Balance after",
       text: (e) => money(e.changes?.balance_usd?.after),
       sort: (e) => e.changes?.balance_usd?.after ?? 0,
+      numeric: true,
     },
   ],
 });
 
+/**
+ * Each workspace's spend over the last 30 days, from the usage series the dashboard reads. A
+ * workspace's credit usage counts only what was drawn from its credits (nothing before its first
+ * top-up, nothing when it has none), so the two are shown side by side, each named for what it is.
+ */
+const spend = new Map();
+const spendOf = (id) => spend.get(id) ?? 0;
+
+async function loadSpend() {
+  const rows = (await call("GET", `/usage${query({ granularity: "day", group_by: "workspace" })}`))
+    .data;
+  spend.clear();
+  for (const r of rows) spend.set(r.group, spendOf(r.group) + (r.spend_usd ?? 0));
+}
+
 export async function refreshCredits() {
-  const org = (await call("GET", "/credits")).data;
+  const [org] = await Promise.all([call("GET", "/credits").then((r) => r.data), loadSpend()]);
   show(
     "credits-out",
     statCards([
       ["Balance", org.metered ? money(org.balance_usd) : "not metered"],
       ["Credits added", money(org.total_credits)],
-      ["Usage", money(org.total_usage)],
+      ["Drawn from credits", money(org.total_usage)],
+      ["Spend, last 30 days", money([...spend.values()].reduce((a, b) => a + b, 0))],
     ]),
   );
   const rows = await Promise.all(

@@ -5,7 +5,7 @@ import { call, query } from "../lib/api.js";
 import { colour, drawChart } from "../lib/charts.js";
 import { $, show, statCards } from "../lib/dom.js";
 import { milliseconds, money, number } from "../lib/format.js";
-import { keyName, workspaceName } from "../lib/names.js";
+import { allGuardrails, keyName, workspaceName } from "../lib/names.js";
 
 const DAY = 86_400_000;
 /**
@@ -69,6 +69,25 @@ async function usage(groupBy, from, to) {
   ).data;
 }
 
+/**
+ * The daily budgets of the workspace on show (every workspace's when none is chosen), as lines
+ * on the spend chart: a day's spend reads against what a day may spend. A budget far above the
+ * busiest day's spend is left out, as it would flatten the bars to nothing.
+ */
+function dailyBudgets(spend) {
+  const workspace = $("range-workspace").value;
+  const perDay = (spend[0]?.values ?? []).map((_, i) =>
+    spend.reduce((a, s) => a + (s.values[i] ?? 0), 0),
+  );
+  const busiest = Math.max(0, ...perDay);
+  return allGuardrails()
+    .filter((g) => g.limit_usd !== null && g.reset_interval === "daily")
+    .filter((g) => !workspace || (g.workspace_id ?? "") === workspace)
+    .filter((g) => busiest > 0 && g.limit_usd <= busiest * 20)
+    .slice(0, 3)
+    .map((g) => ({ label: `Budget ${g.name}`, value: g.limit_usd }));
+}
+
 export async function refreshDashboard() {
   const from = $("range-from").value;
   const to = $("range-to").value;
@@ -93,13 +112,15 @@ export async function refreshDashboard() {
     ]),
   );
   const label = (row) => row.label || row.group;
+  const spendByModel = series(byModel, dayList, "spend_usd", label);
   drawChart($("chart-model"), {
     title: "Spend per day by model",
     type: "bar",
     stacked: true,
     labels,
-    series: series(byModel, dayList, "spend_usd", label),
+    series: spendByModel,
     format: money,
+    budgets: dailyBudgets(spendByModel),
   });
   drawChart($("chart-key"), {
     title: "Spend per day by key",

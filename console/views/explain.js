@@ -5,6 +5,7 @@ import { call } from "../lib/api.js";
 import { $, el, facts, options, show } from "../lib/dom.js";
 import { money } from "../lib/format.js";
 import { allKeys, keyName, workspaceName } from "../lib/names.js";
+import { scrollBox } from "../lib/table.js";
 
 const yes = (b) => (b ? "yes" : "no");
 
@@ -20,7 +21,7 @@ function table(caption, heads, rows) {
     const tr = body.insertRow();
     for (const v of r) tr.insertCell().textContent = v;
   }
-  return el("div", { className: "table-scroll" }, t);
+  return scrollBox(t, `${caption} table`);
 }
 
 function card(title, ...content) {
@@ -81,9 +82,35 @@ function render(e) {
   );
 }
 
+/**
+ * A key typed by its name or its hash: a hash is taken as it is, a name is looked up among the
+ * keys the console knows; a name that two keys share asks for the hash instead of guessing.
+ */
+function keyHashOf(typed) {
+  const keys = allKeys();
+  if (keys.some((k) => k.hash === typed)) return { hash: typed };
+  const named = keys.filter((k) => k.name === typed);
+  if (named.length === 1) return { hash: named[0].hash };
+  if (named.length > 1)
+    return {
+      error: `${named.length} keys are named ${typed}: pick one by its hash (the suggestions show both).`,
+    };
+  // Not a name the console knows: the API says whether it is a hash.
+  return { hash: typed };
+}
+
 async function explain(event) {
   event.preventDefault();
-  const hash = $("explain-hash").value.trim();
+  const field = $("explain-hash");
+  const { hash, error } = keyHashOf(field.value.trim());
+  $("explain-hash-error").textContent = error ?? "";
+  field.setAttribute("aria-invalid", error ? "true" : "false");
+  if (error) {
+    show("explain-view", el("div"));
+    $("explain-out").textContent = "";
+    field.focus();
+    return;
+  }
   try {
     const res = await call("GET", `/keys/${encodeURIComponent(hash)}/explain`);
     show("explain-view", render(res.data));
@@ -94,13 +121,13 @@ async function explain(event) {
   }
 }
 
-/** The hash field suggests every key by its name. */
+/** The field suggests every key by its name, with its label and hash to tell twins apart. */
 export function fillExplainChoices() {
   options(
     $("explain-keys"),
     allKeys(),
-    (k) => k.hash,
     (k) => k.name,
+    (k) => `${k.label} · ${k.hash.slice(0, 12)}…`,
   );
 }
 

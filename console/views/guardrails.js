@@ -6,6 +6,7 @@ import { $, button, options, show, status } from "../lib/dom.js";
 import { dateTime, list, money, reset } from "../lib/format.js";
 import { allKeys, forgetGuardrail, keyName, loadGuardrails } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 import { editingId, fillGuardrailForm, guardrailRequest } from "./guardrail-form.js";
 import { hideHistory, setupHistory, showHistory } from "./guardrail-history.js";
 
@@ -23,6 +24,7 @@ function filters(g) {
 const table = dataTable({
   caption: "Guardrails",
   id: "guardrails-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (g) => g.name },
     { key: "models", label: "Allowed models", text: (g) => list(g.allowed_models) },
@@ -34,7 +36,9 @@ const table = dataTable({
       text: (g) =>
         g.limit_usd === null ? "—" : `${money(g.limit_usd)} ${reset(g.reset_interval)}`,
       sort: (g) => g.limit_usd ?? -1,
+      numeric: true,
     },
+    { key: "id", label: "ID", text: (g) => g.id, className: "mono clip", secondary: true },
   ],
   actions: (g) => [
     button("Edit", `Edit ${g.name}`, () => {
@@ -48,6 +52,7 @@ const table = dataTable({
 });
 
 export async function refreshGuardrails() {
+  table.setState(viewParams("guardrails"));
   if (!$("guardrails-list").contains(table.element)) show("guardrails-list", table.element);
   guardrails = await loadGuardrails($("g-list-workspace").value);
   table.setRows(guardrails);

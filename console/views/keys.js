@@ -6,6 +6,7 @@ import { $, button, el, show, status } from "../lib/dom.js";
 import { dateTime, fromLocalInput, money, reset, toLocalInput } from "../lib/format.js";
 import { loadKeys, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 
 /** A number field as typed: a non-number goes to the API as it is, and its 400 names the field. */
 function numberOrText(value) {
@@ -29,56 +30,66 @@ function limitText(k) {
 const table = dataTable({
   caption: "Keys",
   id: "keys-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (k) => k.name },
-    { key: "hash", label: "Hash", text: (k) => k.hash, className: "mono clip" },
-    { key: "label", label: "Label", text: (k) => k.label, className: "mono" },
-    { key: "kind", label: "Kind", text: (k) => k.kind },
-    { key: "workspace", label: "Workspace", text: (k) => workspaceName(k.workspace_id) },
-    { key: "owner", label: "Member", text: (k) => k.member_user_id ?? "—" },
     {
       key: "state",
       label: "Status",
       text: state,
       cell: (k) => el("span", { className: `badge ${state(k).toLowerCase()}` }, state(k)),
     },
-    { key: "limit", label: "Limit", text: limitText, sort: (k) => k.limit ?? -1 },
+    { key: "limit", label: "Limit", text: limitText, sort: (k) => k.limit ?? -1, numeric: true },
     {
       key: "today",
       label: "Usage today",
       text: (k) => money(k.usage_daily),
       sort: (k) => k.usage_daily,
+      numeric: true,
     },
     {
       key: "month",
       label: "Usage this month",
       text: (k) => money(k.usage_monthly),
       sort: (k) => k.usage_monthly,
+      numeric: true,
     },
-    { key: "usage", label: "Usage all-time", text: (k) => money(k.usage), sort: (k) => k.usage },
+    {
+      key: "usage",
+      label: "Usage all-time",
+      text: (k) => money(k.usage),
+      sort: (k) => k.usage,
+      numeric: true,
+    },
+    { key: "workspace", label: "Workspace", text: (k) => workspaceName(k.workspace_id) },
+    { key: "owner", label: "Member", text: (k) => k.member_user_id ?? "—" },
     {
       key: "expires",
       label: "Expires",
       text: (k) => (k.expires_at ? dateTime(k.expires_at) : "never"),
       sort: (k) => k.expires_at ?? "~",
     },
+    { key: "hash", label: "Hash", text: (k) => k.hash, className: "mono clip", secondary: true },
+    { key: "label", label: "Label", text: (k) => k.label, className: "mono", secondary: true },
+    { key: "kind", label: "Kind", text: (k) => k.kind, secondary: true },
     {
       key: "created",
       label: "Created",
       text: (k) => dateTime(k.created_at),
       sort: (k) => k.created_at,
+      secondary: true,
     },
   ],
   actions: (k) => [
+    button("Edit", `Edit key ${k.name}`, () => openEdit(k)),
+    k.disabled
+      ? button("Enable", `Enable key ${k.name}`, () => setDisabled(k, false))
+      : button("Disable", `Disable key ${k.name}`, () => setDisabled(k, true)),
     button("Explain", `Explain ${k.name}`, () => {
       location.hash = "#explain";
       $("explain-hash").value = k.hash;
       $("explain-form").requestSubmit();
     }),
-    button("Edit", `Edit key ${k.name}`, () => openEdit(k)),
-    k.disabled
-      ? button("Enable", `Enable key ${k.name}`, () => setDisabled(k, false))
-      : button("Disable", `Disable key ${k.name}`, () => setDisabled(k, true)),
     button("Delete", `Delete key ${k.name}`, () => deleteKey(k), "danger"),
   ],
 });
@@ -87,6 +98,7 @@ const table = dataTable({
 let onChange = () => {};
 
 export async function refreshKeys() {
+  table.setState(viewParams("keys"));
   if (!$("keys-list").contains(table.element)) show("keys-list", table.element);
   table.setRows(await loadKeys());
   onChange();

@@ -23,7 +23,8 @@ import {
   loadAllGuardrails,
   workspaceName,
 } from "../lib/names.js";
-import { dataTable } from "../lib/table.js";
+import { dataTable, scrollBox } from "../lib/table.js";
+import { setViewParams, viewParams } from "../lib/url-state.js";
 
 /** "email redacted ×2 (Team policy), refused by Team policy": what the guardrails did. */
 function outcomes(g) {
@@ -67,27 +68,70 @@ async function nameGuardrails(page) {
   return page;
 }
 
+/** Each filter's name in the URL and its field in the form. */
+const FILTERS = {
+  q: "log-q",
+  key: "log-key",
+  workspace: "log-workspace",
+  model: "log-model",
+  provider: "log-provider",
+  status: "log-status",
+  outcome: "log-outcome",
+  guardrail: "log-guardrail",
+  from: "log-from",
+  to: "log-to",
+};
+
+function filterParams() {
+  return Object.fromEntries(
+    Object.entries(FILTERS).map(([name, id]) => [name, $(id).value.trim()]),
+  );
+}
+
+/** The form as the URL has it; the workspace, when the URL has none, stays the one remembered. */
+function formFromParams(params) {
+  for (const [name, id] of Object.entries(FILTERS)) {
+    if (name === "workspace" && !(name in params)) continue;
+    $(id).value = params[name] ?? "";
+  }
+}
+
 const paging = cursorPaging(
-  (cursor) =>
-    call(
+  (cursor) => {
+    const f = filterParams();
+    return call(
       "GET",
       `/generations${query({
         limit: 25,
         cursor,
-        key_hash: $("log-key").value,
-        model: $("log-model").value.trim(),
-        provider: $("log-provider").value.trim(),
-        status: $("log-status").value,
-        outcome: $("log-outcome").value,
-        guardrail_id: $("log-guardrail").value,
-        from: fromLocalInput($("log-from").value),
-        to: fromLocalInput($("log-to").value),
+        q: serverSearch ? f.q : undefined,
+        key_hash: f.key,
+        workspace_id: f.workspace,
+        model: f.model,
+        provider: f.provider,
+        status: f.status,
+        outcome: f.outcome,
+        guardrail_id: f.guardrail,
+        from: fromLocalInput(f.from),
+        to: fromLocalInput(f.to),
       })}`,
-    ).then(nameGuardrails),
+    ).then(nameGuardrails);
+  },
   (message) => {
     $("logs-error").textContent = message;
   },
+  ({ cursor, page }) =>
+    setViewParams({ ...filterParams(), cursor, page: page > 1 ? page : undefined }),
 );
+
+/** Whether the API searches the log itself (a `q` parameter): the console then offers it. */
+let serverSearch = false;
+
+export function enableLogSearch(openapi) {
+  const params = openapi.paths["/api/v1/generations"]?.get?.parameters ?? [];
+  serverSearch = params.some((p) => p.in === "query" && p.name === "q");
+  $("log-q-field").hidden = !serverSearch;
+}
 
 const table = dataTable({
   caption: "Requests",
@@ -98,22 +142,32 @@ const table = dataTable({
     { key: "at", label: "When", text: (g) => preciseTime(g.created_at), sort: (g) => g.created_at },
     { key: "key", label: "Key", text: (g) => keyName(g.key_hash) },
     { key: "model", label: "Model", text: (g) => g.model, className: "mono" },
-    { key: "provider", label: "Provider", text: (g) => g.provider },
     { key: "status", label: "Status", text: (g) => g.status, cell: (g) => badge(g.status) },
-    { key: "cost", label: "Cost", text: (g) => money(g.cost_usd), sort: (g) => g.cost_usd },
+    {
+      key: "cost",
+      label: "Cost",
+      text: (g) => money(g.cost_usd),
+      sort: (g) => g.cost_usd,
+      numeric: true,
+    },
+    { key: "guardrails", label: "Guardrails", text: outcomes, className: "changes" },
+    { key: "provider", label: "Provider", text: (g) => g.provider, secondary: true },
     {
       key: "ttfb",
       label: "First byte",
       text: (g) => (produced(g) ? milliseconds(g.time_to_first_byte_ms) : "—"),
       sort: (g) => g.time_to_first_byte_ms,
+      numeric: true,
+      secondary: true,
     },
     {
       key: "audio",
       label: "Audio",
       text: (g) => (produced(g) ? seconds(g.duration_seconds) : "—"),
       sort: (g) => g.duration_seconds,
+      numeric: true,
+      secondary: true,
     },
-    { key: "guardrails", label: "Guardrails", text: outcomes, className: "changes" },
   ],
   actions: (g) => [
     button("Details", `Details of the request at ${preciseTime(g.created_at)}`, () =>
@@ -128,7 +182,7 @@ function outcomeTable(g) {
   if (list.length === 0) return el("p", {}, "No guardrail acted on this request.");
   const t = el("table", { className: "compact" });
   t.createCaption().textContent = "Guardrail outcomes";
-  const scroll = el("div", { className: "table-scroll" }, t);
+  const scroll = scrollBox(t, "Guardrail outcomes table");
   const head = t.createTHead().insertRow();
   for (const h of ["Guardrail", "Filter", "Action", "Label", "Matches"])
     head.append(el("th", { scope: "col" }, h));
@@ -214,7 +268,9 @@ function showDetail(g) {
 
 export function refreshLogs() {
   if (!$("logs-list").contains(table.element)) show("logs-list", table.element);
-  return paging.reload();
+  const params = viewParams("logs");
+  formFromParams(params);
+  return paging.openAt(params.cursor, params.page);
 }
 
 /** Filter choices by name: keys and guardrails from their lists, models from the catalogue. */
@@ -246,10 +302,13 @@ export function setupLogs() {
   $("logs-form").addEventListener("submit", (event) => {
     event.preventDefault();
     $("log-detail").hidden = true;
+    setViewParams(filterParams());
     refreshLogs();
   });
   $("log-clear").addEventListener("click", () => {
     $("logs-form").reset();
+    $("log-workspace").dispatchEvent(new Event("change"));
+    setViewParams({});
     refreshLogs();
   });
   $("log-detail-close").addEventListener("click", () => {

@@ -131,7 +131,10 @@ async function speak(event) {
       return;
     }
     const generation = res.headers.get("x-generation-id");
-    if (generation) $("generation-id").value = generation;
+    if (generation) {
+      $("generation-id").value = generation;
+      sayRedactions(generation, $("p-key").value);
+    }
     const audio = $("p-audio");
     const reader = res.body.getReader();
     const streaming =
@@ -142,6 +145,35 @@ async function speak(event) {
     progress(true);
   } catch (err) {
     $("speak-error").textContent = `Playback failed: ${err.message}`;
+  }
+}
+
+/**
+ * What the guardrails changed in the text before it was spoken, read from the request's record
+ * (written off the hot path: asked a few times). Said beside the audio, or that nothing was.
+ */
+async function sayRedactions(id, key) {
+  const line = $("speak-redactions");
+  line.textContent = "";
+  // The key's own list, newest first: it answers 200 while the record is not in yet, where the
+  // record's own address would answer 404 (a failed load in the browser's console).
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`${API}/generations?limit=20`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    if (!res.ok) return;
+    const record = (await res.json()).data.find((g) => g.id === id);
+    if (record) {
+      const redacted = (record.guardrail_outcomes ?? []).filter((o) => o.action === "redact");
+      line.textContent =
+        redacted.length === 0
+          ? "Nothing in the text was redacted."
+          : `Redacted before speaking: ${redacted
+              .map((o) => `${o.slug}${o.count > 1 ? ` ×${o.count}` : ""}`)
+              .join(", ")}.`;
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
   }
 }
 

@@ -5,8 +5,9 @@ import { call, fetchAll, query } from "../lib/api.js";
 import { cursorPaging } from "../lib/cursor.js";
 import { $, button, el, show, status } from "../lib/dom.js";
 import { dateTime, list, money, number } from "../lib/format.js";
-import { workspaceName } from "../lib/names.js";
+import { guardrailName, keyName, workspaceName } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
 
 let editing;
 let shownDeliveries;
@@ -14,6 +15,7 @@ let shownDeliveries;
 const table = dataTable({
   caption: "Webhooks",
   id: "webhooks-table",
+  onState: keepTableState(),
   columns: [
     { key: "url", label: "Receiver", text: (w) => w.url, className: "mono wrap" },
     { key: "workspace", label: "Workspace", text: (w) => workspaceName(w.workspace_id) },
@@ -27,6 +29,7 @@ const table = dataTable({
       label: "Credits below",
       text: (w) => (w.credits_below_usd === null ? "—" : money(w.credits_below_usd)),
       sort: (w) => w.credits_below_usd ?? -1,
+      numeric: true,
     },
     {
       key: "enabled",
@@ -44,6 +47,7 @@ const table = dataTable({
       label: "Created",
       text: (w) => dateTime(w.created_at),
       sort: (w) => w.created_at,
+      secondary: true,
     },
   ],
   actions: (w) => [
@@ -71,15 +75,58 @@ function answer(d) {
   return d.last_error ?? "—";
 }
 
+/** Whose limit an event is about, by name: the key's, else the guardrail's. */
+function subjectOf(data) {
+  if (!data) return "—";
+  if (data.key_hash) return keyName(data.key_hash);
+  if (data.guardrail_id) return guardrailName(data.guardrail_id);
+  return "—";
+}
+
+function spendOf(data) {
+  if (!data || data.spend_usd == null) return "—";
+  return data.limit_usd == null
+    ? money(data.spend_usd)
+    : `${money(data.spend_usd)} of ${money(data.limit_usd)}`;
+}
+
+/** The event as sent, under the list: what the receiver got, to read or copy. */
+function showPayload(d) {
+  $("delivery-payload-h").textContent = `Payload of ${d.event_type} (${dateTime(d.created_at)})`;
+  $("delivery-payload").textContent = JSON.stringify(d.payload, null, 2);
+  $("delivery-payload-box").hidden = false;
+  $("delivery-payload").focus();
+}
+
 const deliveries = dataTable({
   caption: "Deliveries",
   one: "delivery",
   id: "deliveries-table",
   server: paging.pager,
+  actions: (d) => [
+    button("Payload", `Payload of the ${d.event_type} delivery at ${dateTime(d.created_at)}`, () =>
+      showPayload(d),
+    ),
+  ],
   sort: { key: "at", dir: -1 },
   columns: [
     { key: "at", label: "When", text: (d) => dateTime(d.created_at), sort: (d) => d.created_at },
     { key: "event", label: "Event", text: (d) => d.event_type, className: "mono" },
+    {
+      key: "threshold",
+      label: "Threshold",
+      text: (d) =>
+        d.payload?.data?.threshold_pct == null ? "—" : `${d.payload.data.threshold_pct}%`,
+      sort: (d) => d.payload?.data?.threshold_pct ?? -1,
+      numeric: true,
+    },
+    { key: "subject", label: "Key or guardrail", text: (d) => subjectOf(d.payload?.data) },
+    {
+      key: "spend",
+      label: "Spend of limit",
+      text: (d) => spendOf(d.payload?.data),
+      numeric: true,
+    },
     {
       key: "status",
       label: "Status",
@@ -91,6 +138,7 @@ const deliveries = dataTable({
       label: "Attempts",
       text: (d) => number(d.attempts),
       sort: (d) => d.attempts,
+      numeric: true,
     },
     { key: "answer", label: "Receiver's answer", text: answer },
     {
@@ -110,19 +158,40 @@ const deliveries = dataTable({
 paging.attach(deliveries);
 
 export async function refreshWebhooks() {
+  table.setState(viewParams("webhooks"));
   if (!$("webhooks-list").contains(table.element)) show("webhooks-list", table.element);
   table.setRows(await fetchAll("/webhooks"));
   if (shownDeliveries) await showDeliveries(shownDeliveries);
 }
 
+/** While a delivery on show is pending, the list is read again every few seconds. */
+let refreshTimer;
+const REFRESH_MS = 2000;
+
+function watchPending() {
+  clearTimeout(refreshTimer);
+  const pending = deliveries.rows().some((d) => d.status === "pending");
+  $("deliveries-note").textContent = pending
+    ? "A delivery is pending: this list refreshes every 2 seconds until it is settled."
+    : "";
+  if (!pending) return;
+  refreshTimer = setTimeout(() => {
+    // Only while the deliveries are on screen: another view or a closed card stops it.
+    if ($("webhooks").hidden || $("deliveries").hidden || !shownDeliveries) return;
+    paging.refresh().then(watchPending);
+  }, REFRESH_MS);
+}
+
 async function showDeliveries(w) {
   try {
+    if (shownDeliveries?.id !== w.id) $("delivery-payload-box").hidden = true;
     shownDeliveries = w;
     $("deliveries-h").textContent = `Deliveries to ${w.url}`;
     if (!$("deliveries-list").contains(deliveries.element))
       show("deliveries-list", deliveries.element);
     await paging.reload();
     $("deliveries").hidden = false;
+    watchPending();
   } catch (err) {
     $("webhooks-error").textContent = err.message;
   }

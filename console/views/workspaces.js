@@ -7,15 +7,16 @@ import { $, button, options, show, status } from "../lib/dom.js";
 import { bytes, dateTime } from "../lib/format.js";
 import { guardrailName, loadWorkspaces } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
+import { keepTableState, viewParams } from "../lib/url-state.js";
+import { applyRememberedWorkspace } from "../lib/workspace-choice.js";
 import { editWorkspaceDefault } from "./guardrails.js";
 
 const table = dataTable({
   caption: "Workspaces",
   id: "workspaces-table",
+  onState: keepTableState(),
   columns: [
     { key: "name", label: "Name", text: (w) => (w.is_default ? `${w.name} (default)` : w.name) },
-    { key: "id", label: "ID", text: (w) => w.id, className: "mono clip" },
-    { key: "slug", label: "Slug", text: (w) => w.slug, className: "mono" },
     { key: "description", label: "Description", text: (w) => w.description ?? "—" },
     {
       key: "audio_cache",
@@ -28,19 +29,22 @@ const table = dataTable({
       label: "Default guardrail",
       text: (w) => guardrailName(w.default_guardrail_id),
     },
+    { key: "slug", label: "Slug", text: (w) => w.slug, className: "mono" },
+    { key: "id", label: "ID", text: (w) => w.id, className: "mono clip", secondary: true },
     {
       key: "created",
       label: "Created",
       text: (w) => dateTime(w.created_at),
       sort: (w) => w.created_at,
+      secondary: true,
     },
   ],
   actions: (w) =>
     [
+      button("Edit", `Edit workspace ${w.name}`, () => fillForm(w)),
       button("Default guardrail", `Edit the default guardrail of ${w.name}`, () =>
         editWorkspaceDefault(w),
       ),
-      button("Edit", `Edit workspace ${w.name}`, () => fillForm(w)),
       w.is_default
         ? undefined
         : button("Delete", `Delete workspace ${w.name}`, () => deleteWorkspace(w), "danger"),
@@ -117,9 +121,11 @@ function fillPickers(workspaces) {
     );
     select.value = chosen;
   }
+  applyRememberedWorkspace(document.querySelectorAll("select[data-remember]"), home?.id);
 }
 
 export async function refreshWorkspaces() {
+  table.setState(viewParams("workspaces"));
   if (!$("workspaces-list").contains(table.element)) show("workspaces-list", table.element);
   const workspaces = await loadWorkspaces();
   await loadCacheStats(workspaces);

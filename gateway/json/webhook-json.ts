@@ -80,7 +80,20 @@ export function deliveryToJson(d: WebhookDelivery) {
     next_attempt_at: isoOrNull(d.nextAttemptAt),
     created_at: isoOrNull(d.createdAt) ?? "",
     delivered_at: isoOrNull(d.deliveredAt),
+    payload: payloadOf(d.payload),
   };
+}
+
+/** The event as the receiver got it, as JSON again; null if it is not an object (never thrown). */
+function payloadOf(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A page of deliveries, newest first; next_cursor null on the last. */
@@ -119,6 +132,7 @@ export const DELIVERY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof delive
   next_attempt_at: orNull(DATE_TIME),
   created_at: DATE_TIME,
   delivered_at: orNull(DATE_TIME),
+  payload: orNull({ type: "object" }),
 });
 
 export const DELIVERY_PAGE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof deliveryPageToJson>>(

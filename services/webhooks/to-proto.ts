@@ -45,5 +45,6 @@ export function deliveryToProto(d: DeliveryRecord): WebhookDelivery {
     nextAttemptAt: ts(d.nextAttemptAt),
     createdAt: ts(d.createdAt),
     deliveredAt: ts(d.deliveredAt),
+    payload: d.body,
   });
 }

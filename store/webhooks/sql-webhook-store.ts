@@ -44,6 +44,7 @@ interface DeliveryRow {
   next_attempt_at: Date | null;
   created_at: Date;
   delivered_at: Date | null;
+  body: string;
 }
 
 function webhookOf(r: WebhookRow): WebhookRecord {
@@ -74,11 +75,12 @@ function deliveryOf(r: DeliveryRow): DeliveryRecord {
     nextAttemptAt: r.next_attempt_at,
     createdAt: r.created_at,
     deliveredAt: r.delivered_at,
+    body: r.body,
   };
 }
 
 const DELIVERY_COLUMNS = `id, webhook_id, workspace_id, event_id, event_type, status, attempts,
-  last_status_code, last_error, next_attempt_at, created_at, delivered_at`;
+  last_status_code, last_error, next_attempt_at, created_at, delivered_at, body`;
 
 /** The same SQL on PostgreSQL and on the embedded PGlite (store/request-log/database.ts). */
 export class SqlWebhookStore implements WebhookStore {
@@ -264,7 +266,7 @@ export class SqlWebhookStore implements WebhookStore {
   async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
     // SKIP LOCKED: rows another worker is claiming right now are passed over, not waited for;
     // moving next_attempt_at to the lease's end hides the claimed ones from every other worker.
-    const rows = await this.db.query<DeliveryRow & { body: string; url: string; secret: string }>(
+    const rows = await this.db.query<DeliveryRow & { url: string; secret: string }>(
       `UPDATE webhook_deliveries AS d
        SET attempts = d.attempts + 1, next_attempt_at = $2
        FROM webhooks AS w
@@ -280,7 +282,7 @@ export class SqlWebhookStore implements WebhookStore {
          d.delivered_at, d.body, w.url, w.secret`,
       [now, leaseUntil, limit],
     );
-    return rows.map((r) => ({ ...deliveryOf(r), body: r.body, url: r.url, secret: r.secret }));
+    return rows.map((r) => ({ ...deliveryOf(r), url: r.url, secret: r.secret }));
   }
 
   async recordAttempt(id: string, a: AttemptRecord): Promise<void> {

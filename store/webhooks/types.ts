@@ -35,11 +35,12 @@ export interface DeliveryRecord {
   nextAttemptAt: Date | null;
   createdAt: Date;
   deliveredAt: Date | null;
+  /** The event as sent to the receiver (JSON text; it holds no secret). */
+  body: string;
 }
 
 /** A delivery a worker claimed, with what it needs to send it. */
 export interface ClaimedDelivery extends DeliveryRecord {
-  body: string;
   url: string;
   secret: string;
 }

@@ -69,13 +69,24 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage });
 }
 
-/** Money as the console shows it (en-US): below a cent to three significant digits. */
+/**
+ * Money as the console shows it (en-US): cents from $1 up, four significant digits below $1 (never
+ * fewer than cents).
+ */
 export function usd(n: number): string {
-  return new Intl.NumberFormat("en-US", {
-    style: "currency",
-    currency: "USD",
-    ...(n !== 0 && Math.abs(n) < 0.01 ? { maximumSignificantDigits: 3 } : {}),
-  }).format(n);
+  const cents = (x: number, digits = 2) =>
+    new Intl.NumberFormat("en-US", {
+      style: "currency",
+      currency: "USD",
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    }).format(x);
+  if (n === 0 || Math.abs(n) >= 1) return cents(n);
+  const rounded = Number(n.toPrecision(4));
+  if (Math.abs(rounded) >= 1) return cents(rounded);
+  const [mantissa = "", exponent = "0"] = Math.abs(rounded).toExponential().split("e");
+  const digits = (mantissa.split(".")[1] ?? "").length - Number(exponent);
+  return cents(rounded, Math.max(2, digits));
 }
 
 export interface ConsoleSession {

@@ -7,6 +7,7 @@ import { CONSOLE_CSP } from "../../gateway/routes/console.js";
 import { expectError } from "../kit/expect.js";
 import { useSystem } from "../kit/gateway-harness.js";
 import { MANAGEMENT_KEY } from "../kit/system.js";
+import { usd } from "./browser.js";
 
 /**
  * The console in a real headless Chromium (Debian's package; .ci/run installs it) against the
@@ -96,10 +97,13 @@ describe("console (headless Chromium)", function () {
     await page.goto(`${h.baseUrl()}/console`);
     await page.getByLabel("Management key").fill("not-the-key-0123456789abcdef0123456789");
     await page.getByRole("button", { name: "Sign in" }).click();
+    // Beside the form, the field marked.
     await page
-      .getByRole("status")
+      .locator("#signin-form")
+      .getByRole("alert")
       .filter({ hasText: /^Sign-in failed: 401: / })
       .waitFor();
+    expect(await page.getByLabel("Management key").getAttribute("aria-invalid")).to.equal("true");
     expect(await page.locator("#admin").isHidden()).to.equal(true);
 
     // By keyboard this time: Enter in the labelled field submits.
@@ -143,7 +147,10 @@ describe("console (headless Chromium)", function () {
     const assignForm = page.locator("#assign-form");
     await page.getByRole("link", { name: "Keys" }).click();
     await page.locator("#keys").getByRole("button", { name: "Refresh" }).click();
-    await page.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
+    await page
+      .locator("#keys-list")
+      .getByRole("cell", { name: "console app", exact: true })
+      .waitFor();
     await page.getByRole("link", { name: "Guardrails" }).click();
     await assignForm.getByLabel("Guardrail").selectOption({ label: "Console filter" });
     await assignForm.getByLabel("Key").selectOption(hash);
@@ -183,19 +190,22 @@ describe("console (headless Chromium)", function () {
     await page.getByRole("link", { name: "Workspaces" }).click();
     await page
       .locator("#workspaces-list")
-      .getByRole("cell", { name: workspaces.body.data[0].id, exact: true })
+      .getByRole("cell", { name: workspaces.body.data[0].slug, exact: true })
       .waitFor();
     // Credits as figures for people: each card holds the API's amount, formatted as money.
     const credits = (await h.api.get("/api/v1/credits")).body.data;
+    const spent = (
+      await h.api.get("/api/v1/usage?granularity=day&group_by=workspace")
+    ).body.data.reduce((a: number, r: { spend_usd: number }) => a + r.spend_usd, 0);
     await page.getByRole("link", { name: "Credits" }).click();
-    const usd = (n: number) =>
-      new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(n);
     const cards = page.locator("#credits-out .stat");
     await cards.first().waitFor();
     expect(await cards.allInnerTexts()).to.deep.equal([
       `Balance\n${credits.metered ? usd(credits.balance_usd) : "not metered"}`,
       `Credits added\n${usd(credits.total_credits)}`,
-      `Usage\n${usd(credits.total_usage)}`,
+      `Drawn from credits\n${usd(credits.total_usage)}`,
+      // The same spend the dashboard reads (the usage series), not only what credits paid for.
+      `Spend, last 30 days\n${usd(spent)}`,
     ]);
 
     await page.getByRole("link", { name: "Speech playground" }).click();
@@ -309,6 +319,13 @@ describe("console (headless Chromium)", function () {
     await form.getByLabel("Redaction label 1 (optional)").fill("[SECRET]");
     await form.getByLabel("Limit (USD)").fill("5");
     await form.getByLabel("Reset interval").selectOption("weekly");
+    // Names the catalog does not list are warned about once, beside their field; a second save
+    // keeps them as typed.
+    await form.getByRole("button", { name: "Save" }).click();
+    await form
+      .getByText(/^Not in the catalog: /)
+      .first()
+      .waitFor();
     const patch = own.waitForRequest((r) => r.method() === "PATCH");
     await form.getByRole("button", { name: "Save" }).click();
     // PATCH semantics: the keys sent are the update mask, so name, description and the allowed
@@ -440,7 +457,10 @@ describe("console (headless Chromium)", function () {
     const memberForm = own.locator("#assign-member-form");
     await own.getByRole("link", { name: "Keys" }).click();
     await own.locator("#keys").getByRole("button", { name: "Refresh" }).click();
-    await own.locator("#keys-list").getByRole("cell", { name: hash, exact: true }).waitFor();
+    await own
+      .locator("#keys-list")
+      .getByRole("cell", { name: "console policy app", exact: true })
+      .waitFor();
     await own.getByRole("link", { name: "Guardrails" }).click();
     expect(
       await own

@@ -57,6 +57,11 @@ describe("console for daily work (headless Chromium)", function () {
     const hash: string = self.body.data.hash;
     const keyRow = row("#keys-list", "ci-bot");
     await keyRow.waitFor();
+    // The hash is a secondary column: shown once asked for.
+    const toggle = page.locator("#keys-list .columns-toggle");
+    await toggle.locator("summary").click();
+    await toggle.getByLabel("Hash").check();
+    await toggle.locator("summary").click();
     expect(await keyRow.getByRole("cell").allInnerTexts()).to.include.members([
       "ci-bot",
       hash,
@@ -204,6 +209,7 @@ describe("console for daily work (headless Chromium)", function () {
       usd(10),
       usd(10),
       usd(0),
+      usd(0),
     ]);
   });
 
@@ -242,7 +248,10 @@ describe("console for daily work (headless Chromium)", function () {
 
       // A test event: signed with the secret shown, and its delivery listed as delivered.
       await hookRow.getByRole("button", { name: `Send test event to ${receiver.url}` }).click();
-      await page.locator("#deliveries").getByRole("cell", { name: "webhook.test" }).waitFor();
+      await page
+        .locator("#deliveries")
+        .getByRole("cell", { name: "webhook.test", exact: true })
+        .waitFor();
       const got = await pollUntil(
         async () => receiver.received,
         (r) => r.length > 0,

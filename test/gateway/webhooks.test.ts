@@ -31,6 +31,7 @@ const DELIVERY_KEYS = [
   "next_attempt_at",
   "created_at",
   "delivered_at",
+  "payload",
 ];
 
 const SECRET = "whsec_gateway_test_secret_0123456789";
@@ -391,6 +392,8 @@ describe("gateway: budget-alert webhooks", () => {
       const got = await receiver.waitFor((r) => r.some((x) => x.event?.id === queued.event_id));
       const request = got.find((x) => x.event?.id === queued.event_id);
       expect(request?.verified, "signature verifies with the webhook's secret").to.equal(true);
+      // The delivery shows the event as the receiver got it.
+      expect(queued.payload).to.deep.equal(request?.event);
       expect(request?.headers["railgate-signature"]).to.match(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(request?.event).to.deep.include({
         id: queued.event_id,
