@@ -77,8 +77,8 @@ const POLICY_FIELDS = GUARDRAIL_FIELDS.fields
 export interface GuardrailServiceOptions {
   /** A guardrail's versions (the database's); absent without one. */
   versions?: GuardrailVersions;
-  /** What running checks needs; absent: checks are stored but not run. */
-  checks?: CheckContext;
+  /** What running checks needs: the models and the account's settings. */
+  checks: CheckContext;
 }
 
 /**
@@ -91,8 +91,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     private readonly store: Store,
     private readonly modelIds: ModelIds,
     /** Where management writes are recorded; absent when the process has no database. */
-    private readonly audit?: AuditLog,
-    private readonly options: GuardrailServiceOptions = {},
+    private readonly audit: AuditLog | undefined,
+    private readonly options: GuardrailServiceOptions,
   ) {}
 
   /** The audit entry of a write, handed to the store with the write itself. */
@@ -148,8 +148,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
     // A new guardrail has no earlier version its checks protect: they run and are kept.
-    if (guardrail.checks && this.options.checks)
-      guardrail.lastCheckRun = await runChecks(guardrail, this.options.checks);
+    if (guardrail.checks) guardrail.lastCheckRun = await runChecks(guardrail, this.options.checks);
     // The event shows the guardrail as the store keeps it (exactly the fields it stores).
     const kept = decodeFields(
       encodeFields(guardrail).map(([, bytes]) => bytes),
@@ -306,7 +305,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
    */
   private async checked(next: Guardrail, force: boolean): Promise<string[]> {
     next.lastCheckRun = undefined;
-    if (!next.checks || !this.options.checks) return [];
+    if (!next.checks) return [];
     const run = await runChecks(next, this.options.checks);
     const failing = failingChecks(run);
     if (failing.length > 0 && !force) throw checksFailedError(failing);
@@ -582,7 +581,6 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async runGuardrailChecks(req: { guardrailId: string }, ctx: HandlerContext) {
     const ws = await this.workspaceOf(req.guardrailId);
     const context = this.options.checks;
-    if (!context) throw failedPrecondition("checks cannot run: this process has no model catalog");
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const found = await this.store.getGuardrail(ws, req.guardrailId);
       if (!found)
