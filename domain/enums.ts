@@ -1,5 +1,7 @@
 import { type KeyLimitReset, KeyLimitResetSchema } from "../gen/railgate/account/v1/account_pb.js";
 import {
+  type CheckOutcome,
+  CheckOutcomeSchema,
   FilterAction,
   FilterActionSchema,
   type Region,
@@ -174,3 +176,8 @@ export type RefusalStatus = GenerationStatus.REFUSED | GenerationStatus.FAILED;
 
 /** The statuses of requests that never reached a provider: no audio, no usage, no timings. */
 export const NEVER_SERVED: readonly GenerationStatusName[] = ["refused", "unavailable"];
+
+/** What a guardrail does with a check's example request: "allowed", "refused", "redacted", "flagged". */
+export type CheckOutcomeName = EnumApiName<typeof CheckOutcome>;
+
+export const CHECK_OUTCOMES = enumNames<typeof CheckOutcome>(CheckOutcomeSchema);

@@ -1,6 +1,6 @@
-import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { CatalogModel } from "../domain/catalog/types.js";
 import type { RegionName } from "../domain/enums.js";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { applyFilters, CompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
 import type { AccountSettings } from "./policy/types.js";

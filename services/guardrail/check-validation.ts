@@ -1,10 +1,9 @@
+import { CHECK_OUTCOMES, quotedRegionNames, regionName } from "../../domain/enums.js";
+import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import type { GuardrailCheckList } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { Region } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { CHECK_OUTCOMES } from "../../platform/check-outcomes.js";
-import { invalidArgument } from "../../platform/rpc/errors.js";
-import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { quote } from "../../platform/quote.js";
-import { quotedRegionNames, regionName } from "../../domain/enums.js";
+import { invalidArgument } from "../../platform/rpc/errors.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);

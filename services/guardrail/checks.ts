@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { CHECK_OUTCOMES, regionName } from "../../domain/enums.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type Guardrail,
@@ -13,9 +14,7 @@ import {
   type ExampleOutcome,
 } from "../../governance/decide-example.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
-import { CHECK_OUTCOMES } from "../../platform/check-outcomes.js";
 import { withErrorMetadata } from "../../platform/rpc/errors.js";
-import { regionName } from "../../domain/enums.js";
 import { nowTimestamp } from "../../platform/time.js";
 
 /** What running a guardrail's checks needs: the models (as the speech service knows them) and the account's settings. */

@@ -1,5 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { CHECK_OUTCOMES } from "../../domain/enums.js";
+import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import {
   type GuardrailCheckRun,
   type GuardrailInput,
@@ -9,8 +11,6 @@ import {
   type GuardrailVersion,
   GuardrailVersionSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { CHECK_OUTCOMES } from "../../platform/check-outcomes.js";
-import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import { decodeFields } from "../../store/guardrail-fields.js";
 import type { GuardrailVersionRow } from "../../store/request-log/guardrail-versions.js";
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { newId } from "../../domain/ids.js";
 import { GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import { newId } from "../../platform/ids.js";
 import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import type { ConfigEntry } from "../../store/config-outbox/entry.js";
 import { encodeFields } from "../../store/guardrail-fields.js";

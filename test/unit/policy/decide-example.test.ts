@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { ModelCatalog } from "../../../domain/catalog/model-catalog.js";
 import {
   FilterAction,
   GuardrailSchema,
   Region,
 } from "../../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { decideExample } from "../../../governance/decide-example.js";
-import { ModelCatalog } from "../../../platform/catalog/model-catalog.js";
 import { loadCatalog } from "../../../services/speech/catalog/load-catalog.js";
 
 /** The built-in catalog with its OpenAI models, as the guardrail service loads it. */
