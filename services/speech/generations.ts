@@ -116,6 +116,18 @@ export class GenerationLog {
     this.writer.add(record);
   }
 
+  /**
+   * Queues a record and waits until it is stored: a refusal recorded before its client is
+   * answered. A database that refuses the write leaves the record queued for the writer's
+   * retries (logged); this still resolves, so a refusal is never held up by the request log.
+   */
+  async addStored(record: Generation): Promise<void> {
+    this.writer.add(record);
+    await this.writer.written().catch((err: unknown) => {
+      log.warn({ err: String(err) }, "refusal record queued, not yet stored");
+    });
+  }
+
   /** Whether the outbox entry's record is queued here. */
   holds(outboxId: string): boolean {
     const since = this.queuedOutbox.get(outboxId);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, isMessage } from "@bufbuild/protobuf";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { VoiceSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   SpeechService,
@@ -17,11 +18,13 @@ import {
   type RecoveryConfig,
   type SpeechRoutingConfig,
 } from "../../platform/config.js";
+import { errorInfoOf } from "../../platform/errors.js";
 import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
 import type { GrpcTls } from "../../platform/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/health.js";
 import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
+import { admissionRefusals } from "../../platform/metrics.js";
 import type { RegionName } from "../../platform/regions.js";
 import { RetryQueue } from "../../platform/retry-queue.js";
 import { type Clock, systemClock } from "../../platform/time.js";
@@ -43,7 +46,7 @@ import { GenerationLog } from "./generations.js";
 import { startRecordRecovery } from "./recovery/record-recovery.js";
 import { ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { recoveryTimings } from "./recovery/timings.js";
-import { regionRefusalRecord } from "./refusal-record.js";
+import { callerRefusalRecord } from "./refusal-record.js";
 import { SpeechServiceImpl } from "./service.js";
 
 const log = componentLogger("speech");
@@ -196,11 +199,14 @@ export async function startSpeechServer(
             principals: governance,
             internalToken: options.internalToken,
             listenerRegion: options.listenerRegion ?? CONFIG_DEFAULTS.grpcRegion,
-            // A speech request refused by region rule 1 is logged like every other refusal.
-            onRegionRefused: ({ principal, region, method, message }) => {
+            // A speech request of a disabled or expired key, or refused by region rule 1, is
+            // logged like every other refusal, and stored before its client is answered.
+            onKeyRefused: async ({ principal, region, method, message, error }) => {
               if (method !== "Synthesize" || !isMessage(message, SynthesizeRequestSchema)) return;
-              const record = regionRefusalRecord(principal, region, message);
-              if (record) generations.add(record);
+              if (errorInfoOf(error)?.reason === ErrorReason.REGION_NOT_ALLOWED)
+                admissionRefusals.labels("region").inc();
+              const record = callerRefusalRecord(principal, region, message, error);
+              if (record) await generations.addStored(record);
             },
           }),
         ],

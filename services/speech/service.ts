@@ -79,7 +79,7 @@ import {
   wholeRecord,
 } from "./recovery/record-parts.js";
 import type { HeldReservation, ReservationKeeper } from "./recovery/reservation-keeper.js";
-import { refusalRecord } from "./refusal-record.js";
+import { invalidRequestRecord, refusalRecord } from "./refusal-record.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
 import { RequestLogQueries } from "./request-log-queries.js";
 import { returnOnAbort } from "./return-on-abort.js";
@@ -507,7 +507,15 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     principal: Principal,
     region: RegionName,
   ) {
-    const validated = planSpeech(req, this.deps.catalog);
+    let validated: SpeechPlan;
+    try {
+      validated = planSpeech(req, this.deps.catalog);
+    } catch (err) {
+      // An unknown model or a field the model cannot take: refused, and in the log like the rest.
+      const record = invalidRequestRecord(err, principal, region, req);
+      if (record) this.generations.add(record);
+      throw err;
+    }
     let outcomes: FilteredText["outcomes"] = [];
     let plan: SpeechPlan = validated;
     try {

@@ -201,9 +201,12 @@ function rest(g: Generation): Uint8Array {
   m.routing = g.routing;
   m.cached = g.cached;
   m.cacheDiscount = g.cacheDiscount;
+  m.refusalMessage = g.refusalMessage;
+  m.budgetRefusal = g.budgetRefusal;
   const bytes = toBinary(GenerationSchema, m);
   m.filterOutcomes = [];
   m.routing = [];
+  m.budgetRefusal = undefined;
   return bytes;
 }
 
