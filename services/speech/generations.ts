@@ -7,6 +7,7 @@ import {
   GenerationRecords,
   type ListQuery,
   type LogScope,
+  type MatchCount,
   type UsageGroup,
   type UsageRow,
 } from "../../store/request-log/generations.js";
@@ -198,6 +199,11 @@ export class GenerationLog {
   async list(q: ListQuery) {
     await this.ownWritesStored();
     return this.records.list(q);
+  }
+
+  /** How many records a list's filters match (read after list(), whose writes it sees). */
+  count(q: ListQuery): Promise<MatchCount> {
+    return this.records.count(q);
   }
 
   async activity(

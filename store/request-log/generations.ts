@@ -51,9 +51,35 @@ export interface ListQuery extends LogScope {
   /** A content filter of this action acted. */
   outcome?: FilterAction;
   guardrailId?: string;
+  /** Refused requests of this reason. */
+  refusalReason?: string;
   /** Inclusive lower and exclusive upper bound on created_at, ms since the epoch. */
   fromMs?: number;
   toMs?: number;
+  search?: Search;
+}
+
+/**
+ * What a search matches: a record whose id is `text`, whose model contains it, or made with one
+ * of `keyHashes` (the keys whose names contain it, found by the caller in the store).
+ */
+export interface Search {
+  text: string;
+  keyHashes: readonly string[];
+}
+
+/** How many records a list matches: counted up to COUNT_EXACT_MAX, estimated above it. */
+export interface MatchCount {
+  total: number;
+  estimate: boolean;
+}
+
+/** Lists count their matches exactly up to this many, and take the planner's estimate above. */
+export const COUNT_EXACT_MAX = 10_000;
+
+/** `text` as a LIKE pattern that matches it literally anywhere. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Where the previous page stopped: its last record's time and id (keyset paging). */
@@ -129,6 +155,8 @@ export interface UsageRow {
   blocked: number;
   redacted: number;
   flagged: number;
+  /** Requests refused, by refusal reason (none: an empty object). */
+  refusedByReason: Record<string, number>;
 }
 
 interface GenerationRow {
@@ -302,6 +330,45 @@ class Where {
   }
 }
 
+/** The WHERE clause of a list's filters (its cursor aside). */
+function listWhere(q: ListQuery): Where {
+  const where = new Where();
+  where.scope(q);
+  if (q.model !== undefined) where.add((p) => `model = ${p(q.model)}`);
+  if (q.provider !== undefined) where.add((p) => `provider = ${p(q.provider)}`);
+  const status = GENERATION_STATUSES.name(q.status);
+  if (status !== undefined) where.add((p) => `status = ${p(status)}`);
+  const bit = q.outcome === undefined ? 0 : (ACTION_BITS[q.outcome] ?? 0);
+  if (bit !== 0) {
+    // "filter_actions <> 0" is implied by the bit test but spelled out: the planner matches
+    // it to the partial index generations_filtered_time.
+    where.add((p) => `filter_actions <> 0 AND (filter_actions & ${p(bit)}) <> 0`);
+  }
+  if (q.guardrailId !== undefined) where.add((p) => `guardrail_id = ${p(q.guardrailId)}`);
+  if (q.refusalReason !== undefined) {
+    // Spelled "status = 'refused'" too: the planner matches it to generations_refused_time.
+    where.add((p) => `status = 'refused' AND refusal_reason = ${p(q.refusalReason)}`);
+  }
+  const search = q.search;
+  if (search) {
+    where.add((p) => {
+      const keys =
+        search.keyHashes.length > 0 ? ` OR key_hash = ANY(${p(search.keyHashes)}::text[])` : "";
+      return `(id = ${p(search.text)} OR model ILIKE ${p(containing(search.text))}${keys})`;
+    });
+  }
+  where.range(q.fromMs, q.toMs);
+  return where;
+}
+
+/** The row count of the top node of an EXPLAIN (FORMAT JSON) answer; 0 when it has none. */
+function plannedRows(plan: unknown): number {
+  const doc = typeof plan === "string" ? (JSON.parse(plan) as unknown) : plan;
+  const top = Array.isArray(doc) ? (doc[0] as { Plan?: { "Plan Rows"?: unknown } }) : undefined;
+  const rows = top?.Plan?.["Plan Rows"];
+  return typeof rows === "number" ? Math.round(rows) : 0;
+}
+
 /**
  * The request log's table: writes (batched by the caller, idempotent by id), the lookups and
  * lists of the API, activity and usage series, and retention. One SQL for PostgreSQL and PGlite.
@@ -335,20 +402,7 @@ export class GenerationRecords {
 
   /** Newest first; `next` is set when more records follow this page. */
   async list(q: ListQuery): Promise<{ items: Generation[]; next?: Cursor }> {
-    const where = new Where();
-    where.scope(q);
-    if (q.model !== undefined) where.add((p) => `model = ${p(q.model)}`);
-    if (q.provider !== undefined) where.add((p) => `provider = ${p(q.provider)}`);
-    const status = GENERATION_STATUSES.name(q.status);
-    if (status !== undefined) where.add((p) => `status = ${p(status)}`);
-    const bit = q.outcome === undefined ? 0 : (ACTION_BITS[q.outcome] ?? 0);
-    if (bit !== 0) {
-      // "filter_actions <> 0" is implied by the bit test but spelled out: the planner matches
-      // it to the partial index generations_filtered_time.
-      where.add((p) => `filter_actions <> 0 AND (filter_actions & ${p(bit)}) <> 0`);
-    }
-    if (q.guardrailId !== undefined) where.add((p) => `guardrail_id = ${p(q.guardrailId)}`);
-    where.range(q.fromMs, q.toMs);
+    const where = listWhere(q);
     const cursor = q.cursor;
     if (cursor) {
       where.add(
@@ -369,6 +423,26 @@ export class GenerationRecords {
           ? { atMs: last.created_at.getTime(), id: last.id }
           : undefined,
     };
+  }
+
+  /**
+   * How many records the list's filters match (its cursor aside): counted, up to
+   * COUNT_EXACT_MAX; past it, the planner's estimate (never below the count so far).
+   */
+  async count(q: ListQuery): Promise<MatchCount> {
+    const where = listWhere(q);
+    const from = `FROM ${TABLE} ${where.sql}`;
+    const rows = await this.db.query<{ n: number }>(
+      `SELECT count(*) AS n FROM (SELECT 1 ${from} LIMIT ${COUNT_EXACT_MAX + 1}) AS matches`,
+      where.params,
+    );
+    const counted = Number(rows[0]?.n ?? 0);
+    if (counted <= COUNT_EXACT_MAX) return { total: counted, estimate: false };
+    const plan = await this.db.query<{ "QUERY PLAN": unknown }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 ${from}`,
+      where.params,
+    );
+    return { total: Math.max(counted, plannedRows(plan[0]?.["QUERY PLAN"])), estimate: true };
   }
 
   /**
@@ -451,6 +525,27 @@ export class GenerationRecords {
         GROUP BY 1, 2 ORDER BY 1, 2`,
       where.params,
     );
+    // Refusals by reason, per bucket and group: a second, small read of the refused records only.
+    where.add(() => "status = 'refused'");
+    const refusals = await this.db.query<{
+      bucket: Date;
+      grp: string;
+      reason: string | null;
+      n: number;
+    }>(
+      `SELECT date_trunc($${unit}, created_at, 'UTC') AS bucket, ${GROUP_COLUMNS[group]} AS grp,
+              refusal_reason AS reason, count(*) AS n
+         FROM ${TABLE} ${where.sql}
+        GROUP BY 1, 2, 3`,
+      where.params,
+    );
+    const refused = new Map<string, Record<string, number>>();
+    for (const r of refusals) {
+      const at = `${r.bucket.getTime()}/${r.grp}`;
+      const byReason = refused.get(at) ?? {};
+      byReason[r.reason ?? "unspecified"] = Number(r.n);
+      refused.set(at, byReason);
+    }
     return rows.map((r) => ({
       bucketMs: r.bucket.getTime(),
       group: r.grp,
@@ -461,6 +556,7 @@ export class GenerationRecords {
       blocked: Number(r.blocked),
       redacted: Number(r.redacted),
       flagged: Number(r.flagged),
+      refusedByReason: refused.get(`${r.bucket.getTime()}/${r.grp}`) ?? {},
     }));
   }
 

@@ -144,4 +144,77 @@ describe("gateway: refused requests in the request log", function () {
         `this request could cost up to $${g.budget_refusal.request_usd}`,
     );
   });
+
+  it("filters by refusal reason, counts every match, and counts refusals by reason in usage", async () => {
+    const { key } = await governedKey({ limit_usd: 0, reset_interval: "monthly" });
+    for (let i = 0; i < 3; i++)
+      expectError(await h.speak(SPEECH, { key: key.secret }), 403, /Budget/);
+    expectError(
+      await h.speak({ ...SPEECH, model: "nobody/nothing" }, { key: key.secret }),
+      404,
+      /not found/,
+    );
+    await listed(key, 4);
+    const page = await h.admin.get(
+      `/api/v1/generations?key_hash=${key.hash}&refusal_reason=budget_exceeded&limit=2`,
+    );
+    expect(page.status, JSON.stringify(page.body)).to.equal(200);
+    expect(page.body.data).to.have.length(2);
+    expect(page.body.data.every((g: Json) => g.refusal_reason === "budget_exceeded")).to.equal(
+      true,
+    );
+    expect(page.body).to.include({ total_count: 3, total_count_is_estimate: false });
+    const all = await h.admin.get(`/api/v1/generations?key_hash=${key.hash}`);
+    expect(all.body.total_count).to.equal(4);
+    const usage = await h.admin.get(
+      `/api/v1/usage?group_by=key&granularity=hour&workspace_id=${key.workspaceId}`,
+    );
+    expect(usage.status, JSON.stringify(usage.body)).to.equal(200);
+    const mine = usage.body.data.filter((p: Json) => p.group === key.hash);
+    const sum = (f: (p: Json) => number) => mine.reduce((n: number, p: Json) => n + f(p), 0);
+    expect(sum((p) => p.refused)).to.equal(4);
+    expect(sum((p) => p.refused_by_reason.budget_exceeded ?? 0)).to.equal(3);
+    expect(sum((p) => p.refused_by_reason.model_not_found ?? 0)).to.equal(1);
+  });
+
+  it("searches on the server by generation id, key name and model", async () => {
+    const name = `searchable ${Math.random().toString(36).slice(2, 8)}`;
+    const key = await h.createKey({ name });
+    const served = await h.speak(SPEECH, { key: key.secret });
+    expectAudio(served);
+    const id = String(served.headers.get("x-generation-id"));
+    expectError(
+      await h.speak({ ...SPEECH, model: "nobody/searched-model" }, { key: key.secret }),
+      404,
+    );
+    await listed(key, 2);
+    const byName = await h.admin.get(
+      `/api/v1/generations?q=${encodeURIComponent(name.toUpperCase())}`,
+    );
+    expect(byName.body.data.map((g: Json) => g.key_hash)).to.deep.equal([key.hash, key.hash]);
+    expect(byName.body.total_count).to.equal(2);
+    const byId = await h.admin.get(`/api/v1/generations?q=${id}`);
+    expect(byId.body.data.map((g: Json) => g.id)).to.deep.equal([id]);
+    const byModel = await h.admin.get("/api/v1/generations?q=searched-mod");
+    expect(byModel.body.data.map((g: Json) => g.model)).to.deep.equal(["nobody/searched-model"]);
+    // LIKE's wildcards are searched for as themselves.
+    const wild = await h.admin.get(`/api/v1/generations?q=%25&key_hash=${key.hash}`);
+    expect(wild.body).to.include({ total_count: 0 });
+    // A standard key searches its own records only.
+    const own = await h.api.get(`/api/v1/generations?q=${encodeURIComponent(name)}`);
+    expect(own.body.data).to.deep.equal([]);
+  });
+
+  it("refuses a malformed refusal_reason and an overlong q with 400 naming them", async () => {
+    expectError(
+      await h.admin.get("/api/v1/generations?refusal_reason=Budget-Exceeded"),
+      400,
+      /^refusal_reason must be/,
+    );
+    expectError(
+      await h.admin.get(`/api/v1/generations?q=${"x".repeat(201)}`),
+      400,
+      /^q must be at most 200 characters/,
+    );
+  });
 });
