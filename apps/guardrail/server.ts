@@ -3,6 +3,7 @@ import { AccountService } from "../../gen/railgate/account/v1/account_service_pb
 import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
+import { catchUpThresholds, type PrincipalLookup } from "../../governance/alerts/catch-up.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
 import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
@@ -15,7 +16,7 @@ import { served } from "../../platform/in-process-transport.js";
 import { componentLogger } from "../../platform/logger.js";
 import { trackCredits, trackGuardrailBudgets } from "../../platform/metrics.js";
 import type { RegionName } from "../../platform/regions.js";
-import type { Clock } from "../../platform/time.js";
+import { type Clock, systemClock } from "../../platform/time.js";
 import { cachedCredits } from "../../services/account/credit-gauges.js";
 import { OperatorKey, reportWithoutOperatorKey } from "../../services/account/operator-key.js";
 import { checkedAccountService } from "../../services/account/request-rules.js";
@@ -177,6 +178,8 @@ export async function startGuardrailServer(
       delivery: options.webhookDelivery ?? CONFIG_DEFAULTS.webhooks,
       clock: options.webhookClock,
       audit,
+      principals,
+      budgetClock: options.clock,
     });
   const health = new HealthServiceImpl({
     [GuardrailService.typeName]: ping,
@@ -241,7 +244,14 @@ export async function startGuardrailServer(
 function startWebhooks(
   store: Store,
   database: SqlDatabase,
-  options: { delivery: WebhookDeliveryConfig; clock?: Clock; audit?: AuditLog },
+  options: {
+    delivery: WebhookDeliveryConfig;
+    clock?: Clock;
+    audit?: AuditLog;
+    principals: PrincipalLookup;
+    /** Admission's clock: the budget windows a catch-up reads are the ones it charges. */
+    budgetClock?: Clock;
+  },
 ) {
   const webhookStore = new SqlWebhookStore(database);
   const d = options.delivery;
@@ -262,6 +272,12 @@ function startWebhooks(
     kick: () => worker.kick(),
     clock: options.clock,
     audit: options.audit,
+    catchUp: (hook) =>
+      catchUpThresholds(
+        { store, webhooks: webhookStore, principals: options.principals },
+        hook,
+        new Date((options.budgetClock ?? systemClock).now()),
+      ),
   });
   const health = {
     store: () => store.ping(),

@@ -24,7 +24,7 @@ import {
   type FilteredText,
   filterText,
 } from "../../governance/content-filtering.js";
-import { markDecidedBy } from "../../governance/decided-by.js";
+import { budgetRefusalOf, markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
 import {
@@ -583,6 +583,12 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         GenerationStatus.REFUSED,
       );
       if (record) this.generations.add(record);
+      // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
+      const refusal = budgetRefusalOf(error);
+      if (refusal) {
+        const at = new Date((this.deps.clock ?? systemClock).now());
+        this.deps.alerts?.budgetRefused({ principal, refusal, at });
+      }
       throw error;
     }
   }
