@@ -87,6 +87,8 @@ export const AUDIT_LIMITS = {
   /** action ("key.create") and resource_id (a hash, a uuid, a webhook id). */
   actionMax: 64,
   resourceIdMax: 256,
+  /** A search (q). */
+  searchMax: 200,
 } as const;
 
 /** List pages. */

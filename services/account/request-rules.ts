@@ -218,6 +218,9 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
     if (req.resourceId.length > AUDIT_LIMITS.resourceIdMax) {
       fail(`resource_id must be at most ${AUDIT_LIMITS.resourceIdMax} characters`);
     }
+    if (req.q.length > AUDIT_LIMITS.searchMax) {
+      fail(`q must be at most ${AUDIT_LIMITS.searchMax} characters`);
+    }
     if (req.actor && !isKeyHash(req.actor)) {
       fail("actor must be a key hash: 64 lowercase hex characters");
     }

@@ -7,10 +7,10 @@ import {
   GenerationRecords,
   type ListQuery,
   type LogScope,
-  type MatchCount,
   type UsageGroup,
   type UsageRow,
 } from "../../store/request-log/generations.js";
+import type { MatchCount } from "../../store/request-log/match-count.js";
 import type { Store } from "../../store/types.js";
 
 const log = componentLogger("request-log");

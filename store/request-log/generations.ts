@@ -15,6 +15,7 @@ import {
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { GENERATION_STATUSES, NEVER_SERVED } from "../../platform/generation-statuses.js";
 import type { SqlDatabase } from "./database.js";
+import { containing, countMatches, type MatchCount } from "./match-count.js";
 import {
   DayPartitions,
   dropDayPartitionsBefore,
@@ -66,20 +67,6 @@ export interface ListQuery extends LogScope {
 export interface Search {
   text: string;
   keyHashes: readonly string[];
-}
-
-/** How many records a list matches: counted up to COUNT_EXACT_MAX, estimated above it. */
-export interface MatchCount {
-  total: number;
-  estimate: boolean;
-}
-
-/** Lists count their matches exactly up to this many, and take the planner's estimate above. */
-export const COUNT_EXACT_MAX = 10_000;
-
-/** `text` as a LIKE pattern that matches it literally anywhere. */
-function containing(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Where the previous page stopped: its last record's time and id (keyset paging). */
@@ -361,14 +348,6 @@ function listWhere(q: ListQuery): Where {
   return where;
 }
 
-/** The row count of the top node of an EXPLAIN (FORMAT JSON) answer; 0 when it has none. */
-function plannedRows(plan: unknown): number {
-  const doc = typeof plan === "string" ? (JSON.parse(plan) as unknown) : plan;
-  const top = Array.isArray(doc) ? (doc[0] as { Plan?: { "Plan Rows"?: unknown } }) : undefined;
-  const rows = top?.Plan?.["Plan Rows"];
-  return typeof rows === "number" ? Math.round(rows) : 0;
-}
-
 /**
  * The request log's table: writes (batched by the caller, idempotent by id), the lookups and
  * lists of the API, activity and usage series, and retention. One SQL for PostgreSQL and PGlite.
@@ -431,18 +410,7 @@ export class GenerationRecords {
    */
   async count(q: ListQuery): Promise<MatchCount> {
     const where = listWhere(q);
-    const from = `FROM ${TABLE} ${where.sql}`;
-    const rows = await this.db.query<{ n: number }>(
-      `SELECT count(*) AS n FROM (SELECT 1 ${from} LIMIT ${COUNT_EXACT_MAX + 1}) AS matches`,
-      where.params,
-    );
-    const counted = Number(rows[0]?.n ?? 0);
-    if (counted <= COUNT_EXACT_MAX) return { total: counted, estimate: false };
-    const plan = await this.db.query<{ "QUERY PLAN": unknown }>(
-      `EXPLAIN (FORMAT JSON) SELECT 1 ${from}`,
-      where.params,
-    );
-    return { total: Math.max(counted, plannedRows(plan[0]?.["QUERY PLAN"])), estimate: true };
+    return countMatches(this.db, `FROM ${TABLE} ${where.sql}`, where.params);
   }
 
   /**
