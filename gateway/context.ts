@@ -36,8 +36,8 @@ export interface RequestContext {
   key?: ApiKey;
   /**
    * On a route that logs refused requests, the refusal of a known key (disabled, expired, its
-   * region): the handler still reads the request and calls the service, which refuses it the
-   * same way and records it, so the log has it; the client gets this refusal either way.
+   * region): the handler still calls the service (without reading the body), which refuses the
+   * call the same way and records it, so the log has it; the client gets this refusal.
    */
   keyRefusal?: ConnectError;
   /** Pass to every service call: it carries the client's credential and region. */

@@ -143,6 +143,21 @@ async function refusedMessage(req: UnaryRequest | StreamRequest): Promise<unknow
   return undefined;
 }
 
+/** Tells onKeyRefused (when there is one) of a known key's refused call, then throws the refusal. */
+async function refused<Principal extends AuthPrincipal>(
+  options: CallerAuthOptions<Principal>,
+  req: UnaryRequest | StreamRequest,
+  principal: Principal,
+  region: RegionName,
+  error: ConnectError,
+): Promise<never> {
+  if (options.onKeyRefused) {
+    const message = await refusedMessage(req);
+    await options.onKeyRefused({ principal, region, method: req.method.name, message, error });
+  }
+  throw error;
+}
+
 function digest(s: string): Buffer {
   return hash("sha256", s, "buffer");
 }
@@ -216,31 +231,22 @@ export function callerAuthInterceptor<Principal extends AuthPrincipal>(
     if (!principal && (await options.recover?.(hash)))
       principal = await options.principals.get(hash);
     if (!principal) throw keyRefusals.invalid();
-    const known = principal;
-    const refuse = async (error: ConnectError): Promise<never> => {
-      if (options.onKeyRefused) {
-        const message = await refusedMessage(req);
-        await options.onKeyRefused({
-          principal: known,
-          region,
-          method: req.method.name,
-          message,
-          error,
-        });
-      }
-      throw error;
-    };
-    if (principal.key.disabled) return refuse(keyRefusals.disabled());
+    // The refusals of a key that exists are told to onKeyRefused before they are thrown.
+    if (principal.key.disabled)
+      return refused(options, req, principal, region, keyRefusals.disabled());
     const expiredAt = keyExpiredAt(principal.key);
-    if (expiredAt)
-      return refuse(unauthenticated(ErrorReason.API_KEY_EXPIRED, keyExpiredMessage(expiredAt)));
+    if (expiredAt) {
+      const error = unauthenticated(ErrorReason.API_KEY_EXPIRED, keyExpiredMessage(expiredAt));
+      return refused(options, req, principal, region, error);
+    }
     const kind = principal.key.kind;
     if ((access === "management" || access === "gateway") && kind !== KeyKind.MANAGEMENT)
       throw keyRefusals.managementRequired();
     if (access === "standard" && kind !== KeyKind.STANDARD) throw keyRefusals.standardRequired();
     const refusal = regionRefusal(principal, region);
     if (refusal) {
-      return refuse(permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal));
+      const error = permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal);
+      return refused(options, req, principal, region, error);
     }
     caller.principal = principal;
     return next(req);

@@ -45,6 +45,17 @@ function reasonName(err: ConnectError): string {
 }
 
 /**
+ * A refusal's words as its client read them, bounded (a message may quote what the request
+ * named). Only a refusal's: an endpoint's failure or an internal error is answered with words
+ * of the gateway's own, and its message may name what a client never sees.
+ */
+function clientMessage(err: ConnectError, status: RefusalStatus): string {
+  if (status !== GenerationStatus.REFUSED || isStoreOutage(err)) return "";
+  if (err.code === Code.Internal || err.code === Code.Unknown) return "";
+  return err.rawMessage.slice(0, MAX_MESSAGE_CHARS);
+}
+
+/**
  * A store outage (the 503 a client is told to retry) decided nothing about the request: its
  * record says "unavailable", so outages never count as policy refusals or endpoint failures.
  */
@@ -87,8 +98,7 @@ export function refusalRecord(
     speed: plan.speed,
     dataRegion: regionValue(region),
     refusalReason: reasonName(err),
-    // What the client read, bounded: a message may quote what the request named.
-    refusalMessage: err.rawMessage.slice(0, MAX_MESSAGE_CHARS),
+    refusalMessage: clientMessage(err, status),
     budgetRefusal: budgetRefusalOf(err),
     guardrailId: guardrailThatDecided(err) ?? "",
     // Routing's refusals and the last endpoint's failure carry the endpoints considered.
