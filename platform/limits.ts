@@ -30,6 +30,8 @@ export const GUARDRAIL_LIMITS = {
 export const ACCOUNT_LIMITS = {
   /** Key and workspace names. */
   nameMax: 100,
+  /** A search of a list (q). */
+  searchMax: 200,
   /** Workspace descriptions. */
   descriptionMax: 500,
   /** Workspace slugs: lowercase letters, digits and inner hyphens. */

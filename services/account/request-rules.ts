@@ -171,7 +171,11 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
     }
   },
   getKey: (req) => keyHash(req.hash),
-  listKeys: page,
+  listKeys(req) {
+    page(req);
+    if (req.q.length > ACCOUNT_LIMITS.searchMax)
+      fail(`q must be at most ${ACCOUNT_LIMITS.searchMax} characters`);
+  },
   updateKey(req) {
     keyHash(req.hash);
     walkUpdateMask(KEY_UPDATE, req, req.updateMask?.paths ?? []);
