@@ -97,9 +97,10 @@ export function thresholdAlerts(
 
 /**
  * What a budget's first refusal in a window makes due for each webhook that watches budgets
- * (has thresholds): budget.exhausted, and every threshold up to 100% not yet fired. Spend
- * never reaches the limit when the request that would cross it is refused first, so the
- * refusal is what says the budget is used up. The once keys are the settlements' own, so a
+ * (has thresholds): budget.exhausted, its 100% threshold, and the thresholds its spend has
+ * reached. Spend never reaches the limit when the request that would cross it is refused
+ * first, so the refusal is what says the budget is used up; a threshold under 100% fires only
+ * when the spend it reports reached it. The once keys are the settlements' own, so a
  * threshold fires once whichever of the two saw it first.
  */
 export function exhaustedAlerts(
@@ -128,7 +129,8 @@ export function exhaustedAlerts(
     });
     // A limit of 0 has no percentages (as reachedThresholds).
     if (reading.limitMicros <= 0) continue;
-    for (const pct of hook.thresholdsPct.filter((p) => p <= 100)) {
+    const reached = new Set(reachedThresholds(reading, hook.thresholdsPct));
+    for (const pct of hook.thresholdsPct.filter((p) => p === 100 || reached.has(p))) {
       out.push({
         webhookId: hook.id,
         onceKey: thresholdOnceKey(reading, pct),
