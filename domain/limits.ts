@@ -37,6 +37,8 @@ export const GUARDRAIL_LIMITS = {
 export const ACCOUNT_LIMITS = {
   /** Key and workspace names. */
   nameMax: 100,
+  /** A search of a list (q). */
+  searchMax: 200,
   /** Workspace descriptions. */
   descriptionMax: 500,
   /** Workspace slugs: lowercase letters, digits and inner hyphens. */
@@ -84,6 +86,8 @@ export const AUDIT_LIMITS = {
   /** action ("key.create") and resource_id (a hash, a uuid, a webhook id). */
   actionMax: 64,
   resourceIdMax: 256,
+  /** A search (q). */
+  searchMax: 200,
 } as const;
 
 /** List pages. */

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, Server as NetServer } from "node:net";
 import type { AudioFormatName } from "../domain/audio-formats.js";
+import { isKnownKeyRefusal } from "../domain/auth/key-refusals.js";
 import { REGION_NAMES, type RegionName } from "../domain/enums.js";
 import {
   CONFIG_DEFAULTS,
@@ -112,7 +113,13 @@ export function buildGateway(region: RegionName, options: GatewayOptions) {
         call: { signal: abort.signal, headers: callHeaders },
       };
       exchange.route = match.route.pattern;
-      await authenticate(ctx, match.route.access);
+      try {
+        await authenticate(ctx, match.route.access);
+      } catch (err) {
+        // A refused speech request of a known key goes on to the service, which logs it.
+        if (!match.route.logsKeyRefusals || !isKnownKeyRefusal(err)) throw err;
+        ctx.keyRefusal = err;
+      }
       exchange.keyHash = ctx.key?.hash;
       const method = req.method ?? "GET";
       if (takesIdempotencyKey(match.route, method)) {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ConnectError } from "@connectrpc/connect";
 import type { AudioFormatName } from "../domain/audio-formats.js";
 import type { RegionName } from "../domain/enums.js";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
@@ -33,6 +34,12 @@ export interface RequestContext {
   speechStream: SpeechStreamDeadlines;
   /** The authenticated key: set for every route but public ones. */
   key?: ApiKey;
+  /**
+   * On a route that logs refused requests, the refusal of a known key (disabled, expired, its
+   * region): the handler still calls the service (without reading the body), which refuses the
+   * call the same way and records it, so the log has it; the client gets this refusal.
+   */
+  keyRefusal?: ConnectError;
   /** Pass to every service call: it carries the client's credential and region. */
   call: CallOptions;
   /** Authenticated keys (absent in tests that build a bare gateway). */
@@ -81,6 +88,8 @@ export interface Route {
   pattern: string;
   access: Access;
   methods: Partial<Record<string, Handler>>;
+  /** Its refused requests go in the request log: see RequestContext.keyRefusal. */
+  logsKeyRefusals?: true;
   /** Per method: its OpenAPI description; a method without one fails the document's build. */
   docs?: Partial<Record<string, OperationDoc>>;
 }

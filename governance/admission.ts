@@ -1,18 +1,20 @@
+import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { CatalogEndpoint } from "../domain/catalog/types.js";
-import { keyLimitWindow } from "../domain/enums.js";
+import { keyLimitWindow, RESET_INTERVALS } from "../domain/enums.js";
 import { newId } from "../domain/ids.js";
 import { admissionRefusals } from "../domain/metrics.js";
 import { type RateWindowState, rateLimitHeaderValues } from "../domain/rate-limit-headers.js";
 import type { WindowInterval } from "../domain/windows.js";
 import { budgetDays } from "../domain/windows.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { BudgetRefusalSchema } from "../gen/railgate/speech/v1/speech_pb.js";
 import { withReason } from "../platform/rpc/errors.js";
 import { type Admission, rateWindowRemainingMs, type Settlement } from "../store/admission.js";
 import { keyLimitCounter } from "../store/key-usage.js";
 import type { Recovery } from "../store/reservations.js";
 import type { Store } from "../store/types.js";
-import { markDecidedBy } from "./decided-by.js";
+import { markBudgetRefusal, markDecidedBy } from "./decided-by.js";
 import type { Principal } from "./governance-cache.js";
 import { type BudgetScope, budgetCounters } from "./policy/budget-counters.js";
 import { fromMicros, toMicros } from "./policy/money.js";
@@ -162,14 +164,30 @@ export async function admitRequest(
         (x) => x.budget.guardrailId === result.guardrailId && x.entity === result.entity,
       );
       const b = c?.budget;
-      throw markDecidedBy(
-        withReason(
-          Code.PermissionDenied,
-          ErrorReason.BUDGET_EXCEEDED,
-          `Budget of ${b?.policy ? "policy" : "guardrail"} "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
-        ),
-        result.guardrailId,
+      const member = c?.scope === "member" || c?.scope === "workspace_default_member";
+      const asked = admission.budgets.find(
+        (x) => x.guardrailId === result.guardrailId && x.entity === result.entity,
       );
+      const err = withReason(
+        Code.PermissionDenied,
+        ErrorReason.BUDGET_EXCEEDED,
+        `Budget of ${b?.policy ? "policy" : "guardrail"} "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
+      );
+      markBudgetRefusal(
+        err,
+        create(BudgetRefusalSchema, {
+          guardrailId: result.guardrailId,
+          guardrailName: b?.guardrailName ?? "",
+          policy: b?.policy === true,
+          interval: RESET_INTERVALS.value(b?.interval ?? "daily"),
+          scope: member ? "member" : "key",
+          memberUserId: member ? key.memberUserId : "",
+          spentUsd: fromMicros(result.spentMicros),
+          limitUsd: b?.limitUsd ?? 0,
+          requestUsd: fromMicros(asked?.amountMicros ?? 0),
+        }),
+      );
+      throw markDecidedBy(err, result.guardrailId);
     }
   }
 }

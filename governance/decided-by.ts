@@ -1,3 +1,5 @@
+import type { BudgetRefusal } from "../gen/railgate/speech/v1/speech_pb.js";
+
 /**
  * Which guardrail a refusal came from, beside the error that carries it to the client (the
  * error's shape and wording stay as they are): the request log records it, so an operator can
@@ -14,4 +16,21 @@ export function markDecidedBy<E extends object>(err: E, guardrailId: string | un
 /** The guardrail that decided `err`, when one did. */
 export function guardrailThatDecided(err: unknown): string | undefined {
   return typeof err === "object" && err !== null ? decidedBy.get(err) : undefined;
+}
+
+/**
+ * The figures of a budget refusal, beside the error (as `decidedBy`): the request log keeps
+ * them, so a record says whose budget refused with its spend and limit.
+ */
+const budgetFigures = new WeakMap<object, BudgetRefusal>();
+
+/** Attaches the budget figures to `err`; returns `err` for a throw. */
+export function markBudgetRefusal<E extends object>(err: E, figures: BudgetRefusal): E {
+  budgetFigures.set(err, figures);
+  return err;
+}
+
+/** The budget figures of `err`, when a budget refused. */
+export function budgetRefusalOf(err: unknown): BudgetRefusal | undefined {
+  return typeof err === "object" && err !== null ? budgetFigures.get(err) : undefined;
 }

@@ -8,6 +8,7 @@ import { AccountService } from "../../gen/railgate/account/v1/account_service_pb
 import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
+import { catchUpThresholds, type PrincipalLookup } from "../../governance/alerts/catch-up.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
 import { CONFIG_DEFAULTS, type WebhookDeliveryConfig } from "../../platform/config/config.js";
@@ -17,6 +18,7 @@ import type { GrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/rpc/health.js";
 import { served } from "../../platform/rpc/in-process-transport.js";
 import type { Clock } from "../../platform/time.js";
+import { systemClock } from "../../platform/time.js";
 import { cachedCredits } from "../../services/account/credit-gauges.js";
 import { OperatorKey, reportWithoutOperatorKey } from "../../services/account/operator-key.js";
 import { checkedAccountService } from "../../services/account/request-rules.js";
@@ -184,6 +186,8 @@ export async function startGuardrailServer(
       delivery: options.webhookDelivery ?? CONFIG_DEFAULTS.webhooks,
       clock: options.webhookClock,
       audit,
+      principals,
+      budgetClock: options.clock,
     });
   const health = new HealthServiceImpl({
     [GuardrailService.typeName]: ping,
@@ -248,7 +252,14 @@ export async function startGuardrailServer(
 function startWebhooks(
   store: Store,
   database: SqlDatabase,
-  options: { delivery: WebhookDeliveryConfig; clock?: Clock; audit?: AuditLog },
+  options: {
+    delivery: WebhookDeliveryConfig;
+    clock?: Clock;
+    audit?: AuditLog;
+    principals: PrincipalLookup;
+    /** Admission's clock: the budget windows a catch-up reads are the ones it charges. */
+    budgetClock?: Clock;
+  },
 ) {
   const webhookStore = new SqlWebhookStore(database);
   const d = options.delivery;
@@ -269,6 +280,12 @@ function startWebhooks(
     kick: () => worker.kick(),
     clock: options.clock,
     audit: options.audit,
+    catchUp: (hook) =>
+      catchUpThresholds(
+        { store, webhooks: webhookStore, principals: options.principals },
+        hook,
+        new Date((options.budgetClock ?? systemClock).now()),
+      ),
   });
   const health = {
     store: () => store.ping(),

@@ -24,7 +24,7 @@ export function cursorPaging(fetchPage, onError, onPage = () => {}) {
         hasNext: next !== null,
         page: at + 1,
         total: res.total_count,
-        estimated: res.total_count_estimated === true,
+        estimated: res.total_count_is_estimate === true,
       });
       table.setRows(res.data);
       onError("");

@@ -3,9 +3,10 @@
 
 import { call, query } from "../lib/api.js";
 import { colour, drawChart } from "../lib/charts.js";
-import { $, show, statCards } from "../lib/dom.js";
+import { $, el, facts, show, statCards } from "../lib/dom.js";
 import { milliseconds, money, number } from "../lib/format.js";
 import { allGuardrails, keyName, workspaceName } from "../lib/names.js";
+import { refusalWords } from "../lib/refusals.js";
 
 const DAY = 86_400_000;
 /**
@@ -109,8 +110,10 @@ export async function refreshDashboard() {
       ["Blocked", number(sum(byModel, "blocked"))],
       ["Redacted", number(sum(byModel, "redacted"))],
       ["Flagged", number(sum(byModel, "flagged"))],
+      ["Refused", number(sum(byModel, "refused"))],
     ]),
   );
+  showRefusals(byModel);
   const label = (row) => row.label || row.group;
   const spendByModel = series(byModel, dayList, "spend_usd", label);
   drawChart($("chart-model"), {
@@ -156,6 +159,26 @@ export async function refreshDashboard() {
     ]),
     format: milliseconds,
   });
+}
+
+/** Refusals by reason over the range, most first: what "Refused" is made of. */
+function showRefusals(rows) {
+  const byReason = new Map();
+  for (const row of rows)
+    for (const [reason, n] of Object.entries(row.refused_by_reason ?? {}))
+      byReason.set(reason, (byReason.get(reason) ?? 0) + n);
+  const list = [...byReason].sort((a, b) => b[1] - a[1]);
+  show(
+    "dashboard-refusals",
+    list.length === 0
+      ? el("p", {}, "No request was refused in this range.")
+      : el(
+          "section",
+          { className: "card", "aria-label": "Refusals by reason" },
+          el("h3", {}, "Refusals by reason"),
+          facts(list.map(([reason, n]) => [refusalWords(reason), number(n)])),
+        ),
+  );
 }
 
 /** The last `n` days up to today (UTC). */

@@ -23,6 +23,7 @@ import {
   loadAllGuardrails,
   workspaceName,
 } from "../lib/names.js";
+import { REFUSAL_REASONS, refusalWords } from "../lib/refusals.js";
 import { dataTable, scrollBox } from "../lib/table.js";
 import { setViewParams, viewParams } from "../lib/url-state.js";
 
@@ -78,6 +79,7 @@ const FILTERS = {
   status: "log-status",
   outcome: "log-outcome",
   guardrail: "log-guardrail",
+  refusal: "log-refusal",
   from: "log-from",
   to: "log-to",
 };
@@ -112,6 +114,7 @@ const paging = cursorPaging(
         status: f.status,
         outcome: f.outcome,
         guardrail_id: f.guardrail,
+        refusal_reason: f.refusal,
         from: fromLocalInput(f.from),
         to: fromLocalInput(f.to),
       })}`,
@@ -177,9 +180,26 @@ const table = dataTable({
 });
 paging.attach(table);
 
+/**
+ * The refusal in words with its figures, as the API words it ("Daily budget of guardrail
+ * support-daily used up: $0.00839 of $0.01 spent (this API key); ...").
+ */
+function refusalSentence(g) {
+  if (!g.refusal_reason) return "—";
+  return g.refusal_summary ?? refusalWords(g.refusal_reason);
+}
+
+/** The content filters' outcomes: a refusal by any other rule is the Request section's. */
 function outcomeTable(g) {
   const list = g.guardrail_outcomes ?? [];
-  if (list.length === 0) return el("p", {}, "No guardrail acted on this request.");
+  if (list.length === 0)
+    return el(
+      "p",
+      {},
+      g.refusal_reason
+        ? "No content filter acted on this request (its refusal is under Request)."
+        : "No content filter acted on this request.",
+    );
   const t = el("table", { className: "compact" });
   t.createCaption().textContent = "Guardrail outcomes";
   const scroll = scrollBox(t, "Guardrail outcomes table");
@@ -233,7 +253,7 @@ function showDetail(g) {
           ["Voice", g.voice || "—"],
           ["Format", g.response_format],
           ["Status", g.status],
-          ["Refused because", g.refusal_reason ?? "—"],
+          ["Refused because", refusalSentence(g)],
           ["Deciding guardrail", g.guardrail_id ? guardrailName(g.guardrail_id) : "—"],
           ["Region", g.data_region ?? "—"],
           ["User", g.user ?? "—"],
@@ -256,7 +276,7 @@ function showDetail(g) {
       el(
         "section",
         { "aria-label": "Guardrail outcomes" },
-        el("h4", {}, "Guardrail outcomes"),
+        el("h4", {}, "Content filter outcomes"),
         outcomeTable(g),
       ),
       el("section", { "aria-label": "Trace" }, el("h4", {}, "Trace"), traceView(g.trace)),
@@ -289,6 +309,15 @@ export function fillLogChoices() {
   );
 }
 
+function fillRefusalChoices() {
+  options(
+    $("log-refusal"),
+    [["", "any reason"], ...REFUSAL_REASONS],
+    ([value]) => value,
+    ([, words]) => words,
+  );
+}
+
 export function fillModelChoices(models) {
   options(
     $("log-models"),
@@ -299,6 +328,7 @@ export function fillModelChoices(models) {
 }
 
 export function setupLogs() {
+  fillRefusalChoices();
   $("logs-form").addEventListener("submit", (event) => {
     event.preventDefault();
     $("log-detail").hidden = true;

@@ -1,6 +1,13 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import { type DescMethod, getOption } from "@bufbuild/protobuf";
-import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import {
+  type ConnectError,
+  createContextKey,
+  type HandlerContext,
+  type Interceptor,
+  type StreamRequest,
+  type UnaryRequest,
+} from "@connectrpc/connect";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { type ApiKey, KeyKind } from "../../gen/railgate/account/v1/account_pb.js";
 import { Access, access } from "../../gen/railgate/common/v1/access_pb.js";
@@ -11,7 +18,6 @@ import { peerVerifiedKey } from "../../platform/auth/peer-identity.js";
 import { invalidArgument, permissionDenied, unauthenticated } from "../../platform/rpc/errors.js";
 import { isRegionName, quotedRegionNames, type RegionName } from "../enums.js";
 import { hashSecret } from "../ids.js";
-import { admissionRefusals } from "../metrics.js";
 import { keyExpiredAt, keyExpiredMessage } from "./key-expiry.js";
 import { bearerSecret, keyRefusals } from "./key-refusals.js";
 
@@ -108,16 +114,48 @@ export interface CallerAuthOptions<Principal extends AuthPrincipal = AuthPrincip
   /** Called for a key the store does not know; true = it was registered again (the operator's). */
   recover?: (keyHash: string) => Promise<boolean>;
   /**
-   * Told of every call refused by region rule 1, before the refusal is thrown: the speech
-   * service logs refused speech requests (the request log says which guardrail decided).
-   * Must not throw.
+   * Told of every call of a known key refused because the key is disabled or expired or by
+   * region rule 1, and awaited before the refusal is thrown: the speech service records
+   * refused speech requests before the client hears of them. Must not throw.
    */
-  onRegionRefused?: (refused: {
-    principal: Principal;
-    region: RegionName;
-    method: string;
-    message: unknown;
-  }) => void;
+  onKeyRefused?: (refused: KeyRefused<Principal>) => Promise<void>;
+}
+
+/** A call of a known key refused before its handler ran, with the refusal the caller gets. */
+export interface KeyRefused<Principal extends AuthPrincipal = AuthPrincipal> {
+  principal: Principal;
+  region: RegionName;
+  method: string;
+  /** The call's request message (a server stream's one message); undefined for client streams. */
+  message: unknown;
+  error: ConnectError;
+}
+
+/**
+ * The request message of a refused call: a server-streaming call's one message arrives as a
+ * stream and is read here (the call is refused, nothing else will read it). Client streams
+ * are not read.
+ */
+async function refusedMessage(req: UnaryRequest | StreamRequest): Promise<unknown> {
+  if (!req.stream) return req.message;
+  if (req.method.methodKind !== "server_streaming") return undefined;
+  for await (const m of req.message) return m;
+  return undefined;
+}
+
+/** Tells onKeyRefused (when there is one) of a known key's refused call, then throws the refusal. */
+async function refused<Principal extends AuthPrincipal>(
+  options: CallerAuthOptions<Principal>,
+  req: UnaryRequest | StreamRequest,
+  principal: Principal,
+  region: RegionName,
+  error: ConnectError,
+): Promise<never> {
+  if (options.onKeyRefused) {
+    const message = await refusedMessage(req);
+    await options.onKeyRefused({ principal, region, method: req.method.name, message, error });
+  }
+  throw error;
 }
 
 function digest(s: string): Buffer {
@@ -193,30 +231,22 @@ export function callerAuthInterceptor<Principal extends AuthPrincipal>(
     if (!principal && (await options.recover?.(hash)))
       principal = await options.principals.get(hash);
     if (!principal) throw keyRefusals.invalid();
-    if (principal.key.disabled) throw keyRefusals.disabled();
+    // The refusals of a key that exists are told to onKeyRefused before they are thrown.
+    if (principal.key.disabled)
+      return refused(options, req, principal, region, keyRefusals.disabled());
     const expiredAt = keyExpiredAt(principal.key);
-    if (expiredAt) throw unauthenticated(ErrorReason.API_KEY_EXPIRED, keyExpiredMessage(expiredAt));
+    if (expiredAt) {
+      const error = unauthenticated(ErrorReason.API_KEY_EXPIRED, keyExpiredMessage(expiredAt));
+      return refused(options, req, principal, region, error);
+    }
     const kind = principal.key.kind;
     if ((access === "management" || access === "gateway") && kind !== KeyKind.MANAGEMENT)
       throw keyRefusals.managementRequired();
     if (access === "standard" && kind !== KeyKind.STANDARD) throw keyRefusals.standardRequired();
     const refusal = regionRefusal(principal, region);
     if (refusal) {
-      admissionRefusals.labels("region").inc();
-      if (options.onRegionRefused) {
-        // A server-streaming call's one request message arrives as a stream: it is read here
-        // (the call is refused, nothing else will read it). Client streams are not read.
-        let message: unknown;
-        if (!req.stream) message = req.message;
-        else if (req.method.methodKind === "server_streaming") {
-          for await (const m of req.message) {
-            message = m;
-            break;
-          }
-        }
-        options.onRegionRefused({ principal, region, method: req.method.name, message });
-      }
-      throw permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal);
+      const error = permissionDenied(ErrorReason.REGION_NOT_ALLOWED, refusal);
+      return refused(options, req, principal, region, error);
     }
     caller.principal = principal;
     return next(req);

@@ -1,6 +1,6 @@
-import type { ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
-import { permissionDenied, unauthenticated } from "../../platform/rpc/errors.js";
+import { errorInfoOf, permissionDenied, unauthenticated } from "../../platform/rpc/errors.js";
 
 /**
  * The refusals of a caller's key, for the HTTP API (gateway/auth.ts) and every RPC
@@ -47,3 +47,20 @@ export const keyRefusals = {
       "Management keys cannot call this endpoint: use a standard API key",
     ),
 };
+
+/** Refusals of a key that exists: the request has an owner, so a refused request is recorded. */
+const OF_A_KNOWN_KEY: ReadonlySet<ErrorReason> = new Set([
+  ErrorReason.API_KEY_DISABLED,
+  ErrorReason.API_KEY_EXPIRED,
+  ErrorReason.REGION_NOT_ALLOWED,
+]);
+
+/**
+ * Whether `err` refused a known key (disabled, expired, or its region): such a refused request
+ * goes in the request log. A missing, malformed or unknown key has no owner to log it for.
+ */
+export function isKnownKeyRefusal(err: unknown): err is ConnectError {
+  if (!(err instanceof ConnectError)) return false;
+  const reason = errorInfoOf(err)?.reason;
+  return reason !== undefined && OF_A_KNOWN_KEY.has(reason);
+}

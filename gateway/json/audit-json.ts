@@ -10,7 +10,9 @@ import type { AuditEvent } from "../../gen/railgate/account/v1/audit_pb.js";
 import { quote } from "../../platform/quote.js";
 import {
   arrayOf,
+  BOOLEAN,
   DATE_TIME,
+  INTEGER,
   type JsonSchema,
   orNull,
   STRING,
@@ -44,7 +46,12 @@ export function auditEventToJson(e: AuditEvent) {
 
 /** A page of events, newest first; next_cursor null on the last. */
 export function auditPageToJson(res: ListAuditEventsResponse) {
-  return { data: res.events.map(auditEventToJson), next_cursor: res.nextCursor || null };
+  return {
+    data: res.events.map(auditEventToJson),
+    next_cursor: res.nextCursor || null,
+    total_count: Number(res.totalCount),
+    total_count_is_estimate: res.totalCountIsEstimate,
+  };
 }
 
 type EventJson = ReturnType<typeof auditEventToJson>;
@@ -77,6 +84,8 @@ const EVENT_SCHEMA: JsonSchema = shapeOf<EventJson>({
 export const AUDIT_PAGE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof auditPageToJson>>({
   data: arrayOf(EVENT_SCHEMA),
   next_cursor: orNull(STRING),
+  total_count: INTEGER,
+  total_count_is_estimate: BOOLEAN,
 });
 
 export const AUDIT_QUERY = [
@@ -89,6 +98,7 @@ export const AUDIT_QUERY = [
   "to",
   "cursor",
   "limit",
+  "q",
 ] as const;
 
 /** The rules the service applies to each filter, stated for the document from its constants. */
@@ -119,6 +129,11 @@ export const AUDIT_QUERY_RULES: Record<string, JsonSchema> = {
   },
   cursor: { type: "string", description: "The previous page's next_cursor" },
   limit: { type: "integer", minimum: 1, maximum: AUDIT_LIMITS.pageMax },
+  q: {
+    type: "string",
+    maxLength: AUDIT_LIMITS.searchMax,
+    description: "Part of an action, a resource's id or name, or the actor's name",
+  },
 };
 
 function instant(params: URLSearchParams, name: string): Timestamp | undefined {
@@ -153,5 +168,6 @@ export function listAuditEventsRequestFromQuery(
     to: instant(q, "to"),
     cursor: q.get("cursor") ?? "",
     limit,
+    q: q.get("q") ?? "",
   };
 }

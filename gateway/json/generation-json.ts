@@ -22,6 +22,7 @@ import {
   shapeOf,
 } from "../openapi/spec-schema.js";
 import { isoOrNull } from "./proto-json.js";
+import { BUDGET_REFUSAL_SCHEMA, budgetRefusalToJson, refusalSummary } from "./refusal-json.js";
 
 /**
  * Every endpoint of the model and what routing did with it: "served", "failed" (each attempt
@@ -84,6 +85,10 @@ export function generationToJson(g: Generation) {
     })),
     // Why a refused (or failed) request produced nothing, and which guardrail decided.
     refusal_reason: g.refusalReason || null,
+    // The refusal as its client read it, and in words with its figures (a budget's spend and limit).
+    refusal_message: g.refusalMessage || null,
+    refusal_summary: refusalSummary(g),
+    budget_refusal: budgetRefusalToJson(g.budgetRefusal),
     guardrail_id: g.guardrailId || null,
     created_at: createdAt,
     // Records written before data_region existed have none.
@@ -168,6 +173,9 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
     }),
   ),
   refusal_reason: NULLABLE_STRING,
+  refusal_message: NULLABLE_STRING,
+  refusal_summary: NULLABLE_STRING,
+  budget_refusal: BUDGET_REFUSAL_SCHEMA,
   guardrail_id: NULLABLE_STRING,
   created_at: orNull(DATE_TIME),
   data_region: NULLABLE_STRING,

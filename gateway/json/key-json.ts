@@ -233,7 +233,7 @@ export const CURRENT_KEY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof cur
   updated_at: orNull(DATE_TIME),
 });
 
-export const KEY_LIST_QUERY = ["offset", "limit", "workspace_id", "include_disabled"] as const;
+export const KEY_LIST_QUERY = ["offset", "limit", "workspace_id", "include_disabled", "q"] as const;
 
 /** GET /keys's query -> ListKeysRequest. */
 export function listKeysRequestFromQuery(
@@ -244,6 +244,7 @@ export function listKeysRequestFromQuery(
     ...queryPage(q),
     workspaceId: q.get("workspace_id") ?? undefined,
     includeDisabled: q.get("include_disabled") === "true",
+    q: q.get("q") ?? "",
   };
 }
 

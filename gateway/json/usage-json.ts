@@ -63,6 +63,11 @@ function pointToJson(p: UsagePoint) {
     blocked: Number(p.blocked),
     redacted: Number(p.redacted),
     flagged: Number(p.flagged),
+    // Refused requests, and how many by reason (budget_exceeded, rate_limited, ...).
+    refused: Number(p.refused),
+    refused_by_reason: Object.fromEntries(
+      Object.entries(p.refusedByReason).map(([reason, n]) => [reason, Number(n)]),
+    ),
   };
 }
 
@@ -84,6 +89,8 @@ export const USAGE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof usageToJs
       blocked: INTEGER,
       redacted: INTEGER,
       flagged: INTEGER,
+      refused: INTEGER,
+      refused_by_reason: { type: "object", additionalProperties: INTEGER },
     }),
   ),
 });

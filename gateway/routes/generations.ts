@@ -14,7 +14,15 @@ import {
   TIME_RULES,
   WORKSPACE_ID_RULES,
 } from "../json/log-query.js";
-import { arrayOf, dataOf, orNull, STRING, shapeOf } from "../openapi/spec-schema.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  dataOf,
+  INTEGER,
+  orNull,
+  STRING,
+  shapeOf,
+} from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
 
 const GENERATION_QUERY = ["id"] as const;
@@ -30,12 +38,21 @@ const LIST_QUERY = [
   "from",
   "to",
   "workspace_id",
+  "refusal_reason",
+  "q",
 ] as const;
 const MAX_LIMIT = 100;
 
-const LIST_SCHEMA = shapeOf<{ data: unknown; next_cursor: unknown }>({
+const LIST_SCHEMA = shapeOf<{
+  data: unknown;
+  next_cursor: unknown;
+  total_count: unknown;
+  total_count_is_estimate: unknown;
+}>({
   data: arrayOf(GENERATION_SCHEMA),
   next_cursor: orNull(STRING),
+  total_count: INTEGER,
+  total_count_is_estimate: BOOLEAN,
 });
 
 export const generationRoutes: Route[] = [
@@ -70,7 +87,7 @@ export const generationRoutes: Route[] = [
       GET: {
         summary: "The request log: generations newest first, served and refused, with filters",
         description:
-          "A standard key lists the records made with it; the management key every workspace's, or one (workspace_id). Paged by next_cursor; outcome and guardrail_id filter by what the guardrails decided.",
+          "A standard key lists the records made with it; the management key every workspace's, or one (workspace_id). Paged by next_cursor; outcome and guardrail_id filter by what the guardrails decided, refusal_reason by why a request was refused; q searches generation ids, models and key names. total_count is every match's count (the database's estimate past 10,000: total_count_is_estimate).",
         query: LIST_QUERY,
         queryRules: {
           limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
@@ -80,6 +97,8 @@ export const generationRoutes: Route[] = [
           from: TIME_RULES,
           to: TIME_RULES,
           workspace_id: WORKSPACE_ID_RULES,
+          refusal_reason: { type: "string", pattern: "^[a-z][a-z_]{0,63}$" },
+          q: { type: "string", maxLength: 200 },
         },
         status: 200,
         response: LIST_SCHEMA,
@@ -105,12 +124,16 @@ export const generationRoutes: Route[] = [
             from: queryTime(q, "from"),
             to: queryTime(q, "to"),
             workspaceId: queryWorkspaceId(q),
+            refusalReason: q.get("refusal_reason") ?? "",
+            q: q.get("q") ?? "",
           },
           ctx.call,
         );
         sendJson(ctx.res, 200, {
           data: res.generations.map(generationToJson),
           next_cursor: res.nextCursor || null,
+          total_count: Number(res.totalCount),
+          total_count_is_estimate: res.totalCountIsEstimate,
         });
       },
     },

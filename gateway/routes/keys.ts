@@ -1,3 +1,4 @@
+import { ACCOUNT_LIMITS } from "../../domain/limits.js";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { Route } from "../context.js";
 import { readJsonObject, sendJson } from "../http-io.js";
@@ -27,6 +28,14 @@ export const keyRoutes: Route[] = [
       GET: {
         summary: "List API keys",
         query: KEY_LIST_QUERY,
+        queryRules: {
+          q: {
+            type: "string",
+            maxLength: ACCOUNT_LIMITS.searchMax,
+            description:
+              "Keys whose name or label contains this, or whose hash starts with it (any case); total_count counts the matches",
+          },
+        },
         status: 200,
         response: pageOf(KEY_JSON_SCHEMA),
       },

@@ -1,26 +1,30 @@
 import { budgetAlertsQueued } from "../../domain/metrics.js";
-import { budgetWindow } from "../../domain/windows.js";
+import { budgetDays, budgetWindow } from "../../domain/windows.js";
+import type { BudgetRefusal } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { componentLogger } from "../../platform/observability/logger.js";
 import { type Clock, systemClock } from "../../platform/time.js";
 import { type Admission, counterId, type Settlement } from "../../store/admission.js";
 import type { KeyUsage } from "../../store/key-usage.js";
 import type { Store } from "../../store/types.js";
-import type { NewDelivery, WebhookStore } from "../../store/webhooks/types.js";
+import type { WebhookStore } from "../../store/webhooks/types.js";
 import type { Principal } from "../governance-cache.js";
-import type { BudgetScope } from "../policy/budget-counters.js";
+import { type BudgetScope, keyEntity, memberEntity } from "../policy/budget-counters.js";
+import { toMicros } from "../policy/money.js";
 import type { BudgetSpec } from "../policy/types.js";
-import type { AlertWindow } from "./events.js";
+import { toDelivery } from "./catch-up.js";
+import { type AlertWindow, windowOfDay } from "./events.js";
 import {
   type AlertWebhook,
   creditAlerts,
   type DueAlert,
+  exhaustedAlerts,
+  exhaustedOnceKey,
   type LimitReading,
   thresholdAlerts,
   thresholdOnceKey,
 } from "./thresholds.js";
 
 const log = componentLogger("alerts");
-const DAY_MS = 86_400_000;
 
 /** A workspace's enabled webhooks are re-read at most this often per process. */
 export const WEBHOOK_CACHE_MS = 5_000;
@@ -39,9 +43,20 @@ export interface SettledRequest {
   metered: boolean;
 }
 
+/** What the speech service hands over when a budget refuses a request. */
+export interface RefusedRequest {
+  principal: Principal;
+  /** The budget's figures, as the refusal's record keeps them. */
+  refusal: BudgetRefusal;
+  /** Admission's time: the window the refusal belongs to. */
+  at: Date;
+}
+
 /** The seam the speech service calls; it never waits for it and it never throws. */
 export interface SettlementAlerts {
   settled(request: SettledRequest): void;
+  /** A budget refused a request: the budget is used up for its window. */
+  budgetRefused(request: RefusedRequest): void;
 }
 
 interface CounterCheck {
@@ -60,12 +75,8 @@ interface PendingCheck {
   /** key hash -> its limit in micro-USD and the window it resets with. */
   keyLimits: Map<string, { limitMicros: number; window: AlertWindow }>;
   credits: boolean;
-}
-
-function windowOfDay(interval: BudgetSpec["interval"], day: number): AlertWindow {
-  // The window of the day the request was charged to (admission's), not of the clock now.
-  const w = budgetWindow(interval, new Date(day * DAY_MS));
-  return { interval, id: w.id, start: w.start, end: w.end };
+  /** Budgets that refused a request, by counter (their figures: no read needed). */
+  exhausted: Map<string, LimitReading>;
 }
 
 /** A key limit without limit_reset: one window for the key's whole life (fires once per key). */
@@ -174,8 +185,8 @@ export class AlertDetector implements SettlementAlerts {
           this.dropped();
           return;
         }
-        check = { counters: new Map(), keyLimits: new Map(), credits: false };
-        this.pending.set(admission.scope, check);
+        check = this.newCheck(admission.scope);
+        if (!check) return;
       }
       for (const c of counters) check.counters.set(counterId(c), c);
       if (keyLimit !== undefined)
@@ -188,6 +199,49 @@ export class AlertDetector implements SettlementAlerts {
     } catch (err) {
       log.warn({ err: String(err) }, "settlement not checked for budget alerts");
     }
+  }
+
+  budgetRefused({ principal, refusal, at }: RefusedRequest): void {
+    try {
+      const spec = principal.policy.budgets.find((x) => x.guardrailId === refusal.guardrailId);
+      if (!spec) return;
+      const entity =
+        refusal.scope === "member"
+          ? memberEntity(refusal.memberUserId)
+          : keyEntity(principal.key.hash);
+      const reading: LimitReading = {
+        scope: scopeOf(spec.source, entity),
+        guardrailId: refusal.guardrailId,
+        ...entityParts(entity),
+        spentMicros: toMicros(refusal.spentUsd),
+        limitMicros: toMicros(refusal.limitUsd),
+        window: windowOfDay(spec.interval, budgetDays(spec.interval, at).today),
+      };
+      // Refusals repeat until the window ends: once its alerts went out, they cost nothing here.
+      if (this.fired.has(exhaustedOnceKey(reading))) return;
+      const check = this.pending.get(principal.scope) ?? this.newCheck(principal.scope);
+      if (!check) return;
+      check.exhausted.set(`${refusal.guardrailId}/${entity}`, reading);
+      this.schedule();
+    } catch (err) {
+      log.warn({ err: String(err) }, "budget refusal not checked for budget alerts");
+    }
+  }
+
+  /** A workspace's pending check, or none when too many workspaces wait already. */
+  private newCheck(scope: string): PendingCheck | undefined {
+    if (this.pending.size >= MAX_PENDING_WORKSPACES) {
+      this.dropped();
+      return undefined;
+    }
+    const check: PendingCheck = {
+      counters: new Map(),
+      keyLimits: new Map(),
+      credits: false,
+      exhausted: new Map(),
+    };
+    this.pending.set(scope, check);
+    return check;
   }
 
   private dropped(): void {
@@ -300,6 +354,15 @@ export class AlertDetector implements SettlementAlerts {
       });
     }
 
+    // Budgets that refused: used up for their window, whatever their settled spend says.
+    const exhausted: string[] = [];
+    for (const reading of check.exhausted.values()) {
+      const alerts = exhaustedAlerts(scope, reading, hooks, now);
+      if (alerts.length === 0) continue;
+      due.push(...alerts);
+      exhausted.push(exhaustedOnceKey(reading));
+    }
+
     // Key limits: all-time, or per limit_reset window.
     for (const [keyHash, { limitMicros, window }] of check.keyLimits) {
       const reading: LimitReading = {
@@ -328,7 +391,14 @@ export class AlertDetector implements SettlementAlerts {
     }
 
     const fresh = due.filter((a) => !this.fired.has(`${a.webhookId}|${a.onceKey}`));
-    if (fresh.length === 0) return;
+    // Once their alerts are queued, later refusals of these budgets in the window skip the check.
+    const rememberExhausted = () => {
+      for (const key of exhausted) this.fired.add(key);
+    };
+    if (fresh.length === 0) {
+      rememberExhausted();
+      return;
+    }
     if (this.fired.size + fresh.length > MAX_REMEMBERED) this.fired.clear();
     let queued = 0;
     for (const a of fresh) {
@@ -341,21 +411,10 @@ export class AlertDetector implements SettlementAlerts {
       // Either way it is done for this window.
       this.fired.add(`${a.webhookId}|${a.onceKey}`);
     }
+    rememberExhausted();
     if (queued > 0) {
       log.info({ workspaceId: scope, queued }, "budget alerts queued");
       this.options.onQueued?.();
     }
   }
-}
-
-function toDelivery(a: DueAlert): NewDelivery {
-  return {
-    webhookId: a.webhookId,
-    workspaceId: a.event.workspace_id,
-    eventId: a.event.id,
-    eventType: a.event.type,
-    body: JSON.stringify(a.event),
-    onceKey: a.onceKey,
-    keepUntil: a.keepUntil,
-  };
 }

@@ -1,9 +1,14 @@
 import { newId } from "../../domain/ids.js";
 import type { WindowInterval } from "../../domain/windows.js";
+import { budgetWindow } from "../../domain/windows.js";
 import type { BudgetScope } from "../policy/budget-counters.js";
 import { fromMicros } from "../policy/money.js";
 
-export type AlertEventType = "budget.threshold" | "credits.low" | "webhook.test";
+export type AlertEventType =
+  | "budget.threshold"
+  | "budget.exhausted"
+  | "credits.low"
+  | "webhook.test";
 
 /** A limit window: a guardrail's reset_interval, or a key limit's (all-time unless it resets). */
 export interface AlertWindow {
@@ -80,4 +85,13 @@ export function windowJson(w: AlertWindow): AlertEventData["window"] {
 /** Micro-dollars as the API's USD numbers. */
 export function usdOf(micros: number): number {
   return fromMicros(micros);
+}
+
+/**
+ * The budget window of a UTC day (days since the epoch): the day a request was charged to
+ * (admission's), not the clock's now.
+ */
+export function windowOfDay(interval: WindowInterval, day: number): AlertWindow {
+  const w = budgetWindow(interval, new Date(day * 86_400_000));
+  return { interval, id: w.id, start: w.start, end: w.end };
 }

@@ -96,6 +96,58 @@ export function thresholdAlerts(
 }
 
 /**
+ * What a budget's first refusal in a window makes due for each webhook that watches budgets
+ * (has thresholds): budget.exhausted, its 100% threshold, and the thresholds its spend has
+ * reached. Spend never reaches the limit when the request that would cross it is refused
+ * first, so the refusal is what says the budget is used up; a threshold under 100% fires only
+ * when the spend it reports reached it. The once keys are the settlements' own, so a
+ * threshold fires once whichever of the two saw it first.
+ */
+export function exhaustedAlerts(
+  workspaceId: string,
+  reading: LimitReading,
+  webhooks: readonly AlertWebhook[],
+  now: Date,
+): DueAlert[] {
+  const out: DueAlert[] = [];
+  const data = {
+    guardrail_id: reading.guardrailId,
+    key_hash: reading.keyHash,
+    member: reading.member,
+    scope: reading.scope,
+    spend_usd: usdOf(reading.spentMicros),
+    limit_usd: usdOf(reading.limitMicros),
+    window: windowJson(reading.window),
+  };
+  for (const hook of webhooks) {
+    if (hook.thresholdsPct.length === 0) continue;
+    out.push({
+      webhookId: hook.id,
+      onceKey: exhaustedOnceKey(reading),
+      keepUntil: reading.window.end,
+      event: alertEvent("budget.exhausted", workspaceId, now, data),
+    });
+    // A limit of 0 has no percentages (as reachedThresholds).
+    if (reading.limitMicros <= 0) continue;
+    const reached = new Set(reachedThresholds(reading, hook.thresholdsPct));
+    for (const pct of hook.thresholdsPct.filter((p) => p === 100 || reached.has(p))) {
+      out.push({
+        webhookId: hook.id,
+        onceKey: thresholdOnceKey(reading, pct),
+        keepUntil: reading.window.end,
+        event: alertEvent("budget.threshold", workspaceId, now, { ...data, threshold_pct: pct }),
+      });
+    }
+  }
+  return out;
+}
+
+/** The once key of budget.exhausted: one per window, per guardrail and entity. */
+export function exhaustedOnceKey(r: LimitReading): string {
+  return `exhausted:${counterName(r)}:${r.window.id}`;
+}
+
+/**
  * The credits.low events due once the balance is below a webhook's amount.
  * Once per "credit epoch": the once key holds every credit ever added, which
  * any top-up (or removal) changes, so after credits are added the alert can

@@ -27,6 +27,7 @@ function query(req: ListAuditEventsRequest) {
     to: req.to && timestampDate(req.to),
     after: req.cursor ? decodeCursor(req.cursor) : undefined,
     limit: cursorPageSize(req.limit, AUDIT_LIMITS),
+    search: req.q.trim() || undefined,
   };
 }
 
@@ -57,7 +58,7 @@ export async function listAuditEvents(audit: AuditLog | undefined, req: ListAudi
       "The audit log is not available: this process runs without the request-log database",
     );
   }
-  const { events, more } = await audit.list(q).catch((err: unknown) => {
+  const unavailable = (err: unknown): never => {
     // The database away is a 503 worth retrying; anything else stays an internal error.
     if (!isDatabaseUnavailable(err)) throw err;
     throw withReason(
@@ -66,10 +67,14 @@ export async function listAuditEvents(audit: AuditLog | undefined, req: ListAudi
       "The audit log's database is not answering; retry shortly (writes are still recorded once it is back)",
       STORE_RETRY_AFTER_SECONDS,
     );
-  });
+  };
+  const { events, more } = await audit.list(q).catch(unavailable);
+  const count = await audit.count(q).catch(unavailable);
   const last = events.at(-1);
   return {
     events: events.map(toProto),
     nextCursor: more && last ? encodeCursor(last) : "",
+    totalCount: BigInt(count.total),
+    totalCountIsEstimate: count.estimate,
   };
 }

@@ -171,7 +171,11 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
     }
   },
   getKey: (req) => keyHash(req.hash),
-  listKeys: page,
+  listKeys(req) {
+    page(req);
+    if (req.q.length > ACCOUNT_LIMITS.searchMax)
+      fail(`q must be at most ${ACCOUNT_LIMITS.searchMax} characters`);
+  },
   updateKey(req) {
     keyHash(req.hash);
     walkUpdateMask(KEY_UPDATE, req, req.updateMask?.paths ?? []);
@@ -217,6 +221,9 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
     }
     if (req.resourceId.length > AUDIT_LIMITS.resourceIdMax) {
       fail(`resource_id must be at most ${AUDIT_LIMITS.resourceIdMax} characters`);
+    }
+    if (req.q.length > AUDIT_LIMITS.searchMax) {
+      fail(`q must be at most ${AUDIT_LIMITS.searchMax} characters`);
     }
     if (req.actor && !isKeyHash(req.actor)) {
       fail("actor must be a key hash: 64 lowercase hex characters");

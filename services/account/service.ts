@@ -55,6 +55,7 @@ import {
   releaseIdempotencyKey,
 } from "./idempotency.js";
 import { invalidationStream } from "./invalidations.js";
+import { searchKeys } from "./key-search.js";
 import { keyRegions, readKeyUsage } from "./key-usage.js";
 
 /**
@@ -295,12 +296,17 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     offset: number;
     limit: number;
     includeDisabled: boolean;
+    q: string;
   }) {
     const { offset, limit } = pageParams(req.offset, req.limit);
     const scope =
       req.workspaceId === undefined ? undefined : (await this.workspace(req.workspaceId)).id;
-    // The store pages the enabled keys from an index of their own.
-    const page = await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
+    const text = req.q.trim();
+    // The store pages the enabled keys from an index of their own; a search reads the scope's
+    // keys (as many as COUNT_LIMITS allow a workspace) and pages the matches.
+    const page = text
+      ? await searchKeys(this.store, scope, text, !req.includeDisabled, offset, limit)
+      : await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
     const now = this.now();
     const usages = await Promise.all(page.items.map((k) => readKeyUsage(this.store, k, now)));
     return { keys: page.items, totalCount: page.total, usages };

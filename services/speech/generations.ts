@@ -10,6 +10,7 @@ import {
   type LogScope,
   type UsageRow,
 } from "../../store/request-log/generations.js";
+import type { MatchCount } from "../../store/request-log/match-count.js";
 import type { Store } from "../../store/types.js";
 
 const log = componentLogger("request-log");
@@ -116,6 +117,18 @@ export class GenerationLog {
     this.writer.add(record);
   }
 
+  /**
+   * Queues a record and waits until it is stored: a refusal recorded before its client is
+   * answered. A database that refuses the write leaves the record queued for the writer's
+   * retries (logged); this still resolves, so a refusal is never held up by the request log.
+   */
+  async addStored(record: Generation): Promise<void> {
+    this.writer.add(record);
+    await this.writer.written().catch((err: unknown) => {
+      log.warn({ err: String(err) }, "refusal record queued, not yet stored");
+    });
+  }
+
   /** Whether the outbox entry's record is queued here. */
   holds(outboxId: string): boolean {
     const since = this.queuedOutbox.get(outboxId);
@@ -186,6 +199,11 @@ export class GenerationLog {
   async list(q: ListQuery) {
     await this.ownWritesStored();
     return this.records.list(q);
+  }
+
+  /** How many records a list's filters match (read after list(), whose writes it sees). */
+  count(q: ListQuery): Promise<MatchCount> {
+    return this.records.count(q);
   }
 
   async activity(

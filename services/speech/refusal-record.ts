@@ -12,9 +12,13 @@ import {
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { guardrailThatDecided, markDecidedBy } from "../../governance/decided-by.js";
+import {
+  budgetRefusalOf,
+  guardrailThatDecided,
+  markDecidedBy,
+} from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
-import { errorInfoOf, permissionDenied } from "../../platform/rpc/errors.js";
+import { errorInfoOf } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { SpeechPlan } from "./request.js";
 import { routingOf } from "./routing/steps.js";
@@ -27,6 +31,9 @@ type Described = Pick<
   model: { id: string };
 };
 
+/** A refusal's message in its record is at most this long. */
+const MAX_MESSAGE_CHARS = 500;
+
 /** "content_blocked" for ERROR_REASON_CONTENT_BLOCKED; the gRPC code's name when none is given. */
 function reasonName(err: ConnectError): string {
   const reason = errorInfoOf(err)?.reason ?? ErrorReason.UNSPECIFIED;
@@ -35,6 +42,17 @@ function reasonName(err: ConnectError): string {
     if (name) return name.replace(/^ERROR_REASON_/, "").toLowerCase();
   }
   return Code[err.code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+/**
+ * A refusal's words as its client read them, bounded (a message may quote what the request
+ * named). Only a refusal's: an endpoint's failure or an internal error is answered with words
+ * of the gateway's own, and its message may name what a client never sees.
+ */
+function clientMessage(err: ConnectError, status: RefusalStatus): string {
+  if (status !== GenerationStatus.REFUSED || isStoreOutage(err)) return "";
+  if (err.code === Code.Internal || err.code === Code.Unknown) return "";
+  return err.rawMessage.slice(0, MAX_MESSAGE_CHARS);
 }
 
 /**
@@ -80,6 +98,8 @@ export function refusalRecord(
     speed: plan.speed,
     dataRegion: regionValue(region),
     refusalReason: reasonName(err),
+    refusalMessage: clientMessage(err, status),
+    budgetRefusal: budgetRefusalOf(err),
     guardrailId: guardrailThatDecided(err) ?? "",
     // Routing's refusals and the last endpoint's failure carry the endpoints considered.
     routing: routingOf(err),
@@ -87,39 +107,47 @@ export function refusalRecord(
   });
 }
 
+/** What a record says of a request known only by its unvalidated message: its model and voice, bounded. */
+function described(req: SynthesizeRequest): Described {
+  return {
+    model: { id: req.model.slice(0, 200) },
+    characters: 0,
+    format: audioFormatName(req.responseFormat) ?? "mp3",
+    sessionId: "",
+    user: "",
+    trace: undefined,
+    voice: (req.voice ?? "").slice(0, 200),
+    speed: req.speed ?? 1,
+  };
+}
+
 /**
- * The record of a speech request refused by region rule 1 (the caller-auth interceptor refuses
- * it before the service sees it): which guardrail's allowed_data_regions left the region out,
- * and the little the unvalidated request says (its model and voice, bounded).
+ * The record of a speech request refused before the service looked at it (the caller-auth
+ * interceptor refuses a disabled or expired key, and region rule 1): why, and for a region
+ * refusal which guardrail's allowed_data_regions left the region out.
  */
-export function regionRefusalRecord(
+export function callerRefusalRecord(
+  principal: Principal,
+  region: RegionName,
+  req: SynthesizeRequest,
+  err: ConnectError,
+): Generation | undefined {
+  if (errorInfoOf(err)?.reason === ErrorReason.REGION_NOT_ALLOWED) {
+    const by = principal.policy.guardrails.find((g) => {
+      const allowed = g.guardrail.allowedDataRegions?.values;
+      return allowed !== undefined && !allowed.some((r) => regionName(r) === region);
+    });
+    markDecidedBy(err, by?.guardrail.id);
+  }
+  return refusalRecord(err, principal, region, described(req), [], GenerationStatus.REFUSED);
+}
+
+/** The record of a request whose message the service refused (an unknown model, a bad field). */
+export function invalidRequestRecord(
+  err: unknown,
   principal: Principal,
   region: RegionName,
   req: SynthesizeRequest,
 ): Generation | undefined {
-  const by = principal.policy.guardrails.find((g) => {
-    const allowed = g.guardrail.allowedDataRegions?.values;
-    return allowed !== undefined && !allowed.some((r) => regionName(r) === region);
-  });
-  const err = markDecidedBy(
-    permissionDenied(ErrorReason.REGION_NOT_ALLOWED, "region not allowed"),
-    by?.guardrail.id,
-  );
-  return refusalRecord(
-    err,
-    principal,
-    region,
-    {
-      model: { id: req.model.slice(0, 200) },
-      characters: 0,
-      format: audioFormatName(req.responseFormat) ?? "mp3",
-      sessionId: "",
-      user: "",
-      trace: undefined,
-      voice: (req.voice ?? "").slice(0, 200),
-      speed: req.speed ?? 1,
-    },
-    [],
-    GenerationStatus.REFUSED,
-  );
+  return refusalRecord(err, principal, region, described(req), [], GenerationStatus.REFUSED);
 }

@@ -21,6 +21,7 @@ import {
   BadCursor,
   decodeCursor,
   encodeCursor,
+  type ListQuery,
   type LogScope,
 } from "../../store/request-log/generations.js";
 import type { Store } from "../../store/types.js";
@@ -32,6 +33,14 @@ const HOUR_MS = 3_600_000;
 const ACTIVITY_DAYS = 30;
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
+/** A refusal reason as records name them: an ErrorReason's or a gRPC code's name in lower case. */
+const REFUSAL_REASON = /^[a-z][a-z_]{0,63}$/;
+const MAX_SEARCH_CHARS = 200;
+/** A search by key name looks at the records of at most this many matching keys. */
+const MAX_SEARCH_KEYS = 200;
+const KEY_PAGE = 500;
+/** ...and reads at most this many keys to find them. */
+const MAX_KEYS_READ = 10_000;
 /** Buckets one usage query may span at most: 31 days of hours, or about 13 months of days. */
 const MAX_BUCKETS = { hour: 31 * 24, day: 400 } as const;
 
@@ -111,10 +120,17 @@ export class RequestLogQueries {
       if (err instanceof BadCursor) throw invalidArgument(err.message);
       throw err;
     }
+    if (req.refusalReason && !REFUSAL_REASON.test(req.refusalReason))
+      throw invalidArgument(
+        `refusal_reason must be a refusal reason in lower case (budget_exceeded, rate_limited, ...), got ${quote(req.refusalReason)}`,
+      );
+    const text = req.q.trim();
+    if (text.length > MAX_SEARCH_CHARS)
+      throw invalidArgument(`q must be at most ${MAX_SEARCH_CHARS} characters, got ${text.length}`);
     // A standard key's own hash is part of its scope; a different key_hash then matches nothing.
     if (scope.keyHash && req.keyHash && req.keyHash !== scope.keyHash)
-      return { generations: [], nextCursor: "" };
-    const page = await this.log.list({
+      return { generations: [], nextCursor: "", totalCount: 0n, totalCountIsEstimate: false };
+    const query: ListQuery = {
       ...scope,
       keyHash: scope.keyHash ?? (req.keyHash || undefined),
       limit: req.limit || DEFAULT_LIMIT,
@@ -124,10 +140,39 @@ export class RequestLogQueries {
       status: req.status || undefined,
       outcome: req.outcome || undefined,
       guardrailId: req.guardrailId || undefined,
+      refusalReason: req.refusalReason || undefined,
       fromMs,
       toMs,
-    });
-    return { generations: page.items, nextCursor: page.next ? encodeCursor(page.next) : "" };
+      search: text ? { text, keyHashes: await this.keysNamed(text, scope) } : undefined,
+    };
+    const page = await this.log.list(query);
+    const count = await this.log.count(query);
+    return {
+      generations: page.items,
+      nextCursor: page.next ? encodeCursor(page.next) : "",
+      totalCount: BigInt(count.total),
+      totalCountIsEstimate: count.estimate,
+    };
+  }
+
+  /**
+   * The keys in scope whose names contain `text` (case-insensitive), at most MAX_SEARCH_KEYS: a
+   * search by key name looks for their records. A standard key searches its own records only.
+   */
+  private async keysNamed(text: string, scope: LogScope): Promise<string[]> {
+    if (scope.keyHash) return [];
+    const wanted = text.toLowerCase();
+    const found: string[] = [];
+    for (
+      let offset = 0;
+      found.length < MAX_SEARCH_KEYS && offset < MAX_KEYS_READ;
+      offset += KEY_PAGE
+    ) {
+      const page = await this.store.listKeys(scope.workspaceId, offset, KEY_PAGE);
+      for (const k of page.items) if (k.name.toLowerCase().includes(wanted)) found.push(k.hash);
+      if (page.items.length < KEY_PAGE || offset + KEY_PAGE >= page.total) break;
+    }
+    return found.slice(0, MAX_SEARCH_KEYS);
   }
 
   async activity(req: GetActivityRequest, ctx: HandlerContext, nowMs: number) {
@@ -211,6 +256,10 @@ export class RequestLogQueries {
           blocked: BigInt(r.blocked),
           redacted: BigInt(r.redacted),
           flagged: BigInt(r.flagged),
+          refused: BigInt(Object.values(r.refusedByReason).reduce((n, c) => n + c, 0)),
+          refusedByReason: Object.fromEntries(
+            Object.entries(r.refusedByReason).map(([reason, n]) => [reason, BigInt(n)]),
+          ),
         }),
       ),
     };

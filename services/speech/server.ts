@@ -4,7 +4,9 @@ import { callerAuthInterceptor } from "../../domain/auth/caller-auth.js";
 import { ModelCatalog } from "../../domain/catalog/model-catalog.js";
 import type { Catalog, CatalogSource } from "../../domain/catalog/types.js";
 import type { RegionName } from "../../domain/enums.js";
+import { admissionRefusals } from "../../domain/metrics.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { VoiceSchema } from "../../gen/railgate/speech/v1/speech_pb.js";
 import {
   SpeechService,
@@ -19,6 +21,7 @@ import {
   type SpeechRoutingConfig,
 } from "../../platform/config/config.js";
 import { componentLogger } from "../../platform/observability/logger.js";
+import { errorInfoOf } from "../../platform/rpc/errors.js";
 import { type ServedServices, startGrpcServer } from "../../platform/rpc/grpc-server.js";
 import type { GrpcTls } from "../../platform/rpc/grpc-tls.js";
 import { HealthServiceImpl } from "../../platform/rpc/health.js";
@@ -43,7 +46,7 @@ import { GenerationLog } from "./generations.js";
 import { startRecordRecovery } from "./recovery/record-recovery.js";
 import { ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { recoveryTimings } from "./recovery/timings.js";
-import { regionRefusalRecord } from "./refusal-record.js";
+import { callerRefusalRecord } from "./refusal-record.js";
 import { SpeechServiceImpl } from "./service.js";
 
 const log = componentLogger("speech");
@@ -217,11 +220,14 @@ export async function startSpeechServer(
             principals: governance,
             internalToken: options.internalToken,
             listenerRegion: options.listenerRegion ?? CONFIG_DEFAULTS.grpcRegion,
-            // A speech request refused by region rule 1 is logged like every other refusal.
-            onRegionRefused: ({ principal, region, method, message }) => {
+            // A speech request of a disabled or expired key, or refused by region rule 1, is
+            // logged like every other refusal, and stored before its client is answered.
+            onKeyRefused: async ({ principal, region, method, message, error }) => {
               if (method !== "Synthesize" || !isMessage(message, SynthesizeRequestSchema)) return;
-              const record = regionRefusalRecord(principal, region, message);
-              if (record) generations.add(record);
+              if (errorInfoOf(error)?.reason === ErrorReason.REGION_NOT_ALLOWED)
+                admissionRefusals.labels("region").inc();
+              const record = callerRefusalRecord(principal, region, message, error);
+              if (record) await generations.addStored(record);
             },
           }),
         ],

@@ -38,7 +38,7 @@ import {
   type FilteredText,
   filterText,
 } from "../../governance/content-filtering.js";
-import { markDecidedBy } from "../../governance/decided-by.js";
+import { budgetRefusalOf, markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
 import {
@@ -79,7 +79,7 @@ import {
   wholeRecord,
 } from "./recovery/record-parts.js";
 import type { HeldReservation, ReservationKeeper } from "./recovery/reservation-keeper.js";
-import { refusalRecord } from "./refusal-record.js";
+import { invalidRequestRecord, refusalRecord } from "./refusal-record.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
 import { RequestLogQueries } from "./request-log-queries.js";
 import { returnOnAbort } from "./return-on-abort.js";
@@ -507,7 +507,15 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     principal: Principal,
     region: RegionName,
   ) {
-    const validated = planSpeech(req, this.deps.catalog);
+    let validated: SpeechPlan;
+    try {
+      validated = planSpeech(req, this.deps.catalog);
+    } catch (err) {
+      // An unknown model or a field the model cannot take: refused, and in the log like the rest.
+      const record = invalidRequestRecord(err, principal, region, req);
+      if (record) this.generations.add(record);
+      throw err;
+    }
     let outcomes: FilteredText["outcomes"] = [];
     let plan: SpeechPlan = validated;
     try {
@@ -575,6 +583,12 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         GenerationStatus.REFUSED,
       );
       if (record) this.generations.add(record);
+      // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
+      const refusal = budgetRefusalOf(error);
+      if (refusal) {
+        const at = new Date((this.deps.clock ?? systemClock).now());
+        this.deps.alerts?.budgetRefused({ principal, refusal, at });
+      }
       throw error;
     }
   }

@@ -11,6 +11,7 @@ import type {
   WebhookService,
 } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { alertEvent } from "../../governance/alerts/events.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { quote } from "../../platform/quote.js";
 import { invalidArgument, notFound } from "../../platform/rpc/errors.js";
 import { cursorPageSize } from "../../platform/rpc/request-rules.js";
@@ -27,6 +28,8 @@ import type {
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { deliveryToProto, webhookToProto } from "./to-proto.js";
 import { DEFAULT_THRESHOLDS_PCT, secretHint, storedThresholds, storedUrl } from "./validation.js";
+
+const log = componentLogger("webhooks");
 
 /**
  * What each path of an update writes, in the row's form. The row is no proto
@@ -89,8 +92,27 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
       clock?: Clock;
       /** Management writes (create, update, delete) are recorded here when there is one. */
       audit?: AuditLog;
+      /**
+       * Queues, for a webhook just created or enabled, the budget thresholds its workspace has
+       * crossed in the current windows (governance/alerts/catch-up.ts); none = they wait for
+       * the window's next settlement.
+       */
+      catchUp?: (hook: WebhookRecord) => Promise<number>;
     },
   ) {}
+
+  /** Thresholds already crossed fire for a webhook that starts listening; never fails the write. */
+  private async caughtUp(hook: WebhookRecord): Promise<void> {
+    if (!hook.enabled || !this.deps.catchUp) return;
+    try {
+      if ((await this.deps.catchUp(hook)) > 0) this.deps.kick();
+    } catch (err) {
+      log.warn(
+        { err: String(err), webhookId: hook.id },
+        "thresholds crossed before the webhook not queued",
+      );
+    }
+  }
 
   /**
    * Webhooks live in the database itself: the write's audit event is inserted in the write's
@@ -161,6 +183,7 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
       throw limitError(
         `workspace ${quote(workspaceId)} already has ${WEBHOOK_LIMITS.perWorkspace} webhooks (the maximum is ${WEBHOOK_LIMITS.perWorkspace}): delete one first`,
       );
+    await this.caughtUp(record);
     return { webhook: webhookToProto(record), secret };
   }
 
@@ -185,6 +208,8 @@ export class WebhookServiceImpl implements ServiceImpl<typeof WebhookService> {
     );
     if (!updated)
       throw notFound(ErrorReason.WEBHOOK_NOT_FOUND, `webhook ${quote(req.id)} not found`);
+    // Enabled now, or listening for other thresholds: those already crossed are due.
+    if (!before.enabled || changes.thresholdsPct !== undefined) await this.caughtUp(updated);
     return { webhook: webhookToProto(updated) };
   }
 

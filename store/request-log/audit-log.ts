@@ -4,6 +4,7 @@ import { componentLogger } from "../../platform/observability/logger.js";
 import { BatchWriter } from "./batch-writer.js";
 import type { SqlDatabase } from "./database.js";
 import { GuardrailVersions } from "./guardrail-versions.js";
+import { containing, countMatches, type MatchCount } from "./match-count.js";
 import { DayPartitions, dropDayPartitionsBefore } from "./partitions.js";
 
 export type { AuditActor, AuditOrigin, AuditResourceType };
@@ -51,6 +52,34 @@ export interface AuditQuery {
   /** Continue after this event (the previous page's last): newest first. */
   after?: { at: Date; id: string };
   limit: number;
+  /** Part of the action, the resource's id or name, or the actor's name (case-insensitive). */
+  search?: string;
+}
+
+/** The WHERE clause of a list's filters (its cursor aside), with its parameters. */
+function filters(q: AuditQuery): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (q.action !== undefined) add((p) => `action = ${p}`, q.action);
+  if (q.resourceType !== undefined) add((p) => `resource_type = ${p}`, q.resourceType);
+  if (q.resourceId !== undefined) add((p) => `resource_id = ${p}`, q.resourceId);
+  if (q.actor !== undefined) add((p) => `actor_key_hash = ${p}`, q.actor);
+  if (q.workspaceId !== undefined) add((p) => `workspace_id = ${p}`, q.workspaceId);
+  if (q.from !== undefined) add((p) => `at >= ${p}`, q.from);
+  if (q.to !== undefined) add((p) => `at < ${p}`, q.to);
+  if (q.search !== undefined) {
+    const pattern = containing(q.search);
+    add(
+      (p) =>
+        `(action ILIKE ${p} OR resource_id ILIKE ${p} OR resource_label ILIKE ${p} OR actor_name ILIKE ${p})`,
+      pattern,
+    );
+  }
+  return { where, params };
 }
 
 /**
@@ -277,19 +306,7 @@ export class AuditLog {
     await this.writer.written().catch((err: unknown) => {
       log.warn({ err: String(err) }, "audit events not yet written; listing what is stored");
     });
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: (n: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(sql(`$${params.length}`));
-    };
-    if (q.action !== undefined) add((p) => `action = ${p}`, q.action);
-    if (q.resourceType !== undefined) add((p) => `resource_type = ${p}`, q.resourceType);
-    if (q.resourceId !== undefined) add((p) => `resource_id = ${p}`, q.resourceId);
-    if (q.actor !== undefined) add((p) => `actor_key_hash = ${p}`, q.actor);
-    if (q.workspaceId !== undefined) add((p) => `workspace_id = ${p}`, q.workspaceId);
-    if (q.from !== undefined) add((p) => `at >= ${p}`, q.from);
-    if (q.to !== undefined) add((p) => `at < ${p}`, q.to);
+    const { where, params } = filters(q);
     if (q.after !== undefined) {
       params.push(q.after.at, q.after.id);
       where.push(`(at, id) < ($${params.length - 1}, $${params.length})`);
@@ -302,6 +319,16 @@ export class AuditLog {
       params,
     );
     return { events: rows.slice(0, q.limit).map(fromRow), more: rows.length > q.limit };
+  }
+
+  /**
+   * How many events a list's filters match (its cursor aside), read after list() (whose own
+   * writes it sees): counted up to AUDIT_COUNT_EXACT_MAX, past it the planner's estimate.
+   */
+  async count(q: AuditQuery): Promise<MatchCount> {
+    const { where, params } = filters(q);
+    const from = `FROM ${TABLE} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}`;
+    return countMatches(this.db, from, params);
   }
 
   /**

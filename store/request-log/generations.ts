@@ -16,6 +16,7 @@ import {
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SqlDatabase } from "./database.js";
+import { containing, countMatches, type MatchCount } from "./match-count.js";
 import {
   DayPartitions,
   dropDayPartitionsBefore,
@@ -52,9 +53,21 @@ export interface ListQuery extends LogScope {
   /** A content filter of this action acted. */
   outcome?: FilterAction;
   guardrailId?: string;
+  /** Refused requests of this reason. */
+  refusalReason?: string;
   /** Inclusive lower and exclusive upper bound on created_at, ms since the epoch. */
   fromMs?: number;
   toMs?: number;
+  search?: Search;
+}
+
+/**
+ * What a search matches: a record whose id is `text`, whose model contains it, or made with one
+ * of `keyHashes` (the keys whose names contain it, found by the caller in the store).
+ */
+export interface Search {
+  text: string;
+  keyHashes: readonly string[];
 }
 
 /** Where the previous page stopped: its last record's time and id (keyset paging). */
@@ -120,6 +133,8 @@ export interface UsageRow {
   blocked: number;
   redacted: number;
   flagged: number;
+  /** Requests refused, by refusal reason (none: an empty object). */
+  refusedByReason: Record<string, number>;
 }
 
 interface GenerationRow {
@@ -192,9 +207,12 @@ function rest(g: Generation): Uint8Array {
   m.routing = g.routing;
   m.cached = g.cached;
   m.cacheDiscount = g.cacheDiscount;
+  m.refusalMessage = g.refusalMessage;
+  m.budgetRefusal = g.budgetRefusal;
   const bytes = toBinary(GenerationSchema, m);
   m.filterOutcomes = [];
   m.routing = [];
+  m.budgetRefusal = undefined;
   return bytes;
 }
 
@@ -290,6 +308,37 @@ class Where {
   }
 }
 
+/** The WHERE clause of a list's filters (its cursor aside). */
+function listWhere(q: ListQuery): Where {
+  const where = new Where();
+  where.scope(q);
+  if (q.model !== undefined) where.add((p) => `model = ${p(q.model)}`);
+  if (q.provider !== undefined) where.add((p) => `provider = ${p(q.provider)}`);
+  const status = GENERATION_STATUSES.name(q.status);
+  if (status !== undefined) where.add((p) => `status = ${p(status)}`);
+  const bit = q.outcome === undefined ? 0 : (ACTION_BITS[q.outcome] ?? 0);
+  if (bit !== 0) {
+    // "filter_actions <> 0" is implied by the bit test but spelled out: the planner matches
+    // it to the partial index generations_filtered_time.
+    where.add((p) => `filter_actions <> 0 AND (filter_actions & ${p(bit)}) <> 0`);
+  }
+  if (q.guardrailId !== undefined) where.add((p) => `guardrail_id = ${p(q.guardrailId)}`);
+  if (q.refusalReason !== undefined) {
+    // Spelled "status = 'refused'" too: the planner matches it to generations_refused_time.
+    where.add((p) => `status = 'refused' AND refusal_reason = ${p(q.refusalReason)}`);
+  }
+  const search = q.search;
+  if (search) {
+    where.add((p) => {
+      const keys =
+        search.keyHashes.length > 0 ? ` OR key_hash = ANY(${p(search.keyHashes)}::text[])` : "";
+      return `(id = ${p(search.text)} OR model ILIKE ${p(containing(search.text))}${keys})`;
+    });
+  }
+  where.range(q.fromMs, q.toMs);
+  return where;
+}
+
 /**
  * The request log's table: writes (batched by the caller, idempotent by id), the lookups and
  * lists of the API, activity and usage series, and retention. One SQL for PostgreSQL and PGlite.
@@ -323,20 +372,7 @@ export class GenerationRecords {
 
   /** Newest first; `next` is set when more records follow this page. */
   async list(q: ListQuery): Promise<{ items: Generation[]; next?: Cursor }> {
-    const where = new Where();
-    where.scope(q);
-    if (q.model !== undefined) where.add((p) => `model = ${p(q.model)}`);
-    if (q.provider !== undefined) where.add((p) => `provider = ${p(q.provider)}`);
-    const status = GENERATION_STATUSES.name(q.status);
-    if (status !== undefined) where.add((p) => `status = ${p(status)}`);
-    const bit = q.outcome === undefined ? 0 : (ACTION_BITS[q.outcome] ?? 0);
-    if (bit !== 0) {
-      // "filter_actions <> 0" is implied by the bit test but spelled out: the planner matches
-      // it to the partial index generations_filtered_time.
-      where.add((p) => `filter_actions <> 0 AND (filter_actions & ${p(bit)}) <> 0`);
-    }
-    if (q.guardrailId !== undefined) where.add((p) => `guardrail_id = ${p(q.guardrailId)}`);
-    where.range(q.fromMs, q.toMs);
+    const where = listWhere(q);
     const cursor = q.cursor;
     if (cursor) {
       where.add(
@@ -357,6 +393,15 @@ export class GenerationRecords {
           ? { atMs: last.created_at.getTime(), id: last.id }
           : undefined,
     };
+  }
+
+  /**
+   * How many records the list's filters match (its cursor aside): counted, up to
+   * COUNT_EXACT_MAX; past it, the planner's estimate (never below the count so far).
+   */
+  async count(q: ListQuery): Promise<MatchCount> {
+    const where = listWhere(q);
+    return countMatches(this.db, `FROM ${TABLE} ${where.sql}`, where.params);
   }
 
   /**
@@ -439,6 +484,27 @@ export class GenerationRecords {
         GROUP BY 1, 2 ORDER BY 1, 2`,
       where.params,
     );
+    // Refusals by reason, per bucket and group: a second, small read of the refused records only.
+    where.add(() => "status = 'refused'");
+    const refusals = await this.db.query<{
+      bucket: Date;
+      grp: string;
+      reason: string | null;
+      n: number;
+    }>(
+      `SELECT date_trunc($${unit}, created_at, 'UTC') AS bucket, ${GROUP_COLUMNS[group]} AS grp,
+              refusal_reason AS reason, count(*) AS n
+         FROM ${TABLE} ${where.sql}
+        GROUP BY 1, 2, 3`,
+      where.params,
+    );
+    const refused = new Map<string, Record<string, number>>();
+    for (const r of refusals) {
+      const at = `${r.bucket.getTime()}/${r.grp}`;
+      const byReason = refused.get(at) ?? {};
+      byReason[r.reason ?? "unspecified"] = Number(r.n);
+      refused.set(at, byReason);
+    }
     return rows.map((r) => ({
       bucketMs: r.bucket.getTime(),
       group: r.grp,
@@ -449,6 +515,7 @@ export class GenerationRecords {
       blocked: Number(r.blocked),
       redacted: Number(r.redacted),
       flagged: Number(r.flagged),
+      refusedByReason: refused.get(`${r.bucket.getTime()}/${r.grp}`) ?? {},
     }));
   }
 

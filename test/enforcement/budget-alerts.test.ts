@@ -159,7 +159,12 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
       expect(statuses.filter((s) => s === 200)).to.have.length(10);
       expect(statuses.filter((s) => s === 403)).to.have.length(2);
 
-      const events = await settledEvents(ws, hook);
+      const delivered = await settledEvents(ws, hook);
+      // The refusals say the budget is used up, once for the window.
+      const exhausted = delivered.filter((e) => e.type === "budget.exhausted");
+      expect(exhausted).to.have.length(1);
+      expect(exhausted[0].data).to.deep.include({ guardrail_id: guardrailId, key_hash: key.hash });
+      const events = delivered.filter((e) => e.type === "budget.threshold");
       expect(events.map((e) => e.data.threshold_pct).sort((a, b) => a - b)).to.deep.equal([
         50, 80, 100,
       ]);
@@ -201,7 +206,7 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
       clock.nextDay();
       const again = await spend(key, 10);
       expect(again.every((s) => s === 200)).to.equal(true);
-      const both = await settledEvents(ws, hook);
+      const both = (await settledEvents(ws, hook)).filter((e) => e.type === "budget.threshold");
       expect(both).to.have.length(6);
       const nextDay = both.filter((e) => e.data.window.start !== `${day}T00:00:00.000Z`);
       expect(nextDay.map((e) => e.data.threshold_pct).sort((a, b) => a - b)).to.deep.equal([
@@ -222,11 +227,14 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
       await spend(k1 as Key, 2);
       await spend(k2 as Key, 2);
       expectError(await B.speak(k1 as Key, { model: MODELS.fast, input: TEXT }), 403, /member/);
-      const events = await settledEvents(ws, hook);
+      const delivered = await settledEvents(ws, hook);
+      // The member's refusal says the member's budget is used up.
+      expect(delivered.filter((e) => e.type === "budget.exhausted")).to.have.length(1);
+      const events = delivered.filter((e) => e.type !== "budget.exhausted");
       expect(events.map((e) => e.data.threshold_pct).sort((a, b) => a - b)).to.deep.equal([
         50, 100,
       ]);
-      for (const e of events) {
+      for (const e of delivered) {
         expect(e.data).to.deep.include({
           guardrail_id: g,
           key_hash: null,

@@ -231,6 +231,28 @@ for (const kind of LANE_DATABASES) {
       expect(recent.data).to.have.length(6);
     });
 
+    it("counts every match and searches actions, resources and actors by part of their text", async () => {
+      const ws = (await call("POST", "/api/v1/workspaces", { name: "Counted" }, "c-0")).data;
+      const name = `findme-${Math.random().toString(36).slice(2, 8)}`;
+      const key = await call("POST", "/api/v1/keys", { name, workspace_id: ws.id }, "c-1");
+      for (let i = 1; i <= 3; i++)
+        await call("PATCH", `/api/v1/keys/${key.data.hash}`, { limit: i }, `c-r${i}`);
+      const page = (await api.get(`/api/v1/audit-log?resource_id=${key.data.hash}&limit=2`)).body;
+      expect(page.data).to.have.length(2);
+      expect(page).to.include({ total_count: 4, total_count_is_estimate: false });
+      // The key's name (its resource label) in another case, and part of an action.
+      const byName = (await api.get(`/api/v1/audit-log?q=${name.toUpperCase()}`)).body;
+      expect(byName.data.map((e: Json) => e.resource.id)).to.include(key.data.hash);
+      expect(byName.total_count).to.equal(byName.data.length);
+      const byAction = (await api.get(`/api/v1/audit-log?q=ey.upd&resource_id=${key.data.hash}`))
+        .body;
+      expect(byAction.total_count).to.equal(3);
+      // LIKE's wildcards are searched for as themselves.
+      expect((await api.get(`/api/v1/audit-log?q=%25%25&workspace_id=${ws.id}`)).body).to.include({
+        total_count: 0,
+      });
+    });
+
     it("records nothing for a refused write", async () => {
       const ws = (await call("POST", "/api/v1/workspaces", { name: "Refusals" }, "r-0")).data;
       const before = (await audit(`workspace_id=${ws.id}`)).data.length;
@@ -257,6 +279,7 @@ for (const kind of LANE_DATABASES) {
         ["cursor=not-a-cursor", /cursor is not one this API returned/],
         ["cursor=%2B%2B", /cursor is not one this API returned/],
         ["sort=asc", /Unknown query parameter "sort"/],
+        [`q=${"x".repeat(201)}`, /q must be at most 200 characters/],
       ];
       for (const [query, message] of cases) {
         expectError(await api.get(`/api/v1/audit-log?${query}`), 400, message);

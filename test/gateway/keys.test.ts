@@ -288,4 +288,35 @@ describe("gateway: API keys", () => {
       expectError(await as(secret).get("/api/v1/guardrails"), 401);
     });
   });
+
+  describe("GET /keys?q=", () => {
+    it("searches names, labels and hashes in any case, paging the matches with their total", async () => {
+      const ws = await createWorkspace(h.api);
+      const tag = `Searchable${Math.random().toString(36).slice(2, 8)}`;
+      const made = [];
+      for (let i = 0; i < 3; i++)
+        made.push(await createKey(h.api, { name: `${tag} ${i}`, workspace_id: ws.id }));
+      await createKey(h.api, { name: "something else", workspace_id: ws.id });
+      const page = await h.api.get(
+        `/api/v1/keys?workspace_id=${ws.id}&q=${tag.toLowerCase()}&limit=2`,
+      );
+      expectStatus(page, 200);
+      expect(page.body.total_count).to.equal(3);
+      expect(page.body.data).to.have.length(2);
+      const rest = await h.api.get(
+        `/api/v1/keys?workspace_id=${ws.id}&q=${tag.toUpperCase()}&limit=2&offset=2`,
+      );
+      expect(rest.body.data).to.have.length(1);
+      const names = [...page.body.data, ...rest.body.data].map((k: { name: string }) => k.name);
+      expect(names.sort()).to.deep.equal([`${tag} 0`, `${tag} 1`, `${tag} 2`]);
+      const first = made[0]?.data.hash as string;
+      const byHash = await h.api.get(`/api/v1/keys?q=${first.slice(0, 16)}`);
+      expect(byHash.body.data.map((k: { hash: string }) => k.hash)).to.deep.equal([first]);
+      expectError(
+        await h.api.get(`/api/v1/keys?q=${"x".repeat(201)}`),
+        400,
+        /^q must be at most 200/,
+      );
+    });
+  });
 });

@@ -14,6 +14,7 @@ import {
   encodeCursor,
   GenerationRecords,
 } from "../../store/request-log/generations.js";
+import { COUNT_EXACT_MAX } from "../../store/request-log/match-count.js";
 import { listDayPartitions } from "../../store/request-log/partitions.js";
 import { onBothDatabases } from "../kit/databases.js";
 
@@ -268,6 +269,25 @@ onBothDatabases("request log: the generations table", (getDb) => {
         made.filter((g) => g.filterOutcomes.some((o) => o.action === FilterAction.REDACT)).length,
       );
     });
+  });
+
+  it("counts a list's matches exactly up to 10,000, then marks the planner's estimate", async () => {
+    const ws = "ws-count";
+    const batch = Array.from({ length: COUNT_EXACT_MAX + 1 }, (_, i) =>
+      gen({
+        workspaceId: ws,
+        atMs: T0 + i,
+        status: GenerationStatus.REFUSED,
+        refusalReason: i % 2 ? "rate_limited" : "budget_exceeded",
+      }),
+    );
+    await records.insert(batch);
+    await getDb().query("ANALYZE generations");
+    const exact = await records.count({ workspaceId: ws, limit: 1, refusalReason: "rate_limited" });
+    expect(exact).to.deep.equal({ total: COUNT_EXACT_MAX / 2, estimate: false });
+    const estimated = await records.count({ workspaceId: ws, limit: 1 });
+    expect(estimated.estimate).to.equal(true);
+    expect(estimated.total).to.be.at.least(COUNT_EXACT_MAX + 1);
   });
 
   it("maintenance creates partitions ahead and drops those past retention", async () => {

@@ -39,6 +39,7 @@ export const accountApiCommands = apiCommands([
     query: [
       q("workspace", "workspace_id", "only the keys of this workspace"),
       { ...q("include-disabled"), type: "boolean", help: "disabled keys too" },
+      q("search", "q", "part of a key's name or label, or the start of its hash"),
       ...OFFSET_PAGING,
     ],
     columns: KEY_COLUMNS,
