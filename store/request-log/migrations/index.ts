@@ -13,8 +13,8 @@ import type { Migration } from "./migration.js";
  *   0002 audit log
  *   0003 webhooks    (reserved for the budget-webhook work)
  *   0004 configuration (the durable copy of what Redis serves: store/config-outbox)
- *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  *   0006 refusals (refused requests by reason)
+ *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -22,6 +22,6 @@ export const MIGRATIONS: readonly Migration[] = [
   auditLog,
   webhooks,
   configuration,
-  guardrailVersions,
   refusals,
+  guardrailVersions,
 ];
