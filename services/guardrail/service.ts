@@ -13,6 +13,7 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { managedChanges } from "../../governance/policy/guardrail-parts.js";
 import { auditOrigin } from "../../platform/audit.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
 import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
@@ -24,6 +25,7 @@ import { nowTimestamp } from "../../platform/time.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { decodeFields, encodeFields } from "../../store/guardrail-fields.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
+import type { PolicyDocStore } from "../../store/policies/types.js";
 import {
   type AuditEntry,
   type AuditLog,
@@ -63,7 +65,11 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     private readonly modelIds: ModelIds,
     /** Where management writes are recorded; absent when the process has no database. */
     private readonly audit?: AuditLog,
-  ) {}
+  ) {
+    this.policyDocs = store.openPolicyDocs();
+  }
+
+  private readonly policyDocs: PolicyDocStore;
 
   /** The audit entry of a write, handed to the store with the write itself. */
   private note(ctx: HandlerContext, entry: AuditEntry): AuditNote {
@@ -97,6 +103,26 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   /** The workspace of an existing (or default) guardrail, or 404. */
+  /**
+   * Refuses a guardrail write that would change a setting of a type the workspace manages
+   * through guardrail policies: the guardrails no longer govern that type there, so the change
+   * would be accepted and never enforced. A write that leaves those settings as they are (a
+   * Terraform apply without a diff) goes through.
+   */
+  private async refuseManagedChange(
+    workspaceId: string,
+    before: Guardrail | undefined,
+    after: Guardrail,
+  ): Promise<void> {
+    const { managedTypes } = (await this.policyDocs.read(workspaceId)).doc;
+    if (!managedTypes?.length) return;
+    const [first] = managedChanges(before, after, managedTypes);
+    if (first)
+      throw invalidArgument(
+        `${first.field} cannot change here: ${first.type} settings of workspace ${workspaceId} are managed through /api/v1/guardrails/policies/${first.type} since a ${first.type} policy was written there`,
+      );
+  }
+
   private async workspaceOf(id: string): Promise<string> {
     const ws = await this.store.guardrailWorkspace(id);
     if (!ws) throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
@@ -117,6 +143,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = this.modelIds.canonicalize(
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
+    await this.refuseManagedChange(workspaceId, undefined, guardrail);
     // The event shows the guardrail as the store keeps it (exactly the fields it stores).
     const kept = decodeFields(
       encodeFields(guardrail).map(([, bytes]) => bytes),
@@ -200,6 +227,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
+      await this.refuseManagedChange(ws, current, next);
       const fields = fieldsWritten(input, paths);
       // The change this request makes: the fields it writes, from what it read.
       const note = this.guardrailNote(ctx, "guardrail.update", next, current, next);

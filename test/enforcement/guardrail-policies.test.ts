@@ -73,19 +73,55 @@ describe("enforcement: guardrail policies", () => {
     });
   });
 
-  it("a key's own budget policy only adds a limit: a tighter guardrail budget still holds", async () => {
+  it("a guardrail budget keeps governing its key once the workspace manages budgets through policies", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws);
-    const own = await policy(ws, "budget", {
-      name: "Generous",
-      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
-    });
-    await assign(ws, `api-keys/${key.hash}`, own, "budget", NONE);
     const tight = await w.gw.guardrail(ws, { limit_usd: LIMIT, reset_interval: "daily" });
     await w.gw.assignKeys(tight, key);
     expectAudio(await speak(key));
+    // The first budget policy of the workspace moves the type there: the guardrail's budget
+    // becomes a policy of the workspace with the same id, and the spend so far still counts.
+    await policy(ws, "budget", {
+      name: "Generous",
+      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+    });
+    const replaced = await w.gw.admin.get(`/api/v1/guardrails/policies/budget/${tight}`);
+    expect(replaced.body.data).to.deep.include({ is_legacy_mapped: false, reference: null });
     expectAudio(await speak(key));
     expectError(await speak(key), 403, new RegExp(`${tight}.*exhausted for this API key`));
+    // Raising it through the policies API is what governs now.
+    const raised = await w.gw.admin.request("PUT", `/api/v1/guardrails/policies/budget/${tight}`, {
+      name: "Raised",
+      policy_type: "budget",
+      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+    });
+    expect(raised.status, shown(raised)).to.equal(200);
+    expectAudio(await speak(key));
+    // The guardrail's own budget can no longer change: it would never be enforced.
+    const patched = await w.gw.admin.patch(`/api/v1/guardrails/${tight}`, { limit_usd: 1 });
+    expectError(patched, 400, /^limit_usd cannot change here: budget settings of workspace/);
+  });
+
+  it("editing a mapped model availability policy moves the type: the guardrail's list no longer governs", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { allowed_models: [MODELS.openai] });
+    await w.gw.assignKeys(g, key);
+    expectError(await speak(key, MODELS.fast), 403, /not allowed|allowed_models/);
+    const edited = await w.gw.admin.request(
+      "PUT",
+      `/api/v1/guardrails/policies/model_availability/${g}`,
+      {
+        name: "Both models",
+        policy_type: "model_availability",
+        config: { allowed_models: [MODELS.openai, MODELS.fast] },
+      },
+    );
+    expect(edited.status, shown(edited)).to.equal(200);
+    expectAudio(await speak(key, MODELS.fast));
+    const explained = await w.gw.explain(key);
+    const names = explained.guardrails.map((x: { name: string }) => x.name);
+    expect(names).to.include("Both models");
   });
 
   it("the workspace default budget policy governs every key but those with their own policy of the type", async () => {

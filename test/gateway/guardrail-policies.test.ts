@@ -294,7 +294,7 @@ describe("gateway: guardrail policies", () => {
   });
 
   describe("guardrails as policies", () => {
-    it("a guardrail appears as a read-only policy of each type it sets, and its changes flow in", async () => {
+    it("a guardrail appears as a mapped policy of each type it sets, and its changes flow in", async () => {
       const ws = await createWorkspace(h.api);
       const key = await createKey(h.api, { workspace_id: ws.id });
       const g = (
@@ -335,16 +335,92 @@ describe("gateway: guardrail policies", () => {
       expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 75 }), 200);
       const after = await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`);
       expect(after.body.data.config.limit_usd).to.equal(75);
-      expectError(
-        await put(`/api/v1/guardrails/policies/budget/${g.id}`, { name: "x", config: BUDGET }),
-        400,
-        /mapped from guardrail/,
+    });
+
+    it("editing a mapped policy moves its type to the workspace: replaced, then managed there", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const g = (
+        await h.api.post("/api/v1/guardrails", {
+          name: "Legacy",
+          workspace_id: ws.id,
+          limit_usd: 50,
+          reset_interval: "weekly",
+          allowed_models: ["openai/gpt-4o"],
+        })
+      ).body.data;
+      expectStatus(
+        await h.api.post(`/api/v1/guardrails/${g.id}/assignments/keys`, {
+          key_hashes: [key.data.hash],
+        }),
+        200,
       );
+      const edited = await put(`/api/v1/guardrails/policies/budget/${g.id}`, {
+        name: "Team budget",
+        policy_type: "budget",
+        config: { ...BUDGET, limit_usd: 80 },
+      });
+      expectStatus(edited, 200);
+      expect(edited.body.data).to.deep.include({
+        id: g.id,
+        name: "Team budget",
+        api_key_hashes: [key.data.hash],
+        is_legacy_mapped: false,
+        legacy_guardrail_ids: [],
+        reference: null,
+      });
+      const budgets = await h.api.get(`/api/v1/guardrails/policies/budget?workspace_id=${ws.id}`);
+      expect(budgets.body.data).to.have.length(1);
+      expect(budgets.body.data[0]).to.deep.include({
+        id: g.id,
+        is_legacy_mapped: false,
+        replaced_legacy_guardrail_ids: [g.id],
+      });
+      // The other types still flow from the guardrail.
+      const models = await h.api.get(`/api/v1/guardrails/policies/model_availability/${g.id}`);
+      expect(models.body.data.is_legacy_mapped).to.equal(true);
+      // The guardrails API keeps working for everything but the budget it no longer governs.
       expectError(
-        await h.api.delete(`/api/v1/guardrails/policies/budget/${g.id}`),
+        await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 75 }),
         400,
-        /mapped from guardrail/,
+        /^limit_usd cannot change here: budget settings of workspace .* are managed through \/api\/v1\/guardrails\/policies\/budget/,
       );
+      expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 50 }), 200);
+      expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { name: "Renamed" }), 200);
+      expectError(
+        await h.api.post("/api/v1/guardrails", {
+          name: "New budget",
+          workspace_id: ws.id,
+          limit_usd: 5,
+          reset_interval: "daily",
+        }),
+        400,
+        /^limit_usd cannot change here/,
+      );
+      const created = await h.api.post("/api/v1/guardrails", {
+        name: "Models only",
+        workspace_id: ws.id,
+        allowed_models: ["openai/gpt-4o"],
+      });
+      expectStatus(created, 201);
+      // Deleting the guardrail leaves the policy that replaced its budget.
+      expectStatus(await h.api.delete(`/api/v1/guardrails/${g.id}`), 200);
+      expectStatus(await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`), 200);
+      expectStatus(await h.api.delete(`/api/v1/guardrails/policies/budget/${g.id}`), 200);
+      expectError(await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`), 404);
+      // The audit log names the replacement as a create.
+      const audit = await pollUntil(
+        () =>
+          h.api.get(
+            `/api/v1/audit-log?resource_type=guardrail_policy&resource_id=${g.id}&workspace_id=${ws.id}`,
+          ),
+        (r) => r.body.data?.length === 3,
+      );
+      expect(audit.body.data.map((e: { action: string }) => e.action).sort()).to.deep.equal([
+        "guardrail_policy.create",
+        "guardrail_policy.delete",
+        "guardrail_policy.update",
+      ]);
     });
   });
 
