@@ -168,7 +168,7 @@ export async function admitRequest(
           ErrorReason.BUDGET_EXCEEDED,
           `Budget of ${b?.policy ? "policy" : "guardrail"} "${b?.guardrailName ?? result.guardrailId}" (${result.guardrailId}) exhausted for ${budgetOwner(c?.scope, key.memberUserId)}: ${usd(result.spentMicros)} of $${b?.limitUsd ?? 0} per ${PERIOD[b?.interval ?? "daily"]} used (limit_usd)`,
         ),
-        result.guardrailId,
+        { guardrailId: result.guardrailId, ...(b?.policy ? { policy: true as const } : {}) },
       );
     }
   }

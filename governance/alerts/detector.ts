@@ -46,6 +46,8 @@ export interface SettlementAlerts {
 
 interface CounterCheck {
   guardrailId: string;
+  /** Set when the budget is a guardrail policy's. */
+  policyId: string | null;
   entity: string;
   scope: BudgetScope;
   interval: BudgetSpec["interval"];
@@ -152,6 +154,7 @@ export class AlertDetector implements SettlementAlerts {
         if (!spec) return;
         counters.push({
           guardrailId: b.guardrailId,
+          policyId: spec.policy ? spec.guardrailId : null,
           entity: b.entity,
           scope: scopeOf(spec.source, b.entity),
           interval: spec.interval,
@@ -277,6 +280,7 @@ export class AlertDetector implements SettlementAlerts {
       const reading: LimitReading = {
         scope: counter.scope,
         guardrailId: counter.guardrailId,
+        policyId: counter.policyId,
         ...entityParts(counter.entity),
         spentMicros: 0,
         limitMicros: counter.limitMicros,

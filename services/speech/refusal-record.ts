@@ -8,7 +8,12 @@ import {
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
-import { guardrailThatDecided, markDecidedBy } from "../../governance/decided-by.js";
+import {
+  deciderOf,
+  guardrailThatDecided,
+  markDecidedBy,
+  policyThatDecided,
+} from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
 import { audioFormatName, audioFormatValue } from "../../platform/audio-formats.js";
 import { errorInfoOf, permissionDenied } from "../../platform/errors.js";
@@ -81,6 +86,7 @@ export function refusalRecord(
     dataRegion: regionValue(region),
     refusalReason: reasonName(err),
     guardrailId: guardrailThatDecided(err) ?? "",
+    policyId: policyThatDecided(err) ?? "",
     // Routing's refusals and the last endpoint's failure carry the endpoints considered.
     routing: routingOf(err),
     createdAt: nowTimestamp(),
@@ -103,7 +109,7 @@ export function regionRefusalRecord(
   });
   const err = markDecidedBy(
     permissionDenied(ErrorReason.REGION_NOT_ALLOWED, "region not allowed"),
-    by?.guardrail.id,
+    by && deciderOf({ guardrailId: by.guardrail.id, policy: by.policy }),
   );
   return refusalRecord(
     err,

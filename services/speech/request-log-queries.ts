@@ -126,6 +126,7 @@ export class RequestLogQueries {
       status: req.status || undefined,
       outcome: req.outcome || undefined,
       guardrailId: req.guardrailId || undefined,
+      policyId: req.policyId || undefined,
       fromMs,
       toMs,
     });

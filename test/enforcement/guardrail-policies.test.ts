@@ -67,6 +67,7 @@ describe("enforcement: guardrail policies", () => {
     expect(explained.budgets).to.have.length(1);
     expect(explained.budgets[0]).to.deep.include({
       guardrail_id: budget,
+      policy_id: budget,
       guardrail_name: "Member budget",
       scope: "member",
       subject: "ann",
@@ -120,8 +121,23 @@ describe("enforcement: guardrail policies", () => {
     expect(edited.status, shown(edited)).to.equal(200);
     expectAudio(await speak(key, MODELS.fast));
     const explained = await w.gw.explain(key);
-    const names = explained.guardrails.map((x: { name: string }) => x.name);
-    expect(names).to.include("Both models");
+    // Explain names the policy, its type and the guardrail it replaced; the guardrail still
+    // governs with what it has left (no model list).
+    const [guardrail, policy] = explained.guardrails;
+    expect(guardrail).to.deep.include({
+      id: g,
+      policy_type: null,
+      replaced_legacy_guardrail_ids: [],
+    });
+    expect(guardrail.contributes.join()).to.not.include("allowed_models");
+    expect(policy).to.deep.include({
+      source: "key",
+      id: g,
+      name: "Both models",
+      policy_type: "model_availability",
+      replaced_legacy_guardrail_ids: [g],
+    });
+    expect(policy.contributes).to.include(`allowed_models: ${MODELS.openai}, ${MODELS.fast}`);
   });
 
   it("the workspace default budget policy governs every key but those with their own policy of the type", async () => {

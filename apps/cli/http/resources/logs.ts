@@ -22,6 +22,7 @@ export const logApiCommands = apiCommands([
       q("status", "status", "completed, failed, cancelled or refused"),
       q("outcome", "outcome", "a guardrail's outcome: blocked, redacted or flagged"),
       q("guardrail", "guardrail_id", "decided by this guardrail"),
+      q("policy", "policy_id", "decided by this guardrail policy"),
       q("from", "from", TIME_HELP),
       q("to", "to", TIME_HELP),
       q("workspace", "workspace_id", "this workspace's (management key)"),
