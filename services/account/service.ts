@@ -33,6 +33,7 @@ import {
 } from "../../platform/ids.js";
 import { pageParams } from "../../platform/paging.js";
 import { quote } from "../../platform/quote.js";
+import { REGION_NAMES, regionValue } from "../../platform/regions.js";
 import { slugify } from "../../platform/slug.js";
 import { type Clock, nowTimestamp, systemClock } from "../../platform/time.js";
 import { copyMaskedFields } from "../../platform/update-mask.js";
@@ -55,7 +56,7 @@ import {
   releaseIdempotencyKey,
 } from "./idempotency.js";
 import { invalidationStream } from "./invalidations.js";
-import { keyRegions, readKeyUsage } from "./key-usage.js";
+import { readKeyUsage } from "./key-usage.js";
 
 /**
  * AccountService's handlers. It is served behind its request rules
@@ -344,11 +345,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   /** The calling key (any kind) and what it spent: OpenRouter's GET /key. */
   async getCurrentKey(_req: unknown, ctx: HandlerContext) {
-    const { key } = callerOf(ctx).principal;
-    const [usage, allowedDataRegions] = await Promise.all([
-      readKeyUsage(this.store, key, this.now()),
-      keyRegions(this.store, key.hash),
-    ]);
+    const { key, policy } = callerOf(ctx).principal;
+    const usage = await readKeyUsage(this.store, key, this.now());
+    // The regions of the key's effective policy, the one enforcement reads: its guardrails and
+    // its guardrail policies alike.
+    const allowedDataRegions = REGION_NAMES.filter(
+      (r) => !policy.regions || policy.regions.has(r),
+    ).map(regionValue);
     return {
       key,
       usage,

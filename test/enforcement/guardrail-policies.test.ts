@@ -4,6 +4,7 @@ import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio, type Key, type Workspace } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
 
 /** $0.00012 a request at the test catalog's price; 0.0003 fits two requests, not three. */
 const TEXT = "Budget test.";
@@ -243,5 +244,17 @@ describe("enforcement: guardrail policies", () => {
     );
     expect(res.body).to.deep.equal({ data: true });
     expectAudio(await speak(key, MODELS.fast));
+  });
+
+  it("GET /key shows the regions of the key's effective policy, a region policy's included", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    await policy(ws, "model_availability", {
+      config: { allowed_data_regions: ["europe"] },
+      api_key_hashes: [key.hash],
+    });
+    const me = await new Api(w.gw.url("europe"), key.secret).get("/api/v1/key");
+    expect(me.status, shown(me)).to.equal(200);
+    expect(me.body.data.allowed_data_regions).to.deep.equal(["europe"]);
   });
 });
