@@ -13,6 +13,7 @@ import {
   BOOLEAN,
   DATE_TIME,
   INTEGER,
+  type JsonSchema,
   NULL,
   NUMBER,
   orNull,
@@ -79,7 +80,8 @@ export function generationToJson(g: Generation) {
       action: FILTER_ACTIONS.name(f.action) ?? "",
       count: f.count,
       guardrail_id: f.guardrailId || null,
-      policy_id: f.policyId || null,
+      // Only when a guardrail policy's rule acted: an outcome keeps the shape it always had.
+      ...(f.policyId ? { policy_id: f.policyId } : {}),
     })),
     // Why a refused (or failed) request produced nothing, and which guardrail decided.
     refusal_reason: g.refusalReason || null,
@@ -159,14 +161,17 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   user: NULLABLE_STRING,
   trace: { type: ["object", "null"] },
   guardrail_outcomes: arrayOf(
-    shapeOf<Item<GenerationJson["guardrail_outcomes"]>>({
-      slug: STRING,
-      label: STRING,
-      action: STRING,
-      count: INTEGER,
-      guardrail_id: NULLABLE_STRING,
-      policy_id: NULLABLE_STRING,
-    }),
+    withOptional(
+      shapeOf<Required<Item<GenerationJson["guardrail_outcomes"]>>>({
+        slug: STRING,
+        label: STRING,
+        action: STRING,
+        count: INTEGER,
+        guardrail_id: NULLABLE_STRING,
+        policy_id: STRING,
+      }),
+      "policy_id",
+    ),
   ),
   refusal_reason: NULLABLE_STRING,
   guardrail_id: NULLABLE_STRING,
@@ -215,3 +220,9 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   user_agent: NULL,
   web_search_engine: NULL,
 });
+
+/** `schema` with `field` no longer required (present only where it applies). */
+function withOptional(schema: JsonSchema, field: string): JsonSchema {
+  const required = (schema.required ?? []) as string[];
+  return { ...schema, required: required.filter((f) => f !== field) };
+}

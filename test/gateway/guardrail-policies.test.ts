@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createKey, createWorkspace, uniqueName, useSystem } from "../kit/gateway-harness.js";
@@ -42,6 +43,28 @@ const SUMMARY_KEYS = [
   "workspace_id",
 ];
 const BUDGET = { include_byok_in_budgets: false, limit_usd: 200, reset_interval: "monthly" };
+/** The reference's own shapes and example values (test/fixtures/README.md). */
+const REFERENCE = JSON.parse(
+  readFileSync(
+    new URL("../../../test/fixtures/openrouter-guardrail-policies.json", import.meta.url),
+    "utf8",
+  ),
+);
+
+/** The JSON type of a value, as a shape compares it (null is its own). */
+function jsonType(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
+}
+
+/** Every field of the reference's shape is in `answer`, of the same JSON type. */
+function expectShape(answer: Record<string, unknown>, shape: Record<string, unknown>): void {
+  for (const [field, example] of Object.entries(shape)) {
+    expect(answer, field).to.have.property(field);
+    // The example's reference is a mapped policy's; a policy of the workspace's own has null.
+    if (field === "reference") continue;
+    expect(jsonType(answer[field]), field).to.equal(jsonType(example));
+  }
+}
 
 describe("gateway: guardrail policies", () => {
   const h = useSystem();
@@ -67,6 +90,27 @@ describe("gateway: guardrail policies", () => {
   const none = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
 
   describe("CRUD of each type", () => {
+    it("answers in the reference's shapes, with its example request", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const example = REFERENCE.BudgetGuardrailPolicyDetail;
+      const created = await createPolicy("budget", {
+        name: example.name,
+        config: example.config,
+        workspace_id: ws.id,
+        api_key_hashes: [key.data.hash],
+        member_ids: example.member_ids,
+      });
+      expectShape(created, example);
+      expect(created.config).to.deep.equal(example.config);
+      expect(REFERENCE.BudgetGuardrailPolicyDetailReference).to.include("legacy_mapping");
+      const listed = await h.api.get(`/api/v1/guardrails/policies/budget?workspace_id=${ws.id}`);
+      expectShape(listed.body.data[0], REFERENCE.BudgetGuardrailPolicySummary);
+      expect(listed.body.total_count).to.equal(1);
+      const state = await keyAssignment(key.data.hash, ws.id);
+      expectShape(state.body.data, REFERENCE.GuardrailPolicyAssignmentState);
+    });
+
     it("creates, gets, lists and deletes a budget policy in OpenRouter's shapes", async () => {
       const ws = await createWorkspace(h.api);
       const key = await createKey(h.api, { workspace_id: ws.id });

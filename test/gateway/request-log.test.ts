@@ -142,7 +142,6 @@ for (const kind of LANE_DATABASES) {
           action: "block",
           count: 1,
           guardrail_id: guardrail.id,
-          policy_id: null,
         },
       ]);
       // Never the text.
