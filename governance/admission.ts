@@ -187,7 +187,10 @@ export async function admitRequest(
           requestUsd: fromMicros(asked?.amountMicros ?? 0),
         }),
       );
-      throw markDecidedBy(err, result.guardrailId);
+      throw markDecidedBy(err, {
+        guardrailId: result.guardrailId,
+        ...(b?.policy ? { policy: true as const } : {}),
+      });
     }
   }
 }

@@ -7,7 +7,7 @@ import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
 import { FilterAction } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { type FilterOutcome, FilterOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
 import { permissionDenied, withErrorMetadata } from "../platform/rpc/errors.js";
-import { markDecidedBy } from "./decided-by.js";
+import { deciderOf, markDecidedBy } from "./decided-by.js";
 import { labelOf } from "./filters/compiled-filters.js";
 import {
   applyFilters,
@@ -28,14 +28,16 @@ export interface FilteredText {
  * workspace default) whose rule has the same slug, action and label. Compiled filter sets are
  * shared by content across guardrails, so the attribution is made here, from the policy.
  */
-function guardrailOf(
+function ruleOf(
   rules: readonly FilterRuleSpec[],
   o: { slug: string; label: string; action: string },
-): string {
-  return (
-    rules.find((r) => r.slug === o.slug && r.action === o.action && labelOf(r) === o.label)
-      ?.guardrailId ?? ""
-  );
+): FilterRuleSpec | undefined {
+  return rules.find((r) => r.slug === o.slug && r.action === o.action && labelOf(r) === o.label);
+}
+
+/** The policy a rule came from, when it stands for one ("" otherwise, as the record's field). */
+function policyIdOf(rule: FilterRuleSpec | undefined): string {
+  return rule?.policy ? rule.guardrailId : "";
 }
 
 const STRONGEST_FIRST = [FilterAction.BLOCK, FilterAction.REDACT, FilterAction.FLAG] as const;
@@ -116,7 +118,8 @@ export async function filterText(
     create(FilterOutcomeSchema, {
       ...o,
       action: FILTER_ACTIONS.value(o.action),
-      guardrailId: guardrailOf(rules, o),
+      guardrailId: ruleOf(rules, o)?.guardrailId ?? "",
+      policyId: policyIdOf(ruleOf(rules, o)),
     }),
   );
   if (result.blockedBy) {
@@ -124,7 +127,7 @@ export async function filterText(
     const by = result.blockedBy;
     const error = markDecidedBy(
       blockedError(by),
-      guardrailOf(rules, { slug: by.slug, label: by.label, action: "block" }),
+      deciderOf(ruleOf(rules, { slug: by.slug, label: by.label, action: "block" })),
     );
     throw new FilterBlocked(error, outcomes);
   }

@@ -198,6 +198,8 @@ export async function explain(
       id: g.guardrail.id,
       name: g.guardrail.name,
       contributes: contributions(g),
+      policyType: g.policyType ?? "",
+      replacedLegacyGuardrailIds: g.replacedGuardrailIds ?? [],
     })),
     effectivePolicy: policyMessage(principal.policy, catalog),
     region: region === undefined ? undefined : regionValue(region),
@@ -211,6 +213,7 @@ export async function explain(
       return {
         guardrailId: b.guardrailId,
         guardrailName: b.guardrailName,
+        policyId: b.policy ? b.guardrailId : "",
         limitUsd: b.limitUsd,
         interval: RESET_INTERVALS.value(b.interval),
         window: w.id,

@@ -1,12 +1,19 @@
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
 import { ACCOUNT_DOC, type PolicyDocStore } from "../store/policies/types.js";
 import type { Store } from "../store/types.js";
 import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
+import { withoutPolicyTypes } from "./policy/guardrail-parts.js";
 import { accountPolicies, governingPolicies } from "./policy/policy-guardrails.js";
-import type { AccountSettings, EffectivePolicy, GoverningGuardrail } from "./policy/types.js";
+import type {
+  AccountSettings,
+  EffectivePolicy,
+  GoverningGuardrail,
+  GuardrailSource,
+} from "./policy/types.js";
 
 const log = componentLogger("governance-cache");
 
@@ -65,19 +72,24 @@ export class GovernanceCache {
     if (!gov) return undefined;
     const scope = gov.key.workspaceId || "org";
     const governing: GoverningGuardrail[] = [];
-    if (gov.keyGuardrail) governing.push({ source: "key", guardrail: gov.keyGuardrail });
-    if (gov.memberGuardrail) governing.push({ source: "member", guardrail: gov.memberGuardrail });
-    if (gov.defaultGuardrail)
-      governing.push({ source: "workspace_default", guardrail: gov.defaultGuardrail });
     // Guardrail policies of the workspace add theirs (a policy write is announced on its scope too).
-    if (scope !== "org") {
-      const [{ doc }, account] = await Promise.all([
-        this.policyDocs.read(scope),
-        this.policyDocs.read(ACCOUNT_DOC),
-      ]);
+    const [own, account] =
+      scope === "org"
+        ? [undefined, undefined]
+        : await Promise.all([this.policyDocs.read(scope), this.policyDocs.read(ACCOUNT_DOC)]);
+    // The types the workspace manages through policies are governed by its policies alone: the
+    // guardrails' parts of them became policies (one source of truth, whichever API wrote it).
+    const managed = own?.doc.managedTypes ?? [];
+    const add = (source: GuardrailSource, g: Guardrail | undefined) => {
+      if (g) governing.push({ source, guardrail: withoutPolicyTypes(g, managed) });
+    };
+    add("key", gov.keyGuardrail);
+    add("member", gov.memberGuardrail);
+    add("workspace_default", gov.defaultGuardrail);
+    if (own && account) {
       governing.push(
         ...accountPolicies(account.doc.accountPolicies ?? [], scope),
-        ...governingPolicies(doc, keyHash, gov.key.memberUserId),
+        ...governingPolicies(own.doc, keyHash, gov.key.memberUserId),
       );
     }
     const policy = effectivePolicy(governing, this.account);

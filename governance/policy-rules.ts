@@ -1,5 +1,6 @@
 import type { CatalogEndpoint, CatalogModel } from "../domain/catalog/types.js";
 import { ErrorReason } from "../gen/railgate/common/v1/error_info_pb.js";
+import { type Decider, deciderOf } from "./decided-by.js";
 import type { EffectivePolicy, GoverningGuardrail, ZdrVendor } from "./policy/types.js";
 
 /** A reason an endpoint is excluded by the policy, or undefined when it may serve. */
@@ -43,14 +44,13 @@ export function allowListRefusers(
   });
 }
 
-/** The guardrail whose model rules refuse the model (the first, in precedence order), if any. */
-export function modelRefuserId(policy: EffectivePolicy, model: CatalogModel): string | undefined {
-  const refuser = allowListRefusers(policy, model)[0];
-  if (refuser) return refuser.guardrail.id;
+/** The guardrail (or policy) whose model rules refuse the model (the first, in precedence order), if any. */
+export function modelRefuser(policy: EffectivePolicy, model: CatalogModel): Decider | undefined {
   const ids = [model.id, ...model.aliases];
-  return policy.guardrails.find((g) =>
-    ids.some((id) => g.guardrail.ignoredModels?.values.includes(id)),
-  )?.guardrail.id;
+  const g =
+    allowListRefusers(policy, model)[0] ??
+    policy.guardrails.find((g) => ids.some((id) => g.guardrail.ignoredModels?.values.includes(id)));
+  return g && deciderOf({ guardrailId: g.guardrail.id, policy: g.policy });
 }
 
 /** A policy refusal: its typed reason (for gRPC callers) and its message (for people). */

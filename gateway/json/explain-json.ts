@@ -75,11 +75,15 @@ export function explainToJson(e: ExplainResponse) {
       id: g.id,
       name: g.name,
       contributes: g.contributes,
+      // A guardrail policy names its type and the guardrail it replaced; a guardrail has neither.
+      policy_type: g.policyType || null,
+      replaced_legacy_guardrail_ids: g.replacedLegacyGuardrailIds,
     })),
     effective_policy: e.effectivePolicy ? policyToJson(e.effectivePolicy) : null,
     budgets: e.budgets.map((b) => ({
       guardrail_id: b.guardrailId,
       guardrail_name: b.guardrailName,
+      policy_id: b.policyId || null,
       limit_usd: b.limitUsd,
       reset_interval: RESET_INTERVALS.name(b.interval) ?? null,
       window: b.window,
@@ -158,6 +162,8 @@ export const EXPLAIN_SCHEMA = shapeOf<ExplainJson>({
       id: STRING,
       name: STRING,
       contributes: STRINGS,
+      policy_type: orNull({ type: "string", enum: ["budget", "model_availability", "moderation"] }),
+      replaced_legacy_guardrail_ids: STRINGS,
     }),
   ),
   effective_policy: orNull(POLICY_SCHEMA),
@@ -165,6 +171,7 @@ export const EXPLAIN_SCHEMA = shapeOf<ExplainJson>({
     shapeOf<Item<ExplainJson["budgets"]>>({
       guardrail_id: STRING,
       guardrail_name: STRING,
+      policy_id: orNull(STRING),
       limit_usd: NUMBER,
       reset_interval: orNull({ enum: RESET_INTERVALS.names }),
       window: STRING,

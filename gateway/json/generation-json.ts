@@ -15,6 +15,7 @@ import {
   BOOLEAN,
   DATE_TIME,
   INTEGER,
+  type JsonSchema,
   NULL,
   NUMBER,
   orNull,
@@ -82,6 +83,8 @@ export function generationToJson(g: Generation) {
       action: FILTER_ACTIONS.name(f.action) ?? "",
       count: f.count,
       guardrail_id: f.guardrailId || null,
+      // Only when a guardrail policy's rule acted: an outcome keeps the shape it always had.
+      ...(f.policyId ? { policy_id: f.policyId } : {}),
     })),
     // Why a refused (or failed) request produced nothing, and which guardrail decided.
     refusal_reason: g.refusalReason || null,
@@ -90,6 +93,7 @@ export function generationToJson(g: Generation) {
     refusal_summary: refusalSummary(g),
     budget_refusal: budgetRefusalToJson(g.budgetRefusal),
     guardrail_id: g.guardrailId || null,
+    policy_id: g.policyId || null,
     created_at: createdAt,
     // Records written before data_region existed have none.
     data_region: regionName(g.dataRegion) ?? null,
@@ -164,19 +168,24 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   user: NULLABLE_STRING,
   trace: { type: ["object", "null"] },
   guardrail_outcomes: arrayOf(
-    shapeOf<Item<GenerationJson["guardrail_outcomes"]>>({
-      slug: STRING,
-      label: STRING,
-      action: STRING,
-      count: INTEGER,
-      guardrail_id: NULLABLE_STRING,
-    }),
+    withOptional(
+      shapeOf<Required<Item<GenerationJson["guardrail_outcomes"]>>>({
+        slug: STRING,
+        label: STRING,
+        action: STRING,
+        count: INTEGER,
+        guardrail_id: NULLABLE_STRING,
+        policy_id: STRING,
+      }),
+      "policy_id",
+    ),
   ),
   refusal_reason: NULLABLE_STRING,
   refusal_message: NULLABLE_STRING,
   refusal_summary: NULLABLE_STRING,
   budget_refusal: BUDGET_REFUSAL_SCHEMA,
   guardrail_id: NULLABLE_STRING,
+  policy_id: NULLABLE_STRING,
   created_at: orNull(DATE_TIME),
   data_region: NULLABLE_STRING,
   routing: ROUTING_SCHEMA,
@@ -221,3 +230,9 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   user_agent: NULL,
   web_search_engine: NULL,
 });
+
+/** `schema` with `field` no longer required (present only where it applies). */
+function withOptional(schema: JsonSchema, field: string): JsonSchema {
+  const required = (schema.required ?? []) as string[];
+  return { ...schema, required: required.filter((f) => f !== field) };
+}

@@ -139,7 +139,7 @@ export function policySummaryToJson(p: GuardrailPolicy) {
     is_workspace_default: p.isWorkspaceDefault,
     is_legacy_mapped: p.legacyGuardrailIds.length > 0,
     legacy_guardrail_ids: p.legacyGuardrailIds,
-    replaced_legacy_guardrail_ids: [] as string[],
+    replaced_legacy_guardrail_ids: p.replacedLegacyGuardrailIds,
     updated_at: isoOrNull(p.updatedAt),
   };
 }

@@ -6,7 +6,14 @@ import { canonicalId } from "../../domain/ids.js";
  * are stored in. By name, never by shape: a session id or a trace field that happens to look
  * like a UUID is the client's own text and stays as sent.
  */
-const ID_FIELDS = new Set(["id", "workspace_id", "guardrail_id", "generation_id", "webhook_id"]);
+const ID_FIELDS = new Set([
+  "id",
+  "workspace_id",
+  "guardrail_id",
+  "policy_id",
+  "generation_id",
+  "webhook_id",
+]);
 
 /** Path parameters: every one that is a UUID or a generation id (keys are addressed by hash). */
 export function canonicalParams(params: Record<string, string>): Record<string, string> {

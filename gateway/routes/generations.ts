@@ -35,6 +35,7 @@ const LIST_QUERY = [
   "status",
   "outcome",
   "guardrail_id",
+  "policy_id",
   "from",
   "to",
   "workspace_id",
@@ -87,7 +88,7 @@ export const generationRoutes: Route[] = [
       GET: {
         summary: "The request log: generations newest first, served and refused, with filters",
         description:
-          "A standard key lists the records made with it; the management key every workspace's, or one (workspace_id). Paged by next_cursor; outcome and guardrail_id filter by what the guardrails decided, refusal_reason by why a request was refused; q searches generation ids, models and key names. total_count is every match's count (the database's estimate past 10,000: total_count_is_estimate).",
+          "A standard key lists the records made with it; the management key every workspace's, or one (workspace_id). Paged by next_cursor; outcome, guardrail_id and policy_id filter by what the guardrails and guardrail policies decided, refusal_reason by why a request was refused; q searches generation ids, models and key names. total_count is every match's count (the database's estimate past 10,000: total_count_is_estimate).",
         query: LIST_QUERY,
         queryRules: {
           limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
@@ -121,6 +122,7 @@ export const generationRoutes: Route[] = [
             status: queryEnumValue(q, "status", GENERATION_STATUSES),
             outcome: queryEnumValue(q, "outcome", FILTER_OUTCOMES),
             guardrailId: q.get("guardrail_id") ?? "",
+            policyId: q.get("policy_id") ?? "",
             from: queryTime(q, "from"),
             to: queryTime(q, "to"),
             workspaceId: queryWorkspaceId(q),

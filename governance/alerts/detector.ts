@@ -61,6 +61,8 @@ export interface SettlementAlerts {
 
 interface CounterCheck {
   guardrailId: string;
+  /** Set when the budget is a guardrail policy's. */
+  policyId: string | null;
   entity: string;
   scope: BudgetScope;
   interval: BudgetSpec["interval"];
@@ -163,6 +165,7 @@ export class AlertDetector implements SettlementAlerts {
         if (!spec) return;
         counters.push({
           guardrailId: b.guardrailId,
+          policyId: spec.policy ? spec.guardrailId : null,
           entity: b.entity,
           scope: scopeOf(spec.source, b.entity),
           interval: spec.interval,
@@ -331,6 +334,7 @@ export class AlertDetector implements SettlementAlerts {
       const reading: LimitReading = {
         scope: counter.scope,
         guardrailId: counter.guardrailId,
+        policyId: counter.policyId,
         ...entityParts(counter.entity),
         spentMicros: 0,
         limitMicros: counter.limitMicros,

@@ -26,6 +26,8 @@ export interface AlertWindow {
  */
 export interface AlertEventData {
   guardrail_id: string | null;
+  /** Set when the budget is a guardrail policy's (guardrail_id then holds the same id). */
+  policy_id: string | null;
   key_hash: string | null;
   member: string | null;
   scope: BudgetScope | "key_limit" | null;
@@ -48,6 +50,7 @@ export interface AlertEvent {
 
 const NO_DATA: AlertEventData = {
   guardrail_id: null,
+  policy_id: null,
   key_hash: null,
   member: null,
   scope: null,

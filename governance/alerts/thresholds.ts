@@ -15,6 +15,8 @@ export interface AlertWebhook {
 export interface LimitReading {
   scope: BudgetScope | "key_limit";
   guardrailId: string | null;
+  /** The guardrail policy whose budget this is (guardrailId then holds the same id). */
+  policyId?: string | null;
   /** The key whose counter this is; null for a member's counter. */
   keyHash: string | null;
   member: string | null;
@@ -81,6 +83,7 @@ export function thresholdAlerts(
         keepUntil: reading.window.end,
         event: alertEvent("budget.threshold", workspaceId, now, {
           guardrail_id: reading.guardrailId,
+          policy_id: reading.policyId ?? null,
           key_hash: reading.keyHash,
           member: reading.member,
           scope: reading.scope,

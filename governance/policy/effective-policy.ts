@@ -23,7 +23,8 @@ function intersect<T>(sets: (T[] | undefined)[]): Set<T> | null {
   return out;
 }
 
-function filtersOf(g: Guardrail): FilterRuleSpec[] {
+function filtersOf(g: Guardrail, policy: true | undefined): FilterRuleSpec[] {
+  const from = { guardrailId: g.id, ...(policy ? { policy } : {}) };
   const builtins = (g.contentFilterBuiltins?.values ?? []).flatMap((b) => {
     const action = FILTER_ACTIONS.name(b.action);
     if (!action) return [];
@@ -33,7 +34,7 @@ function filtersOf(g: Guardrail): FilterRuleSpec[] {
         action,
         label: b.label,
         scanScope: b.scanScope === ScanScope.USER_ONLY ? ("user_only" as const) : undefined,
-        guardrailId: g.id,
+        ...from,
       },
     ];
   });
@@ -47,7 +48,7 @@ function filtersOf(g: Guardrail): FilterRuleSpec[] {
         action,
         label: f.label,
         pattern: f.pattern,
-        guardrailId: g.id,
+        ...from,
       },
     ];
   });
@@ -109,7 +110,7 @@ export function effectivePolicy(
       account.allowSafetyRetentionGoogle && all((g) => g.allowSafetyRetentionGoogle !== false),
     allowSafetyRetentionOther:
       account.allowSafetyRetentionOther && all((g) => g.allowSafetyRetentionOther !== false),
-    filters: gs.flatMap(filtersOf),
+    filters: governing.flatMap((g) => filtersOf(g.guardrail, g.policy)),
     budgets,
     forbidAudioCache: some(
       (g) =>

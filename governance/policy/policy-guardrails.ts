@@ -119,7 +119,7 @@ export function governingPolicies(
   const add = (ids: string[], source: GuardrailSource) => {
     for (const id of ids) {
       const p = byId.get(id);
-      if (p) out.push({ source, guardrail: policyAsGuardrail(p), policy: true });
+      if (p) out.push({ source, guardrail: policyAsGuardrail(p), ...policyFacts(p) });
     }
   };
   for (const type of new Set(doc.policies.map((p) => p.policyType))) {
@@ -146,6 +146,15 @@ export function accountPolicies(
     .map((p) => ({
       source: "workspace_default" as const,
       guardrail: policyAsGuardrail(p),
-      policy: true as const,
+      ...policyFacts(p),
     }));
+}
+
+/** What a governing layer says of the policy it stands for (explanations and records). */
+function policyFacts(p: Pick<StoredPolicy, "policyType" | "replacedLegacyGuardrailIds">) {
+  return {
+    policy: true as const,
+    policyType: p.policyType,
+    ...(p.replacedLegacyGuardrailIds ? { replacedGuardrailIds: p.replacedLegacyGuardrailIds } : {}),
+  };
 }

@@ -16,6 +16,9 @@ export interface GoverningGuardrail {
   guardrail: Guardrail;
   /** Set when the guardrail stands for a guardrail policy (policy-guardrails.ts): refusals name it so. */
   policy?: true;
+  /** The policy's type, and the guardrails whose part of it the policy replaced (explanations). */
+  policyType?: string;
+  replacedGuardrailIds?: string[];
 }
 
 export interface FilterRuleSpec {
@@ -26,6 +29,8 @@ export interface FilterRuleSpec {
   scanScope?: ScanScopeName;
   /** The guardrail it came from, for explanations. */
   guardrailId: string;
+  /** That guardrail stands for a guardrail policy (guardrailId is the policy's id). */
+  policy?: true;
 }
 
 export interface BudgetSpec {

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
 import { callerOf } from "../../domain/auth/caller-auth.js";
+import { REGION_NAMES, regionValue } from "../../domain/enums.js";
 import { IDEMPOTENCY_TTL_SECONDS } from "../../domain/idempotency.js";
 import {
   defaultGuardrailId,
@@ -56,7 +57,7 @@ import {
 } from "./idempotency.js";
 import { invalidationStream } from "./invalidations.js";
 import { searchKeys } from "./key-search.js";
-import { keyRegions, readKeyUsage } from "./key-usage.js";
+import { readKeyUsage } from "./key-usage.js";
 
 /**
  * AccountService's handlers. It is served behind its request rules
@@ -350,11 +351,13 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   /** The calling key (any kind) and what it spent: OpenRouter's GET /key. */
   async getCurrentKey(_req: unknown, ctx: HandlerContext) {
-    const { key } = callerOf(ctx).principal;
-    const [usage, allowedDataRegions] = await Promise.all([
-      readKeyUsage(this.store, key, this.now()),
-      keyRegions(this.store, key.hash),
-    ]);
+    const { key, policy } = callerOf(ctx).principal;
+    const usage = await readKeyUsage(this.store, key, this.now());
+    // The regions of the key's effective policy, the one enforcement reads: its guardrails and
+    // its guardrail policies alike.
+    const allowedDataRegions = REGION_NAMES.filter(
+      (r) => !policy.regions || policy.regions.has(r),
+    ).map(regionValue);
     return {
       key,
       usage,

@@ -36,12 +36,13 @@ import {
   overridden,
   sameState,
 } from "../../store/policies/policy-doc.js";
-import type {
-  PolicyDoc,
-  PolicyDocStore,
-  PolicyType,
-  StoredPolicy,
-  SubjectKind,
+import {
+  managesType,
+  type PolicyDoc,
+  type PolicyDocStore,
+  type PolicyType,
+  type StoredPolicy,
+  type SubjectKind,
 } from "../../store/policies/types.js";
 import {
   type AuditEntry,
@@ -61,6 +62,7 @@ import {
   policyType,
   subjects,
 } from "./rules.js";
+import { takenOver } from "./takeover.js";
 
 /** What the audit log records of a policy. */
 function auditFields(p: StoredPolicy): Record<string, unknown> {
@@ -72,6 +74,9 @@ function auditFields(p: StoredPolicy): Record<string, unknown> {
     is_workspace_default: p.isWorkspaceDefault,
     opted_out_api_key_hashes: p.optedOutApiKeyHashes,
     opted_out_member_ids: p.optedOutMemberIds,
+    ...(p.replacedLegacyGuardrailIds
+      ? { replaced_legacy_guardrail_ids: p.replacedLegacyGuardrailIds }
+      : {}),
   };
 }
 
@@ -118,7 +123,27 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       overriddenApiKeyHashes: overridden(doc, p, "api_key"),
       overriddenMemberIds: overridden(doc, p, "member"),
       updatedAt: timestampFromMs(p.updatedAtMs),
+      replacedLegacyGuardrailIds: p.replacedLegacyGuardrailIds ?? [],
     });
+  }
+
+  /**
+   * `doc` once the workspace manages `type` here (takeover.ts): every policies-API write of a
+   * type is one. The policies that replaced guardrail parts are recorded in the audit log.
+   */
+  private async managing(doc: PolicyDoc, workspaceId: string, type: PolicyType) {
+    return takenOver(this.store, this.docs, doc, workspaceId, type, this.clock.now());
+  }
+
+  private recordReplacements(ctx: HandlerContext, replacements: StoredPolicy[]): void {
+    for (const p of replacements) {
+      this.record(ctx, {
+        action: "guardrail_policy.create",
+        resource: { type: "guardrail_policy", id: p.id, label: p.name },
+        workspaceId: p.workspaceId,
+        changes: changesBetween(null, { policy_type: p.policyType, ...auditFields(p) }),
+      });
+    }
   }
 
   private edit<T>(
@@ -162,7 +187,11 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const workspaceId = req.workspaceId ?? (await this.store.defaultWorkspaceId());
     const { doc } = workspaceId ? await this.docs.read(workspaceId) : { doc: { policies: [] } };
     const own = doc.policies.filter((p) => p.policyType === type).map((p) => this.toProto(doc, p));
-    const mapped = workspaceId ? await mappedPolicies(this.store, workspaceId, type) : [];
+    // Once the workspace manages the type here, its guardrails' parts are policies of its own.
+    const mapped =
+      workspaceId && !managesType(doc, type)
+        ? await mappedPolicies(this.store, workspaceId, type)
+        : [];
     const all = [...own, ...mapped];
     return { policies: all.slice(offset, offset + limit), totalCount: all.length };
   }
@@ -192,15 +221,17 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     };
     // Indexed first: an index entry whose write then failed points at nothing, which reads as 404.
     await this.docs.index(id, workspaceId);
-    const doc = await this.edit(workspaceId, async (doc) => {
+    const { doc, replacements } = await this.edit(workspaceId, async (read) => {
+      const { doc, replacements } = await this.managing(read, workspaceId, type);
       // Every policy of a workspace is one document: bounded as its guardrails are.
       if (doc.policies.length >= POLICIES_PER_WORKSPACE)
         throw limitError(
           `workspace ${workspaceId} already has ${doc.policies.length} guardrail policies (the maximum is ${POLICIES_PER_WORKSPACE}): delete one first`,
         );
       const next = placed(doc, policy);
-      return { doc: next, result: next };
+      return { doc: next, result: { doc: next, replacements } };
     });
+    this.recordReplacements(ctx, replacements);
     this.record(ctx, {
       action: "guardrail_policy.create",
       resource: { type: "guardrail_policy", id, label: name },
@@ -236,15 +267,15 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     if (!isUuid(id)) return undefined;
     const workspaceId = await this.store.guardrailWorkspace(id);
     if (!workspaceId) return undefined;
+    if (managesType((await this.docs.read(workspaceId)).doc, type)) return undefined;
     return (await mappedPolicies(this.store, workspaceId, type)).find((p) => p.id === id);
   }
 
-  /** Refuses a write to a mapped policy: it changes only through the guardrails API. */
-  private async refuseMapped(type: PolicyType, id: string): Promise<void> {
-    if (await this.mapped(type, id))
-      fail(
-        `${type} policy ${quote(id)} is mapped from guardrail ${id}: change it through /api/v1/guardrails/${id}`,
-      );
+  /** The workspace of an owned policy, or of the guardrail a mapped policy is the view of; 404 otherwise. */
+  private async workspaceOfPolicy(type: PolicyType, id: string): Promise<string> {
+    const mapped = await this.mapped(type, id);
+    if (mapped) return mapped.workspaceId;
+    return (await this.find(type, id)).workspaceId;
   }
 
   async getGuardrailPolicy(req: GetGuardrailPolicyRequest) {
@@ -260,8 +291,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
-    await this.refuseMapped(type, req.id);
-    const { workspaceId } = await this.find(type, req.id);
+    const workspaceId = await this.workspaceOfPolicy(type, req.id);
     if (input.workspaceId !== undefined && input.workspaceId !== workspaceId)
       policyNotFound(type, req.id);
     if ((input.apiKeyHashes === undefined) !== (input.memberIds === undefined))
@@ -270,8 +300,10 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       );
     const lists = await this.inputLists(input, workspaceId);
     let before: StoredPolicy | undefined;
-    const answer = await this.edit(workspaceId, async (doc) => {
-      const stored = doc.policies.find((p) => p.id === req.id);
+    const answer = await this.edit(workspaceId, async (read) => {
+      // Editing a mapped policy is what moves its type here: it is then a policy of the workspace.
+      const { doc, replacements } = await this.managing(read, workspaceId, type);
+      const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
       if (!stored) policyNotFound(type, req.id);
       before = stored;
       const after: StoredPolicy = {
@@ -286,8 +318,9 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
         updatedAtMs: this.clock.now(),
       };
       const next = placed(doc, after);
-      return { doc: next, result: { doc: next, after } };
+      return { doc: next, result: { doc: next, after, replacements } };
     });
+    this.recordReplacements(ctx, answer.replacements);
     this.record(ctx, {
       action: "guardrail_policy.update",
       resource: { type: "guardrail_policy", id: req.id, label: name },
@@ -299,12 +332,18 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   async deleteGuardrailPolicy(req: DeleteGuardrailPolicyRequest, ctx: HandlerContext) {
     const type = policyType(req.policyType);
-    await this.refuseMapped(type, req.id);
-    const { workspaceId, policy } = await this.find(type, req.id);
-    await this.edit(workspaceId, async (doc) => {
-      if (!doc.policies.some((p) => p.id === req.id)) policyNotFound(type, req.id);
-      return { doc: { policies: doc.policies.filter((p) => p.id !== req.id) }, result: true };
+    const workspaceId = await this.workspaceOfPolicy(type, req.id);
+    const { policy, replacements } = await this.edit(workspaceId, async (read) => {
+      const { doc, replacements } = await this.managing(read, workspaceId, type);
+      const policy = doc.policies.find((p) => p.id === req.id && p.policyType === type);
+      if (!policy) policyNotFound(type, req.id);
+      const policies = doc.policies.filter((p) => p.id !== req.id);
+      return { doc: { ...doc, policies }, result: { policy, replacements } };
     });
+    this.recordReplacements(
+      ctx,
+      replacements.filter((p) => p.id !== req.id),
+    );
     await this.docs.index(req.id, undefined);
     this.record(ctx, {
       action: "guardrail_policy.delete",
@@ -359,7 +398,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const expected = req.expectedAssignment;
     const { kind, workspaceId } = await this.subjectOf(req);
     const nowMs = this.clock.now();
-    const changed = await this.edit(workspaceId, async (doc) => {
+    const { changed, replacements } = await this.edit(workspaceId, async (read) => {
+      const { doc, replacements } = await this.managing(read, workspaceId, type);
       const policy = doc.policies.find((p) => p.id === req.policyId && p.policyType === type);
       if (!policy) policyNotFound(type, req.policyId);
       const stored = assignmentState(doc, type, kind, req.subject);
@@ -375,8 +415,11 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       }
       const next = changedAssignment(doc, policy, kind, req.subject, req.assigned, nowMs);
       const differs = next.policies.some((p, i) => p !== doc.policies[i]);
-      return { doc: differs ? next : null, result: differs };
+      // A takeover is a change of its own, even when the assignment was already so.
+      const write = differs || replacements.length > 0 || doc !== read;
+      return { doc: write ? next : null, result: { changed: differs, replacements } };
     });
+    this.recordReplacements(ctx, replacements);
     if (changed) {
       this.record(ctx, {
         action: req.assigned ? "guardrail_policy.assign" : "guardrail_policy.unassign",
@@ -418,8 +461,8 @@ function placed(doc: PolicyDoc, policy: StoredPolicy): PolicyDoc {
         : p,
     );
   const at = doc.policies.findIndex((p) => p.id === policy.id);
-  if (at < 0) return { policies: [...others, policy] };
+  if (at < 0) return { ...doc, policies: [...others, policy] };
   const policies = [...others];
   policies.splice(at, 0, policy);
-  return { policies };
+  return { ...doc, policies };
 }

@@ -20,6 +20,7 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import { managedChanges } from "../../governance/policy/guardrail-parts.js";
 import { quote } from "../../platform/quote.js";
 import {
   conflict,
@@ -31,6 +32,7 @@ import { nowTimestamp } from "../../platform/time.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { decodeFields, encodeFields } from "../../store/guardrail-fields.js";
 import { isLimitReached, limitError } from "../../store/limits.js";
+import type { PolicyDocStore } from "../../store/policies/types.js";
 import {
   type AuditEntry,
   type AuditLog,
@@ -93,7 +95,11 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     /** Where management writes are recorded; absent when the process has no database. */
     private readonly audit: AuditLog | undefined,
     private readonly options: GuardrailServiceOptions,
-  ) {}
+  ) {
+    this.policyDocs = store.openPolicyDocs();
+  }
+
+  private readonly policyDocs: PolicyDocStore;
 
   /** The audit entry of a write, handed to the store with the write itself. */
   private note(ctx: HandlerContext, entry: AuditEntry): AuditNote {
@@ -127,6 +133,26 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   }
 
   /** The workspace of an existing (or default) guardrail, or 404. */
+  /**
+   * Refuses a guardrail write that would change a setting of a type the workspace manages
+   * through guardrail policies: the guardrails no longer govern that type there, so the change
+   * would be accepted and never enforced. A write that leaves those settings as they are (a
+   * Terraform apply without a diff) goes through.
+   */
+  private async refuseManagedChange(
+    workspaceId: string,
+    before: Guardrail | undefined,
+    after: Guardrail,
+  ): Promise<void> {
+    const { managedTypes } = (await this.policyDocs.read(workspaceId)).doc;
+    if (!managedTypes?.length) return;
+    const [first] = managedChanges(before, after, managedTypes);
+    if (first)
+      throw invalidArgument(
+        `${first.field} cannot change here: ${first.type} settings of workspace ${workspaceId} are managed through /api/v1/guardrails/policies/${first.type} since a ${first.type} policy was written there`,
+      );
+  }
+
   private async workspaceOf(id: string): Promise<string> {
     const ws = await this.store.guardrailWorkspace(id);
     if (!ws) throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
@@ -147,6 +173,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = this.modelIds.canonicalize(
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
+    await this.refuseManagedChange(workspaceId, undefined, guardrail);
     // A new guardrail has no earlier version its checks protect: they run and are kept.
     if (guardrail.checks) guardrail.lastCheckRun = await runChecks(guardrail, this.options.checks);
     // The event shows the guardrail as the store keeps it (exactly the fields it stores).
@@ -256,6 +283,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
+      await this.refuseManagedChange(ws, current, next);
       let fields = fieldsWritten(input, paths);
       let unchanged = fieldsReadTogether(fields);
       const failing = await this.checked(next, how.force);

@@ -14,8 +14,10 @@ import {
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import {
   budgetRefusalOf,
+  deciderOf,
   guardrailThatDecided,
   markDecidedBy,
+  policyThatDecided,
 } from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
 import { errorInfoOf } from "../../platform/rpc/errors.js";
@@ -101,6 +103,7 @@ export function refusalRecord(
     refusalMessage: clientMessage(err, status),
     budgetRefusal: budgetRefusalOf(err),
     guardrailId: guardrailThatDecided(err) ?? "",
+    policyId: policyThatDecided(err) ?? "",
     // Routing's refusals and the last endpoint's failure carry the endpoints considered.
     routing: routingOf(err),
     createdAt: nowTimestamp(),
@@ -137,7 +140,7 @@ export function callerRefusalRecord(
       const allowed = g.guardrail.allowedDataRegions?.values;
       return allowed !== undefined && !allowed.some((r) => regionName(r) === region);
     });
-    markDecidedBy(err, by?.guardrail.id);
+    markDecidedBy(err, by && deciderOf({ guardrailId: by.guardrail.id, policy: by.policy }));
   }
   return refusalRecord(err, principal, region, described(req), [], GenerationStatus.REFUSED);
 }

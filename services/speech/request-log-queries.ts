@@ -141,6 +141,7 @@ export class RequestLogQueries {
       outcome: req.outcome || undefined,
       guardrailId: req.guardrailId || undefined,
       refusalReason: req.refusalReason || undefined,
+      policyId: req.policyId || undefined,
       fromMs,
       toMs,
       search: text ? { text, keyHashes: await this.keysNamed(text, scope) } : undefined,

@@ -43,7 +43,7 @@ import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
 import {
   modelRefusal,
-  modelRefuserId,
+  modelRefuser,
   policyRules,
   usableModels,
 } from "../../governance/policy-rules.js";
@@ -195,8 +195,10 @@ function draftOf(
       action: o.action,
       count: o.count,
       guardrailId: o.guardrailId,
+      ...(o.policyId ? { policyId: o.policyId } : {}),
     })),
     guardrailId: decidingOutcome(outcomes)?.guardrailId ?? "",
+    policyId: decidingOutcome(outcomes)?.policyId ?? "",
     keyHash: principal.key.hash,
     workspaceId: principal.key.workspaceId,
     voice: plan.voice,
@@ -524,7 +526,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         admissionRefusals.labels("model").inc();
         throw markDecidedBy(
           permissionDenied(refusal.reason, refusal.message),
-          modelRefuserId(principal.policy, validated.model),
+          modelRefuser(principal.policy, validated.model),
         );
       }
       const filtered = await filterText(

@@ -114,5 +114,5 @@ export function changedAssignment(
     if (nextDirect.length === direct.length && nextOptedOut.length === optedOut.length) return p;
     return { ...setLists(p, kind, nextDirect, nextOptedOut), updatedAtMs: nowMs };
   });
-  return { policies };
+  return { ...doc, policies };
 }

@@ -22,6 +22,8 @@ export interface StoredPolicy {
   optedOutApiKeyHashes: string[];
   optedOutMemberIds: string[];
   updatedAtMs: number;
+  /** The guardrails whose part of this type the policy took over (see PolicyDoc.managedTypes). */
+  replacedLegacyGuardrailIds?: string[];
 }
 
 /** A workspace-wide ("account") policy: it governs every key and member of the workspaces it covers. */
@@ -54,6 +56,16 @@ export function coversWorkspace(p: AccountPolicy, workspaceId: string): boolean 
 export interface PolicyDoc {
   policies: StoredPolicy[];
   accountPolicies?: AccountPolicy[];
+  /**
+   * The types this workspace manages through the policies API: once a policy of a type is
+   * written there, the workspace's guardrails no longer govern that type (their parts became
+   * policies) and guardrail writes that would change it are refused.
+   */
+  managedTypes?: PolicyType[];
+}
+
+export function managesType(doc: PolicyDoc, type: PolicyType): boolean {
+  return doc.managedTypes?.includes(type) ?? false;
 }
 
 export interface VersionedDoc {

@@ -55,6 +55,8 @@ export interface ListQuery extends LogScope {
   guardrailId?: string;
   /** Refused requests of this reason. */
   refusalReason?: string;
+  /** Decided by this guardrail policy. */
+  policyId?: string;
   /** Inclusive lower and exclusive upper bound on created_at, ms since the epoch. */
   fromMs?: number;
   toMs?: number;
@@ -151,12 +153,13 @@ interface GenerationRow {
   characters: number;
   ttfb_ms: number | null;
   guardrail_id: string | null;
+  policy_id: string | null;
   record: Uint8Array;
   trace: Uint8Array | null;
 }
 
 const COLUMNS =
-  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, record, trace";
+  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, policy_id, record, trace";
 /** Each column's type, in COLUMNS' order: a batch travels as one array per column. */
 const COLUMN_TYPES = [
   "text",
@@ -173,14 +176,15 @@ const COLUMN_TYPES = [
   "float4",
   "int2",
   "text",
+  "text",
   "bytea",
   "bytea",
 ] as const;
 
 /**
- * One statement for every batch size: 16 array parameters (one per column) unnested into rows,
- * rather than 16 parameters per row. The database parses and plans the same short text each
- * time, and the client serializes 16 values instead of 16 per record: measured on the embedded
+ * One statement for every batch size: 17 array parameters (one per column) unnested into rows,
+ * rather than 17 parameters per row. The database parses and plans the same short text each
+ * time, and the client serializes 17 values instead of 17 per record: measured on the embedded
  * PGlite (where PostgreSQL runs on the writing process's own thread), about a quarter less CPU
  * per record at batches of 100.
  */
@@ -246,6 +250,7 @@ function pushRow(columns: unknown[][], g: Generation): void {
     g.timeToFirstByteMs > 0 ? g.timeToFirstByteMs : null,
     filterActions(g),
     g.guardrailId || null,
+    g.policyId || null,
     rest(g),
     g.trace ? toBinary(StructSchema, fromJson(StructSchema, g.trace)) : null,
   ];
@@ -279,6 +284,7 @@ function fromRow(r: GenerationRow): Generation {
   g.characters = r.characters;
   g.timeToFirstByteMs = r.ttfb_ms ?? 0;
   g.guardrailId = r.guardrail_id ?? "";
+  g.policyId = r.policy_id ?? "";
   if (r.trace) g.trace = toJson(StructSchema, fromBinary(StructSchema, r.trace)) as JsonObject;
   return g;
 }
@@ -323,6 +329,7 @@ function listWhere(q: ListQuery): Where {
     where.add((p) => `filter_actions <> 0 AND (filter_actions & ${p(bit)}) <> 0`);
   }
   if (q.guardrailId !== undefined) where.add((p) => `guardrail_id = ${p(q.guardrailId)}`);
+  if (q.policyId !== undefined) where.add((p) => `policy_id = ${p(q.policyId)}`);
   if (q.refusalReason !== undefined) {
     // Spelled "status = 'refused'" too: the planner matches it to generations_refused_time.
     where.add((p) => `status = 'refused' AND refusal_reason = ${p(q.refusalReason)}`);

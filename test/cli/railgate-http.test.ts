@@ -218,11 +218,15 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
   });
 
   it("manages guardrail policies: create a budget policy, get it, assign it to a key with the expected state, delete", async () => {
-    const key = await h.createKey();
+    // A workspace of its own: a policy write moves its type there, away from guardrails.
+    const ws = (await h.admin.post("/api/v1/workspaces", { name: "cli policies" })).body.data;
+    const key = await h.createKey({ workspace_id: ws.id });
     const created = await json([
       "policies",
       "budget",
       "create",
+      "--workspace",
+      ws.id,
       "--name",
       "cli budget",
       "--config",
@@ -241,11 +245,31 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
       include_byok_in_budgets: true,
     });
     expect((await json(["policies", "budget", "get", id])).data.id).to.equal(id);
-    const { lines } = await table(["policies", "budget", "list", "--limit", "100"]);
+    const { lines } = await table([
+      "policies",
+      "budget",
+      "list",
+      "--workspace",
+      ws.id,
+      "--limit",
+      "100",
+    ]);
     expect(lines.some((l) => l.startsWith(id))).to.equal(true);
 
     const state = async () =>
-      (await json(["policies", "assignments", "keys", "get", key.hash, "--type", "budget"])).data;
+      (
+        await json([
+          "policies",
+          "assignments",
+          "keys",
+          "get",
+          key.hash,
+          "--type",
+          "budget",
+          "--workspace",
+          ws.id,
+        ])
+      ).data;
     const none = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
     expect(await state()).to.deep.equal(none);
     const assign = (expected: unknown) =>
@@ -261,6 +285,8 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
         id,
         "--expected",
         JSON.stringify(expected),
+        "--workspace",
+        ws.id,
         "--json",
       ]);
     const assigned = await assign(none);

@@ -174,6 +174,7 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
         expect(e.id).to.match(/^evt_/);
         expect(e.data).to.deep.include({
           guardrail_id: guardrailId,
+          policy_id: null,
           key_hash: key.hash,
           member: null,
           scope: "api_key",
@@ -242,6 +243,45 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
           scope: "member",
         });
         expect(e.data.window.interval).to.equal("monthly");
+      }
+    });
+
+    it("a member's budget policy alerts like a guardrail's, naming the policy", async () => {
+      const ws = await A.workspace();
+      const member = `member-${ws.id.slice(0, 8)}`;
+      const [k1, k2] = [
+        await A.key(ws, { member_user_id: member }),
+        await A.key(ws, { member_user_id: member }),
+      ];
+      const created = await A.admin.post("/api/v1/guardrails/policies/budget", {
+        name: "Member budget",
+        policy_type: "budget",
+        workspace_id: ws.id,
+        config: {
+          limit_usd: COST_USD * 4,
+          reset_interval: "monthly",
+          include_byok_in_budgets: false,
+        },
+        member_ids: [member],
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const policyId = created.body.data.id as string;
+      const hook = await webhook(ws, { thresholds_pct: [50, 100] });
+      await spend(k1 as Key, 2);
+      await spend(k2 as Key, 2);
+      expectError(await B.speak(k1 as Key, { model: MODELS.fast, input: TEXT }), 403, /member/);
+      const events = await settledEvents(ws, hook);
+      expect(events.map((e) => e.data.threshold_pct).sort((a, b) => a - b)).to.deep.equal([
+        50, 100,
+      ]);
+      for (const e of events) {
+        expect(e.data).to.deep.include({
+          guardrail_id: policyId,
+          policy_id: policyId,
+          key_hash: null,
+          member,
+          scope: "member",
+        });
       }
     });
 

@@ -4,6 +4,7 @@ import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio, type Key, type Workspace } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
+import { Api } from "../kit/http.js";
 
 /** $0.00012 a request at the test catalog's price; 0.0003 fits two requests, not three. */
 const TEXT = "Budget test.";
@@ -67,25 +68,77 @@ describe("enforcement: guardrail policies", () => {
     expect(explained.budgets).to.have.length(1);
     expect(explained.budgets[0]).to.deep.include({
       guardrail_id: budget,
+      policy_id: budget,
       guardrail_name: "Member budget",
       scope: "member",
       subject: "ann",
     });
   });
 
-  it("a key's own budget policy only adds a limit: a tighter guardrail budget still holds", async () => {
+  it("a guardrail budget keeps governing its key once the workspace manages budgets through policies", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws);
-    const own = await policy(ws, "budget", {
-      name: "Generous",
-      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
-    });
-    await assign(ws, `api-keys/${key.hash}`, own, "budget", NONE);
     const tight = await w.gw.guardrail(ws, { limit_usd: LIMIT, reset_interval: "daily" });
     await w.gw.assignKeys(tight, key);
     expectAudio(await speak(key));
+    // The first budget policy of the workspace moves the type there: the guardrail's budget
+    // becomes a policy of the workspace with the same id, and the spend so far still counts.
+    await policy(ws, "budget", {
+      name: "Generous",
+      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+    });
+    const replaced = await w.gw.admin.get(`/api/v1/guardrails/policies/budget/${tight}`);
+    expect(replaced.body.data).to.deep.include({ is_legacy_mapped: false, reference: null });
     expectAudio(await speak(key));
     expectError(await speak(key), 403, new RegExp(`${tight}.*exhausted for this API key`));
+    // Raising it through the policies API is what governs now.
+    const raised = await w.gw.admin.request("PUT", `/api/v1/guardrails/policies/budget/${tight}`, {
+      name: "Raised",
+      policy_type: "budget",
+      config: { limit_usd: 100, reset_interval: "daily", include_byok_in_budgets: false },
+    });
+    expect(raised.status, shown(raised)).to.equal(200);
+    expectAudio(await speak(key));
+    // The guardrail's own budget can no longer change: it would never be enforced.
+    const patched = await w.gw.admin.patch(`/api/v1/guardrails/${tight}`, { limit_usd: 1 });
+    expectError(patched, 400, /^limit_usd cannot change here: budget settings of workspace/);
+  });
+
+  it("editing a mapped model availability policy moves the type: the guardrail's list no longer governs", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { allowed_models: [MODELS.openai] });
+    await w.gw.assignKeys(g, key);
+    expectError(await speak(key, MODELS.fast), 403, /not allowed|allowed_models/);
+    const edited = await w.gw.admin.request(
+      "PUT",
+      `/api/v1/guardrails/policies/model_availability/${g}`,
+      {
+        name: "Both models",
+        policy_type: "model_availability",
+        config: { allowed_models: [MODELS.openai, MODELS.fast] },
+      },
+    );
+    expect(edited.status, shown(edited)).to.equal(200);
+    expectAudio(await speak(key, MODELS.fast));
+    const explained = await w.gw.explain(key);
+    // Explain names the policy, its type and the guardrail it replaced; the guardrail still
+    // governs with what it has left (no model list).
+    const [guardrail, policy] = explained.guardrails;
+    expect(guardrail).to.deep.include({
+      id: g,
+      policy_type: null,
+      replaced_legacy_guardrail_ids: [],
+    });
+    expect(guardrail.contributes.join()).to.not.include("allowed_models");
+    expect(policy).to.deep.include({
+      source: "key",
+      id: g,
+      name: "Both models",
+      policy_type: "model_availability",
+      replaced_legacy_guardrail_ids: [g],
+    });
+    expect(policy.contributes).to.include(`allowed_models: ${MODELS.openai}, ${MODELS.fast}`);
   });
 
   it("the workspace default budget policy governs every key but those with their own policy of the type", async () => {
@@ -191,5 +244,17 @@ describe("enforcement: guardrail policies", () => {
     );
     expect(res.body).to.deep.equal({ data: true });
     expectAudio(await speak(key, MODELS.fast));
+  });
+
+  it("GET /key shows the regions of the key's effective policy, a region policy's included", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    await policy(ws, "model_availability", {
+      config: { allowed_data_regions: ["europe"] },
+      api_key_hashes: [key.hash],
+    });
+    const me = await new Api(w.gw.url("europe"), key.secret).get("/api/v1/key");
+    expect(me.status, shown(me)).to.equal(200);
+    expect(me.body.data.allowed_data_regions).to.deep.equal(["europe"]);
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { expectError, expectStatus } from "../kit/expect.js";
 import { createKey, createWorkspace, uniqueName, useSystem } from "../kit/gateway-harness.js";
@@ -42,6 +43,28 @@ const SUMMARY_KEYS = [
   "workspace_id",
 ];
 const BUDGET = { include_byok_in_budgets: false, limit_usd: 200, reset_interval: "monthly" };
+/** The reference's own shapes and example values (test/fixtures/README.md). */
+const REFERENCE = JSON.parse(
+  readFileSync(
+    new URL("../../../test/fixtures/openrouter-guardrail-policies.json", import.meta.url),
+    "utf8",
+  ),
+);
+
+/** The JSON type of a value, as a shape compares it (null is its own). */
+function jsonType(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
+}
+
+/** Every field of the reference's shape is in `answer`, of the same JSON type. */
+function expectShape(answer: Record<string, unknown>, shape: Record<string, unknown>): void {
+  for (const [field, example] of Object.entries(shape)) {
+    expect(answer, field).to.have.property(field);
+    // The example's reference is a mapped policy's; a policy of the workspace's own has null.
+    if (field === "reference") continue;
+    expect(jsonType(answer[field]), field).to.equal(jsonType(example));
+  }
+}
 
 describe("gateway: guardrail policies", () => {
   const h = useSystem();
@@ -67,6 +90,27 @@ describe("gateway: guardrail policies", () => {
   const none = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
 
   describe("CRUD of each type", () => {
+    it("answers in the reference's shapes, with its example request", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const example = REFERENCE.BudgetGuardrailPolicyDetail;
+      const created = await createPolicy("budget", {
+        name: example.name,
+        config: example.config,
+        workspace_id: ws.id,
+        api_key_hashes: [key.data.hash],
+        member_ids: example.member_ids,
+      });
+      expectShape(created, example);
+      expect(created.config).to.deep.equal(example.config);
+      expect(REFERENCE.BudgetGuardrailPolicyDetailReference).to.include("legacy_mapping");
+      const listed = await h.api.get(`/api/v1/guardrails/policies/budget?workspace_id=${ws.id}`);
+      expectShape(listed.body.data[0], REFERENCE.BudgetGuardrailPolicySummary);
+      expect(listed.body.total_count).to.equal(1);
+      const state = await keyAssignment(key.data.hash, ws.id);
+      expectShape(state.body.data, REFERENCE.GuardrailPolicyAssignmentState);
+    });
+
     it("creates, gets, lists and deletes a budget policy in OpenRouter's shapes", async () => {
       const ws = await createWorkspace(h.api);
       const key = await createKey(h.api, { workspace_id: ws.id });
@@ -294,7 +338,7 @@ describe("gateway: guardrail policies", () => {
   });
 
   describe("guardrails as policies", () => {
-    it("a guardrail appears as a read-only policy of each type it sets, and its changes flow in", async () => {
+    it("a guardrail appears as a mapped policy of each type it sets, and its changes flow in", async () => {
       const ws = await createWorkspace(h.api);
       const key = await createKey(h.api, { workspace_id: ws.id });
       const g = (
@@ -335,16 +379,92 @@ describe("gateway: guardrail policies", () => {
       expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 75 }), 200);
       const after = await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`);
       expect(after.body.data.config.limit_usd).to.equal(75);
-      expectError(
-        await put(`/api/v1/guardrails/policies/budget/${g.id}`, { name: "x", config: BUDGET }),
-        400,
-        /mapped from guardrail/,
+    });
+
+    it("editing a mapped policy moves its type to the workspace: replaced, then managed there", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const g = (
+        await h.api.post("/api/v1/guardrails", {
+          name: "Legacy",
+          workspace_id: ws.id,
+          limit_usd: 50,
+          reset_interval: "weekly",
+          allowed_models: ["openai/gpt-4o"],
+        })
+      ).body.data;
+      expectStatus(
+        await h.api.post(`/api/v1/guardrails/${g.id}/assignments/keys`, {
+          key_hashes: [key.data.hash],
+        }),
+        200,
       );
+      const edited = await put(`/api/v1/guardrails/policies/budget/${g.id}`, {
+        name: "Team budget",
+        policy_type: "budget",
+        config: { ...BUDGET, limit_usd: 80 },
+      });
+      expectStatus(edited, 200);
+      expect(edited.body.data).to.deep.include({
+        id: g.id,
+        name: "Team budget",
+        api_key_hashes: [key.data.hash],
+        is_legacy_mapped: false,
+        legacy_guardrail_ids: [],
+        reference: null,
+      });
+      const budgets = await h.api.get(`/api/v1/guardrails/policies/budget?workspace_id=${ws.id}`);
+      expect(budgets.body.data).to.have.length(1);
+      expect(budgets.body.data[0]).to.deep.include({
+        id: g.id,
+        is_legacy_mapped: false,
+        replaced_legacy_guardrail_ids: [g.id],
+      });
+      // The other types still flow from the guardrail.
+      const models = await h.api.get(`/api/v1/guardrails/policies/model_availability/${g.id}`);
+      expect(models.body.data.is_legacy_mapped).to.equal(true);
+      // The guardrails API keeps working for everything but the budget it no longer governs.
       expectError(
-        await h.api.delete(`/api/v1/guardrails/policies/budget/${g.id}`),
+        await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 75 }),
         400,
-        /mapped from guardrail/,
+        /^limit_usd cannot change here: budget settings of workspace .* are managed through \/api\/v1\/guardrails\/policies\/budget/,
       );
+      expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { limit_usd: 50 }), 200);
+      expectStatus(await h.api.patch(`/api/v1/guardrails/${g.id}`, { name: "Renamed" }), 200);
+      expectError(
+        await h.api.post("/api/v1/guardrails", {
+          name: "New budget",
+          workspace_id: ws.id,
+          limit_usd: 5,
+          reset_interval: "daily",
+        }),
+        400,
+        /^limit_usd cannot change here/,
+      );
+      const created = await h.api.post("/api/v1/guardrails", {
+        name: "Models only",
+        workspace_id: ws.id,
+        allowed_models: ["openai/gpt-4o"],
+      });
+      expectStatus(created, 201);
+      // Deleting the guardrail leaves the policy that replaced its budget.
+      expectStatus(await h.api.delete(`/api/v1/guardrails/${g.id}`), 200);
+      expectStatus(await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`), 200);
+      expectStatus(await h.api.delete(`/api/v1/guardrails/policies/budget/${g.id}`), 200);
+      expectError(await h.api.get(`/api/v1/guardrails/policies/budget/${g.id}`), 404);
+      // The audit log names the replacement as a create.
+      const audit = await pollUntil(
+        () =>
+          h.api.get(
+            `/api/v1/audit-log?resource_type=guardrail_policy&resource_id=${g.id}&workspace_id=${ws.id}`,
+          ),
+        (r) => r.body.data?.length === 3,
+      );
+      expect(audit.body.data.map((e: { action: string }) => e.action).sort()).to.deep.equal([
+        "guardrail_policy.create",
+        "guardrail_policy.delete",
+        "guardrail_policy.update",
+      ]);
     });
   });
 

@@ -432,16 +432,32 @@ describe("gateway: OpenAPI document against real answers", function () {
       const ws = (await h.admin.post("/api/v1/workspaces", { name: "Rules" })).body.data;
       const g = (await h.admin.post("/api/v1/guardrails", { name: "rules", workspace_id: ws.id }))
         .body.data;
-      const key = (await h.admin.post("/api/v1/keys", { name: "rules key" })).body;
+      // The key and the policies in a workspace of their own: a policy write moves its type
+      // there from the guardrails, which the guardrail probes use elsewhere.
+      const own = (await h.admin.post("/api/v1/workspaces", { name: "Rules policies" })).body.data;
+      const key = (await h.admin.post("/api/v1/keys", { name: "rules key", workspace_id: own.id }))
+        .body;
       const hook = (
         await h.admin.post("/api/v1/webhooks", { workspace_id: ws.id, url: "http://127.0.0.1:9/r" })
       ).body.data;
-      params = { id: g.id, hash: key.data.hash, workspace: ws.id, webhook: hook.id };
-      // A policy of each type in the default workspace (where the key is), for the policy paths.
+      params = {
+        id: g.id,
+        hash: key.data.hash,
+        workspace: ws.id,
+        webhook: hook.id,
+        policyWorkspace: own.id,
+      };
+      // A policy of each type in the key's workspace, for the policy paths.
       for (const [type, config] of Object.entries(POLICY_CONFIGS)) {
         const base = `/api/v1/guardrails/policies/${type}`;
-        const policy = (await h.admin.post(base, { name: "rules", policy_type: type, config })).body
-          .data;
+        const policy = (
+          await h.admin.post(base, {
+            name: "rules",
+            policy_type: type,
+            config,
+            workspace_id: own.id,
+          })
+        ).body.data;
         params[`policy:${type}`] = policy.id;
       }
       // A workspace-wide policy that covers no workspace: its probes govern nothing.
@@ -504,6 +520,7 @@ describe("gateway: OpenAPI document against real answers", function () {
           name: `rule probe ${probes}`,
           policy_type: policy,
           config: POLICY_CONFIGS[policy],
+          workspace_id: params.policyWorkspace,
         };
       if (path.startsWith("/api/v1/guardrails/policies/assignments/")) {
         // Unassigning a policy the subject does not hold: a valid change that changes nothing.

@@ -136,10 +136,70 @@ for (const kind of LANE_DATABASES) {
         model: MODELS.basic,
       });
       expect(g.guardrail_outcomes).to.deep.equal([
-        { slug: "email", label: "[EMAIL]", action: "block", count: 1, guardrail_id: guardrail.id },
+        {
+          slug: "email",
+          label: "[EMAIL]",
+          action: "block",
+          count: 1,
+          guardrail_id: guardrail.id,
+        },
       ]);
       // Never the text.
       expect(JSON.stringify(g)).to.not.include("jane@example.com");
+    });
+
+    it("names the guardrail policy that decided: on the record, its filter outcome, and as a filter", async () => {
+      // A workspace of its own: a policy write moves its type there, away from guardrails.
+      const ws = await h.admin.post("/api/v1/workspaces", {
+        name: `policy log ${Math.random().toString(36).slice(2, 8)}`,
+      });
+      expect(ws.status, JSON.stringify(ws.body)).to.equal(201);
+      const key = await h.createKey({ workspace_id: ws.body.data.id });
+      const moderation = await h.admin.post("/api/v1/guardrails/policies/moderation", {
+        name: "No email",
+        policy_type: "moderation",
+        workspace_id: key.workspaceId,
+        config: { content_filter_builtins: [{ slug: "email", action: "block" }] },
+        api_key_hashes: [key.hash],
+      });
+      expect(moderation.status, JSON.stringify(moderation.body)).to.equal(201);
+      const policyId = moderation.body.data.id as string;
+      expectError(
+        await h.speak(
+          { model: MODELS.basic, voice: "alloy", input: "Write to jane@example.com today." },
+          { key: key.secret },
+        ),
+        403,
+        /content filter/,
+      );
+      const listed = await listUntil(h.admin, `?policy_id=${policyId}`, (d) => d.length === 1);
+      const g = listed.body.data[0];
+      expect(g).to.include({ key_hash: key.hash, policy_id: policyId, guardrail_id: policyId });
+      expect(g.guardrail_outcomes[0]).to.include({ policy_id: policyId });
+      expect((await h.admin.get(`/api/v1/generation?id=${g.id}`)).body.data.policy_id).to.equal(
+        policyId,
+      );
+
+      // A budget policy's refusal names it too.
+      const budget = await h.admin.post("/api/v1/guardrails/policies/budget", {
+        name: "Nothing to spend",
+        policy_type: "budget",
+        workspace_id: key.workspaceId,
+        config: { limit_usd: 0.000001, reset_interval: "daily", include_byok_in_budgets: false },
+        api_key_hashes: [key.hash],
+      });
+      expect(budget.status, JSON.stringify(budget.body)).to.equal(201);
+      expectError(
+        await h.speak({ model: MODELS.basic, voice: "alloy", input: "Over." }, { key: key.secret }),
+        403,
+        /Budget of policy/,
+      );
+      const refused = await listUntil(
+        h.admin,
+        `?policy_id=${budget.body.data.id}`,
+        (d) => d.length === 1,
+      );
+      expect(refused.body.data[0]).to.include({ refusal_reason: "budget_exceeded" });
     });
 
     it("logs a redaction on the served record, and a budget refusal with its guardrail", async () => {

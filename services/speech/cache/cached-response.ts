@@ -105,6 +105,7 @@ export async function* cachedResponse(
     trace: plan.trace,
     filterOutcomes: req.outcomes,
     guardrailId: decidingOutcome(req.outcomes)?.guardrailId ?? "",
+    policyId: decidingOutcome(req.outcomes)?.policyId ?? "",
     keyHash: principal.key.hash,
     workspaceId: principal.key.workspaceId,
     voice: plan.voice,

@@ -31,8 +31,11 @@ export interface RecordDraft {
     action: number;
     count: number;
     guardrailId: string;
+    policyId?: string;
   }[];
   guardrailId: string;
+  /** The guardrail policy that decided (optional: a draft written before it was recorded). */
+  policyId?: string;
   keyHash: string;
   workspaceId: string;
   voice: string;
@@ -115,6 +118,7 @@ export function recordOf(d: RecordDraft, e: RecordEnding): Generation {
     trace: d.trace,
     filterOutcomes: d.filterOutcomes.map((o) => create(FilterOutcomeSchema, o)),
     guardrailId: d.guardrailId,
+    policyId: d.policyId ?? "",
     keyHash: d.keyHash,
     workspaceId: d.workspaceId,
     voice: d.voice,

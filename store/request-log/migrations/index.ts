@@ -2,6 +2,7 @@ import { migration as generations } from "./0001-generations.js";
 import { migration as auditLog } from "./0002-audit-log.js";
 import { migration as webhooks } from "./0003-webhooks.js";
 import { migration as configuration } from "./0004-configuration.js";
+import { migration as decidingPolicy } from "./0005-deciding-policy.js";
 import { migration as refusals } from "./0006-refusals.js";
 import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import type { Migration } from "./migration.js";
@@ -13,6 +14,7 @@ import type { Migration } from "./migration.js";
  *   0002 audit log
  *   0003 webhooks    (reserved for the budget-webhook work)
  *   0004 configuration (the durable copy of what Redis serves: store/config-outbox)
+ *   0005 deciding policy (the request log's policy_id column)
  *   0006 refusals (refused requests by reason)
  *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  * A new migration takes the next free number and is appended here.
@@ -22,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   auditLog,
   webhooks,
   configuration,
+  decidingPolicy,
   refusals,
   guardrailVersions,
 ];

@@ -55,6 +55,7 @@ describe("webhooks: threshold rules", () => {
     expect(first?.event.id).to.match(/^evt_/);
     expect(first?.event.data).to.deep.equal({
       guardrail_id: "g1",
+      policy_id: null,
       key_hash: "k1",
       member: null,
       scope: "api_key",

@@ -28,6 +28,7 @@ export const logApiCommands = apiCommands([
         "refused for this reason: budget_exceeded, rate_limited...",
       ),
       q("search", "q", "a generation id, or part of a model or a key's name"),
+      q("policy", "policy_id", "decided by this guardrail policy"),
       q("from", "from", TIME_HELP),
       q("to", "to", TIME_HELP),
       q("workspace", "workspace_id", "this workspace's (management key)"),
