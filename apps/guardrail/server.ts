@@ -6,6 +6,7 @@ import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb
 import { GovernanceCache } from "../../governance/governance-cache.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
 import { callerAuthInterceptor } from "../../platform/auth/caller-auth.js";
+import { ModelCatalog } from "../../platform/catalog/model-catalog.js";
 import type { CatalogSource } from "../../platform/catalog/types.js";
 import { CONFIG_DEFAULTS, type WebhookDeliveryConfig } from "../../platform/config.js";
 import { type ServedServices, startGrpcServer } from "../../platform/grpc-server.js";
@@ -74,6 +75,8 @@ export interface GuardrailServerOptions {
   database?: SqlDatabase;
   /** CONFIG_REFILL: refill a store that lost its configuration from the database (default on). */
   configRefill?: boolean;
+  /** RAILGATE_LOG_RETENTION_DAYS: how far back a what-if replay may reach. */
+  logRetentionDays?: number;
   /** AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   auditRetentionDays?: number;
   /** REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
@@ -101,6 +104,11 @@ export interface GuardrailServerOptions {
  */
 function loadModelIds(source: CatalogSource): ModelIds {
   return new ModelIds(loadCatalog({ ...source, openAi: source.openAi ?? {} }));
+}
+
+/** The catalog a what-if replay prices and routes requests no endpoint served by (no voices needed). */
+function replayCatalog(source: CatalogSource): ModelCatalog {
+  return new ModelCatalog(loadCatalog({ ...source, openAi: source.openAi ?? {} }), []);
 }
 
 /**
@@ -162,14 +170,22 @@ export async function startGuardrailServer(
   } else {
     await reportWithoutOperatorKey(store);
   }
-  const guardrails = new GuardrailServiceImpl(store, loadModelIds(options.catalog ?? {}), audit);
-  const principals = new GovernanceCache(
+  const account = options.account ?? {
+    allowSafetyRetentionGoogle: CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
+    allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
+  };
+  const guardrails = new GuardrailServiceImpl(
     store,
-    options.account ?? {
-      allowSafetyRetentionGoogle: CONFIG_DEFAULTS.allowSafetyRetentionGoogle,
-      allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
+    loadModelIds(options.catalog ?? {}),
+    audit,
+    options.database && {
+      database: options.database,
+      catalog: replayCatalog(options.catalog ?? {}),
+      account,
+      retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
     },
   );
+  const principals = new GovernanceCache(store, account);
   const ping = { store: () => store.ping() };
   const webhooks =
     options.database &&

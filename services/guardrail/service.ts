@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
   type Guardrail,
@@ -15,7 +15,7 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { auditOrigin } from "../../platform/audit.js";
 import { callerOf } from "../../platform/auth/caller-auth.js";
-import { conflict, invalidArgument, notFound } from "../../platform/errors.js";
+import { conflict, invalidArgument, notFound, withReason } from "../../platform/errors.js";
 import { defaultGuardrailId, newId } from "../../platform/ids.js";
 import { GUARDRAIL_LIMITS } from "../../platform/limits.js";
 import { pageParams } from "../../platform/paging.js";
@@ -29,6 +29,7 @@ import {
   type AuditLog,
   changesBetween,
 } from "../../store/request-log/audit-log.js";
+import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -37,6 +38,7 @@ import {
 } from "../../store/types.js";
 import { guardrailAuditFields } from "./audit-fields.js";
 import type { ModelIds } from "./model-ids.js";
+import { replayWindow, type SimulationDeps, simulate } from "./simulate.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
 
@@ -63,6 +65,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     private readonly modelIds: ModelIds,
     /** Where management writes are recorded; absent when the process has no database. */
     private readonly audit?: AuditLog,
+    /** What-if replays read the request log; absent when the process has no database. */
+    private readonly simulation?: SimulationDeps,
   ) {}
 
   /** The audit entry of a write, handed to the store with the write itself. */
@@ -238,6 +242,55 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
     if (note) await this.recorded(note);
     return { deleted: true };
+  }
+
+  /**
+   * Replays the requests the guardrail governed under the version an update would make (the
+   * same mask and the same rules as UpdateGuardrail), writing nothing.
+   */
+  async simulateGuardrail(req: {
+    id: string;
+    change?: GuardrailInput;
+    updateMask?: { paths: string[] };
+    from?: Timestamp;
+    to?: Timestamp;
+  }) {
+    const current = await this.load(req.id);
+    if (!this.simulation) {
+      throw withReason(
+        Code.Unavailable,
+        ErrorReason.STORE_UNAVAILABLE,
+        "What-if replays are not available: this process runs without the request-log database",
+      );
+    }
+    const paths = req.updateMask?.paths ?? [];
+    const proposed = applyUpdateMask(
+      current as Guardrail,
+      req.change ?? create(GuardrailInputSchema),
+      paths,
+      nowTimestamp(),
+    );
+    validateGuardrail(proposed);
+    this.modelIds.canonicalize(proposed);
+    const window = replayWindow(
+      Date.now(),
+      this.simulation.retentionDays,
+      req.from && timestampMs(req.from),
+      req.to && timestampMs(req.to),
+    );
+    if ("error" in window) throw invalidArgument(window.error);
+    const deps = this.simulation;
+    return simulate(deps, this.store, current, proposed, window.fromMs, window.toMs).catch(
+      (err: unknown) => {
+        // The database away is a 503 worth retrying; anything else stays an internal error.
+        if (!isDatabaseUnavailable(err)) throw err;
+        throw withReason(
+          Code.Unavailable,
+          ErrorReason.STORE_UNAVAILABLE,
+          "The request log's database is not answering; retry shortly",
+        );
+      },
+    );
   }
 
   /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */

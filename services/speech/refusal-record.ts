@@ -10,6 +10,7 @@ import {
 import type { SynthesizeRequest } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import { guardrailThatDecided, markDecidedBy } from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
+import { governedBy } from "../../governance/policy/governed-by.js";
 import { audioFormatName, audioFormatValue } from "../../platform/audio-formats.js";
 import { errorInfoOf, permissionDenied } from "../../platform/errors.js";
 import type { RefusalStatus } from "../../platform/generation-statuses.js";
@@ -79,6 +80,7 @@ export function refusalRecord(
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(region),
+    governedBy: governedBy(principal.policy),
     refusalReason: reasonName(err),
     guardrailId: guardrailThatDecided(err) ?? "",
     // Routing's refusals and the last endpoint's failure carry the endpoints considered.

@@ -13,6 +13,7 @@ import {
 } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { decidingOutcome } from "../../../governance/content-filtering.js";
 import type { Principal } from "../../../governance/governance-cache.js";
+import { governedBy } from "../../../governance/policy/governed-by.js";
 import type { CatalogEndpoint } from "../../../platform/catalog/types.js";
 import { withReason } from "../../../platform/errors.js";
 import { newGenerationId } from "../../../platform/ids.js";
@@ -110,6 +111,7 @@ export async function* cachedResponse(
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(req.region),
+    governedBy: governedBy(principal.policy),
     cached: true,
     status: GenerationStatus.FAILED,
     createdAt: nowTimestamp(),
@@ -126,6 +128,7 @@ export async function* cachedResponse(
     pricePerMillion =
       audio.kind === "stored" ? audio.pricePerMillion : (producer?.pricePerMillionChars ?? 0);
     generation.provider = start.provider;
+    generation.servedDataPolicy = producer?.dataPolicy;
     generation.format = start.format;
     yield create(SynthesizeResponseSchema, {
       event: {

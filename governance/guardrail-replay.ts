@@ -1,0 +1,182 @@
+import { create } from "@bufbuild/protobuf";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { ModelSchema } from "../gen/railgate/speech/v1/speech_pb.js";
+import type { ModelCatalog } from "../platform/catalog/model-catalog.js";
+import type { CatalogEndpoint, CatalogModel } from "../platform/catalog/types.js";
+import type { RegionName } from "../platform/regions.js";
+import { budgetWindow } from "../platform/windows.js";
+import { budgetCounters } from "./policy/budget-counters.js";
+import { effectivePolicy } from "./policy/effective-policy.js";
+import { toMicros } from "./policy/money.js";
+import type { AccountSettings, EffectivePolicy, GuardrailSource } from "./policy/types.js";
+import { modelRefusal, POLICY_RULE_KINDS, policyRules } from "./policy-rules.js";
+
+/** The rule a replayed request would be refused by. */
+export type ReplayRule =
+  | "budget"
+  | "model"
+  | "provider"
+  | "region"
+  | "zdr"
+  | "data_policy"
+  | "content";
+
+/** A recorded request as a replay reads it (the request log's columns, nothing decoded). */
+export interface RecordedRequest {
+  id: string;
+  atMs: number;
+  keyHash: string;
+  /** The key's member, when it has one: member budgets count the member's keys together. */
+  memberUserId: string;
+  /** How the replayed guardrail governed the request. */
+  source: GuardrailSource;
+  model: string;
+  /** Empty when no endpoint was chosen (refused before routing). */
+  provider: string;
+  /** "served" (an endpoint was given the request), or "refused" by a rule. */
+  outcome: "served" | "refused";
+  /** The refusal's reason name ("budget_exceeded", ...) when refused. */
+  refusalReason: string;
+  /** The guardrail that decided the recorded outcome, when one did. */
+  decidedBy: string;
+  byok: boolean;
+  costUsd: number;
+  characters: number;
+  region: RegionName | undefined;
+  /** The served endpoint's data policy as the catalog had it; undefined when none served. */
+  endpointPolicy: CatalogEndpoint["dataPolicy"] | undefined;
+}
+
+/** The recorded refusal reasons a guardrail's own rules give, by the rule that gives them. */
+const RULE_OF_REASON: Readonly<Record<string, ReplayRule>> = {
+  budget_exceeded: "budget",
+  model_not_allowed: "model",
+  model_ignored: "model",
+  region_not_allowed: "region",
+  no_allowed_endpoint: "provider",
+  content_blocked: "content",
+  prompt_injection_blocked: "content",
+};
+
+/** How one request comes out of the replay. */
+export interface ReplayedRequest {
+  /** The recorded outcome: allowed, or refused by a rule of this guardrail, or by anything else. */
+  before: { allowed: true } | { allowed: false; rule: ReplayRule | "other" };
+  after: { allowed: true } | { allowed: false; rule: ReplayRule | "other" };
+  /** What the request cost as recorded, and what it would cost under the proposed version (USD). */
+  recordedUsd: number;
+  replayedUsd: number;
+}
+
+/**
+ * Decides recorded requests, in the order they were made, under a proposed version of one
+ * guardrail: its region, model, provider, zero-data-retention and data-policy rules from what
+ * each record holds, and its budget exactly, by running spend per entity and window recomputed
+ * with the proposed limit and interval (a request refused early leaves room for a later one).
+ * The other guardrails that governed a request are unchanged: what they refused stays refused,
+ * and what they let through they let through again. Content filters are not decided here (the
+ * request's text is not recorded): a content refusal stays as recorded.
+ */
+export class GuardrailReplay {
+  private readonly policy: EffectivePolicy;
+  private readonly limitMicros: number | undefined;
+  /** Running spend in micro-dollars per "entity|window". */
+  private readonly spent = new Map<string, number>();
+
+  constructor(
+    private readonly proposed: Guardrail,
+    private readonly catalog: ModelCatalog,
+    account: AccountSettings,
+  ) {
+    // The source only decides whose budget counts; each request's own is applied in budgetOf.
+    this.policy = effectivePolicy([{ source: "key", guardrail: proposed }], account);
+    const budget = this.policy.budgets[0];
+    this.limitMicros = budget ? toMicros(budget.limitUsd) : undefined;
+  }
+
+  /** Replays the next request (requests must come oldest first). */
+  next(r: RecordedRequest): ReplayedRequest {
+    const before = this.recorded(r);
+    const recordedUsd = r.outcome === "served" ? r.costUsd : 0;
+    // Refused by another guardrail or by no guardrail's rule (credits, rate, key limit): as recorded.
+    if (!before.allowed && before.rule === "other")
+      return { before, after: before, recordedUsd, replayedUsd: 0 };
+    if (!before.allowed && before.rule === "content")
+      return { before, after: before, recordedUsd, replayedUsd: 0 };
+    const rule = this.ruleRefusing(r);
+    if (rule) return { before, after: { allowed: false, rule }, recordedUsd, replayedUsd: 0 };
+    const cost = r.outcome === "served" && r.provider ? r.costUsd : this.estimatedUsd(r);
+    if (!this.admitBudget(r, cost))
+      return { before, after: { allowed: false, rule: "budget" }, recordedUsd, replayedUsd: 0 };
+    return { before, after: { allowed: true }, recordedUsd, replayedUsd: cost };
+  }
+
+  private recorded(r: RecordedRequest): ReplayedRequest["before"] {
+    if (r.outcome === "served") return { allowed: true };
+    const rule = RULE_OF_REASON[r.refusalReason];
+    return rule && r.decidedBy === this.proposed.id
+      ? { allowed: false, rule }
+      : { allowed: false, rule: "other" };
+  }
+
+  private modelOf(id: string): CatalogModel {
+    // A model the catalog no longer has: its id alone, with no endpoint to route to.
+    return this.catalog.find(id) ?? { ...create(ModelSchema, { id }), endpoints: [] };
+  }
+
+  /** The first of the proposed version's rules (but budget) that refuses the request. */
+  private ruleRefusing(r: RecordedRequest): ReplayRule | undefined {
+    const p = this.policy;
+    if (p.regions && r.region !== undefined && !p.regions.has(r.region)) return "region";
+    const model = this.modelOf(r.model);
+    if (modelRefusal(p, model)) return "model";
+    const rules = policyRules(p, model);
+    const refusedBy = (e: CatalogEndpoint): ReplayRule | undefined => {
+      const i = rules.findIndex((rule) => rule(e) !== undefined);
+      return i < 0 ? undefined : POLICY_RULE_KINDS[i];
+    };
+    if (r.provider && r.endpointPolicy) {
+      // The endpoint that served, with its data policy as recorded (free when it cost nothing).
+      const price = r.characters > 0 ? (r.costUsd * 1_000_000) / r.characters : 0;
+      return refusedBy({
+        provider: r.provider,
+        pricePerMillionChars: price,
+        dataPolicy: r.endpointPolicy,
+      } as CatalogEndpoint);
+    }
+    // No endpoint recorded (refused before routing): routing would pick any the rules leave.
+    if (model.endpoints.length === 0) return undefined;
+    const reasons = model.endpoints.map(refusedBy);
+    return reasons.some((x) => x === undefined) ? undefined : reasons[0];
+  }
+
+  /** What a request no endpoint served would cost: the cheapest endpoint the rules leave. */
+  private estimatedUsd(r: RecordedRequest): number {
+    const model = this.modelOf(r.model);
+    const rules = policyRules(this.policy, model);
+    const prices = model.endpoints
+      .filter((e) => rules.every((rule) => rule(e) === undefined))
+      .map((e) => e.pricePerMillionChars);
+    return prices.length === 0 ? 0 : (r.characters * Math.min(...prices)) / 1_000_000;
+  }
+
+  /** Checks and charges the proposed budget as admission does (store/redis-scripts.ts). */
+  private admitBudget(r: RecordedRequest, costUsd: number): boolean {
+    const budget = this.policy.budgets[0];
+    if (!budget || this.limitMicros === undefined) return true;
+    const amount = r.byok && !budget.includeByok ? 0 : toMicros(costUsd);
+    const window = budgetWindow(budget.interval, new Date(r.atMs)).id;
+    const counters = budgetCounters(
+      [{ ...budget, source: r.source }],
+      r.keyHash,
+      r.memberUserId,
+    ).map((c) => `${c.entity}|${window}`);
+    const limit = this.limitMicros;
+    for (const c of counters) {
+      const spent = this.spent.get(c) ?? 0;
+      if (spent >= limit || spent + amount > limit) return false;
+    }
+    for (const c of counters) this.spent.set(c, (this.spent.get(c) ?? 0) + amount);
+    return true;
+  }
+}
