@@ -280,7 +280,9 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     );
     if ("error" in window) throw invalidArgument(window.error);
     const deps = this.simulation;
-    return simulate(deps, this.store, current, proposed, window.fromMs, window.toMs).catch(
+    const memberOf = async (hash: string) =>
+      (await this.store.getKey(current.workspaceId, hash))?.memberUserId ?? "";
+    return simulate(deps, memberOf, current, proposed, window.fromMs, window.toMs).catch(
       (err: unknown) => {
         // The database away is a 503 worth retrying; anything else stays an internal error.
         if (!isDatabaseUnavailable(err)) throw err;

@@ -15,7 +15,6 @@ import { GUARDRAIL_SOURCES } from "../../platform/guardrail-sources.js";
 import { regionName } from "../../platform/regions.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { replayRows } from "../../store/request-log/replay-rows.js";
-import type { Store } from "../../store/types.js";
 
 const DAY_MS = 86_400_000;
 /** The answer's sample of affected generation ids, and its list of entities whose spend moves. */
@@ -72,7 +71,8 @@ function unreplayedRules(g: Guardrail): { field: string; reason: string }[] {
  */
 export async function simulate(
   deps: SimulationDeps,
-  store: Store,
+  /** A key's member user id ("" for none), by key hash. */
+  memberOf: (keyHash: string) => Promise<string>,
   current: Readonly<Guardrail>,
   proposed: Guardrail,
   fromMs: number,
@@ -80,13 +80,11 @@ export async function simulate(
 ): Promise<SimulateGuardrailResponse> {
   const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
   const labels = GUARDRAIL_SOURCES.names.map((s) => `${s}:${current.id}`);
+  // Looked up once per key: a window holds many requests of few keys.
   const members = new Map<string, string>();
-  const memberOf = async (hash: string): Promise<string> => {
-    let m = members.get(hash);
-    if (m === undefined) {
-      m = (await store.getKey(current.workspaceId, hash))?.memberUserId ?? "";
-      members.set(hash, m);
-    }
+  const member = async (hash: string): Promise<string> => {
+    const m = await memberOf(hash);
+    members.set(hash, m);
     return m;
   };
   let replayed = 0;
@@ -106,12 +104,12 @@ export async function simulate(
     for (const row of page) {
       const served = PASSED.has(row.status);
       if (!served && row.status !== "refused") continue;
-      const member = members.get(row.keyHash) ?? (await memberOf(row.keyHash));
+      const memberId = members.get(row.keyHash) ?? (await member(row.keyHash));
       const result = replay.next({
         id: row.id,
         atMs: row.atMs,
         keyHash: row.keyHash,
-        memberUserId: member,
+        memberUserId: memberId,
         source: row.governedAs.slice(0, row.governedAs.indexOf(":")) as GuardrailSource,
         model: row.model,
         provider: row.provider,
@@ -128,7 +126,7 @@ export async function simulate(
       // Every request's spend, so an entity's move is stated against its whole recorded spend.
       if (result.recordedUsd !== 0 || result.replayedUsd !== 0) {
         addSpend(`key:${row.keyHash}`, result.recordedUsd, result.replayedUsd);
-        if (member) addSpend(`member:${member}`, result.recordedUsd, result.replayedUsd);
+        if (memberId) addSpend(`member:${memberId}`, result.recordedUsd, result.replayedUsd);
       }
       const { before, after } = result;
       if (before.allowed === after.allowed) continue;
