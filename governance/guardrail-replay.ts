@@ -11,6 +11,8 @@ import { toMicros } from "./policy/money.js";
 import type { AccountSettings, EffectivePolicy, GuardrailSource } from "./policy/types.js";
 import { modelRefusal, POLICY_RULE_KINDS, policyRules } from "./policy-rules.js";
 
+const DAY_MS = 86_400_000;
+
 /** The rule a replayed request would be refused by. */
 export type ReplayRule =
   | "budget"
@@ -82,6 +84,14 @@ export class GuardrailReplay {
   private readonly limitMicros: number | undefined;
   /** Running spend in micro-dollars per "entity|window". */
   private readonly spent = new Map<string, number>();
+  /**
+   * Decisions and lookups by what they depend on: a window holds up to millions of requests
+   * of a few models, endpoints, keys and days, so each is worked out once.
+   */
+  private readonly decided = new Map<string, ReplayRule | undefined>();
+  private readonly cheapest = new Map<string, number>();
+  private readonly windows = new Map<number, string>();
+  private readonly entities = new Map<string, string[]>();
 
   constructor(
     private readonly proposed: Guardrail,
@@ -126,6 +136,15 @@ export class GuardrailReplay {
 
   /** The first of the proposed version's rules (but budget) that refuses the request. */
   private ruleRefusing(r: RecordedRequest): ReplayRule | undefined {
+    const d = r.endpointPolicy;
+    const id = `${r.region}|${r.model}|${r.provider}|${r.costUsd > 0}|${d ? `${+d.zeroDataRetention}${+d.safetyRetention}${+d.trainsOnData}${+d.publishesPrompts}` : "-"}`;
+    if (this.decided.has(id)) return this.decided.get(id);
+    const rule = this.decide(r);
+    this.decided.set(id, rule);
+    return rule;
+  }
+
+  private decide(r: RecordedRequest): ReplayRule | undefined {
     const p = this.policy;
     if (p.regions && r.region !== undefined && !p.regions.has(r.region)) return "region";
     const model = this.modelOf(r.model);
@@ -136,8 +155,9 @@ export class GuardrailReplay {
       return i < 0 ? undefined : POLICY_RULE_KINDS[i];
     };
     if (r.provider && r.endpointPolicy) {
-      // The endpoint that served, with its data policy as recorded (free when it cost nothing).
-      const price = r.characters > 0 ? (r.costUsd * 1_000_000) / r.characters : 0;
+      // The endpoint that served, with its data policy as recorded: only whether it was free
+      // matters to the rules (training permissions differ for free endpoints).
+      const price = r.costUsd > 0 ? 1 : 0;
       return refusedBy({
         provider: r.provider,
         pricePerMillionChars: price,
@@ -152,12 +172,17 @@ export class GuardrailReplay {
 
   /** What a request no endpoint served would cost: the cheapest endpoint the rules leave. */
   private estimatedUsd(r: RecordedRequest): number {
-    const model = this.modelOf(r.model);
-    const rules = policyRules(this.policy, model);
-    const prices = model.endpoints
-      .filter((e) => rules.every((rule) => rule(e) === undefined))
-      .map((e) => e.pricePerMillionChars);
-    return prices.length === 0 ? 0 : (r.characters * Math.min(...prices)) / 1_000_000;
+    let price = this.cheapest.get(r.model);
+    if (price === undefined) {
+      const model = this.modelOf(r.model);
+      const rules = policyRules(this.policy, model);
+      const prices = model.endpoints
+        .filter((e) => rules.every((rule) => rule(e) === undefined))
+        .map((e) => e.pricePerMillionChars);
+      price = prices.length === 0 ? 0 : Math.min(...prices);
+      this.cheapest.set(r.model, price);
+    }
+    return (r.characters * price) / 1_000_000;
   }
 
   /** Checks and charges the proposed budget as admission does (store/redis-scripts.ts). */
@@ -165,13 +190,24 @@ export class GuardrailReplay {
     const budget = this.policy.budgets[0];
     if (!budget || this.limitMicros === undefined) return true;
     const amount = r.byok && !budget.includeByok ? 0 : toMicros(costUsd);
-    const window = budgetWindow(budget.interval, new Date(r.atMs)).id;
-    const counters = budgetCounters(
-      [{ ...budget, source: r.source }],
-      r.keyHash,
-      r.memberUserId,
-    ).map((c) => `${c.entity}|${window}`);
+    const day = Math.floor(r.atMs / DAY_MS);
+    let window = this.windows.get(day);
+    if (window === undefined) {
+      window = budgetWindow(budget.interval, new Date(day * DAY_MS)).id;
+      this.windows.set(day, window);
+    }
+    const who = `${r.source}|${r.keyHash}|${r.memberUserId}`;
+    let entities = this.entities.get(who);
+    if (!entities) {
+      entities = budgetCounters(
+        [{ ...budget, source: r.source }],
+        r.keyHash,
+        r.memberUserId,
+      ).map((c) => c.entity);
+      this.entities.set(who, entities);
+    }
     const limit = this.limitMicros;
+    const counters = entities.map((e) => `${e}|${window}`);
     for (const c of counters) {
       const spent = this.spent.get(c) ?? 0;
       if (spent >= limit || spent + amount > limit) return false;

@@ -43,14 +43,18 @@ const REFUSAL_VALUE: Readonly<Record<ReplayRule, ReplayRefusal>> = {
 /** Statuses of requests an endpoint was given (served, or tried and failed): policy let them through. */
 const PASSED = new Set(["completed", "interrupted", "cancelled", "failed"]);
 
-function dataPolicyOf(bits: number | null): DataPolicy | undefined {
-  if (bits === null) return undefined;
-  return create(DataPolicySchema, {
+/** endpoint_policy's 16 values, each made once. */
+const DATA_POLICIES: readonly DataPolicy[] = Array.from({ length: 16 }, (_, bits) =>
+  create(DataPolicySchema, {
     zeroDataRetention: (bits & 1) !== 0,
     safetyRetention: (bits & 2) !== 0,
     trainsOnData: (bits & 4) !== 0,
     publishesPrompts: (bits & 8) !== 0,
-  });
+  }),
+);
+
+function dataPolicyOf(bits: number | null): DataPolicy | undefined {
+  return bits === null ? undefined : DATA_POLICIES[bits & 15];
 }
 
 /** The content-filter rules of a version, which a replay cannot decide without the text. */
@@ -79,7 +83,8 @@ export async function simulate(
   toMs: number,
 ): Promise<SimulateGuardrailResponse> {
   const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
-  const labels = GUARDRAIL_SOURCES.names.map((s) => `${s}:${current.id}`);
+  const sources = GUARDRAIL_SOURCES.names;
+  const labels = sources.map((s) => `${s}:${current.id}`);
   // Looked up once per key: a window holds many requests of few keys.
   const members = new Map<string, string>();
   const member = async (hash: string): Promise<string> => {
@@ -110,7 +115,7 @@ export async function simulate(
         atMs: row.atMs,
         keyHash: row.keyHash,
         memberUserId: memberId,
-        source: row.governedAs.slice(0, row.governedAs.indexOf(":")) as GuardrailSource,
+        source: (sources[row.governedAs] ?? "key") as GuardrailSource,
         model: row.model,
         provider: row.provider,
         outcome: served ? "served" : "refused",
