@@ -104,21 +104,85 @@ export class GuardrailReplay {
     this.limitMicros = budget ? toMicros(budget.limitUsd) : undefined;
   }
 
-  /** Replays the next request (requests must come oldest first). */
-  next(r: RecordedRequest): ReplayedRequest {
+  /** The proposed budget's limit in micro-dollars; undefined when the version has none. */
+  get budgetLimitMicros(): number | undefined {
+    return this.limitMicros;
+  }
+
+  /**
+   * Every rule but the budget: the request's final outcome when it is decided without the
+   * budget (refused, or no budget proposed), else the cost it would charge if admitted. `r` may
+   * stand for a group of requests alike in everything a rule reads (costs and characters summed).
+   */
+  decideBeforeBudget(
+    r: RecordedRequest,
+  ): { final: ReplayedRequest } | { before: ReplayedRequest["before"]; candidateUsd: number } {
     const before = this.recorded(r);
     const recordedUsd = r.outcome === "served" ? r.costUsd : 0;
-    // Refused by another guardrail or by no guardrail's rule (credits, rate, key limit): as recorded.
-    if (!before.allowed && before.rule === "other")
-      return { before, after: before, recordedUsd, replayedUsd: 0 };
-    if (!before.allowed && before.rule === "content")
-      return { before, after: before, recordedUsd, replayedUsd: 0 };
+    // Refused by another guardrail or by no guardrail's rule (credits, rate, key limit), or by
+    // content (not replayed): as recorded.
+    if (!before.allowed && (before.rule === "other" || before.rule === "content"))
+      return { final: { before, after: before, recordedUsd, replayedUsd: 0 } };
     const rule = this.ruleRefusing(r);
-    if (rule) return { before, after: { allowed: false, rule }, recordedUsd, replayedUsd: 0 };
-    const cost = r.outcome === "served" && r.provider ? r.costUsd : this.estimatedUsd(r);
-    if (!this.admitBudget(r, cost))
-      return { before, after: { allowed: false, rule: "budget" }, recordedUsd, replayedUsd: 0 };
-    return { before, after: { allowed: true }, recordedUsd, replayedUsd: cost };
+    if (rule)
+      return { final: { before, after: { allowed: false, rule }, recordedUsd, replayedUsd: 0 } };
+    const candidateUsd = r.outcome === "served" && r.provider ? r.costUsd : this.estimatedUsd(r);
+    if (this.limitMicros === undefined)
+      return {
+        final: { before, after: { allowed: true }, recordedUsd, replayedUsd: candidateUsd },
+      };
+    return { before, candidateUsd };
+  }
+
+  /** Replays the next request (requests must come oldest first). */
+  next(r: RecordedRequest): ReplayedRequest {
+    const pre = this.decideBeforeBudget(r);
+    if ("final" in pre) return pre.final;
+    const recordedUsd = r.outcome === "served" ? r.costUsd : 0;
+    if (!this.admitBudget(r, pre.candidateUsd))
+      return {
+        before: pre.before,
+        after: { allowed: false, rule: "budget" },
+        recordedUsd,
+        replayedUsd: 0,
+      };
+    return {
+      before: pre.before,
+      after: { allowed: true },
+      recordedUsd,
+      replayedUsd: pre.candidateUsd,
+    };
+  }
+
+  /** The proposed budget's window (its id) that a UTC day number falls in. */
+  windowOfDay(day: number): string {
+    let window = this.windows.get(day);
+    if (window === undefined) {
+      const budget = this.policy.budgets[0];
+      window = budget ? budgetWindow(budget.interval, new Date(day * DAY_MS)).id : "";
+      this.windows.set(day, window);
+    }
+    return window;
+  }
+
+  /** Whose spend the proposed budget counts for a request: `key:<hash>`, `member:<id>`. */
+  entitiesOf(source: GuardrailSource, keyHash: string, memberUserId: string): string[] {
+    const who = `${source}|${keyHash}|${memberUserId}`;
+    let entities = this.entities.get(who);
+    if (!entities) {
+      const budget = this.policy.budgets[0];
+      entities = budget
+        ? budgetCounters([{ ...budget, source }], keyHash, memberUserId).map((c) => c.entity)
+        : [];
+      this.entities.set(who, entities);
+    }
+    return entities;
+  }
+
+  /** What the proposed budget charges for a cost (nothing for BYOK unless it counts BYOK). */
+  chargedMicros(byok: boolean, costUsd: number): number {
+    const budget = this.policy.budgets[0];
+    return byok && !budget?.includeByok ? 0 : toMicros(costUsd);
   }
 
   private recorded(r: RecordedRequest): ReplayedRequest["before"] {
@@ -187,27 +251,13 @@ export class GuardrailReplay {
 
   /** Checks and charges the proposed budget as admission does (store/redis-scripts.ts). */
   private admitBudget(r: RecordedRequest, costUsd: number): boolean {
-    const budget = this.policy.budgets[0];
-    if (!budget || this.limitMicros === undefined) return true;
-    const amount = r.byok && !budget.includeByok ? 0 : toMicros(costUsd);
-    const day = Math.floor(r.atMs / DAY_MS);
-    let window = this.windows.get(day);
-    if (window === undefined) {
-      window = budgetWindow(budget.interval, new Date(day * DAY_MS)).id;
-      this.windows.set(day, window);
-    }
-    const who = `${r.source}|${r.keyHash}|${r.memberUserId}`;
-    let entities = this.entities.get(who);
-    if (!entities) {
-      entities = budgetCounters(
-        [{ ...budget, source: r.source }],
-        r.keyHash,
-        r.memberUserId,
-      ).map((c) => c.entity);
-      this.entities.set(who, entities);
-    }
     const limit = this.limitMicros;
-    const counters = entities.map((e) => `${e}|${window}`);
+    if (limit === undefined) return true;
+    const amount = this.chargedMicros(r.byok, costUsd);
+    const window = this.windowOfDay(Math.floor(r.atMs / DAY_MS));
+    const counters = this.entitiesOf(r.source, r.keyHash, r.memberUserId).map(
+      (e) => `${e}|${window}`,
+    );
     for (const c of counters) {
       const spent = this.spent.get(c) ?? 0;
       if (spent >= limit || spent + amount > limit) return false;

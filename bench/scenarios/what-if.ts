@@ -83,37 +83,57 @@ export async function whatIfScenario(base: BaseContext): Promise<void> {
     }
     await test.db.query("ANALYZE generations");
     const current = create(GuardrailSchema, { id: guardrailId, workspaceId: ws, name: "bench" });
-    const proposed = create(GuardrailSchema, {
-      ...current,
-      limitUsd: 0.5,
-      resetInterval: ResetInterval.DAILY,
-    });
     const deps = {
       database: test.db,
       catalog: new ModelCatalog(loadCatalog({ file: base.catalogFile }), []),
       account: { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true },
       retentionDays: 31,
     };
-    const ms: number[] = [];
-    let replayed = 0n;
-    for (let run = 0; run < RUNS; run++) {
-      const started = performance.now();
-      const res = await simulate(deps, async () => "", current, proposed, now - 30 * DAY, now + 1);
-      ms.push(performance.now() - started);
-      replayed = res.requestsReplayed;
-      progress(`  replay ${run + 1}: ${ms.at(-1)?.toFixed(0)} ms, ${res.outcomesChanged} changed`);
+    // A key spends about $0.60 a day: a $1 daily limit no day reaches (every group decided
+    // whole), a $0.50 one every day overflows (every request replayed in order: the worst case).
+    for (const { name, limitUsd, runs } of [
+      { name: "no window overflows", limitUsd: 1, runs: RUNS },
+      { name: "every window overflows", limitUsd: 0.5, runs: 3 },
+    ]) {
+      const proposed = create(GuardrailSchema, {
+        ...current,
+        limitUsd,
+        resetInterval: ResetInterval.DAILY,
+      });
+      const ms: number[] = [];
+      let replayed = 0n;
+      for (let run = 0; run < runs; run++) {
+        const started = performance.now();
+        const res = await simulate(
+          deps,
+          async () => "",
+          current,
+          proposed,
+          now - 30 * DAY,
+          now + 1,
+        );
+        ms.push(performance.now() - started);
+        replayed = res.requestsReplayed;
+        progress(
+          `  ${name}, replay ${run + 1}: ${ms.at(-1)?.toFixed(0)} ms, ${res.outcomesChanged} changed`,
+        );
+      }
+      const s = summarize(ms);
+      // Nearest rank: with a handful of replays, the slowest but none.
+      const p95 = [...ms].sort((a, b) => a - b)[Math.ceil(0.95 * ms.length) - 1] ?? Number.NaN;
+      base.report.measurement(`what-if-postgres-${limitUsd}`, {
+        rows,
+        replayed: Number(replayed),
+        ms,
+      });
+      base.report.row({
+        scenario: `what-if replay, 30 days, ${rows.toLocaleString("en")} records, ${name} (postgres)`,
+        p50Ms: s.p50,
+        p99Ms: s.p99,
+        target: `p95 < ${TARGET_P95_MS} ms (${p95.toFixed(0)} ms)`,
+        pass: p95 < TARGET_P95_MS,
+      });
     }
-    const s = summarize(ms);
-    // Nearest rank: with RUNS replays, the slowest but none.
-    const p95 = [...ms].sort((a, b) => a - b)[Math.ceil(0.95 * ms.length) - 1] ?? Number.NaN;
-    base.report.measurement("what-if-postgres", { rows, replayed: Number(replayed), ms });
-    base.report.row({
-      scenario: `what-if replay, 30 days, ${rows.toLocaleString("en")} records (postgres)`,
-      p50Ms: s.p50,
-      p99Ms: s.p99,
-      target: `p95 < ${TARGET_P95_MS} ms (${p95.toFixed(0)} ms)`,
-      pass: p95 < TARGET_P95_MS,
-    });
   } finally {
     await test.dispose();
   }

@@ -8,13 +8,18 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import type { DataPolicy } from "../../gen/railgate/speech/v1/speech_pb.js";
 import { DataPolicySchema } from "../../gen/railgate/speech/v1/speech_pb.js";
-import { GuardrailReplay, type ReplayRule } from "../../governance/guardrail-replay.js";
+import {
+  GuardrailReplay,
+  type RecordedRequest,
+  type ReplayedRequest,
+  type ReplayRule,
+} from "../../governance/guardrail-replay.js";
 import type { AccountSettings, GuardrailSource } from "../../governance/policy/types.js";
 import type { ModelCatalog } from "../../platform/catalog/model-catalog.js";
 import { GUARDRAIL_SOURCES } from "../../platform/guardrail-sources.js";
 import { regionName } from "../../platform/regions.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
-import { replayRows } from "../../store/request-log/replay-rows.js";
+import { type ReplayGroup, replayGroups, replayRows } from "../../store/request-log/replay-rows.js";
 
 const DAY_MS = 86_400_000;
 /** The answer's sample of affected generation ids, and its list of entities whose spend moves. */
@@ -69,9 +74,46 @@ function unreplayedRules(g: Guardrail): { field: string; reason: string }[] {
   ];
 }
 
+/** What a replay adds up: counts, a sample, and spend per key and member. */
+class Tally {
+  replayed = 0;
+  changed = 0;
+  newlyAllowed = 0;
+  readonly refused = new Map<ReplayRule, number>();
+  readonly sample: string[] = [];
+  /** Per entity ("key:<hash>", "member:<id>"): [recorded, replayed] spend in USD. */
+  readonly spend = new Map<string, [number, number]>();
+
+  add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
+    this.replayed += n;
+    // Every request's spend, so an entity's move is stated against its whole recorded spend.
+    if (r.recordedUsd !== 0 || r.replayedUsd !== 0) {
+      this.addSpend(`key:${keyHash}`, r.recordedUsd, r.replayedUsd);
+      if (member) this.addSpend(`member:${member}`, r.recordedUsd, r.replayedUsd);
+    }
+    const { before, after } = r;
+    if (before.allowed === after.allowed) return;
+    this.changed += n;
+    if (this.sample.length < SAMPLE_MAX) this.sample.push(id);
+    if (after.allowed) this.newlyAllowed += n;
+    else if (after.rule !== "other")
+      this.refused.set(after.rule, (this.refused.get(after.rule) ?? 0) + n);
+  }
+
+  private addSpend(entity: string, recorded: number, now: number): void {
+    const s = this.spend.get(entity);
+    if (s) {
+      s[0] += recorded;
+      s[1] += now;
+    } else this.spend.set(entity, [recorded, now]);
+  }
+}
+
 /**
- * Replays the requests `current` governed in [fromMs, toMs) under `proposed`, streaming the
- * records oldest first a page at a time, and adds up what would change.
+ * Replays the requests `current` governed in [fromMs, toMs) under `proposed`. The database adds
+ * the records up by key, day and everything a rule reads, and each group is decided once; only
+ * the budget windows whose candidate spend reaches the proposed limit are read record by
+ * record, oldest first, a page at a time, where the order decides who is refused.
  */
 export async function simulate(
   deps: SimulationDeps,
@@ -85,63 +127,120 @@ export async function simulate(
   const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
   const sources = GUARDRAIL_SOURCES.names;
   const labels = sources.map((s) => `${s}:${current.id}`);
-  // Looked up once per key: a window holds many requests of few keys.
+  const groups = await replayGroups(
+    deps.database,
+    current.workspaceId,
+    current.id,
+    labels,
+    fromMs,
+    toMs,
+  );
   const members = new Map<string, string>();
-  const member = async (hash: string): Promise<string> => {
-    const m = await memberOf(hash);
-    members.set(hash, m);
-    return m;
-  };
-  let replayed = 0;
-  let changed = 0;
-  let newlyAllowed = 0;
-  const refused = new Map<ReplayRule, number>();
-  const sample: string[] = [];
-  // Per entity: [recorded, replayed] spend in USD.
-  const spend = new Map<string, [number, number]>();
-  const addSpend = (entity: string, recorded: number, now: number) => {
-    const s = spend.get(entity) ?? [0, 0];
-    s[0] += recorded;
-    s[1] += now;
-    spend.set(entity, s);
-  };
-  for await (const page of replayRows(deps.database, current.workspaceId, labels, fromMs, toMs)) {
-    for (const row of page) {
-      const served = PASSED.has(row.status);
-      if (!served && row.status !== "refused") continue;
-      const memberId = members.get(row.keyHash) ?? (await member(row.keyHash));
-      const result = replay.next({
-        id: row.id,
-        atMs: row.atMs,
-        keyHash: row.keyHash,
-        memberUserId: memberId,
-        source: (sources[row.governedAs] ?? "key") as GuardrailSource,
-        model: row.model,
-        provider: row.provider,
-        outcome: served ? "served" : "refused",
-        refusalReason: row.refusalReason,
-        decidedBy: row.decidedBy,
-        byok: row.byok,
-        costUsd: row.costUsd,
-        characters: row.characters,
-        region: regionName(row.dataRegion),
-        endpointPolicy: dataPolicyOf(row.endpointPolicy),
-      });
-      replayed++;
-      // Every request's spend, so an entity's move is stated against its whole recorded spend.
-      if (result.recordedUsd !== 0 || result.replayedUsd !== 0) {
-        addSpend(`key:${row.keyHash}`, result.recordedUsd, result.replayedUsd);
-        if (memberId) addSpend(`member:${memberId}`, result.recordedUsd, result.replayedUsd);
-      }
-      const { before, after } = result;
-      if (before.allowed === after.allowed) continue;
-      changed++;
-      if (sample.length < SAMPLE_MAX) sample.push(row.id);
-      if (after.allowed) newlyAllowed++;
-      else if (after.rule !== "other") refused.set(after.rule, (refused.get(after.rule) ?? 0) + 1);
+  for (const g of groups) {
+    if (!members.has(g.keyHash)) members.set(g.keyHash, await memberOf(g.keyHash));
+  }
+  const tally = new Tally();
+  const request = (g: {
+    keyHash: string;
+    atMs: number;
+    id: string;
+    model: string;
+    provider: string;
+    status: string;
+    refusalReason: string;
+    decidedBy: string;
+    byok: boolean;
+    costUsd: number;
+    characters: number;
+    dataRegion: number;
+    endpointPolicy: number | null;
+    governedAs: number;
+  }): RecordedRequest => ({
+    id: g.id,
+    atMs: g.atMs,
+    keyHash: g.keyHash,
+    memberUserId: members.get(g.keyHash) ?? "",
+    source: (sources[g.governedAs] ?? "key") as GuardrailSource,
+    model: g.model,
+    provider: g.provider,
+    outcome: PASSED.has(g.status) ? "served" : "refused",
+    refusalReason: g.refusalReason,
+    decidedBy: g.decidedBy,
+    byok: g.byok,
+    costUsd: g.costUsd,
+    characters: g.characters,
+    region: regionName(g.dataRegion),
+    endpointPolicy: dataPolicyOf(g.endpointPolicy),
+  });
+  const replayable = (status: string) => PASSED.has(status) || status === "refused";
+  // Groups decided whole; those the budget must decide wait for their window's total.
+  const waiting: {
+    g: ReplayGroup;
+    r: RecordedRequest;
+    before: ReplayedRequest["before"];
+    usd: number;
+  }[] = [];
+  const totals = new Map<string, number>();
+  for (const g of groups) {
+    if (!replayable(g.status)) continue;
+    const r = request({
+      ...g,
+      id: g.someId,
+      atMs: g.day * DAY_MS,
+      decidedBy: g.decidedHere ? current.id : "",
+    });
+    const pre = replay.decideBeforeBudget(r);
+    if ("final" in pre) {
+      tally.add(pre.final, g.count, g.someId, g.keyHash, r.memberUserId);
+      continue;
+    }
+    waiting.push({ g, r, before: pre.before, usd: pre.candidateUsd });
+    const window = replay.windowOfDay(g.day);
+    for (const e of replay.entitiesOf(r.source, r.keyHash, r.memberUserId)) {
+      const c = `${e}|${window}`;
+      totals.set(c, (totals.get(c) ?? 0) + replay.chargedMicros(g.byok, pre.candidateUsd));
     }
   }
-  const moved = [...spend.entries()]
+  // A window whose candidates add up to less than the limit admits every one of them, in any
+  // order; one that reaches it is replayed request by request.
+  const limit = replay.budgetLimitMicros ?? Number.POSITIVE_INFINITY;
+  const ordered = { keyHashes: [] as string[], days: [] as number[] };
+  const seen = new Set<string>();
+  for (const w of waiting) {
+    const window = replay.windowOfDay(w.g.day);
+    const overflows = replay
+      .entitiesOf(w.r.source, w.r.keyHash, w.r.memberUserId)
+      .some((e) => (totals.get(`${e}|${window}`) ?? 0) >= limit);
+    if (!overflows) {
+      const recordedUsd = w.r.outcome === "served" ? w.r.costUsd : 0;
+      tally.add(
+        { before: w.before, after: { allowed: true }, recordedUsd, replayedUsd: w.usd },
+        w.g.count,
+        w.g.someId,
+        w.g.keyHash,
+        w.r.memberUserId,
+      );
+      continue;
+    }
+    const pair = `${w.g.keyHash}|${w.g.day}`;
+    if (seen.has(pair)) continue;
+    seen.add(pair);
+    ordered.keyHashes.push(w.g.keyHash);
+    ordered.days.push(w.g.day);
+  }
+  if (ordered.keyHashes.length > 0) {
+    const pages = replayRows(deps.database, current.workspaceId, labels, fromMs, toMs, ordered);
+    for await (const page of pages) {
+      for (const row of page) {
+        if (!replayable(row.status)) continue;
+        const r = request(row);
+        // Decided whole with its group already: only the budget's candidates are replayed here.
+        if ("final" in replay.decideBeforeBudget(r)) continue;
+        tally.add(replay.next(r), 1, row.id, row.keyHash, r.memberUserId);
+      }
+    }
+  }
+  const moved = [...tally.spend.entries()]
     .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
     .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
     .sort((a, b) => Math.abs(b.recorded - b.now) - Math.abs(a.recorded - a.now))
@@ -149,12 +248,12 @@ export async function simulate(
   return create(SimulateGuardrailResponseSchema, {
     from: timestampFromMs(fromMs),
     to: timestampFromMs(toMs),
-    requestsReplayed: BigInt(replayed),
-    outcomesChanged: BigInt(changed),
-    newlyRefused: [...refused.entries()]
+    requestsReplayed: BigInt(tally.replayed),
+    outcomesChanged: BigInt(tally.changed),
+    newlyRefused: [...tally.refused.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([rule, count]) => ({ reason: REFUSAL_VALUE[rule], count: BigInt(count) })),
-    newlyAllowed: BigInt(newlyAllowed),
+    newlyAllowed: BigInt(tally.newlyAllowed),
     // Filter actions are decided from the text, which a replay does not have.
     newlyRedacted: 0n,
     newlyFlagged: 0n,
@@ -167,7 +266,7 @@ export async function simulate(
         replayedUsd: s.now,
       };
     }),
-    affectedGenerationIds: sample,
+    affectedGenerationIds: tally.sample,
     notReplayed: unreplayedRules(proposed),
   });
 }

@@ -40,6 +40,103 @@ interface Row {
   governed_as: number;
 }
 
+/** A record's UTC day number (days since 1970-01-01). */
+const DAY_SQL = "floor(extract(epoch FROM created_at) / 86400)::int4";
+
+/** Which of `labels` (parameters $5...) a record's governed_by holds, as its index. */
+function governedAs(labels: readonly string[]): string {
+  const which = labels.map((_, i) => `WHEN governed_by @> ARRAY[$${i + 5}::text] THEN ${i}`);
+  return `CASE ${which.join(" ")} ELSE -1 END`;
+}
+
+const WINDOW_WHERE = `workspace_id = $1 AND governed_by && $2::text[]
+          AND created_at >= 'epoch'::timestamptz + $3::float8 * interval '1 millisecond'
+          AND created_at < 'epoch'::timestamptz + $4::float8 * interval '1 millisecond'`;
+
+/** Records alike in everything a replay's rules read, of one key on one UTC day. */
+export interface ReplayGroup {
+  keyHash: string;
+  day: number;
+  model: string;
+  provider: string;
+  status: string;
+  refusalReason: string;
+  /** The replayed guardrail decided their recorded outcome. */
+  decidedHere: boolean;
+  byok: boolean;
+  paid: boolean;
+  dataRegion: number;
+  endpointPolicy: number | null;
+  governedAs: number;
+  count: number;
+  costUsd: number;
+  characters: number;
+  /** One of them, for a sample. */
+  someId: string;
+}
+
+/**
+ * The records a guardrail governed in [fromMs, toMs), added up in the database by key, UTC day
+ * and everything a rule reads: a replay decides each group once, and reads records one by one
+ * only where order matters (a budget window its requests overflow).
+ */
+export async function replayGroups(
+  db: SqlDatabase,
+  workspaceId: string,
+  guardrailId: string,
+  labels: readonly string[],
+  fromMs: number,
+  toMs: number,
+): Promise<ReplayGroup[]> {
+  const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, guardrailId];
+  const rows = await db.query<{
+    key_hash: string;
+    day: number;
+    model: string;
+    provider: string;
+    status: string;
+    refusal_reason: string | null;
+    here: boolean | null;
+    byok: boolean;
+    paid: boolean;
+    data_region: number | null;
+    endpoint_policy: number | null;
+    governed_as: number;
+    n: number;
+    spend: number;
+    chars: number;
+    some_id: string;
+  }>(
+    `SELECT key_hash, ${DAY_SQL} AS day, model, provider, status, refusal_reason,
+            guardrail_id = $${params.length} AS here, byok, cost_usd > 0 AS paid, data_region,
+            endpoint_policy, ${governedAs(labels)} AS governed_as,
+            count(*)::int8 AS n, sum(cost_usd)::float8 AS spend, sum(characters)::int8 AS chars,
+            min(id) AS some_id
+       FROM generations
+      WHERE ${WINDOW_WHERE}
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`,
+    params,
+  );
+  return rows.map((r) => ({
+    keyHash: r.key_hash,
+    day: r.day,
+    model: r.model,
+    provider: r.provider,
+    status: r.status,
+    refusalReason: r.refusal_reason ?? "",
+    decidedHere: r.here === true,
+    byok: r.byok,
+    paid: r.paid,
+    dataRegion: r.data_region ?? 0,
+    endpointPolicy: r.endpoint_policy,
+    governedAs: r.governed_as,
+    count: Number(r.n),
+    costUsd: r.spend,
+    characters: Number(r.chars),
+    someId: r.some_id,
+  }));
+}
+
 /**
  * The records a guardrail governed in [fromMs, toMs), oldest first, a page at a time (keyset
  * paging on created_at and id: the same SQL on PostgreSQL and PGlite, and memory bounded by the
@@ -53,12 +150,16 @@ export async function* replayRows(
   labels: readonly string[],
   fromMs: number,
   toMs: number,
+  /** Only the records of these keys on these UTC days (day numbers), pairwise. */
+  only: { keyHashes: string[]; days: number[] },
   pageSize = 50_000,
 ): AsyncGenerator<ReplayRow[]> {
-  const which = labels.map((_, i) => `WHEN governed_by @> ARRAY[$${i + 5}::text] THEN ${i}`);
+  const which = governedAs(labels);
   let after: { atMs: number; id: string } | undefined;
   for (;;) {
     const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels];
+    params.push(only.keyHashes, only.days);
+    const pairs = `AND (key_hash, ${DAY_SQL}) IN (SELECT * FROM unnest($${params.length - 1}::text[], $${params.length}::int4[]))`;
     let cursor = "";
     if (after) {
       params.push(after.atMs, after.id);
@@ -68,12 +169,9 @@ export async function* replayRows(
     const rows = await db.query<Row>(
       `SELECT id, (extract(epoch FROM created_at) * 1000)::float8 AS at_ms,
               key_hash, model, provider, status, refusal_reason, guardrail_id, byok, cost_usd,
-              characters, data_region, endpoint_policy,
-              CASE ${which.join(" ")} ELSE -1 END AS governed_as
+              characters, data_region, endpoint_policy, ${which} AS governed_as
          FROM generations
-        WHERE workspace_id = $1 AND governed_by && $2::text[]
-          AND created_at >= 'epoch'::timestamptz + $3::float8 * interval '1 millisecond'
-          AND created_at < 'epoch'::timestamptz + $4::float8 * interval '1 millisecond' ${cursor}
+        WHERE ${WINDOW_WHERE} ${pairs} ${cursor}
         ORDER BY created_at, id
         LIMIT ${pageSize}`,
       params,

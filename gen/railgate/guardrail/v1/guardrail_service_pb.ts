@@ -392,7 +392,7 @@ export type SimulateGuardrailResponse = Message<"railgate.guardrail.v1.SimulateG
   spend: ReplaySpend[];
 
   /**
-   * Up to 20 of the requests whose outcome would change, oldest first.
+   * Up to 20 of the requests whose outcome would change (a sample).
    *
    * @generated from field: repeated string affected_generation_ids = 10;
    */
