@@ -93,7 +93,7 @@ export async function whatIfScenario(base: BaseContext): Promise<void> {
     // whole), a $0.50 one every day overflows (every request replayed in order: the worst case).
     for (const { name, limitUsd, runs } of [
       { name: "no window overflows", limitUsd: 1, runs: RUNS },
-      { name: "every window overflows", limitUsd: 0.5, runs: 3 },
+      { name: "every window overflows", limitUsd: 0.5, runs: 2 },
     ]) {
       const proposed = create(GuardrailSchema, {
         ...current,

@@ -40,8 +40,11 @@ interface Row {
   governed_as: number;
 }
 
-/** A record's UTC day number (days since 1970-01-01). */
-const DAY_SQL = "floor(extract(epoch FROM created_at) / 86400)::int4";
+/**
+ * A record's UTC day number (days since 1970-01-01). date_part is float8 where extract is
+ * numeric: per record, over a million, the difference is seconds.
+ */
+const DAY_SQL = "floor(date_part('epoch', created_at) / 86400)::int4";
 
 /** Which of `labels` (parameters $5...) a record's governed_by holds, as its index. */
 function governedAs(labels: readonly string[]): string {
@@ -111,7 +114,7 @@ export async function replayGroups(
             guardrail_id = $${params.length} AS here, byok, cost_usd > 0 AS paid, data_region,
             endpoint_policy, ${governedAs(labels)} AS governed_as,
             count(*)::int8 AS n, sum(cost_usd)::float8 AS spend, sum(characters)::int8 AS chars,
-            min(id) AS some_id
+            min(id COLLATE "C") AS some_id
        FROM generations
       WHERE ${WINDOW_WHERE}
       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`,
@@ -167,7 +170,7 @@ export async function* replayRows(
       cursor = `AND (created_at, id) > ('epoch'::timestamptz + $${n - 1}::float8 * interval '1 millisecond', $${n})`;
     }
     const rows = await db.query<Row>(
-      `SELECT id, (extract(epoch FROM created_at) * 1000)::float8 AS at_ms,
+      `SELECT id, date_part('epoch', created_at) * 1000 AS at_ms,
               key_hash, model, provider, status, refusal_reason, guardrail_id, byok, cost_usd,
               characters, data_region, endpoint_policy, ${which} AS governed_as
          FROM generations
