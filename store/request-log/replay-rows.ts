@@ -110,14 +110,21 @@ export async function replayGroups(
     chars: number;
     some_id: string;
   }>(
-    `SELECT key_hash, ${DAY_SQL} AS day, model, provider, status, refusal_reason,
-            guardrail_id = $${params.length} AS here, byok, cost_usd > 0 AS paid, data_region,
-            endpoint_policy, ${governedAs(labels)} AS governed_as,
-            count(*)::int8 AS n, sum(cost_usd)::float8 AS spend, sum(characters)::int8 AS chars,
-            min(id COLLATE "C") AS some_id
-       FROM generations
-      WHERE ${WINDOW_WHERE}
-      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`,
+    // Grouped by partition rather than by a day computed per record: each partition is one UTC
+    // day (partitions.ts names it generations_pYYYYMMDD), and the planner, which cannot
+    // estimate how many days an expression yields, would sort a million records on disk
+    // instead of hashing them into a few thousand groups.
+    `SELECT key_hash, to_date(right(part::regclass::text, 8), 'YYYYMMDD') - date '1970-01-01' AS day,
+            model, provider, status, refusal_reason, here, byok, paid, data_region,
+            endpoint_policy, governed_as, n, spend, chars, some_id
+       FROM (SELECT key_hash, tableoid AS part, model, provider, status, refusal_reason,
+                    guardrail_id = $${params.length} AS here, byok, cost_usd > 0 AS paid,
+                    data_region, endpoint_policy, ${governedAs(labels)} AS governed_as,
+                    count(*)::int8 AS n, sum(cost_usd)::float8 AS spend,
+                    sum(characters)::int8 AS chars, min(id COLLATE "C") AS some_id
+               FROM generations
+              WHERE ${WINDOW_WHERE}
+              GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12) AS g`,
     params,
   );
   return rows.map((r) => ({
