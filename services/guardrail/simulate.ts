@@ -204,7 +204,7 @@ export async function simulate(
   // A window whose candidates add up to less than the limit admits every one of them, in any
   // order; one that reaches it is replayed request by request.
   const limit = replay.budgetLimitMicros ?? Number.POSITIVE_INFINITY;
-  const ordered = { keyHashes: [] as string[], days: [] as number[] };
+  const ordered = new Map<number, string[]>();
   const seen = new Set<string>();
   for (const w of waiting) {
     const window = replay.windowOfDay(w.g.day);
@@ -225,10 +225,11 @@ export async function simulate(
     const pair = `${w.g.keyHash}|${w.g.day}`;
     if (seen.has(pair)) continue;
     seen.add(pair);
-    ordered.keyHashes.push(w.g.keyHash);
-    ordered.days.push(w.g.day);
+    const keys = ordered.get(w.g.day);
+    if (keys) keys.push(w.g.keyHash);
+    else ordered.set(w.g.day, [w.g.keyHash]);
   }
-  if (ordered.keyHashes.length > 0) {
+  if (ordered.size > 0) {
     const pages = replayRows(deps.database, current.workspaceId, labels, fromMs, toMs, ordered);
     for await (const page of pages) {
       for (const row of page) {

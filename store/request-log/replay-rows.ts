@@ -40,11 +40,7 @@ interface Row {
   governed_as: number;
 }
 
-/**
- * A record's UTC day number (days since 1970-01-01). date_part is float8 where extract is
- * numeric: per record, over a million, the difference is seconds.
- */
-const DAY_SQL = "floor(date_part('epoch', created_at) / 86400)::int4";
+const DAY_MS = 86_400_000;
 
 /** Which of `labels` (parameters $5...) a record's governed_by holds, as its index. */
 function governedAs(labels: readonly string[]): string {
@@ -148,11 +144,12 @@ export async function replayGroups(
 }
 
 /**
- * The records a guardrail governed in [fromMs, toMs), oldest first, a page at a time (keyset
- * paging on created_at and id: the same SQL on PostgreSQL and PGlite, and memory bounded by the
- * page whatever the window holds). `labels` are the guardrail's governed_by entries, one per
- * source it can govern by. Times travel as float8 milliseconds (records are written to the
- * millisecond), cheaper to read back than a timestamp and exact as a cursor.
+ * The records a guardrail governed in [fromMs, toMs), oldest first, of the keys named for each
+ * UTC day (day number -> key hashes). Read a day at a time (each day is one partition, so a
+ * query reads one partition) and, within a day, a page at a time (keyset paging on created_at
+ * and id): the same SQL on PostgreSQL and PGlite, and memory bounded by the page. Times travel
+ * as float8 milliseconds (records are written to the millisecond), cheaper to read back than a
+ * timestamp and exact as a cursor.
  */
 export async function* replayRows(
   db: SqlDatabase,
@@ -160,16 +157,32 @@ export async function* replayRows(
   labels: readonly string[],
   fromMs: number,
   toMs: number,
-  /** Only the records of these keys on these UTC days (day numbers), pairwise. */
-  only: { keyHashes: string[]; days: number[] },
+  keysByDay: ReadonlyMap<number, readonly string[]>,
   pageSize = 50_000,
 ): AsyncGenerator<ReplayRow[]> {
-  const which = governedAs(labels);
+  const days = [...keysByDay.keys()].sort((a, b) => a - b);
+  for (const day of days) {
+    const from = Math.max(fromMs, day * DAY_MS);
+    const to = Math.min(toMs, (day + 1) * DAY_MS);
+    if (from >= to) continue;
+    yield* dayRows(db, workspaceId, labels, from, to, keysByDay.get(day) ?? [], pageSize);
+  }
+}
+
+async function* dayRows(
+  db: SqlDatabase,
+  workspaceId: string,
+  labels: readonly string[],
+  fromMs: number,
+  toMs: number,
+  keyHashes: readonly string[],
+  pageSize: number,
+): AsyncGenerator<ReplayRow[]> {
   let after: { atMs: number; id: string } | undefined;
   for (;;) {
-    const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels];
-    params.push(only.keyHashes, only.days);
-    const pairs = `AND (key_hash, ${DAY_SQL}) IN (SELECT * FROM unnest($${params.length - 1}::text[], $${params.length}::int4[]))`;
+    const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, keyHashes];
+    // A semi-join hashes the keys; "= ANY" would compare each record with each key.
+    const keys = `AND key_hash IN (SELECT unnest($${params.length}::text[]))`;
     let cursor = "";
     if (after) {
       params.push(after.atMs, after.id);
@@ -179,9 +192,9 @@ export async function* replayRows(
     const rows = await db.query<Row>(
       `SELECT id, date_part('epoch', created_at) * 1000 AS at_ms,
               key_hash, model, provider, status, refusal_reason, guardrail_id, byok, cost_usd,
-              characters, data_region, endpoint_policy, ${which} AS governed_as
+              characters, data_region, endpoint_policy, ${governedAs(labels)} AS governed_as
          FROM generations
-        WHERE ${WINDOW_WHERE} ${pairs} ${cursor}
+        WHERE ${WINDOW_WHERE} ${keys} ${cursor}
         ORDER BY created_at, id
         LIMIT ${pageSize}`,
       params,
