@@ -26,6 +26,7 @@ export function guardrailServerOptions(config: RailgateConfig): GuardrailServerO
     rateLimitPerMinute: config.rateLimitPerMinute,
     budgetGaugesTtlMs: config.budgetGaugesTtlMs,
     auditRetentionDays: config.auditRetentionDays,
+    logRetentionDays: config.logRetentionDays,
     auditQueueMax: config.requestLogQueueMax,
     configRefill: config.configRefill === "on",
     // Deliveries run on real time (signatures are checked against the receiver's clock).

@@ -7,8 +7,9 @@
  * Options (environment): BENCH_SECONDS (measured seconds per run, default 8),
  * BENCH_WARMUP_SECONDS (2), BENCH_ENGINE_SAMPLES (5), BENCH_ONLY
  * (comma-separated; runs the scenarios whose id contains one of them:
- * management, speech-proxy, engine, enforcement, audio-cache, peers, engine-memory, request-log),
- * BENCH_LOG_ROWS (records of the request-log scenario, default 1,000,000),
+ * management, speech-proxy, engine, enforcement, audio-cache, peers, engine-memory, request-log,
+ * what-if), BENCH_LOG_ROWS (records of the request-log scenario, default 1,000,000),
+ * BENCH_WHATIF_ROWS (records of the what-if replay, default 1,000,000, on PostgreSQL),
  * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
  */
@@ -29,6 +30,7 @@ import { managementScenario } from "./scenarios/management.js";
 import { peersScenario } from "./scenarios/peers.js";
 import { requestLogScenario } from "./scenarios/request-log.js";
 import { speechProxyScenario } from "./scenarios/speech-proxy.js";
+import { whatIfScenario } from "./scenarios/what-if.js";
 import { type SystemProcess, startSystem, writeBenchCatalog } from "./system-process.js";
 import { renderTable } from "./table.js";
 
@@ -106,6 +108,10 @@ async function main(config: BenchConfig): Promise<number> {
     if (selected(config, "request-log")) {
       progress("scenario request-log");
       await requestLogScenario(base);
+    }
+    if (selected(config, "what-if")) {
+      progress("scenario what-if");
+      await whatIfScenario(base);
     }
   } catch (err) {
     failure = err;

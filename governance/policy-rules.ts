@@ -85,6 +85,16 @@ export function modelRefusal(
   return undefined;
 }
 
+/** What each of policyRules' rules is about, in their order: a replay names the rule that refused. */
+export const POLICY_RULE_KINDS = [
+  "provider",
+  "provider",
+  "zdr",
+  "data_policy",
+  "data_policy",
+] as const;
+export type PolicyRuleKind = (typeof POLICY_RULE_KINDS)[number];
+
 /**
  * The guardrail side of endpoint routing: provider lists, zero data retention
  * per vendor, safety retention, and training/publication permissions.

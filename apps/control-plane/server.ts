@@ -78,6 +78,8 @@ export interface GuardrailServerOptions {
   database?: SqlDatabase;
   /** RAILGATE_CONFIG_REFILL: refill a store that lost its configuration from the database (default on). */
   configRefill?: boolean;
+  /** RAILGATE_REQUEST_LOG_RETENTION_DAYS: how far back a what-if replay may reach. */
+  logRetentionDays?: number;
   /** RAILGATE_AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   auditRetentionDays?: number;
   /** RAILGATE_REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
@@ -172,12 +174,24 @@ export async function startGuardrailServer(
     allowSafetyRetentionOther: CONFIG_DEFAULTS.allowSafetyRetentionOther,
   };
   const catalog = loadGuardrailCatalog(options.catalog ?? {});
-  const guardrails = new GuardrailServiceImpl(store, new ModelIds(catalog), audit, {
-    versions: options.database && new GuardrailVersions(options.database),
-    // A check decides its example as enforcement would: the engine's voices are the speech
-    // service's to know, so an engine model's voice is not checked here.
-    checks: { catalog: new ModelCatalog(catalog, []), account },
-  });
+  // The catalog a check or a what-if replay decides and prices by (no voices needed: the
+  // engine's voices are the speech service's to know, so an engine model's voice is not checked).
+  const deciding = new ModelCatalog(catalog, []);
+  const guardrails = new GuardrailServiceImpl(
+    store,
+    new ModelIds(catalog),
+    audit,
+    {
+      versions: options.database && new GuardrailVersions(options.database),
+      checks: { catalog: deciding, account },
+    },
+    options.database && {
+      database: options.database,
+      catalog: deciding,
+      account,
+      retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+    },
+  );
   const principals = new GovernanceCache(store, account);
   const ping = { store: () => store.ping() };
   const webhooks =

@@ -12,6 +12,12 @@ import {
   guardrailPatchFromJson,
   guardrailToJson,
 } from "../json/guardrail-json.js";
+import {
+  SIMULATE_BODY_SCHEMA,
+  SIMULATION_JSON_SCHEMA,
+  simulateRequestFromJson,
+  simulationToJson,
+} from "../json/simulation-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
 
@@ -110,6 +116,30 @@ export const guardrailRoutes: Route[] = [
           ctx.call,
         );
         sendJson(ctx.res, 200, { deleted: res.deleted });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/guardrails/:id/simulate",
+    access: accessOf(GuardrailService.method.simulateGuardrail),
+    docs: {
+      POST: {
+        summary:
+          "What a change would have done: replay the requests the guardrail governed under it (nothing is written)",
+        body: SIMULATE_BODY_SCHEMA,
+        status: 200,
+        response: dataOf(SIMULATION_JSON_SCHEMA),
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const { change, paths, from, to } = simulateRequestFromJson(body);
+        const res = await ctx.clients.guardrails.simulateGuardrail(
+          { id: ctx.params.id ?? "", change, updateMask: { paths }, from, to },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: simulationToJson(res) });
       },
     },
   },

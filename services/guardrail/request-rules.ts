@@ -62,8 +62,8 @@ const CREATE_ONLY: ReadonlySet<string> = new Set(
   GUARDRAIL_FIELDS.fields.filter((f) => f.role === "create-only").map((f) => f.name),
 );
 
-function requireInput(input: GuardrailInput | undefined): GuardrailInput {
-  if (!input) fail("guardrail is required");
+function requireInput(input: GuardrailInput | undefined, name = "guardrail"): GuardrailInput {
+  if (!input) fail(`${name} is required`);
   return input;
 }
 
@@ -112,6 +112,11 @@ export const GUARDRAIL_REQUEST_RULES: RequestRules<typeof GuardrailService> = {
     walkUpdateMask(UPDATE_MASK, requireInput(req.guardrail), req.updateMask?.paths ?? []);
   },
   deleteGuardrail: (req) => uuid("id", req.id),
+  simulateGuardrail(req) {
+    uuid("id", req.id);
+    // The change is checked as an update's body is, under the name the request gives it.
+    walkUpdateMask(UPDATE_MASK, requireInput(req.change, "change"), req.updateMask?.paths ?? []);
+  },
   assignKeys(req) {
     uuid("guardrail_id", req.guardrailId);
     subjects("key_hashes", req.keyHashes);

@@ -1,6 +1,7 @@
 import { clone, create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
 import { callerOf } from "../../domain/auth/caller-auth.js";
 import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
@@ -27,6 +28,7 @@ import {
   failedPrecondition,
   invalidArgument,
   notFound,
+  withReason,
 } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
@@ -43,6 +45,7 @@ import {
   type GuardrailVersionRow,
   type GuardrailVersions,
 } from "../../store/request-log/guardrail-versions.js";
+import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -52,6 +55,7 @@ import {
 import { guardrailAuditFields } from "./audit-fields.js";
 import { type CheckContext, checksFailedError, failingChecks, runChecks } from "./checks.js";
 import type { ModelIds } from "./model-ids.js";
+import { replayWindow, type SimulationDeps, simulate } from "./simulate.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
 import { inputOfVersion, runSummary, versionMessage } from "./versions.js";
@@ -95,6 +99,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     /** Where management writes are recorded; absent when the process has no database. */
     private readonly audit: AuditLog | undefined,
     private readonly options: GuardrailServiceOptions,
+    /** What-if replays read the request log; absent when the process has no database. */
+    private readonly simulation?: SimulationDeps,
   ) {
     this.policyDocs = store.openPolicyDocs();
   }
@@ -351,6 +357,57 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(req.id)} not found`);
     if (note) await this.recorded(note);
     return { deleted: true };
+  }
+
+  /**
+   * Replays the requests the guardrail governed under the version an update would make (the
+   * same mask and the same rules as UpdateGuardrail), writing nothing.
+   */
+  async simulateGuardrail(req: {
+    id: string;
+    change?: GuardrailInput;
+    updateMask?: { paths: string[] };
+    from?: Timestamp;
+    to?: Timestamp;
+  }) {
+    const current = await this.load(req.id);
+    if (!this.simulation) {
+      throw withReason(
+        Code.Unavailable,
+        ErrorReason.STORE_UNAVAILABLE,
+        "What-if replays are not available: this process runs without the request-log database",
+      );
+    }
+    const paths = req.updateMask?.paths ?? [];
+    const proposed = applyUpdateMask(
+      current as Guardrail,
+      req.change ?? create(GuardrailInputSchema),
+      paths,
+      nowTimestamp(),
+    );
+    validateGuardrail(proposed);
+    this.modelIds.canonicalize(proposed);
+    const window = replayWindow(
+      Date.now(),
+      this.simulation.retentionDays,
+      req.from && timestampMs(req.from),
+      req.to && timestampMs(req.to),
+    );
+    if ("error" in window) throw invalidArgument(window.error);
+    const deps = this.simulation;
+    const memberOf = async (hash: string) =>
+      (await this.store.getKey(current.workspaceId, hash))?.memberUserId ?? "";
+    return simulate(deps, memberOf, current, proposed, window.fromMs, window.toMs).catch(
+      (err: unknown) => {
+        // The database away is a 503 worth retrying; anything else stays an internal error.
+        if (!isDatabaseUnavailable(err)) throw err;
+        throw withReason(
+          Code.Unavailable,
+          ErrorReason.STORE_UNAVAILABLE,
+          "The request log's database is not answering; retry shortly",
+        );
+      },
+    );
   }
 
   /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */

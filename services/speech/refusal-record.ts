@@ -20,6 +20,7 @@ import {
   policyThatDecided,
 } from "../../governance/decided-by.js";
 import type { Principal } from "../../governance/governance-cache.js";
+import { governedBy } from "../../governance/policy/governed-by.js";
 import { errorInfoOf } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
 import type { SpeechPlan } from "./request.js";
@@ -99,6 +100,7 @@ export function refusalRecord(
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(region),
+    governedBy: governedBy(principal.policy),
     refusalReason: reasonName(err),
     refusalMessage: clientMessage(err, status),
     budgetRefusal: budgetRefusalOf(err),

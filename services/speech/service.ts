@@ -41,6 +41,7 @@ import {
 import { budgetRefusalOf, markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
+import { governedBy } from "../../governance/policy/governed-by.js";
 import {
   modelRefusal,
   modelRefuser,
@@ -164,6 +165,7 @@ function startRecord(
     byok: endpoint.byok,
     costUsd: (plan.characters * endpoint.pricePerMillionChars) / 1_000_000,
     routing,
+    servedDataPolicy: endpoint.dataPolicy,
     // The draft's time too: the request log stores a record once by (id, created_at).
     createdAt: timestampFromMs(createdAtMs),
   });
@@ -206,6 +208,7 @@ function draftOf(
     // Every endpoint is reached from the deployment the request entered: the
     // region it was served in is its ingress region (what allowed_data_regions governs).
     dataRegion: regionValue(region),
+    governedBy: governedBy(principal.policy),
   };
 }
 

@@ -163,6 +163,9 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(admin, "GET", `${versions}/{n}`, `${gPath}/versions/1`);
     await call(admin, "POST", `${versions}/{n}/restore`, `${gPath}/versions/1/restore`, {});
     await call(admin, "POST", "/api/v1/guardrails/{id}/checks/run", `${gPath}/checks/run`);
+    await call(admin, "POST", "/api/v1/guardrails/{id}/simulate", `${gPath}/simulate`, {
+      change: { limit_usd: 1, reset_interval: "daily" },
+    });
 
     // Keys: the secret once, then by hash; the standard key asks about itself.
     const created = (
@@ -500,6 +503,7 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/workspaces/{id}/credits": { amount_usd: 1 },
         "POST /api/v1/webhooks": { url: "http://127.0.0.1:9/probe" },
         "POST /api/v1/audio/speech": { model: MODELS.espeak, voice: "alloy", input: "Rule." },
+        "POST /api/v1/guardrails/{id}/simulate": { change: { name: "probe" } },
         "POST /api/v1/guardrails/{id}/assignments/keys": { key_hashes: [params.hash] },
         "POST /api/v1/guardrails/{id}/assignments/keys/remove": { key_hashes: [params.hash] },
         "POST /api/v1/guardrails/{id}/assignments/members": { member_user_ids: ["u"] },

@@ -16,6 +16,7 @@ import {
 } from "../../../gen/railgate/speech/v1/speech_service_pb.js";
 import { decidingOutcome } from "../../../governance/content-filtering.js";
 import type { Principal } from "../../../governance/governance-cache.js";
+import { governedBy } from "../../../governance/policy/governed-by.js";
 import { withReason } from "../../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../../platform/time.js";
 import { recordedMs } from "../../../store/request-log/generations.js";
@@ -111,6 +112,7 @@ export async function* cachedResponse(
     voice: plan.voice,
     speed: plan.speed,
     dataRegion: regionValue(req.region),
+    governedBy: governedBy(principal.policy),
     cached: true,
     status: GenerationStatus.FAILED,
     createdAt: nowTimestamp(),
@@ -127,6 +129,7 @@ export async function* cachedResponse(
     pricePerMillion =
       audio.kind === "stored" ? audio.pricePerMillion : (producer?.pricePerMillionChars ?? 0);
     generation.provider = start.provider;
+    generation.servedDataPolicy = producer?.dataPolicy;
     generation.format = start.format;
     yield create(SynthesizeResponseSchema, {
       event: {

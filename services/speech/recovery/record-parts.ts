@@ -1,6 +1,7 @@
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import {
+  DataPolicySchema,
   FilterOutcomeSchema,
   type Generation,
   GenerationSchema,
@@ -41,6 +42,8 @@ export interface RecordDraft {
   voice: string;
   speed: number;
   dataRegion: number;
+  /** "<source>:<guardrail id>" of each governing guardrail (Generation.governed_by). */
+  governedBy: string[];
 }
 
 /** What a record says about how its request ended; absent fields read as nothing served. */
@@ -61,6 +64,12 @@ export interface RecordEnding {
   }[];
   cached?: boolean;
   cacheDiscount?: number;
+  servedDataPolicy?: {
+    zeroDataRetention: boolean;
+    safetyRetention: boolean;
+    trainsOnData: boolean;
+    publishesPrompts: boolean;
+  };
 }
 
 const utf8 = new TextEncoder();
@@ -89,6 +98,16 @@ export function endingOf(g: Generation, status = g.status): RecordEnding {
     })),
     cached: g.cached,
     cacheDiscount: g.cacheDiscount,
+    ...(g.servedDataPolicy
+      ? {
+          servedDataPolicy: {
+            zeroDataRetention: g.servedDataPolicy.zeroDataRetention,
+            safetyRetention: g.servedDataPolicy.safetyRetention,
+            trainsOnData: g.servedDataPolicy.trainsOnData,
+            publishesPrompts: g.servedDataPolicy.publishesPrompts,
+          },
+        }
+      : {}),
   };
 }
 
@@ -124,6 +143,8 @@ export function recordOf(d: RecordDraft, e: RecordEnding): Generation {
     voice: d.voice,
     speed: d.speed,
     dataRegion: d.dataRegion,
+    // A draft from a process that predates the field has none.
+    governedBy: d.governedBy ?? [],
     status: e.status ?? GenerationStatus.INTERRUPTED,
     provider: e.provider ?? "",
     byok: e.byok ?? false,
@@ -134,6 +155,7 @@ export function recordOf(d: RecordDraft, e: RecordEnding): Generation {
     routing: (e.routing ?? []).map((r) => create(RoutingStepSchema, r)),
     cached: e.cached ?? false,
     cacheDiscount: e.cacheDiscount ?? 0,
+    servedDataPolicy: e.servedDataPolicy && create(DataPolicySchema, e.servedDataPolicy),
   });
 }
 

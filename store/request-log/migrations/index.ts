@@ -4,6 +4,7 @@ import { migration as webhooks } from "./0003-webhooks.js";
 import { migration as configuration } from "./0004-configuration.js";
 import { migration as decidingPolicy } from "./0005-deciding-policy.js";
 import { migration as refusals } from "./0006-refusals.js";
+import { migration as replayColumns } from "./0007-replay-columns.js";
 import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import type { Migration } from "./migration.js";
 
@@ -16,6 +17,7 @@ import type { Migration } from "./migration.js";
  *   0004 configuration (the durable copy of what Redis serves: store/config-outbox)
  *   0005 deciding policy (the request log's policy_id column)
  *   0006 refusals (refused requests by reason)
+ *   0007 replay columns (what a guardrail what-if replay reads of each record)
  *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  * A new migration takes the next free number and is appended here.
  */
@@ -26,5 +28,6 @@ export const MIGRATIONS: readonly Migration[] = [
   configuration,
   decidingPolicy,
   refusals,
+  replayColumns,
   guardrailVersions,
 ];

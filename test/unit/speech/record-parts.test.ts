@@ -33,6 +33,7 @@ const draft: RecordDraft = {
   voice: "alloy",
   speed: 1.25,
   dataRegion: 2,
+  governedBy: ["key:g1", "workspace_default:g2"],
 };
 
 describe("unit: a record in the outbox, as a draft and an ending", () => {

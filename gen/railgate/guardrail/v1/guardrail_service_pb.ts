@@ -2,8 +2,8 @@
 // @generated from file railgate/guardrail/v1/guardrail_service.proto (package railgate.guardrail.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Guardrail, GuardrailCheckRun, GuardrailInput, KeyAssignment, MemberAssignment } from "./guardrail_pb.js";
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file railgate/guardrail/v1/guardrail_service.proto.
  */
 export const file_railgate_guardrail_v1_guardrail_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1yYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3NlcnZpY2UucHJvdG8SFXJhaWxnYXRlLmd1YXJkcmFpbC52MSJSChZDcmVhdGVHdWFyZHJhaWxSZXF1ZXN0EjgKCWd1YXJkcmFpbBgBIAEoCzIlLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxJbnB1dCJOChdDcmVhdGVHdWFyZHJhaWxSZXNwb25zZRIzCglndWFyZHJhaWwYASABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIiEKE0dldEd1YXJkcmFpbFJlcXVlc3QSCgoCaWQYASABKAkiSwoUR2V0R3VhcmRyYWlsUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCJiChVMaXN0R3VhcmRyYWlsc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV93b3Jrc3BhY2VfaWQiYwoWTGlzdEd1YXJkcmFpbHNSZXNwb25zZRI0CgpndWFyZHJhaWxzGAEgAygLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbBITCgt0b3RhbF9jb3VudBgCIAEoBSKeAQoWVXBkYXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCRI4CglndWFyZHJhaWwYAiABKAsyJS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsSW5wdXQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg0KBWZvcmNlGAQgASgIIk4KF1VwZGF0ZUd1YXJkcmFpbFJlc3BvbnNlEjMKCWd1YXJkcmFpbBgBIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiJAoWRGVsZXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVHdWFyZHJhaWxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIlAKEUFzc2lnbktleXNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRISCgprZXlfaGFzaGVzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIsChJBc3NpZ25LZXlzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiPwoTVW5hc3NpZ25LZXlzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSEgoKa2V5X2hhc2hlcxgCIAMoCSIwChRVbmFzc2lnbktleXNSZXNwb25zZRIYChB1bmFzc2lnbmVkX2NvdW50GAEgASgFImYKGUxpc3RLZXlBc3NpZ25tZW50c1JlcXVlc3QSGQoMZ3VhcmRyYWlsX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV9ndWFyZHJhaWxfaWQibAoaTGlzdEtleUFzc2lnbm1lbnRzUmVzcG9uc2USOQoLYXNzaWdubWVudHMYASADKAsyJC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuS2V5QXNzaWdubWVudBITCgt0b3RhbF9jb3VudBgCIAEoBSJYChRBc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJSgQIAxAEUgthc3NpZ25lZF9ieSIvChVBc3NpZ25NZW1iZXJzUmVzcG9uc2USFgoOYXNzaWduZWRfY291bnQYASABKAUiRwoWVW5hc3NpZ25NZW1iZXJzUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJIjMKF1VuYXNzaWduTWVtYmVyc1Jlc3BvbnNlEhgKEHVuYXNzaWduZWRfY291bnQYASABKAUiaQocTGlzdE1lbWJlckFzc2lnbm1lbnRzUmVxdWVzdBIZCgxndWFyZHJhaWxfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAVCDwoNX2d1YXJkcmFpbF9pZCJyCh1MaXN0TWVtYmVyQXNzaWdubWVudHNSZXNwb25zZRI8Cgthc3NpZ25tZW50cxgBIAMoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5NZW1iZXJBc3NpZ25tZW50EhMKC3RvdGFsX2NvdW50GAIgASgFIjIKGkdldFdvcmtzcGFjZURlZmF1bHRSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSJoChtHZXRXb3Jrc3BhY2VEZWZhdWx0UmVzcG9uc2USFAoMZ3VhcmRyYWlsX2lkGAEgASgJEjMKCWd1YXJkcmFpbBgCIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiMQodUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAkiWQoSR292ZXJuaW5nR3VhcmRyYWlsEg4KBnNvdXJjZRgBIAEoCRIzCglndWFyZHJhaWwYAiABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIocBCh5SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVzcG9uc2USEAoIa2V5X2hhc2gYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEj0KCmd1YXJkcmFpbHMYAyADKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR292ZXJuaW5nR3VhcmRyYWlsIj0KDFZlcnNpb25BY3RvchIQCghrZXlfaGFzaBgBIAEoCRINCgVsYWJlbBgCIAEoCRIMCgRuYW1lGAMgASgJIvoCChBHdWFyZHJhaWxWZXJzaW9uEhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBWFjdG9yGAQgASgLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlZlcnNpb25BY3RvchIOCgZhY3Rpb24YBSABKAkSKAoHY2hhbmdlcxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGZm9yY2VkGAcgASgIEhoKDXJlc3RvcmVkX2Zyb20YCCABKAVIAIgBARIzCglndWFyZHJhaWwYCSABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsEi4KCmRlbGV0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhAKDl9yZXN0b3JlZF9mcm9tIlMKHExpc3RHdWFyZHJhaWxWZXJzaW9uc1JlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBSJvCh1MaXN0R3VhcmRyYWlsVmVyc2lvbnNSZXNwb25zZRI5Cgh2ZXJzaW9ucxgBIAMoCzInLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxWZXJzaW9uEhMKC3RvdGFsX2NvdW50GAIgASgFIkMKGkdldEd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIlcKG0dldEd1YXJkcmFpbFZlcnNpb25SZXNwb25zZRI4Cgd2ZXJzaW9uGAEgASgLMicucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFZlcnNpb24iVgoeUmVzdG9yZUd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEg0KBWZvcmNlGAMgASgIIlYKH1Jlc3RvcmVHdWFyZHJhaWxWZXJzaW9uUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCIxChlSdW5HdWFyZHJhaWxDaGVja3NSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCSJTChpSdW5HdWFyZHJhaWxDaGVja3NSZXNwb25zZRI1CgNydW4YASABKAsyKC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tSdW4y+Q8KEEd1YXJkcmFpbFNlcnZpY2UScAoPQ3JlYXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUmVzcG9uc2USZwoMR2V0R3VhcmRyYWlsEioucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldEd1YXJkcmFpbFJlcXVlc3QaKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUmVzcG9uc2USbQoOTGlzdEd1YXJkcmFpbHMSLC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbHNSZXF1ZXN0Gi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxzUmVzcG9uc2UScAoPVXBkYXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUmVzcG9uc2UScAoPRGVsZXRlR3VhcmRyYWlsEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFJlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRGVsZXRlR3VhcmRyYWlsUmVzcG9uc2USYQoKQXNzaWduS2V5cxIoLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25LZXlzUmVxdWVzdBopLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25LZXlzUmVzcG9uc2USZwoMVW5hc3NpZ25LZXlzEioucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduS2V5c1JlcXVlc3QaKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25LZXlzUmVzcG9uc2USeQoSTGlzdEtleUFzc2lnbm1lbnRzEjAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RLZXlBc3NpZ25tZW50c1JlcXVlc3QaMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEtleUFzc2lnbm1lbnRzUmVzcG9uc2USagoNQXNzaWduTWVtYmVycxIrLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25NZW1iZXJzUmVxdWVzdBosLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Bc3NpZ25NZW1iZXJzUmVzcG9uc2UScAoPVW5hc3NpZ25NZW1iZXJzEi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVuYXNzaWduTWVtYmVyc1JlcXVlc3QaLi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25NZW1iZXJzUmVzcG9uc2USggEKFUxpc3RNZW1iZXJBc3NpZ25tZW50cxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0TWVtYmVyQXNzaWdubWVudHNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RNZW1iZXJBc3NpZ25tZW50c1Jlc3BvbnNlEnwKE0dldFdvcmtzcGFjZURlZmF1bHQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0V29ya3NwYWNlRGVmYXVsdFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0V29ya3NwYWNlRGVmYXVsdFJlc3BvbnNlEoUBChZSZXNvbHZlRWZmZWN0aXZlUG9saWN5EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc29sdmVFZmZlY3RpdmVQb2xpY3lSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc29sdmVFZmZlY3RpdmVQb2xpY3lSZXNwb25zZRKCAQoVTGlzdEd1YXJkcmFpbFZlcnNpb25zEjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxWZXJzaW9uc1JlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbFZlcnNpb25zUmVzcG9uc2USfAoTR2V0R3VhcmRyYWlsVmVyc2lvbhIxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxWZXJzaW9uUmVxdWVzdBoyLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxWZXJzaW9uUmVzcG9uc2USiAEKF1Jlc3RvcmVHdWFyZHJhaWxWZXJzaW9uEjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc3RvcmVHdWFyZHJhaWxWZXJzaW9uUmVxdWVzdBo2LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXN0b3JlR3VhcmRyYWlsVmVyc2lvblJlc3BvbnNlEnkKElJ1bkd1YXJkcmFpbENoZWNrcxIwLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SdW5HdWFyZHJhaWxDaGVja3NSZXF1ZXN0GjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJ1bkd1YXJkcmFpbENoZWNrc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_guardrail_v1_guardrail]);
+  fileDesc("Ci1yYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3NlcnZpY2UucHJvdG8SFXJhaWxnYXRlLmd1YXJkcmFpbC52MSJSChZDcmVhdGVHdWFyZHJhaWxSZXF1ZXN0EjgKCWd1YXJkcmFpbBgBIAEoCzIlLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxJbnB1dCJOChdDcmVhdGVHdWFyZHJhaWxSZXNwb25zZRIzCglndWFyZHJhaWwYASABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIiEKE0dldEd1YXJkcmFpbFJlcXVlc3QSCgoCaWQYASABKAkiSwoUR2V0R3VhcmRyYWlsUmVzcG9uc2USMwoJZ3VhcmRyYWlsGAEgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCJiChVMaXN0R3VhcmRyYWlsc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFQg8KDV93b3Jrc3BhY2VfaWQiYwoWTGlzdEd1YXJkcmFpbHNSZXNwb25zZRI0CgpndWFyZHJhaWxzGAEgAygLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbBITCgt0b3RhbF9jb3VudBgCIAEoBSKeAQoWVXBkYXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCRI4CglndWFyZHJhaWwYAiABKAsyJS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsSW5wdXQSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg0KBWZvcmNlGAQgASgIIk4KF1VwZGF0ZUd1YXJkcmFpbFJlc3BvbnNlEjMKCWd1YXJkcmFpbBgBIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwiJAoWRGVsZXRlR3VhcmRyYWlsUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVHdWFyZHJhaWxSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIuABChhTaW11bGF0ZUd1YXJkcmFpbFJlcXVlc3QSCgoCaWQYASABKAkSNQoGY2hhbmdlGAIgASgLMiUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbElucHV0Ei8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIoCgRmcm9tGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSUmVwbGF5UmVmdXNhbENvdW50EjQKBnJlYXNvbhgBIAEoDjIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXBsYXlSZWZ1c2FsEg0KBWNvdW50GAIgASgDIloKC1JlcGxheVNwZW5kEg4KBmVudGl0eRgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhQKDHJlY29yZGVkX3VzZBgDIAEoARIUCgxyZXBsYXllZF91c2QYBCABKAEiLwoOVW5yZXBsYXllZFJ1bGUSDQoFZmllbGQYASABKAkSDgoGcmVhc29uGAIgASgJIrsDChlTaW11bGF0ZUd1YXJkcmFpbFJlc3BvbnNlEigKBGZyb20YASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZChFyZXF1ZXN0c19yZXBsYXllZBgDIAEoAxIYChBvdXRjb21lc19jaGFuZ2VkGAQgASgDEkAKDW5ld2x5X3JlZnVzZWQYBSADKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVwbGF5UmVmdXNhbENvdW50EhUKDW5ld2x5X2FsbG93ZWQYBiABKAMSFgoObmV3bHlfcmVkYWN0ZWQYByABKAMSFQoNbmV3bHlfZmxhZ2dlZBgIIAEoAxIxCgVzcGVuZBgJIAMoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXBsYXlTcGVuZBIfChdhZmZlY3RlZF9nZW5lcmF0aW9uX2lkcxgKIAMoCRI7Cgxub3RfcmVwbGF5ZWQYCyADKAsyJS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5yZXBsYXllZFJ1bGUiUAoRQXNzaWduS2V5c1JlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEhIKCmtleV9oYXNoZXMYAiADKAlKBAgDEARSC2Fzc2lnbmVkX2J5IiwKEkFzc2lnbktleXNSZXNwb25zZRIWCg5hc3NpZ25lZF9jb3VudBgBIAEoBSI/ChNVbmFzc2lnbktleXNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRISCgprZXlfaGFzaGVzGAIgAygJIjAKFFVuYXNzaWduS2V5c1Jlc3BvbnNlEhgKEHVuYXNzaWduZWRfY291bnQYASABKAUiZgoZTGlzdEtleUFzc2lnbm1lbnRzUmVxdWVzdBIZCgxndWFyZHJhaWxfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAVCDwoNX2d1YXJkcmFpbF9pZCJsChpMaXN0S2V5QXNzaWdubWVudHNSZXNwb25zZRI5Cgthc3NpZ25tZW50cxgBIAMoCzIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5LZXlBc3NpZ25tZW50EhMKC3RvdGFsX2NvdW50GAIgASgFIlgKFEFzc2lnbk1lbWJlcnNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIXCg9tZW1iZXJfdXNlcl9pZHMYAiADKAlKBAgDEARSC2Fzc2lnbmVkX2J5Ii8KFUFzc2lnbk1lbWJlcnNSZXNwb25zZRIWCg5hc3NpZ25lZF9jb3VudBgBIAEoBSJHChZVbmFzc2lnbk1lbWJlcnNSZXF1ZXN0EhQKDGd1YXJkcmFpbF9pZBgBIAEoCRIXCg9tZW1iZXJfdXNlcl9pZHMYAiADKAkiMwoXVW5hc3NpZ25NZW1iZXJzUmVzcG9uc2USGAoQdW5hc3NpZ25lZF9jb3VudBgBIAEoBSJpChxMaXN0TWVtYmVyQXNzaWdubWVudHNSZXF1ZXN0EhkKDGd1YXJkcmFpbF9pZBgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBUIPCg1fZ3VhcmRyYWlsX2lkInIKHUxpc3RNZW1iZXJBc3NpZ25tZW50c1Jlc3BvbnNlEjwKC2Fzc2lnbm1lbnRzGAEgAygLMicucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLk1lbWJlckFzc2lnbm1lbnQSEwoLdG90YWxfY291bnQYAiABKAUiMgoaR2V0V29ya3NwYWNlRGVmYXVsdFJlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJImgKG0dldFdvcmtzcGFjZURlZmF1bHRSZXNwb25zZRIUCgxndWFyZHJhaWxfaWQYASABKAkSMwoJZ3VhcmRyYWlsGAIgASgLMiAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbCIxCh1SZXNvbHZlRWZmZWN0aXZlUG9saWN5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSJZChJHb3Zlcm5pbmdHdWFyZHJhaWwSDgoGc291cmNlGAEgASgJEjMKCWd1YXJkcmFpbBgCIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwihwEKHlJlc29sdmVFZmZlY3RpdmVQb2xpY3lSZXNwb25zZRIQCghrZXlfaGFzaBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSPQoKZ3VhcmRyYWlscxgDIAMoCzIpLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Hb3Zlcm5pbmdHdWFyZHJhaWwiPQoMVmVyc2lvbkFjdG9yEhAKCGtleV9oYXNoGAEgASgJEg0KBWxhYmVsGAIgASgJEgwKBG5hbWUYAyABKAki+gIKEEd1YXJkcmFpbFZlcnNpb24SFAoMZ3VhcmRyYWlsX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoFYWN0b3IYBCABKAsyIy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVmVyc2lvbkFjdG9yEg4KBmFjdGlvbhgFIAEoCRIoCgdjaGFuZ2VzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIOCgZmb3JjZWQYByABKAgSGgoNcmVzdG9yZWRfZnJvbRgIIAEoBUgAiAEBEjMKCWd1YXJkcmFpbBgJIAEoCzIgLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWwSLgoKZGVsZXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEAoOX3Jlc3RvcmVkX2Zyb20iUwocTGlzdEd1YXJkcmFpbFZlcnNpb25zUmVxdWVzdBIUCgxndWFyZHJhaWxfaWQYASABKAkSDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFIm8KHUxpc3RHdWFyZHJhaWxWZXJzaW9uc1Jlc3BvbnNlEjkKCHZlcnNpb25zGAEgAygLMicucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFZlcnNpb24SEwoLdG90YWxfY291bnQYAiABKAUiQwoaR2V0R3VhcmRyYWlsVmVyc2lvblJlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUiVwobR2V0R3VhcmRyYWlsVmVyc2lvblJlc3BvbnNlEjgKB3ZlcnNpb24YASABKAsyJy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsVmVyc2lvbiJWCh5SZXN0b3JlR3VhcmRyYWlsVmVyc2lvblJlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSDQoFZm9yY2UYAyABKAgiVgofUmVzdG9yZUd1YXJkcmFpbFZlcnNpb25SZXNwb25zZRIzCglndWFyZHJhaWwYASABKAsyIC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsIjEKGVJ1bkd1YXJkcmFpbENoZWNrc1JlcXVlc3QSFAoMZ3VhcmRyYWlsX2lkGAEgASgJIlMKGlJ1bkd1YXJkcmFpbENoZWNrc1Jlc3BvbnNlEjUKA3J1bhgBIAEoCzIoLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxDaGVja1J1birwAQoNUmVwbGF5UmVmdXNhbBIeChpSRVBMQVlfUkVGVVNBTF9VTlNQRUNJRklFRBAAEhkKFVJFUExBWV9SRUZVU0FMX0JVREdFVBABEhgKFFJFUExBWV9SRUZVU0FMX01PREVMEAISGwoXUkVQTEFZX1JFRlVTQUxfUFJPVklERVIQAxIZChVSRVBMQVlfUkVGVVNBTF9SRUdJT04QBBIWChJSRVBMQVlfUkVGVVNBTF9aRFIQBRIaChZSRVBMQVlfUkVGVVNBTF9DT05URU5UEAYSHgoaUkVQTEFZX1JFRlVTQUxfREFUQV9QT0xJQ1kQBzLxEAoQR3VhcmRyYWlsU2VydmljZRJwCg9DcmVhdGVHdWFyZHJhaWwSLS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUmVxdWVzdBouLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxSZXNwb25zZRJnCgxHZXRHdWFyZHJhaWwSKi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUmVxdWVzdBorLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxSZXNwb25zZRJtCg5MaXN0R3VhcmRyYWlscxIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsc1JlcXVlc3QaLS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbHNSZXNwb25zZRJwCg9VcGRhdGVHdWFyZHJhaWwSLS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUmVxdWVzdBouLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VcGRhdGVHdWFyZHJhaWxSZXNwb25zZRJwCg9EZWxldGVHdWFyZHJhaWwSLS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuRGVsZXRlR3VhcmRyYWlsUmVxdWVzdBouLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxSZXNwb25zZRJ2ChFTaW11bGF0ZUd1YXJkcmFpbBIvLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TaW11bGF0ZUd1YXJkcmFpbFJlcXVlc3QaMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU2ltdWxhdGVHdWFyZHJhaWxSZXNwb25zZRJhCgpBc3NpZ25LZXlzEigucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFzc2lnbktleXNSZXF1ZXN0GikucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFzc2lnbktleXNSZXNwb25zZRJnCgxVbmFzc2lnbktleXMSKi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25LZXlzUmVxdWVzdBorLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VbmFzc2lnbktleXNSZXNwb25zZRJ5ChJMaXN0S2V5QXNzaWdubWVudHMSMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEtleUFzc2lnbm1lbnRzUmVxdWVzdBoxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0S2V5QXNzaWdubWVudHNSZXNwb25zZRJqCg1Bc3NpZ25NZW1iZXJzEisucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFzc2lnbk1lbWJlcnNSZXF1ZXN0GiwucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFzc2lnbk1lbWJlcnNSZXNwb25zZRJwCg9VbmFzc2lnbk1lbWJlcnMSLS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVW5hc3NpZ25NZW1iZXJzUmVxdWVzdBouLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5VbmFzc2lnbk1lbWJlcnNSZXNwb25zZRKCAQoVTGlzdE1lbWJlckFzc2lnbm1lbnRzEjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RNZW1iZXJBc3NpZ25tZW50c1JlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdE1lbWJlckFzc2lnbm1lbnRzUmVzcG9uc2USfAoTR2V0V29ya3NwYWNlRGVmYXVsdBIxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRXb3Jrc3BhY2VEZWZhdWx0UmVxdWVzdBoyLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRXb3Jrc3BhY2VEZWZhdWx0UmVzcG9uc2UShQEKFlJlc29sdmVFZmZlY3RpdmVQb2xpY3kSNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeVJlcXVlc3QaNS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzb2x2ZUVmZmVjdGl2ZVBvbGljeVJlc3BvbnNlEoIBChVMaXN0R3VhcmRyYWlsVmVyc2lvbnMSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbFZlcnNpb25zUmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsVmVyc2lvbnNSZXNwb25zZRJ8ChNHZXRHdWFyZHJhaWxWZXJzaW9uEjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldEd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkdldEd1YXJkcmFpbFZlcnNpb25SZXNwb25zZRKIAQoXUmVzdG9yZUd1YXJkcmFpbFZlcnNpb24SNS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzdG9yZUd1YXJkcmFpbFZlcnNpb25SZXF1ZXN0GjYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJlc3RvcmVHdWFyZHJhaWxWZXJzaW9uUmVzcG9uc2USeQoSUnVuR3VhcmRyYWlsQ2hlY2tzEjAucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJ1bkd1YXJkcmFpbENoZWNrc1JlcXVlc3QaMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUnVuR3VhcmRyYWlsQ2hlY2tzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * @generated from message railgate.guardrail.v1.CreateGuardrailRequest
@@ -221,6 +221,204 @@ export const DeleteGuardrailResponseSchema: GenMessage<DeleteGuardrailResponse> 
   messageDesc(file_railgate_guardrail_v1_guardrail_service, 9);
 
 /**
+ * @generated from message railgate.guardrail.v1.SimulateGuardrailRequest
+ */
+export type SimulateGuardrailRequest = Message<"railgate.guardrail.v1.SimulateGuardrailRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The proposed change, exactly as UpdateGuardrail takes it.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailInput change = 2;
+   */
+  change?: GuardrailInput | undefined;
+
+  /**
+   * @generated from field: google.protobuf.FieldMask update_mask = 3;
+   */
+  updateMask?: FieldMask | undefined;
+
+  /**
+   * The window replayed, [from, to): unset from is 7 days before to; unset to is now.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 4;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 5;
+   */
+  to?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.SimulateGuardrailRequest.
+ * Use `create(SimulateGuardrailRequestSchema)` to create a new message.
+ */
+export const SimulateGuardrailRequestSchema: GenMessage<SimulateGuardrailRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 10);
+
+/**
+ * @generated from message railgate.guardrail.v1.ReplayRefusalCount
+ */
+export type ReplayRefusalCount = Message<"railgate.guardrail.v1.ReplayRefusalCount"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.ReplayRefusal reason = 1;
+   */
+  reason: ReplayRefusal;
+
+  /**
+   * @generated from field: int64 count = 2;
+   */
+  count: bigint;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ReplayRefusalCount.
+ * Use `create(ReplayRefusalCountSchema)` to create a new message.
+ */
+export const ReplayRefusalCountSchema: GenMessage<ReplayRefusalCount> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 11);
+
+/**
+ * Spend one entity (a key or a member) would see move in the window.
+ *
+ * @generated from message railgate.guardrail.v1.ReplaySpend
+ */
+export type ReplaySpend = Message<"railgate.guardrail.v1.ReplaySpend"> & {
+  /**
+   * "key" or "member".
+   *
+   * @generated from field: string entity = 1;
+   */
+  entity: string;
+
+  /**
+   * The key's hash or the member's user id.
+   *
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: double recorded_usd = 3;
+   */
+  recordedUsd: number;
+
+  /**
+   * @generated from field: double replayed_usd = 4;
+   */
+  replayedUsd: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ReplaySpend.
+ * Use `create(ReplaySpendSchema)` to create a new message.
+ */
+export const ReplaySpendSchema: GenMessage<ReplaySpend> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 12);
+
+/**
+ * A rule of the proposed version the replay could not decide, and why.
+ *
+ * @generated from message railgate.guardrail.v1.UnreplayedRule
+ */
+export type UnreplayedRule = Message<"railgate.guardrail.v1.UnreplayedRule"> & {
+  /**
+   * The guardrail field, e.g. "content_filters".
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.UnreplayedRule.
+ * Use `create(UnreplayedRuleSchema)` to create a new message.
+ */
+export const UnreplayedRuleSchema: GenMessage<UnreplayedRule> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 13);
+
+/**
+ * @generated from message railgate.guardrail.v1.SimulateGuardrailResponse
+ */
+export type SimulateGuardrailResponse = Message<"railgate.guardrail.v1.SimulateGuardrailResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 1;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 2;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int64 requests_replayed = 3;
+   */
+  requestsReplayed: bigint;
+
+  /**
+   * @generated from field: int64 outcomes_changed = 4;
+   */
+  outcomesChanged: bigint;
+
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.ReplayRefusalCount newly_refused = 5;
+   */
+  newlyRefused: ReplayRefusalCount[];
+
+  /**
+   * @generated from field: int64 newly_allowed = 6;
+   */
+  newlyAllowed: bigint;
+
+  /**
+   * @generated from field: int64 newly_redacted = 7;
+   */
+  newlyRedacted: bigint;
+
+  /**
+   * @generated from field: int64 newly_flagged = 8;
+   */
+  newlyFlagged: bigint;
+
+  /**
+   * The entities whose spend would move, largest move first (at most 100).
+   *
+   * @generated from field: repeated railgate.guardrail.v1.ReplaySpend spend = 9;
+   */
+  spend: ReplaySpend[];
+
+  /**
+   * Up to 20 of the requests whose outcome would change (a sample).
+   *
+   * @generated from field: repeated string affected_generation_ids = 10;
+   */
+  affectedGenerationIds: string[];
+
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.UnreplayedRule not_replayed = 11;
+   */
+  notReplayed: UnreplayedRule[];
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.SimulateGuardrailResponse.
+ * Use `create(SimulateGuardrailResponseSchema)` to create a new message.
+ */
+export const SimulateGuardrailResponseSchema: GenMessage<SimulateGuardrailResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 14);
+
+/**
  * @generated from message railgate.guardrail.v1.AssignKeysRequest
  */
 export type AssignKeysRequest = Message<"railgate.guardrail.v1.AssignKeysRequest"> & {
@@ -240,7 +438,7 @@ export type AssignKeysRequest = Message<"railgate.guardrail.v1.AssignKeysRequest
  * Use `create(AssignKeysRequestSchema)` to create a new message.
  */
 export const AssignKeysRequestSchema: GenMessage<AssignKeysRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 10);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 15);
 
 /**
  * @generated from message railgate.guardrail.v1.AssignKeysResponse
@@ -257,7 +455,7 @@ export type AssignKeysResponse = Message<"railgate.guardrail.v1.AssignKeysRespon
  * Use `create(AssignKeysResponseSchema)` to create a new message.
  */
 export const AssignKeysResponseSchema: GenMessage<AssignKeysResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 11);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 16);
 
 /**
  * @generated from message railgate.guardrail.v1.UnassignKeysRequest
@@ -279,7 +477,7 @@ export type UnassignKeysRequest = Message<"railgate.guardrail.v1.UnassignKeysReq
  * Use `create(UnassignKeysRequestSchema)` to create a new message.
  */
 export const UnassignKeysRequestSchema: GenMessage<UnassignKeysRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 12);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 17);
 
 /**
  * @generated from message railgate.guardrail.v1.UnassignKeysResponse
@@ -296,7 +494,7 @@ export type UnassignKeysResponse = Message<"railgate.guardrail.v1.UnassignKeysRe
  * Use `create(UnassignKeysResponseSchema)` to create a new message.
  */
 export const UnassignKeysResponseSchema: GenMessage<UnassignKeysResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 13);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 18);
 
 /**
  * @generated from message railgate.guardrail.v1.ListKeyAssignmentsRequest
@@ -325,7 +523,7 @@ export type ListKeyAssignmentsRequest = Message<"railgate.guardrail.v1.ListKeyAs
  * Use `create(ListKeyAssignmentsRequestSchema)` to create a new message.
  */
 export const ListKeyAssignmentsRequestSchema: GenMessage<ListKeyAssignmentsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 14);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 19);
 
 /**
  * @generated from message railgate.guardrail.v1.ListKeyAssignmentsResponse
@@ -347,7 +545,7 @@ export type ListKeyAssignmentsResponse = Message<"railgate.guardrail.v1.ListKeyA
  * Use `create(ListKeyAssignmentsResponseSchema)` to create a new message.
  */
 export const ListKeyAssignmentsResponseSchema: GenMessage<ListKeyAssignmentsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 15);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 20);
 
 /**
  * @generated from message railgate.guardrail.v1.AssignMembersRequest
@@ -369,7 +567,7 @@ export type AssignMembersRequest = Message<"railgate.guardrail.v1.AssignMembersR
  * Use `create(AssignMembersRequestSchema)` to create a new message.
  */
 export const AssignMembersRequestSchema: GenMessage<AssignMembersRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 16);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 21);
 
 /**
  * @generated from message railgate.guardrail.v1.AssignMembersResponse
@@ -386,7 +584,7 @@ export type AssignMembersResponse = Message<"railgate.guardrail.v1.AssignMembers
  * Use `create(AssignMembersResponseSchema)` to create a new message.
  */
 export const AssignMembersResponseSchema: GenMessage<AssignMembersResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 17);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 22);
 
 /**
  * @generated from message railgate.guardrail.v1.UnassignMembersRequest
@@ -408,7 +606,7 @@ export type UnassignMembersRequest = Message<"railgate.guardrail.v1.UnassignMemb
  * Use `create(UnassignMembersRequestSchema)` to create a new message.
  */
 export const UnassignMembersRequestSchema: GenMessage<UnassignMembersRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 18);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 23);
 
 /**
  * @generated from message railgate.guardrail.v1.UnassignMembersResponse
@@ -425,7 +623,7 @@ export type UnassignMembersResponse = Message<"railgate.guardrail.v1.UnassignMem
  * Use `create(UnassignMembersResponseSchema)` to create a new message.
  */
 export const UnassignMembersResponseSchema: GenMessage<UnassignMembersResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 19);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 24);
 
 /**
  * @generated from message railgate.guardrail.v1.ListMemberAssignmentsRequest
@@ -452,7 +650,7 @@ export type ListMemberAssignmentsRequest = Message<"railgate.guardrail.v1.ListMe
  * Use `create(ListMemberAssignmentsRequestSchema)` to create a new message.
  */
 export const ListMemberAssignmentsRequestSchema: GenMessage<ListMemberAssignmentsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 20);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 25);
 
 /**
  * @generated from message railgate.guardrail.v1.ListMemberAssignmentsResponse
@@ -474,7 +672,7 @@ export type ListMemberAssignmentsResponse = Message<"railgate.guardrail.v1.ListM
  * Use `create(ListMemberAssignmentsResponseSchema)` to create a new message.
  */
 export const ListMemberAssignmentsResponseSchema: GenMessage<ListMemberAssignmentsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 21);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 26);
 
 /**
  * @generated from message railgate.guardrail.v1.GetWorkspaceDefaultRequest
@@ -491,7 +689,7 @@ export type GetWorkspaceDefaultRequest = Message<"railgate.guardrail.v1.GetWorks
  * Use `create(GetWorkspaceDefaultRequestSchema)` to create a new message.
  */
 export const GetWorkspaceDefaultRequestSchema: GenMessage<GetWorkspaceDefaultRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 22);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 27);
 
 /**
  * @generated from message railgate.guardrail.v1.GetWorkspaceDefaultResponse
@@ -515,7 +713,7 @@ export type GetWorkspaceDefaultResponse = Message<"railgate.guardrail.v1.GetWork
  * Use `create(GetWorkspaceDefaultResponseSchema)` to create a new message.
  */
 export const GetWorkspaceDefaultResponseSchema: GenMessage<GetWorkspaceDefaultResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 23);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 28);
 
 /**
  * @generated from message railgate.guardrail.v1.ResolveEffectivePolicyRequest
@@ -532,7 +730,7 @@ export type ResolveEffectivePolicyRequest = Message<"railgate.guardrail.v1.Resol
  * Use `create(ResolveEffectivePolicyRequestSchema)` to create a new message.
  */
 export const ResolveEffectivePolicyRequestSchema: GenMessage<ResolveEffectivePolicyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 24);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 29);
 
 /**
  * Which guardrail applies through which path.
@@ -558,7 +756,7 @@ export type GoverningGuardrail = Message<"railgate.guardrail.v1.GoverningGuardra
  * Use `create(GoverningGuardrailSchema)` to create a new message.
  */
 export const GoverningGuardrailSchema: GenMessage<GoverningGuardrail> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 25);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 30);
 
 /**
  * @generated from message railgate.guardrail.v1.ResolveEffectivePolicyResponse
@@ -585,7 +783,7 @@ export type ResolveEffectivePolicyResponse = Message<"railgate.guardrail.v1.Reso
  * Use `create(ResolveEffectivePolicyResponseSchema)` to create a new message.
  */
 export const ResolveEffectivePolicyResponseSchema: GenMessage<ResolveEffectivePolicyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 26);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 31);
 
 /**
  * Who made a version: the actor of its audit event.
@@ -614,7 +812,7 @@ export type VersionActor = Message<"railgate.guardrail.v1.VersionActor"> & {
  * Use `create(VersionActorSchema)` to create a new message.
  */
 export const VersionActorSchema: GenMessage<VersionActor> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 27);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 32);
 
 /**
  * @generated from message railgate.guardrail.v1.GuardrailVersion
@@ -690,7 +888,7 @@ export type GuardrailVersion = Message<"railgate.guardrail.v1.GuardrailVersion">
  * Use `create(GuardrailVersionSchema)` to create a new message.
  */
 export const GuardrailVersionSchema: GenMessage<GuardrailVersion> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 28);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 33);
 
 /**
  * @generated from message railgate.guardrail.v1.ListGuardrailVersionsRequest
@@ -717,7 +915,7 @@ export type ListGuardrailVersionsRequest = Message<"railgate.guardrail.v1.ListGu
  * Use `create(ListGuardrailVersionsRequestSchema)` to create a new message.
  */
 export const ListGuardrailVersionsRequestSchema: GenMessage<ListGuardrailVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 29);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 34);
 
 /**
  * @generated from message railgate.guardrail.v1.ListGuardrailVersionsResponse
@@ -739,7 +937,7 @@ export type ListGuardrailVersionsResponse = Message<"railgate.guardrail.v1.ListG
  * Use `create(ListGuardrailVersionsResponseSchema)` to create a new message.
  */
 export const ListGuardrailVersionsResponseSchema: GenMessage<ListGuardrailVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 30);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 35);
 
 /**
  * @generated from message railgate.guardrail.v1.GetGuardrailVersionRequest
@@ -761,7 +959,7 @@ export type GetGuardrailVersionRequest = Message<"railgate.guardrail.v1.GetGuard
  * Use `create(GetGuardrailVersionRequestSchema)` to create a new message.
  */
 export const GetGuardrailVersionRequestSchema: GenMessage<GetGuardrailVersionRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 31);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 36);
 
 /**
  * @generated from message railgate.guardrail.v1.GetGuardrailVersionResponse
@@ -778,7 +976,7 @@ export type GetGuardrailVersionResponse = Message<"railgate.guardrail.v1.GetGuar
  * Use `create(GetGuardrailVersionResponseSchema)` to create a new message.
  */
 export const GetGuardrailVersionResponseSchema: GenMessage<GetGuardrailVersionResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 32);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 37);
 
 /**
  * @generated from message railgate.guardrail.v1.RestoreGuardrailVersionRequest
@@ -805,7 +1003,7 @@ export type RestoreGuardrailVersionRequest = Message<"railgate.guardrail.v1.Rest
  * Use `create(RestoreGuardrailVersionRequestSchema)` to create a new message.
  */
 export const RestoreGuardrailVersionRequestSchema: GenMessage<RestoreGuardrailVersionRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 33);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 38);
 
 /**
  * @generated from message railgate.guardrail.v1.RestoreGuardrailVersionResponse
@@ -822,7 +1020,7 @@ export type RestoreGuardrailVersionResponse = Message<"railgate.guardrail.v1.Res
  * Use `create(RestoreGuardrailVersionResponseSchema)` to create a new message.
  */
 export const RestoreGuardrailVersionResponseSchema: GenMessage<RestoreGuardrailVersionResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 34);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 39);
 
 /**
  * @generated from message railgate.guardrail.v1.RunGuardrailChecksRequest
@@ -839,7 +1037,7 @@ export type RunGuardrailChecksRequest = Message<"railgate.guardrail.v1.RunGuardr
  * Use `create(RunGuardrailChecksRequestSchema)` to create a new message.
  */
 export const RunGuardrailChecksRequestSchema: GenMessage<RunGuardrailChecksRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 35);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 40);
 
 /**
  * @generated from message railgate.guardrail.v1.RunGuardrailChecksResponse
@@ -856,7 +1054,62 @@ export type RunGuardrailChecksResponse = Message<"railgate.guardrail.v1.RunGuard
  * Use `create(RunGuardrailChecksResponseSchema)` to create a new message.
  */
 export const RunGuardrailChecksResponseSchema: GenMessage<RunGuardrailChecksResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_guardrail_v1_guardrail_service, 36);
+  messageDesc(file_railgate_guardrail_v1_guardrail_service, 41);
+
+/**
+ * The rule a replayed request would now be refused by.
+ *
+ * @generated from enum railgate.guardrail.v1.ReplayRefusal
+ */
+export enum ReplayRefusal {
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_BUDGET = 1;
+   */
+  BUDGET = 1,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_MODEL = 2;
+   */
+  MODEL = 2,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_PROVIDER = 3;
+   */
+  PROVIDER = 3,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_REGION = 4;
+   */
+  REGION = 4,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_ZDR = 5;
+   */
+  ZDR = 5,
+
+  /**
+   * @generated from enum value: REPLAY_REFUSAL_CONTENT = 6;
+   */
+  CONTENT = 6,
+
+  /**
+   * Training, publication or safety retention of the endpoint that served.
+   *
+   * @generated from enum value: REPLAY_REFUSAL_DATA_POLICY = 7;
+   */
+  DATA_POLICY = 7,
+}
+
+/**
+ * Describes the enum railgate.guardrail.v1.ReplayRefusal.
+ */
+export const ReplayRefusalSchema: GenEnum<ReplayRefusal> = /*@__PURE__*/
+  enumDesc(file_railgate_guardrail_v1_guardrail_service, 0);
 
 /**
  * Guardrails, their assignments to keys and members, workspace default
@@ -909,6 +1162,16 @@ export const GuardrailService: GenService<{
     methodKind: "unary";
     input: typeof DeleteGuardrailRequestSchema;
     output: typeof DeleteGuardrailResponseSchema;
+  },
+  /**
+   * Replays the recorded requests a guardrail governed under a proposed change (a PATCH body).
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailService.SimulateGuardrail
+   */
+  simulateGuardrail: {
+    methodKind: "unary";
+    input: typeof SimulateGuardrailRequestSchema;
+    output: typeof SimulateGuardrailResponseSchema;
   },
   /**
    * @generated from rpc railgate.guardrail.v1.GuardrailService.AssignKeys

@@ -1,0 +1,292 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ModelCatalog } from "../../domain/catalog/model-catalog.js";
+import { GUARDRAIL_SOURCES, regionName } from "../../domain/enums.js";
+import type { Guardrail } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import {
+  ReplayRefusal,
+  type SimulateGuardrailResponse,
+  SimulateGuardrailResponseSchema,
+} from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import type { DataPolicy } from "../../gen/railgate/speech/v1/speech_pb.js";
+import { DataPolicySchema } from "../../gen/railgate/speech/v1/speech_pb.js";
+import {
+  GuardrailReplay,
+  type RecordedRequest,
+  type ReplayedRequest,
+  type ReplayRule,
+} from "../../governance/guardrail-replay.js";
+import type { AccountSettings, GuardrailSource } from "../../governance/policy/types.js";
+import type { SqlDatabase } from "../../store/request-log/database.js";
+import { type ReplayGroup, replayGroups, replayRows } from "../../store/request-log/replay-rows.js";
+
+const DAY_MS = 86_400_000;
+/** The answer's sample of affected generation ids, and its list of entities whose spend moves. */
+const SAMPLE_MAX = 20;
+const SPEND_MAX = 100;
+
+/** What a replay needs beside the guardrail: the request log, the catalog, the account. */
+export interface SimulationDeps {
+  database: SqlDatabase;
+  catalog: ModelCatalog;
+  account: AccountSettings;
+  /** RAILGATE_REQUEST_LOG_RETENTION_DAYS: how far back the request log reaches. */
+  retentionDays: number;
+}
+
+const REFUSAL_VALUE: Readonly<Record<ReplayRule, ReplayRefusal>> = {
+  budget: ReplayRefusal.BUDGET,
+  model: ReplayRefusal.MODEL,
+  provider: ReplayRefusal.PROVIDER,
+  region: ReplayRefusal.REGION,
+  zdr: ReplayRefusal.ZDR,
+  content: ReplayRefusal.CONTENT,
+  data_policy: ReplayRefusal.DATA_POLICY,
+};
+
+/** Statuses of requests an endpoint was given (served, or tried and failed): policy let them through. */
+const PASSED = new Set(["completed", "interrupted", "cancelled", "failed"]);
+
+/** endpoint_policy's 16 values, each made once. */
+const DATA_POLICIES: readonly DataPolicy[] = Array.from({ length: 16 }, (_, bits) =>
+  create(DataPolicySchema, {
+    zeroDataRetention: (bits & 1) !== 0,
+    safetyRetention: (bits & 2) !== 0,
+    trainsOnData: (bits & 4) !== 0,
+    publishesPrompts: (bits & 8) !== 0,
+  }),
+);
+
+function dataPolicyOf(bits: number | null): DataPolicy | undefined {
+  return bits === null ? undefined : DATA_POLICIES[bits & 15];
+}
+
+/** The content-filter rules of a version, which a replay cannot decide without the text. */
+function unreplayedRules(g: Guardrail): { field: string; reason: string }[] {
+  const reason =
+    "content filters need the request's text, which the request log does not keep (replay_data: none)";
+  return [
+    ...((g.contentFilterBuiltins?.values.length ?? 0) > 0
+      ? [{ field: "content_filter_builtins", reason }]
+      : []),
+    ...((g.contentFilters?.values.length ?? 0) > 0 ? [{ field: "content_filters", reason }] : []),
+  ];
+}
+
+/** What a replay adds up: counts, a sample, and spend per key and member. */
+class Tally {
+  replayed = 0;
+  changed = 0;
+  newlyAllowed = 0;
+  readonly refused = new Map<ReplayRule, number>();
+  readonly sample: string[] = [];
+  /** Per entity ("key:<hash>", "member:<id>"): [recorded, replayed] spend in USD. */
+  readonly spend = new Map<string, [number, number]>();
+
+  add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
+    this.replayed += n;
+    // Every request's spend, so an entity's move is stated against its whole recorded spend.
+    if (r.recordedUsd !== 0 || r.replayedUsd !== 0) {
+      this.addSpend(`key:${keyHash}`, r.recordedUsd, r.replayedUsd);
+      if (member) this.addSpend(`member:${member}`, r.recordedUsd, r.replayedUsd);
+    }
+    const { before, after } = r;
+    if (before.allowed === after.allowed) return;
+    this.changed += n;
+    if (this.sample.length < SAMPLE_MAX) this.sample.push(id);
+    if (after.allowed) this.newlyAllowed += n;
+    else if (after.rule !== "other")
+      this.refused.set(after.rule, (this.refused.get(after.rule) ?? 0) + n);
+  }
+
+  private addSpend(entity: string, recorded: number, now: number): void {
+    const s = this.spend.get(entity);
+    if (s) {
+      s[0] += recorded;
+      s[1] += now;
+    } else this.spend.set(entity, [recorded, now]);
+  }
+}
+
+/**
+ * Replays the requests `current` governed in [fromMs, toMs) under `proposed`. The database adds
+ * the records up by key, day and everything a rule reads, and each group is decided once; only
+ * the budget windows whose candidate spend reaches the proposed limit are read record by
+ * record, oldest first, a page at a time, where the order decides who is refused.
+ */
+export async function simulate(
+  deps: SimulationDeps,
+  /** A key's member user id ("" for none), by key hash. */
+  memberOf: (keyHash: string) => Promise<string>,
+  current: Readonly<Guardrail>,
+  proposed: Guardrail,
+  fromMs: number,
+  toMs: number,
+): Promise<SimulateGuardrailResponse> {
+  const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
+  const sources = GUARDRAIL_SOURCES.names;
+  const labels = sources.map((s) => `${s}:${current.id}`);
+  const groups = await replayGroups(
+    deps.database,
+    current.workspaceId,
+    current.id,
+    labels,
+    fromMs,
+    toMs,
+  );
+  const members = new Map<string, string>();
+  for (const g of groups) {
+    if (!members.has(g.keyHash)) members.set(g.keyHash, await memberOf(g.keyHash));
+  }
+  const tally = new Tally();
+  const request = (g: {
+    keyHash: string;
+    atMs: number;
+    id: string;
+    model: string;
+    provider: string;
+    status: string;
+    refusalReason: string;
+    decidedBy: string;
+    byok: boolean;
+    costUsd: number;
+    characters: number;
+    dataRegion: number;
+    endpointPolicy: number | null;
+    governedAs: number;
+  }): RecordedRequest => ({
+    id: g.id,
+    atMs: g.atMs,
+    keyHash: g.keyHash,
+    memberUserId: members.get(g.keyHash) ?? "",
+    source: (sources[g.governedAs] ?? "key") as GuardrailSource,
+    model: g.model,
+    provider: g.provider,
+    outcome: PASSED.has(g.status) ? "served" : "refused",
+    refusalReason: g.refusalReason,
+    decidedBy: g.decidedBy,
+    byok: g.byok,
+    costUsd: g.costUsd,
+    characters: g.characters,
+    region: regionName(g.dataRegion),
+    endpointPolicy: dataPolicyOf(g.endpointPolicy),
+  });
+  const replayable = (status: string) => PASSED.has(status) || status === "refused";
+  // Groups decided whole; those the budget must decide wait for their window's total.
+  const waiting: {
+    g: ReplayGroup;
+    r: RecordedRequest;
+    before: ReplayedRequest["before"];
+    usd: number;
+  }[] = [];
+  const totals = new Map<string, number>();
+  for (const g of groups) {
+    if (!replayable(g.status)) continue;
+    const r = request({
+      ...g,
+      id: g.someId,
+      atMs: g.day * DAY_MS,
+      decidedBy: g.decidedHere ? current.id : "",
+    });
+    const pre = replay.decideBeforeBudget(r);
+    if ("final" in pre) {
+      tally.add(pre.final, g.count, g.someId, g.keyHash, r.memberUserId);
+      continue;
+    }
+    waiting.push({ g, r, before: pre.before, usd: pre.candidateUsd });
+    const window = replay.windowOfDay(g.day);
+    for (const e of replay.entitiesOf(r.source, r.keyHash, r.memberUserId)) {
+      const c = `${e}|${window}`;
+      totals.set(c, (totals.get(c) ?? 0) + replay.chargedMicros(g.byok, pre.candidateUsd));
+    }
+  }
+  // A window whose candidates add up to less than the limit admits every one of them, in any
+  // order; one that reaches it is replayed request by request.
+  const limit = replay.budgetLimitMicros ?? Number.POSITIVE_INFINITY;
+  const ordered = new Map<number, string[]>();
+  const seen = new Set<string>();
+  for (const w of waiting) {
+    const window = replay.windowOfDay(w.g.day);
+    const overflows = replay
+      .entitiesOf(w.r.source, w.r.keyHash, w.r.memberUserId)
+      .some((e) => (totals.get(`${e}|${window}`) ?? 0) >= limit);
+    if (!overflows) {
+      const recordedUsd = w.r.outcome === "served" ? w.r.costUsd : 0;
+      tally.add(
+        { before: w.before, after: { allowed: true }, recordedUsd, replayedUsd: w.usd },
+        w.g.count,
+        w.g.someId,
+        w.g.keyHash,
+        w.r.memberUserId,
+      );
+      continue;
+    }
+    const pair = `${w.g.keyHash}|${w.g.day}`;
+    if (seen.has(pair)) continue;
+    seen.add(pair);
+    const keys = ordered.get(w.g.day);
+    if (keys) keys.push(w.g.keyHash);
+    else ordered.set(w.g.day, [w.g.keyHash]);
+  }
+  if (ordered.size > 0) {
+    const pages = replayRows(deps.database, current.workspaceId, labels, fromMs, toMs, ordered);
+    for await (const page of pages) {
+      for (const row of page) {
+        if (!replayable(row.status)) continue;
+        const r = request(row);
+        // Decided whole with its group already: only the budget's candidates are replayed here.
+        if ("final" in replay.decideBeforeBudget(r)) continue;
+        tally.add(replay.next(r), 1, row.id, row.keyHash, r.memberUserId);
+      }
+    }
+  }
+  const moved = [...tally.spend.entries()]
+    .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
+    .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
+    .sort((a, b) => Math.abs(b.recorded - b.now) - Math.abs(a.recorded - a.now))
+    .slice(0, SPEND_MAX);
+  return create(SimulateGuardrailResponseSchema, {
+    from: timestampFromMs(fromMs),
+    to: timestampFromMs(toMs),
+    requestsReplayed: BigInt(tally.replayed),
+    outcomesChanged: BigInt(tally.changed),
+    newlyRefused: [...tally.refused.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([rule, count]) => ({ reason: REFUSAL_VALUE[rule], count: BigInt(count) })),
+    newlyAllowed: BigInt(tally.newlyAllowed),
+    // Filter actions are decided from the text, which a replay does not have.
+    newlyRedacted: 0n,
+    newlyFlagged: 0n,
+    spend: moved.map((s) => {
+      const cut = s.entity.indexOf(":");
+      return {
+        entity: s.entity.slice(0, cut),
+        subject: s.entity.slice(cut + 1),
+        recordedUsd: s.recorded,
+        replayedUsd: s.now,
+      };
+    }),
+    affectedGenerationIds: tally.sample,
+    notReplayed: unreplayedRules(proposed),
+  });
+}
+
+/** The window asked for, defaulted and checked against the request log's retention. */
+export function replayWindow(
+  nowMs: number,
+  retentionDays: number,
+  fromMs: number | undefined,
+  toMs: number | undefined,
+): { fromMs: number; toMs: number } | { error: string } {
+  const oldest = nowMs - retentionDays * DAY_MS;
+  const to = toMs ?? nowMs;
+  // The default week, shortened to what the log keeps.
+  const from = fromMs ?? Math.max(to - 7 * DAY_MS, oldest);
+  if (from >= to) return { error: "from must be before to" };
+  if (from < oldest) {
+    return {
+      error: `from must be within the request log's retention of ${retentionDays} days (not before ${new Date(oldest).toISOString()})`,
+    };
+  }
+  return { fromMs: from, toMs: to };
+}
