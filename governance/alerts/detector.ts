@@ -215,6 +215,7 @@ export class AlertDetector implements SettlementAlerts {
       const reading: LimitReading = {
         scope: scopeOf(spec.source, entity),
         guardrailId: refusal.guardrailId,
+        policyId: spec.policy ? spec.guardrailId : null,
         ...entityParts(entity),
         spentMicros: toMicros(refusal.spentUsd),
         limitMicros: toMicros(refusal.limitUsd),

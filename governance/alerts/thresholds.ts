@@ -115,6 +115,7 @@ export function exhaustedAlerts(
   const out: DueAlert[] = [];
   const data = {
     guardrail_id: reading.guardrailId,
+    policy_id: reading.policyId ?? null,
     key_hash: reading.keyHash,
     member: reading.member,
     scope: reading.scope,

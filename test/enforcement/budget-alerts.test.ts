@@ -270,11 +270,15 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
       await spend(k1 as Key, 2);
       await spend(k2 as Key, 2);
       expectError(await B.speak(k1 as Key, { model: MODELS.fast, input: TEXT }), 403, /member/);
-      const events = await settledEvents(ws, hook);
+      const delivered = await settledEvents(ws, hook);
+      // The refusal exhausts the budget: one budget.exhausted beside the thresholds, naming the policy too.
+      const exhausted = delivered.filter((e) => e.type === "budget.exhausted");
+      expect(exhausted).to.have.length(1);
+      const events = delivered.filter((e) => e.type !== "budget.exhausted");
       expect(events.map((e) => e.data.threshold_pct).sort((a, b) => a - b)).to.deep.equal([
         50, 100,
       ]);
-      for (const e of events) {
+      for (const e of [...events, ...exhausted]) {
         expect(e.data).to.deep.include({
           guardrail_id: policyId,
           policy_id: policyId,
