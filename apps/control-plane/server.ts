@@ -37,6 +37,7 @@ import { WebhookServiceImpl } from "../../services/webhooks/service.js";
 import { DeliveryWorker } from "../../services/webhooks/worker.js";
 import { AuditLog } from "../../store/request-log/audit-log.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
+import { GenerationRecords } from "../../store/request-log/generations.js";
 import { GuardrailVersions } from "../../store/request-log/guardrail-versions.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
@@ -110,6 +111,11 @@ function loadGuardrailCatalog(source: CatalogSource): Catalog {
   return loadCatalog({ ...source, openAi: source.openAi ?? {} });
 }
 
+/** A key's last use, as the request log has it (the records' database, shared in a split deployment). */
+function lastUsedFrom(records: GenerationRecords) {
+  return (keyHashes: readonly string[]) => records.lastUsed(keyHashes);
+}
+
 /**
  * The guardrail container: GuardrailService, AccountService and (with a database)
  * WebhookService share one process and one gRPC port. It is composed here, above the
@@ -160,6 +166,9 @@ export async function startGuardrailServer(
     rateLimitPerMinute: options.rateLimitPerMinute ?? CONFIG_DEFAULTS.rateLimitPerMinute,
     audit,
     clock: options.clock,
+    ...(options.database && {
+      lastUsed: lastUsedFrom(new GenerationRecords(options.database)),
+    }),
   });
   const defaultWorkspaceId = await accounts.bootstrap();
   if (operatorKey) {

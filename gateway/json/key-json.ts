@@ -86,6 +86,7 @@ function usageToJson(u: KeyUsage) {
     byok_usage_daily: u.byokUsageDailyUsd,
     byok_usage_weekly: u.byokUsageWeeklyUsd,
     byok_usage_monthly: u.byokUsageMonthlyUsd,
+    last_used_at: isoOrNull(u.lastUsedAt),
   };
 }
 
@@ -178,6 +179,7 @@ const LIMIT_AND_USAGE = {
   byok_usage_daily: NUMBER,
   byok_usage_weekly: NUMBER,
   byok_usage_monthly: NUMBER,
+  last_used_at: orNull(DATE_TIME),
 } satisfies { [K in keyof ReturnType<typeof limitAndUsageToJson>]-?: JsonSchema };
 
 /** What keyToJson renders; shapeOf makes a field added there without its schema a compile error. */

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
 import { callerOf } from "../../domain/auth/caller-auth.js";
@@ -18,6 +19,7 @@ import {
   type ApiKey,
   ApiKeySchema,
   KeyKind,
+  type KeyUsage,
   type Workspace,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
@@ -33,6 +35,7 @@ import {
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { fromMicros, toMicros } from "../../governance/policy/money.js";
 import { CONFIG_DEFAULTS } from "../../platform/config/config.js";
+import { componentLogger } from "../../platform/observability/logger.js";
 import { quote } from "../../platform/quote.js";
 import { alreadyExists, invalidArgument, notFound, withReason } from "../../platform/rpc/errors.js";
 import { copyMaskedFields } from "../../platform/rpc/update-mask.js";
@@ -59,6 +62,8 @@ import { invalidationStream } from "./invalidations.js";
 import { searchKeys } from "./key-search.js";
 import { readKeyUsage } from "./key-usage.js";
 
+const log = componentLogger("account");
+
 /**
  * AccountService's handlers. It is served behind its request rules
  * (request-rules.ts, checkedAccountService): a handler runs only on a request
@@ -76,8 +81,35 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       audit?: AuditLog;
       /** Admission's clock: key usage is read on the windows admission charges (tests pin one). */
       clock?: Clock;
+      /** Each key's newest request-log record, by hash; absent when the process has no database. */
+      lastUsed?: (keyHashes: readonly string[]) => Promise<Map<string, number>>;
     } = { rateLimitPerMinute: CONFIG_DEFAULTS.rateLimitPerMinute },
   ) {}
+
+  /**
+   * What each key spent (exact: the store's counters) and when it was last used (the request
+   * log, which lags a settled request by its batch). A request log that does not answer leaves
+   * last_used_at unset rather than failing the read of the keys.
+   */
+  private async usagesOf(keys: readonly ApiKey[]): Promise<KeyUsage[]> {
+    const now = this.now();
+    const usages = await Promise.all(keys.map((k) => readKeyUsage(this.store, k, now)));
+    if (!this.options.lastUsed || keys.length === 0) return usages;
+    try {
+      const last = await this.options.lastUsed(keys.map((k) => k.hash));
+      keys.forEach((k, i) => {
+        const at = last.get(k.hash);
+        const usage = usages[i];
+        if (at !== undefined && usage) usage.lastUsedAt = timestampFromMs(at);
+      });
+    } catch (err) {
+      log.warn(
+        { err: String(err) },
+        "keys read without last_used_at: the request log did not answer",
+      );
+    }
+    return usages;
+  }
 
   private now(): Date {
     return new Date((this.options.clock ?? systemClock).now());
@@ -289,7 +321,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
 
   async getKey(req: { hash: string }) {
     const { key } = await this.findKey(req.hash);
-    return { key, usage: await readKeyUsage(this.store, key, this.now()) };
+    return { key, usage: (await this.usagesOf([key]))[0] };
   }
 
   async listKeys(req: {
@@ -308,8 +340,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const page = text
       ? await searchKeys(this.store, scope, text, !req.includeDisabled, offset, limit)
       : await this.store.listKeys(scope, offset, limit, !req.includeDisabled);
-    const now = this.now();
-    const usages = await Promise.all(page.items.map((k) => readKeyUsage(this.store, k, now)));
+    const usages = await this.usagesOf(page.items);
     return { keys: page.items, totalCount: page.total, usages };
   }
 
@@ -327,7 +358,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!(await this.store.putKey(scope, key, note)))
       throw notFound(ErrorReason.KEY_NOT_FOUND, `key ${quote(req.hash)} not found`);
     await this.recorded(note);
-    return { key, usage: await readKeyUsage(this.store, key, this.now()) };
+    return { key, usage: (await this.usagesOf([key]))[0] };
   }
 
   async deleteKey(req: { hash: string }, ctx: HandlerContext) {
@@ -352,7 +383,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   /** The calling key (any kind) and what it spent: OpenRouter's GET /key. */
   async getCurrentKey(_req: unknown, ctx: HandlerContext) {
     const { key, policy } = callerOf(ctx).principal;
-    const usage = await readKeyUsage(this.store, key, this.now());
+    const [usage] = await this.usagesOf([key]);
     // The regions of the key's effective policy, the one enforcement reads: its guardrails and
     // its guardrail policies alike.
     const allowedDataRegions = REGION_NAMES.filter(

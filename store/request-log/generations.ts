@@ -401,6 +401,23 @@ export class GenerationRecords {
     await this.db.query(INSERT_SQL, columns);
   }
 
+  /**
+   * Each key's newest record (when it was last used), by hash; a key without one is absent. One
+   * index probe per key and day partition (generations_key_time), whatever the keys' traffic.
+   */
+  async lastUsed(keyHashes: readonly string[]): Promise<Map<string, number>> {
+    if (keyHashes.length === 0) return new Map();
+    const rows = await this.db.query<{ key_hash: string; at: Date | string | null }>(
+      `SELECT k.key_hash, (SELECT created_at FROM ${TABLE} g WHERE g.key_hash = k.key_hash
+         ORDER BY created_at DESC LIMIT 1) AS at
+       FROM unnest($1::text[]) AS k(key_hash)`,
+      [[...new Set(keyHashes)]],
+    );
+    const out = new Map<string, number>();
+    for (const r of rows) if (r.at !== null) out.set(r.key_hash, new Date(r.at).getTime());
+    return out;
+  }
+
   async get(id: string, scope: LogScope): Promise<Generation | undefined> {
     const where = new Where();
     where.add((p) => `id = ${p(id)}`);
