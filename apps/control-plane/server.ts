@@ -285,6 +285,7 @@ function startWebhooks(
   },
 ) {
   const webhookStore = new SqlWebhookStore(database);
+  const records = new GenerationRecords(database);
   const d = options.delivery;
   const worker = new DeliveryWorker(
     webhookStore,
@@ -305,7 +306,13 @@ function startWebhooks(
     audit: options.audit,
     catchUp: (hook) =>
       catchUpThresholds(
-        { store, webhooks: webhookStore, principals: options.principals },
+        {
+          store,
+          webhooks: webhookStore,
+          principals: options.principals,
+          budgetRefusals: (workspaceId, sinceMs) =>
+            records.budgetRefusalsSince(workspaceId, sinceMs),
+        },
         hook,
         new Date((options.budgetClock ?? systemClock).now()),
       ),

@@ -6,7 +6,13 @@ import type { Principal } from "../governance-cache.js";
 import { type BudgetCounter, budgetCounters } from "../policy/budget-counters.js";
 import { toMicros } from "../policy/money.js";
 import { windowOfDay } from "./events.js";
-import { type AlertWebhook, type DueAlert, thresholdAlerts } from "./thresholds.js";
+import {
+  type AlertWebhook,
+  type DueAlert,
+  exhaustedAlerts,
+  type LimitReading,
+  thresholdAlerts,
+} from "./thresholds.js";
 
 const log = componentLogger("alerts");
 const KEY_PAGE = 500;
@@ -26,6 +32,12 @@ export function toDelivery(a: DueAlert): NewDelivery {
   };
 }
 
+/** The budgets that refused a workspace's requests since an instant (the request log). */
+export type BudgetRefusalsSince = (
+  workspaceId: string,
+  sinceMs: number,
+) => Promise<{ guardrailId: string; keyHash: string; atMs: number }[]>;
+
 /** Resolves a key hash to its effective policy (the governance cache). */
 export interface PrincipalLookup {
   get(keyHash: string): Promise<Principal | undefined>;
@@ -36,18 +48,27 @@ export interface PrincipalLookup {
  * budget counter of the workspace's keys (and their members), read in one round trip, each
  * threshold reached queued for this webhook with the settlements' own once keys, so it fires
  * once now and never again in the window. Without it, a threshold crossed before the webhook
- * existed would wait for the window's next settlement.
+ * existed would wait for the window's next settlement. A budget that already refused a request
+ * in its window (its spend stays under the limit: the request that would cross it is refused)
+ * gets budget.exhausted and its 100% threshold, from the request log's refusals.
  */
 export async function catchUpThresholds(
-  deps: { store: Store; webhooks: WebhookStore; principals: PrincipalLookup },
+  deps: {
+    store: Store;
+    webhooks: WebhookStore;
+    principals: PrincipalLookup;
+    budgetRefusals?: BudgetRefusalsSince;
+  },
   hook: AlertWebhook,
   now: Date,
 ): Promise<number> {
   if (hook.thresholdsPct.length === 0) return 0;
   const counters = new Map<string, { counter: BudgetCounter; scope: string }>();
+  const memberOf = new Map<string, string>();
   for (let offset = 0; offset < MAX_KEYS; offset += KEY_PAGE) {
     const page = await deps.store.listKeys(hook.workspaceId, offset, KEY_PAGE);
     for (const key of page.items) {
+      if (key.memberUserId) memberOf.set(key.hash, key.memberUserId);
       const principal = await deps.principals.get(key.hash);
       if (!principal) continue;
       for (const c of budgetCounters(principal.policy.budgets, key.hash, key.memberUserId)) {
@@ -72,28 +93,34 @@ export async function catchUpThresholds(
       lastDay: w.today,
     })),
   );
-  const due: DueAlert[] = [];
-  list.forEach(({ counter: c }, i) => {
-    const day = windows[i]?.today ?? 0;
+  const readings = list.map(({ counter: c }, i) => {
     const member = c.entity.startsWith("member:");
-    due.push(
-      ...thresholdAlerts(
-        hook.workspaceId,
-        {
-          scope: c.scope,
-          guardrailId: c.budget.guardrailId,
-          keyHash: member ? null : c.entity.slice("key:".length),
-          member: member ? c.entity.slice("member:".length) : null,
-          spentMicros: spent[i] ?? 0,
-          limitMicros: toMicros(c.budget.limitUsd),
-          window: windowOfDay(c.budget.interval, day),
-        },
-        [hook],
-        now,
-      ),
-    );
+    return {
+      scope: c.scope,
+      guardrailId: c.budget.guardrailId,
+      policyId: c.budget.policy ? c.budget.guardrailId : null,
+      keyHash: member ? null : c.entity.slice("key:".length),
+      member: member ? c.entity.slice("member:".length) : null,
+      spentMicros: spent[i] ?? 0,
+      limitMicros: toMicros(c.budget.limitUsd),
+      window: windowOfDay(c.budget.interval, windows[i]?.today ?? 0),
+    } satisfies LimitReading;
+  });
+  const exhausted = await exhaustedEntities(
+    deps.budgetRefusals,
+    hook.workspaceId,
+    readings,
+    memberOf,
+  );
+  const due: DueAlert[] = [];
+  readings.forEach((reading, i) => {
+    due.push(...thresholdAlerts(hook.workspaceId, reading, [hook], now));
+    const c = list[i]?.counter;
+    if (c && exhausted.has(`${c.budget.guardrailId}/${c.entity}`))
+      due.push(...exhaustedAlerts(hook.workspaceId, reading, [hook], now));
   });
   let queued = 0;
+  // A threshold both lists hold (100%) has one once key: the second enqueue is refused.
   for (const a of due) {
     const [id] = await deps.webhooks.enqueue([toDelivery(a)], now);
     if (id) queued++;
@@ -104,4 +131,39 @@ export async function catchUpThresholds(
       "budget alerts of thresholds crossed before the webhook queued",
     );
   return queued;
+}
+
+/**
+ * The counters ("guardrail/entity") whose budget refused a request in its current window: a
+ * key's own refusals, or for a member's counter the refusals of any key of that member.
+ */
+async function exhaustedEntities(
+  refusals: BudgetRefusalsSince | undefined,
+  workspaceId: string,
+  readings: readonly LimitReading[],
+  memberOf: ReadonlyMap<string, string>,
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (!refusals || readings.length === 0) return out;
+  const starts = readings.map((r) => r.window.start?.getTime() ?? 0);
+  try {
+    const rows = await refusals(workspaceId, Math.min(...starts));
+    readings.forEach((r, i) => {
+      const start = starts[i] ?? 0;
+      const hit = rows.some(
+        (row) =>
+          row.guardrailId === r.guardrailId &&
+          row.atMs >= start &&
+          (r.member === null ? row.keyHash === r.keyHash : memberOf.get(row.keyHash) === r.member),
+      );
+      if (hit)
+        out.add(
+          `${r.guardrailId}/${r.member === null ? `key:${r.keyHash}` : `member:${r.member}`}`,
+        );
+    });
+  } catch (err) {
+    // The thresholds still go out; only the refusals' part waits for the window's next refusal.
+    log.warn({ err: String(err) }, "budget refusals not read for a webhook's catch-up");
+  }
+  return out;
 }

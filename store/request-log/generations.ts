@@ -418,6 +418,28 @@ export class GenerationRecords {
     return out;
   }
 
+  /**
+   * The budgets that refused a workspace's requests since `sinceMs`: per deciding guardrail (or
+   * policy) and key, the newest such refusal (the partial index generations_refused_time).
+   */
+  async budgetRefusalsSince(
+    workspaceId: string,
+    sinceMs: number,
+  ): Promise<{ guardrailId: string; keyHash: string; atMs: number }[]> {
+    const rows = await this.db.query<{ guardrail_id: string; key_hash: string; at: Date | string }>(
+      `SELECT guardrail_id, key_hash, max(created_at) AS at FROM ${TABLE}
+       WHERE workspace_id = $1 AND status = 'refused' AND refusal_reason = 'budget_exceeded'
+         AND created_at >= $2 AND guardrail_id IS NOT NULL
+       GROUP BY guardrail_id, key_hash`,
+      [workspaceId, new Date(sinceMs).toISOString()],
+    );
+    return rows.map((r) => ({
+      guardrailId: r.guardrail_id,
+      keyHash: r.key_hash,
+      atMs: new Date(r.at).getTime(),
+    }));
+  }
+
   async get(id: string, scope: LogScope): Promise<Generation | undefined> {
     const where = new Where();
     where.add((p) => `id = ${p(id)}`);

@@ -108,4 +108,33 @@ describe("budget alerts: a refused request exhausts its budget; a new webhook ca
       "budget.threshold:80",
     ]);
   });
+
+  it("a webhook created after a budget refused a request gets budget.exhausted and 100%, once", async () => {
+    const { ws, key, guardrailId } = await w.gw.governedKey({
+      limit_usd: COST_USD * 1.5,
+      reset_interval: "weekly",
+    });
+    expectAudio(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }));
+    expectError(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }), 403, /Budget/);
+    // The refusal is in the request log before the webhook exists.
+    await pollUntil(
+      () =>
+        w.gw.admin.get(`/api/v1/generations?key_hash=${key.hash}&refusal_reason=budget_exceeded`),
+      (r) => r.status === 200 && r.body.data.length === 1,
+      200,
+    );
+    const hook = await webhook(ws, [50, 100]);
+    const got = await events(hook, 3);
+    expect(kinds(got)).to.deep.equal([
+      "budget.exhausted:-",
+      "budget.threshold:100",
+      "budget.threshold:50",
+    ]);
+    for (const e of got)
+      expect(e.data).to.deep.include({ guardrail_id: guardrailId, key_hash: key.hash });
+    // Another refusal in the window adds nothing: the catch-up used the refusals' own once keys.
+    await sleep(WEBHOOK_CACHE_MS);
+    expectError(await w.gw.speak(key, { model: MODELS.fast, input: TEXT }), 403, /Budget/);
+    expect(await events(hook, 3)).to.have.length(3);
+  });
 });
