@@ -59,81 +59,31 @@ export async function replayBudget(
   if (groups.length === 0) return;
   const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, guardrailId];
   const idParam = params.length;
-  const arg = (values: unknown[], type: string) => {
+  const g = groups.map((x) => x.group);
+  // The groups travel as one array per column, unnested into a table to join the records to.
+  const table: [unknown[], string][] = [
+    [groups.map((_, i) => i), "int4"],
+    [g.map((x) => x.keyHash), "text"],
+    [g.map((x) => x.day), "int4"],
+    [g.map((x) => x.model), "text"],
+    [g.map((x) => x.provider), "text"],
+    [g.map((x) => x.status), "text"],
+    [g.map((x) => x.refusalReason), "text"],
+    [g.map((x) => x.decidedHere), "bool"],
+    [g.map((x) => x.byok), "bool"],
+    [g.map((x) => x.paid), "bool"],
+    [g.map((x) => x.dataRegion), "int4"],
+    [g.map((x) => x.endpointPolicy ?? -1), "int4"],
+    [g.map((x) => x.governedAs), "int4"],
+    [groups.map((x) => x.counters[0]), "text"],
+    [groups.map((x) => x.counters[1] ?? null), "text"],
+    [groups.map((x) => x.pricePerMillion), "float8"],
+    [groups.map((x) => x.charged), "bool"],
+  ];
+  const columns = table.map(([values, type]) => {
     params.push(values);
     return `$${params.length}::${type}[]`;
-  };
-  const g = groups.map((x) => x.group);
-  const columns = [
-    arg(
-      groups.map((_, i) => i),
-      "int4",
-    ),
-    arg(
-      g.map((x) => x.keyHash),
-      "text",
-    ),
-    arg(
-      g.map((x) => x.day),
-      "int4",
-    ),
-    arg(
-      g.map((x) => x.model),
-      "text",
-    ),
-    arg(
-      g.map((x) => x.provider),
-      "text",
-    ),
-    arg(
-      g.map((x) => x.status),
-      "text",
-    ),
-    arg(
-      g.map((x) => x.refusalReason),
-      "text",
-    ),
-    arg(
-      g.map((x) => x.decidedHere),
-      "bool",
-    ),
-    arg(
-      g.map((x) => x.byok),
-      "bool",
-    ),
-    arg(
-      g.map((x) => x.paid),
-      "bool",
-    ),
-    arg(
-      g.map((x) => x.dataRegion),
-      "int4",
-    ),
-    arg(
-      g.map((x) => x.endpointPolicy ?? -1),
-      "int4",
-    ),
-    arg(
-      g.map((x) => x.governedAs),
-      "int4",
-    ),
-    arg(
-      groups.map((x) => x.counters[0]),
-      "text",
-    ),
-    arg(
-      groups.map((x) => x.counters[1] ?? null),
-      "text",
-    ),
-    arg(
-      groups.map((x) => x.pricePerMillion),
-      "float8",
-    ),
-    arg(
-      groups.map((x) => x.charged),
-      "bool",
-    ),
-  ];
+  });
   params.push(limitMicros);
   const limit = `$${params.length}::float8`;
   // A second counter (a member's beside the key's) costs a second sort: only when one has it.
