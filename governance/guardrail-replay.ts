@@ -179,6 +179,25 @@ export class GuardrailReplay {
     return entities;
   }
 
+  /** The spend counters ("entity|window") the proposed budget checks and charges a request against. */
+  countersOf(r: RecordedRequest): string[] {
+    const window = this.windowOfDay(Math.floor(r.atMs / DAY_MS));
+    return this.entitiesOf(r.source, r.keyHash, r.memberUserId).map((e) => `${e}|${window}`);
+  }
+
+  /** Adds spend the caller knows was admitted (micro-dollars) to a counter, before `next`. */
+  charge(counter: string, micros: number): void {
+    this.spent.set(counter, (this.spent.get(counter) ?? 0) + micros);
+  }
+
+  /**
+   * The price per million characters a request past every other rule is charged at when it is
+   * admitted, or null when it is charged its recorded cost (an endpoint served it).
+   */
+  pricePerMillion(r: RecordedRequest): number | null {
+    return r.outcome === "served" && r.provider ? null : this.cheapestPrice(r.model);
+  }
+
   /** What the proposed budget charges for a cost (nothing for BYOK unless it counts BYOK). */
   chargedMicros(byok: boolean, costUsd: number): number {
     const budget = this.policy.budgets[0];
@@ -236,17 +255,21 @@ export class GuardrailReplay {
 
   /** What a request no endpoint served would cost: the cheapest endpoint the rules leave. */
   private estimatedUsd(r: RecordedRequest): number {
-    let price = this.cheapest.get(r.model);
+    return (r.characters * this.cheapestPrice(r.model)) / 1_000_000;
+  }
+
+  private cheapestPrice(modelId: string): number {
+    let price = this.cheapest.get(modelId);
     if (price === undefined) {
-      const model = this.modelOf(r.model);
+      const model = this.modelOf(modelId);
       const rules = policyRules(this.policy, model);
       const prices = model.endpoints
         .filter((e) => rules.every((rule) => rule(e) === undefined))
         .map((e) => e.pricePerMillionChars);
       price = prices.length === 0 ? 0 : Math.min(...prices);
-      this.cheapest.set(r.model, price);
+      this.cheapest.set(modelId, price);
     }
-    return (r.characters * price) / 1_000_000;
+    return price;
   }
 
   /** Checks and charges the proposed budget as admission does (store/redis-scripts.ts). */
@@ -254,10 +277,7 @@ export class GuardrailReplay {
     const limit = this.limitMicros;
     if (limit === undefined) return true;
     const amount = this.chargedMicros(r.byok, costUsd);
-    const window = this.windowOfDay(Math.floor(r.atMs / DAY_MS));
-    const counters = this.entitiesOf(r.source, r.keyHash, r.memberUserId).map(
-      (e) => `${e}|${window}`,
-    );
+    const counters = this.countersOf(r);
     for (const c of counters) {
       const spent = this.spent.get(c) ?? 0;
       if (spent >= limit || spent + amount > limit) return false;

@@ -18,7 +18,8 @@ import {
 } from "../../governance/guardrail-replay.js";
 import type { AccountSettings, GuardrailSource } from "../../governance/policy/types.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
-import { type ReplayGroup, replayGroups, replayRows } from "../../store/request-log/replay-rows.js";
+import { type BudgetGroup, replayBudget } from "../../store/request-log/replay-budget.js";
+import { type ReplayGroup, replayGroups } from "../../store/request-log/replay-rows.js";
 
 const DAY_MS = 86_400_000;
 /** The answer's sample of affected generation ids, and its list of entities whose spend moves. */
@@ -110,9 +111,10 @@ class Tally {
 
 /**
  * Replays the requests `current` governed in [fromMs, toMs) under `proposed`. The database adds
- * the records up by key, day and everything a rule reads, and each group is decided once; only
- * the budget windows whose candidate spend reaches the proposed limit are read record by
- * record, oldest first, a page at a time, where the order decides who is refused.
+ * the records up by key, day and everything a rule reads, and each group is decided once; the
+ * budget windows whose candidate spend reaches the proposed limit are replayed by the database
+ * (replay-budget.ts), which hands over one by one, oldest first, only the records after a
+ * window's first crossing whose outcome depends on which earlier ones were refused.
  */
 export async function simulate(
   deps: SimulationDeps,
@@ -201,16 +203,12 @@ export async function simulate(
     }
   }
   // A window whose candidates add up to less than the limit admits every one of them, in any
-  // order; one that reaches it is replayed request by request.
+  // order; the groups of one that reaches it go to the database's replay of the budget.
   const limit = replay.budgetLimitMicros ?? Number.POSITIVE_INFINITY;
-  const ordered = new Map<number, string[]>();
-  const seen = new Set<string>();
+  const overflowing: { w: (typeof waiting)[number]; budget: BudgetGroup }[] = [];
   for (const w of waiting) {
-    const window = replay.windowOfDay(w.g.day);
-    const overflows = replay
-      .entitiesOf(w.r.source, w.r.keyHash, w.r.memberUserId)
-      .some((e) => (totals.get(`${e}|${window}`) ?? 0) >= limit);
-    if (!overflows) {
+    const counters = replay.countersOf(w.r);
+    if (!counters.some((c) => (totals.get(c) ?? 0) >= limit)) {
       const recordedUsd = w.r.outcome === "served" ? w.r.costUsd : 0;
       tally.add(
         { before: w.before, after: { allowed: true }, recordedUsd, replayedUsd: w.usd },
@@ -221,25 +219,53 @@ export async function simulate(
       );
       continue;
     }
-    const pair = `${w.g.keyHash}|${w.g.day}`;
-    if (seen.has(pair)) continue;
-    seen.add(pair);
-    const keys = ordered.get(w.g.day);
-    if (keys) keys.push(w.g.keyHash);
-    else ordered.set(w.g.day, [w.g.keyHash]);
+    overflowing.push({
+      w,
+      budget: {
+        group: w.g,
+        counters: counters as [string] | [string, string],
+        pricePerMillion: replay.pricePerMillion(w.r),
+        charged: replay.chargedMicros(w.g.byok, 1) > 0,
+      },
+    });
   }
-  if (ordered.size > 0) {
-    const pages = replayRows(deps.database, current.workspaceId, labels, fromMs, toMs, ordered);
-    for await (const page of pages) {
-      for (const row of page) {
-        if (!replayable(row.status)) continue;
-        const r = request(row);
-        // Decided whole with its group already: only the budget's candidates are replayed here.
-        if ("final" in replay.decideBeforeBudget(r)) continue;
-        tally.add(replay.next(r), 1, row.id, row.keyHash, r.memberUserId);
+  await replayBudget(
+    deps.database,
+    current.workspaceId,
+    current.id,
+    labels,
+    fromMs,
+    toMs,
+    limit,
+    overflowing.map((o) => o.budget),
+    (part) => {
+      const o = overflowing[part.group];
+      if (!o) return;
+      const { w, budget } = o;
+      const r = { ...w.r, id: part.id, costUsd: part.costUsd, characters: part.characters };
+      if (part.kind === "ordered") {
+        tally.add(replay.next({ ...r, atMs: part.atMs }), 1, part.id, w.g.keyHash, r.memberUserId);
+        return;
       }
-    }
-  }
+      const pre = replay.decideBeforeBudget(r);
+      if ("final" in pre) return;
+      const recordedUsd = r.outcome === "served" ? r.costUsd : 0;
+      const admitted = part.kind === "admitted";
+      if (admitted) for (const c of budget.counters) replay.charge(c, part.micros);
+      tally.add(
+        {
+          before: pre.before,
+          after: admitted ? { allowed: true } : { allowed: false, rule: "budget" },
+          recordedUsd,
+          replayedUsd: admitted ? pre.candidateUsd : 0,
+        },
+        part.count,
+        part.id,
+        w.g.keyHash,
+        r.memberUserId,
+      );
+    },
+  );
   const moved = [...tally.spend.entries()]
     .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
     .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)

@@ -1,0 +1,178 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { expect } from "chai";
+import { ModelCatalog } from "../../domain/catalog/model-catalog.js";
+import {
+  type Guardrail,
+  GuardrailSchema,
+  Region,
+  ResetInterval,
+} from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { ReplayRefusal } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import {
+  AudioFormat,
+  DataPolicySchema,
+  type Generation,
+  GenerationSchema,
+  GenerationStatus,
+} from "../../gen/railgate/speech/v1/speech_pb.js";
+import { GuardrailReplay, type RecordedRequest } from "../../governance/guardrail-replay.js";
+import type { GuardrailSource } from "../../governance/policy/types.js";
+import { simulate } from "../../services/guardrail/simulate.js";
+import { defaultCatalog } from "../../services/speech/catalog/load-catalog.js";
+import { GenerationRecords } from "../../store/request-log/generations.js";
+import { onBothDatabases } from "../kit/databases.js";
+
+const DAY = 86_400_000;
+const ACCOUNT = { allowSafetyRetentionGoogle: true, allowSafetyRetentionOther: true };
+
+/** A small deterministic generator, so a failure replays the same records. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return s / 2_147_483_648;
+  };
+}
+
+onBothDatabases("request log: a what-if budget replay decided in the database", (db) => {
+  const catalog = new ModelCatalog(defaultCatalog(), []);
+  const priced = catalog.models().find((m) => m.endpoints.some((e) => e.pricePerMillionChars > 0));
+  if (!priced) throw new Error("the default catalog has no priced model");
+  const model = priced;
+  const ws = "ws-replay-budget";
+  const guardrailId = "gr-replay-budget";
+  // Keys 0-2 belong to member m1, 3-4 to m2, 5 to nobody; the guardrail is the workspace default
+  // of some (a member counter beside the key's) and assigned to the others.
+  const keys = Array.from({ length: 6 }, (_, i) => `${i}`.repeat(64));
+  const memberOf = (k: string) => {
+    const i = keys.indexOf(k);
+    return i <= 2 ? "m1" : i <= 4 ? "m2" : "";
+  };
+  const sourceOf = (i: number): GuardrailSource =>
+    i % 2 === 0 ? "workspace_default" : i === 3 ? "member" : "key";
+  const start = Date.UTC(2026, 10, 2);
+  const recorded: RecordedRequest[] = [];
+
+  before(async () => {
+    const next = random(7);
+    const policy = create(DataPolicySchema, {});
+    const provider = model.endpoints[0]?.provider ?? "";
+    const batch: Generation[] = [];
+    for (let i = 0; i < 1_500; i++) {
+      const k = Math.floor(next() * keys.length);
+      const keyHash = keys[k] as string;
+      const atMs = start + Math.floor(next() * 9 * DAY);
+      const characters = 10 + Math.floor(next() * 500);
+      const refused = next() < 0.1;
+      const byok = !refused && next() < 0.1;
+      const costUsd = refused ? 0 : characters * 0.00002;
+      const source = sourceOf(k);
+      const id = `gen-${String(i).padStart(5, "0")}`;
+      batch.push(
+        create(GenerationSchema, {
+          id,
+          model: model.id,
+          provider: refused ? "" : provider,
+          characters,
+          costUsd,
+          byok,
+          format: AudioFormat.MP3,
+          keyHash,
+          workspaceId: ws,
+          status: refused ? GenerationStatus.REFUSED : GenerationStatus.COMPLETED,
+          refusalReason: refused ? "budget_exceeded" : "",
+          guardrailId: refused ? guardrailId : "",
+          dataRegion: Region.GLOBAL,
+          governedBy: [`${source}:${guardrailId}`],
+          servedDataPolicy: refused ? undefined : policy,
+          createdAt: timestampFromMs(atMs),
+        }),
+      );
+      recorded.push({
+        id,
+        atMs,
+        keyHash,
+        memberUserId: memberOf(keyHash),
+        source,
+        model: model.id,
+        provider: refused ? "" : provider,
+        outcome: refused ? "refused" : "served",
+        refusalReason: refused ? "budget_exceeded" : "",
+        decidedBy: refused ? guardrailId : "",
+        byok,
+        costUsd,
+        characters,
+        region: "global",
+        endpointPolicy: refused ? undefined : policy,
+      });
+    }
+    await new GenerationRecords(db()).insert(batch);
+    recorded.sort((a, b) => a.atMs - b.atMs || (a.id < b.id ? -1 : 1));
+  });
+
+  /** The replay of every record in turn, in this process: what the database's must agree with. */
+  function oneByOne(proposed: Guardrail) {
+    const replay = new GuardrailReplay(proposed, catalog, ACCOUNT);
+    let changed = 0;
+    let refused = 0;
+    const spend = new Map<string, [number, number]>();
+    const changedIds = new Set<string>();
+    for (const r of recorded) {
+      const out = replay.next(r);
+      for (const e of [
+        `key:${r.keyHash}`,
+        ...(r.memberUserId ? [`member:${r.memberUserId}`] : []),
+      ]) {
+        const s = spend.get(e) ?? [0, 0];
+        s[0] += out.recordedUsd;
+        s[1] += out.replayedUsd;
+        spend.set(e, s);
+      }
+      if (out.before.allowed === out.after.allowed) continue;
+      changed++;
+      changedIds.add(r.id);
+      if (!out.after.allowed) refused++;
+    }
+    return { changed, refused, spend, changedIds };
+  }
+
+  for (const [limitUsd, interval] of [
+    [0.02, ResetInterval.DAILY],
+    [0.2, ResetInterval.DAILY],
+    [0.5, ResetInterval.WEEKLY],
+    [1_000, ResetInterval.MONTHLY],
+  ] as const) {
+    it(`agrees with a replay of every record in turn: $${limitUsd} ${ResetInterval[interval].toLowerCase()}`, async () => {
+      const current = create(GuardrailSchema, { id: guardrailId, workspaceId: ws, name: "g" });
+      const proposed = create(GuardrailSchema, {
+        ...current,
+        limitUsd,
+        resetInterval: interval,
+      });
+      const res = await simulate(
+        { database: db(), catalog, account: ACCOUNT, retentionDays: 3650 },
+        async (k) => memberOf(k),
+        current,
+        proposed,
+        start,
+        start + 10 * DAY,
+      );
+      const want = oneByOne(proposed);
+      expect(Number(res.requestsReplayed)).to.equal(recorded.length);
+      expect(Number(res.outcomesChanged)).to.equal(want.changed);
+      const budget = res.newlyRefused.find((n) => n.reason === ReplayRefusal.BUDGET);
+      expect(Number(budget?.count ?? 0)).to.equal(want.refused);
+      expect(Number(res.newlyAllowed)).to.equal(want.changed - want.refused);
+      for (const id of res.affectedGenerationIds) expect(want.changedIds.has(id)).to.equal(true);
+      for (const s of res.spend) {
+        const [recordedUsd, replayedUsd] = want.spend.get(`${s.entity}:${s.subject}`) ?? [];
+        expect(s.recordedUsd).to.be.closeTo(recordedUsd ?? Number.NaN, 1e-9);
+        expect(s.replayedUsd).to.be.closeTo(replayedUsd ?? Number.NaN, 1e-9);
+      }
+      const moved = [...want.spend.values()].filter(([a, b]) => Math.abs(a - b) > 1e-12);
+      expect(res.spend.length).to.equal(Math.min(moved.length, 100));
+      if (limitUsd < 1) expect(want.refused).to.be.greaterThan(0);
+    });
+  }
+});
