@@ -4,7 +4,7 @@
 // the state the operator saw, so that a change someone else made meanwhile is refused (409).
 
 import { call } from "../lib/api.js";
-import { $, button, el, options, show, status } from "../lib/dom.js";
+import { $, button, options, show, status } from "../lib/dom.js";
 import { list, money } from "../lib/format.js";
 import {
   allKeys,
@@ -112,6 +112,7 @@ const table = dataTable({
 const accountTable = dataTable({
   caption: "Workspace-wide policies",
   id: "account-policies-table",
+  one: "workspace-wide policy",
   columns: [
     { key: "name", label: "Name", text: (p) => p.name },
     { key: "config", label: "Settings", text: (p) => configText(p.policy_type, p.config) },
@@ -297,56 +298,59 @@ function stateWords(st) {
   return parts.join("; ") || "no policy of this type";
 }
 
-/** Reads and shows what governs the subject, per type; what it read is what a change expects. */
+/** Whether a workspace-wide policy covers workspace `ws`. */
+function covers(p, ws) {
+  return p.is_default ? !p.opted_out_workspace_ids.includes(ws) : p.workspace_ids.includes(ws);
+}
+
+const governsTable = dataTable({
+  caption: "Policies per type",
+  id: "pol-governs-table",
+  one: "type",
+  pageSize: 10,
+  sort: { key: "type", dir: 1 },
+  columns: [
+    { key: "type", label: "Type", text: (r) => TYPE_WORDS[r.t], sort: (r) => TYPES.indexOf(r.t) },
+    { key: "direct", label: "Assigned directly", text: (r) => list(r.direct) },
+    { key: "inherited", label: "Workspace default inherited", text: (r) => list(r.inherited) },
+    { key: "optout", label: "Opted out of the default", text: (r) => (r.opted_out ? "yes" : "no") },
+    { key: "account", label: "Workspace-wide (cannot be loosened)", text: (r) => list(r.account) },
+  ],
+});
+
+/**
+ * Reads and shows what governs the subject, per type: its own and inherited policies and the
+ * workspace-wide ones over them. What it read is what the next change expects.
+ */
 async function governance() {
   const s = subject();
   if (!s.id) {
     $("pol-assign-result").textContent = "Choose a key or type a member id first.";
     return;
   }
+  const ws = workspace();
   const rows = await Promise.all(
     TYPES.map(async (t) => {
-      const res = await call("GET", stateUrl(s, t));
-      seen.set(`${s.kind}:${s.id}:${t}`, res.data);
-      return { t, state: res.data };
+      const [state, mine, account] = await Promise.all([
+        call("GET", stateUrl(s, t)),
+        call("GET", `${base(t)}?workspace_id=${encodeURIComponent(ws)}`),
+        call("GET", `/guardrails/policies/account?policy_type=${t}`),
+      ]);
+      seen.set(`${s.kind}:${s.id}:${t}`, state.data);
+      const names = new Map(mine.data.map((p) => [p.id, p.name]));
+      const named = (ids) => ids.map((id) => names.get(id) ?? id);
+      return {
+        t,
+        direct: named(state.data.policy_ids),
+        inherited: named(state.data.workspace_default_policy_ids),
+        opted_out: state.data.opted_out,
+        account: account.data.filter((p) => covers(p, ws)).map((p) => p.name),
+      };
     }),
   );
-  const names = new Map(policies.map((p) => [p.id, p.name]));
-  const named = (ids, t) => list(ids.map((id) => (t === type() ? (names.get(id) ?? id) : id)));
   $("pol-governs-h").textContent = `What governs ${s.name}`;
-  show(
-    "pol-governs",
-    el(
-      "table",
-      { className: "diff" },
-      el("caption", {}, `Policies of ${s.name} per type`),
-      el(
-        "thead",
-        {},
-        el(
-          "tr",
-          {},
-          ...["Type", "Assigned directly", "Workspace default inherited", "Opted out"].map((h) =>
-            el("th", { scope: "col" }, h),
-          ),
-        ),
-      ),
-      el(
-        "tbody",
-        {},
-        ...rows.map(({ t, state }) =>
-          el(
-            "tr",
-            {},
-            el("th", { scope: "row" }, TYPE_WORDS[t]),
-            el("td", {}, named(state.policy_ids, t)),
-            el("td", {}, named(state.workspace_default_policy_ids, t)),
-            el("td", {}, state.opted_out ? "yes" : "no"),
-          ),
-        ),
-      ),
-    ),
-  );
+  governsTable.setRows(rows);
+  if (!$("pol-governs").contains(governsTable.element)) show("pol-governs", governsTable.element);
   $("pol-governs-card").hidden = false;
 }
 
@@ -385,6 +389,8 @@ async function changeAssignment(event, assigned) {
     // Someone changed it since it was shown: say what it is now, and expect that next time.
     const now = (await call("GET", stateUrl(s, t))).data;
     seen.set(`${s.kind}:${s.id}:${t}`, now);
+    // The policy it now has may be new to this page: read the list again to name it.
+    await refreshPolicies();
     $("pol-assign-result").textContent =
       `Not changed: someone else changed the ${TYPE_WORDS[t].toLowerCase()} policy of ${s.name} since it was shown. ` +
       `It now has ${stateWords(now)}. Check it, then assign again.`;
@@ -421,6 +427,7 @@ export function resetPolicies() {
   seen.clear();
   table.setRows([]);
   accountTable.setRows([]);
+  governsTable.setRows([]);
   $("pol-governs-card").hidden = true;
   fillForm(undefined);
 }

@@ -59,6 +59,9 @@ describe("console: guardrail policies (headless Chromium)", function () {
     const account = row("#account-policies-list", "Org ceiling");
     await account.waitFor();
     expect(await account.textContent()).to.include("every workspace");
+    expect(await view.locator("#account-policies-list .count").textContent()).to.equal(
+      "1 workspace-wide policy",
+    );
 
     await view.getByLabel("Name", { exact: true }).fill("Team cap");
     await view.getByLabel("Limit (USD)").fill("3");
@@ -86,7 +89,9 @@ describe("console: guardrail policies (headless Chromium)", function () {
     await view.getByRole("button", { name: "What governs it" }).click();
     const governs = page.locator("#pol-governs tbody tr");
     await governs.first().waitFor();
-    expect(await governs.first().locator("th").textContent()).to.equal("Budget");
+    expect(await governs.first().textContent()).to.include("Budget");
+    // The workspace-wide budget governs the key over its own.
+    expect(await governs.first().textContent()).to.include("Org ceiling");
     const other = await h.api.post("/api/v1/guardrails/policies/budget", {
       name: "Other cap",
       policy_type: "budget",
@@ -111,7 +116,7 @@ describe("console: guardrail policies (headless Chromium)", function () {
     const result = page.locator("#pol-assign-result");
     await result.filter({ hasText: "someone else changed" }).waitFor();
     expect(await result.textContent()).to.match(
-      /^Not changed: someone else changed the budget policy of key policy-bot since it was shown\. It now has assigned /,
+      /^Not changed: someone else changed the budget policy of key policy-bot since it was shown\. It now has assigned Other cap\. Check it, then assign again\.$/,
     );
     expect(c.errors.splice(0)).to.deep.equal([
       "Failed to load resource: the server responded with a status of 409 (Conflict)",
