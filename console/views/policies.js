@@ -244,6 +244,7 @@ async function save(event) {
   event.preventDefault();
   $("policy-error").textContent = "";
   const t = type();
+  if (!confirmMove(t)) return;
   try {
     const body = {
       name: $("pol-name").value.trim(),
@@ -263,6 +264,7 @@ async function save(event) {
 
 async function remove(p) {
   if (!window.confirm(`Delete policy ${p.name} (${p.id})? Its assignments go with it.`)) return;
+  if (!confirmMove(p.policy_type)) return;
   try {
     await call("DELETE", `${base(p.policy_type)}/${encodeURIComponent(p.id)}`);
     status(`Policy ${p.name} deleted.`);
@@ -271,6 +273,20 @@ async function remove(p) {
   } catch (err) {
     status(`Delete ${p.name}: ${err.message}`);
   }
+}
+
+/**
+ * The first write of a type through policies moves the type off the workspace's guardrails for
+ * good (docs/guardrail-policies.md): while mapped policies are listed, the operator confirms it.
+ */
+function confirmMove(t) {
+  const mapped = policies.filter((p) => p.is_legacy_mapped);
+  if (mapped.length === 0) return true;
+  return window.confirm(
+    `This is the first ${TYPE_WORDS[t].toLowerCase()} policy change in this workspace: from now on ` +
+      `its guardrails no longer govern ${TYPE_WORDS[t].toLowerCase()}, and their parts of it ` +
+      `(${mapped.map((p) => p.name).join(", ")}) become policies managed here. Continue?`,
+  );
 }
 
 /** The subject the assignment form names: a key's hash or a member's user id. */
@@ -363,6 +379,7 @@ async function changeAssignment(event, assigned) {
   $("pol-assign-result").textContent = "";
   try {
     if (!s.id) throw new Error("Choose a key or type a member id first.");
+    if (!confirmMove(t)) return;
     if (!seen.has(`${s.kind}:${s.id}:${t}`)) await governance();
     const res = await call(
       "PUT",

@@ -66,8 +66,21 @@ describe("console: guardrail policies (headless Chromium)", function () {
     await view.getByLabel("Name", { exact: true }).fill("Team cap");
     await view.getByLabel("Limit (USD)").fill("3");
     await view.getByLabel("Reset interval").selectOption("weekly");
+    // The first write moves the type off the workspace's guardrails: the console asks first.
+    const asked = new Promise<string>((resolve) =>
+      page.once("dialog", (d) => {
+        resolve(d.message());
+        void d.accept();
+      }),
+    );
     await view.getByRole("button", { name: "Create" }).click();
+    expect(await asked).to.match(
+      /^This is the first budget policy change in this workspace: .*\(Legacy cap\) become policies managed here\. Continue\?$/,
+    );
     await row("#policies-list", "Team cap").waitFor();
+    expect(await row("#policies-list", "Legacy cap").textContent()).to.include(
+      "replaces guardrail Legacy cap",
+    );
     const created = (await policies()).find((p) => p.name === "Team cap");
     expect(created?.config).to.deep.equal({
       limit_usd: 3,
