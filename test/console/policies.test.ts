@@ -150,4 +150,73 @@ describe("console: guardrail policies (headless Chromium)", function () {
     const gone = await h.api.get(`/api/v1/guardrails/policies/budget/${id}`);
     expect(gone.status).to.equal(404);
   });
+
+  it("creates a model availability policy from its fields and a moderation policy from JSON, and assigns one to a member", async () => {
+    const view = page.locator("#policies");
+    await open("Policies");
+    await view.locator("#pol-workspace").selectOption(workspaceId);
+    await view.locator("#pol-type").selectOption("model_availability");
+    await view.locator("#policy-form-h").filter({ hasText: "model availability" }).waitFor();
+    await view.getByLabel("Name", { exact: true }).fill("EU voices");
+    await view.getByLabel("Allowed models").fill("railgate/espeak-ng, openai/tts-1");
+    await view.getByLabel("Allowed data regions").fill("europe");
+    await view.getByLabel("Workspace default (every key and member not opted out)").check();
+    await view.getByRole("button", { name: "Create" }).click();
+    await row("#policies-list", "EU voices").waitFor();
+    const listed = await h.api.get(
+      `/api/v1/guardrails/policies/model_availability?workspace_id=${workspaceId}`,
+    );
+    const eu = listed.body.data.find((p: { name: string }) => p.name === "EU voices");
+    expect(eu.is_workspace_default).to.equal(true);
+    expect(eu.config.allowed_models).to.deep.equal(["railgate/espeak-ng", "openai/tts-1"]);
+    expect(eu.config.allowed_data_regions).to.deep.equal(["europe"]);
+
+    // A bad config is refused in the API's words, beside the form.
+    await view.getByRole("button", { name: "New policy" }).click();
+    await view.getByLabel("Name", { exact: true }).fill("Nowhere");
+    await view.getByLabel("Other settings (JSON)").fill('{"allowed_data_regions": []}');
+    await view.getByRole("button", { name: "Create" }).click();
+    await view
+      .locator("#policy-error")
+      .filter({ hasText: /^400: .*allowed_data_regions/ })
+      .waitFor();
+    expect(c.errors.splice(0)).to.deep.equal([
+      "Failed to load resource: the server responded with a status of 400 (Bad Request)",
+    ]);
+
+    await view.locator("#pol-type").selectOption("moderation");
+    await view.locator("#policy-form-h").filter({ hasText: "moderation" }).waitFor();
+    await view.getByLabel("Name", { exact: true }).fill("No mail");
+    await view
+      .getByLabel("Other settings (JSON)")
+      .fill('{"content_filter_builtins": [{"slug": "email", "action": "redact"}]}');
+    await view.getByRole("button", { name: "Create" }).click();
+    await row("#policies-list", "No mail").waitFor();
+    const moderation = await h.api.get(
+      `/api/v1/guardrails/policies/moderation?workspace_id=${workspaceId}`,
+    );
+    const mail = moderation.body.data.find((p: { name: string }) => p.name === "No mail");
+    expect(mail.config.content_filter_builtins).to.deep.equal([
+      { slug: "email", action: "redact" },
+    ]);
+
+    await view.getByLabel("Assign to").selectOption("members");
+    await view.getByLabel("Member user id").fill("dana");
+    await view.getByLabel("Policy (of the type shown)").selectOption(mail.id);
+    await view.getByRole("button", { name: "Assign", exact: true }).click();
+    await view
+      .locator("#pol-assign-result")
+      .filter({ hasText: "No mail assigned to member dana." })
+      .waitFor();
+    const dana = await h.api.get(
+      `/api/v1/guardrails/policies/assignments/members/dana?workspace_id=${workspaceId}&policy_type=moderation`,
+    );
+    expect(dana.body.data.policy_ids).to.deep.equal([mail.id]);
+    // What governs the member: the moderation policy directly, the EU default inherited.
+    const governs = view.locator("#pol-governs tbody tr");
+    await governs.filter({ hasText: "Moderation" }).filter({ hasText: "No mail" }).waitFor();
+    expect(await governs.filter({ hasText: "Model availability" }).textContent()).to.include(
+      "EU voices",
+    );
+  });
 });
