@@ -38,8 +38,9 @@ const TYPED = {
 /** The policies on show (one workspace's, one type's), and the one being edited. */
 let policies = [];
 let editing;
-/** The assignment state the operator last saw, per "kind:subject:type": sent as expected. */
+/** The assignment state the operator last saw, per workspace, subject and type: sent as expected. */
 const seen = new Map();
+const seenKey = (s, t) => `${workspace()}:${s.kind}:${s.id}:${t}`;
 
 const type = () => $("pol-type").value;
 const workspace = () => $("pol-workspace").value;
@@ -78,6 +79,7 @@ function origin(p) {
 const table = dataTable({
   caption: "Policies",
   id: "policies-table",
+  one: "policy",
   columns: [
     { key: "name", label: "Name", text: (p) => p.name },
     { key: "config", label: "Settings", text: (p) => configText(p.policy_type, p.config) },
@@ -352,7 +354,7 @@ async function governance() {
         call("GET", `${base(t)}?workspace_id=${encodeURIComponent(ws)}`),
         call("GET", `/guardrails/policies/account?policy_type=${t}`),
       ]);
-      seen.set(`${s.kind}:${s.id}:${t}`, state.data);
+      seen.set(seenKey(s, t), state.data);
       const names = new Map(mine.data.map((p) => [p.id, p.name]));
       const named = (ids) => ids.map((id) => names.get(id) ?? id);
       return {
@@ -380,13 +382,13 @@ async function changeAssignment(event, assigned) {
   try {
     if (!s.id) throw new Error("Choose a key or type a member id first.");
     if (!confirmMove(t)) return;
-    if (!seen.has(`${s.kind}:${s.id}:${t}`)) await governance();
+    if (!seen.has(seenKey(s, t))) await governance();
     const res = await call(
       "PUT",
       `/guardrails/policies/assignments/${s.kind}/${encodeURIComponent(s.id)}`,
       {
         assigned,
-        expected_assignment: seen.get(`${s.kind}:${s.id}:${t}`),
+        expected_assignment: seen.get(seenKey(s, t)),
         policy_id: policyId,
         policy_type: t,
         workspace_id: workspace(),
@@ -404,14 +406,18 @@ async function changeAssignment(event, assigned) {
       return;
     }
     // Someone changed it since it was shown: say what it is now, and expect that next time.
-    const now = (await call("GET", stateUrl(s, t))).data;
-    seen.set(`${s.kind}:${s.id}:${t}`, now);
-    // The policy it now has may be new to this page: read the list again to name it.
-    await refreshPolicies();
-    $("pol-assign-result").textContent =
-      `Not changed: someone else changed the ${TYPE_WORDS[t].toLowerCase()} policy of ${s.name} since it was shown. ` +
-      `It now has ${stateWords(now)}. Check it, then assign again.`;
-    await governance();
+    try {
+      const now = (await call("GET", stateUrl(s, t))).data;
+      seen.set(seenKey(s, t), now);
+      // The policy it now has may be new to this page: read the list again to name it.
+      await refreshPolicies();
+      $("pol-assign-result").textContent =
+        `Not changed: someone else changed the ${TYPE_WORDS[t].toLowerCase()} policy of ${s.name} since it was shown. ` +
+        `It now has ${stateWords(now)}. Check it, then try again.`;
+      await governance();
+    } catch (again) {
+      $("pol-assign-result").textContent = `${err.message} (reading it again: ${again.message})`;
+    }
   }
 }
 

@@ -129,7 +129,7 @@ describe("console: guardrail policies (headless Chromium)", function () {
     const result = page.locator("#pol-assign-result");
     await result.filter({ hasText: "someone else changed" }).waitFor();
     expect(await result.textContent()).to.match(
-      /^Not changed: someone else changed the budget policy of key policy-bot since it was shown\. It now has assigned Other cap\. Check it, then assign again\.$/,
+      /^Not changed: someone else changed the budget policy of key policy-bot since it was shown\. It now has assigned Other cap\. Check it, then try again\.$/,
     );
     expect(c.errors.splice(0)).to.deep.equal([
       "Failed to load resource: the server responded with a status of 409 (Conflict)",
