@@ -28,6 +28,7 @@ import {
   setupLogs,
 } from "./views/logs.js";
 import { loadModels, setupPlayground } from "./views/playground.js";
+import { fillSubjects, refreshPolicies, resetPolicies, setupPolicies } from "./views/policies.js";
 import { refreshWebhooks, resetWebhooks, setupWebhooks } from "./views/webhooks.js";
 import { refreshWorkspaces, resetWorkspaces, setupWorkspaces } from "./views/workspaces.js";
 
@@ -43,6 +44,7 @@ const loaders = {
     await refreshCredits();
   },
   guardrails: refreshGuardrails,
+  policies: withNames(refreshPolicies),
   audit: withNames(refreshAudit),
   webhooks: refreshWebhooks,
   explain: async () => {},
@@ -108,6 +110,7 @@ function keysChanged() {
   fillLogChoices();
   fillActorChoices();
   fillExplainChoices();
+  fillSubjects();
 }
 
 async function signIn(key) {
@@ -136,6 +139,7 @@ function signOut() {
   resetKeys();
   resetWorkspaces();
   resetWebhooks();
+  resetPolicies();
   $("admin").hidden = true;
   $("nav-admin").hidden = true;
   $("nav-signin").hidden = false;
@@ -178,6 +182,7 @@ setupKeys(keysChanged);
 setupWorkspaces(() => {});
 setupCredits();
 setupGuardrails();
+setupPolicies();
 setupAudit();
 setupWebhooks();
 setupExplain();

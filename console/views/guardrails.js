@@ -9,6 +9,7 @@ import { dataTable } from "../lib/table.js";
 import { keepTableState, viewParams } from "../lib/url-state.js";
 import { editingId, fillGuardrailForm, guardrailRequest } from "./guardrail-form.js";
 import { hideHistory, setupHistory, showHistory } from "./guardrail-history.js";
+import { hideWhatIf, setupWhatIf, showWhatIf } from "./guardrail-whatif.js";
 
 /** The guardrails on show (one workspace's). */
 let guardrails = [];
@@ -47,6 +48,7 @@ const table = dataTable({
     }),
     button("Assignments", `Assignments of ${g.name}`, () => showAssignments(g.id)),
     button("History", `History of ${g.name}`, () => showHistory(g)),
+    button("What-if", `What-if on ${g.name}`, () => showWhatIf(g)),
     button("Delete", `Delete ${g.name}`, () => deleteGuardrail(g), "danger"),
   ],
 });
@@ -265,6 +267,7 @@ export async function editWorkspaceDefault(w) {
 export function resetGuardrails() {
   fillGuardrailForm(undefined);
   hideHistory();
+  hideWhatIf();
   shownAssignments = undefined;
   $("assignments").hidden = true;
 }
@@ -278,4 +281,5 @@ export function setupGuardrails() {
   $("assign-form").addEventListener("submit", (event) => assign(event, "keys"));
   $("assign-member-form").addEventListener("submit", (event) => assign(event, "members"));
   setupHistory();
+  setupWhatIf();
 }

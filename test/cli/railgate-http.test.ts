@@ -437,6 +437,48 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expect(await json(["guardrails", "delete", id])).to.deep.equal({ deleted: true });
   });
 
+  it("simulates a guardrail change over the recorded requests and words a bad change like the API", async () => {
+    const key = await h.createKey();
+    const created = await json(["guardrails", "create", "--name", "CLI what-if"]);
+    const id = created.data.id as string;
+    await json(["assignments", "keys", "assign", id, key.hash]);
+    for (const input of ["Twenty-four characters!!", "Budget test."]) {
+      const spoken = await h.speak(
+        { model: MODELS.basic, voice: "alloy", input },
+        { key: key.secret },
+      );
+      expect(spoken.status).to.equal(200);
+    }
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const args = ["guardrails", "simulate", id, "--change", '{"allowed_models":["none/none"]}'];
+    const answer = await pollUntil(
+      () => json([...args, "--from", from, "--to", to]),
+      (r: Json) => r.data.requests_replayed >= 2,
+    );
+    expect(answer.data).to.include({ requests_replayed: 2, outcomes_changed: 2, newly_allowed: 0 });
+    expect(answer.data.newly_refused).to.deep.equal([{ reason: "model", count: 2 }]);
+    // A sample: alike records are replayed as one group and named by one of their ids.
+    expect(answer.data.affected_generation_ids).to.not.be.empty;
+    for (const g of answer.data.affected_generation_ids) expect(g).to.match(/^gen-/);
+    // Nothing was written: the guardrail still allows every model.
+    expect((await json(["guardrails", "get", id])).data.allowed_models).to.equal(null);
+    const shown = await railgate([...args, "--from", from, "--to", to]);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(/requests_replayed +2/);
+
+    expectRefusal(
+      await railgate(["guardrails", "simulate", id, "--change", '{"limit_usd":-1}']),
+      "400 Bad Request",
+      (await h.admin.post(`/api/v1/guardrails/${id}/simulate`, { change: { limit_usd: -1 } })).body
+        .error.message,
+    );
+    expectUsageError(await railgate(["guardrails", "simulate", id]), "--change");
+    const help = await railgate(["guardrails", "simulate", "--help"]);
+    expect(help.stdout).to.include("railgate guardrails simulate ID --change");
+    await json(["guardrails", "delete", id]);
+  });
+
   it("lists, counts and describes models; a standard key's own models", async () => {
     const listed = await json(["models", "list", "--providers", "acme", "--limit", "50"]);
     const ids = listed.data.map((m: Json) => m.id);

@@ -267,6 +267,7 @@ describe("console: request log, dashboard, audit log, every view (headless Chrom
       ["Workspaces", "workspaces", "#workspaces-list table"],
       ["Credits", "credits", "#credits-history table"],
       ["Guardrails", "guardrails", "#guardrails-list table"],
+      ["Policies", "policies", "#policies-list .data-table"],
       ["Audit log", "audit", "#audit-list table"],
       ["Webhooks", "webhooks", "#webhooks-list .data-table"],
       ["Speech playground", "playground", "#p-voice option"],

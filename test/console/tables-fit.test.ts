@@ -14,6 +14,7 @@ const LISTS: [link: string, list: string][] = [
   ["Logs", "#logs-list"],
   ["Workspaces", "#workspaces-list"],
   ["Guardrails", "#guardrails-list"],
+  ["Policies", "#policies-list"],
   ["Webhooks", "#webhooks-list"],
   ["Audit log", "#audit-list"],
 ];

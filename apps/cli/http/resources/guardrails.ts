@@ -119,6 +119,22 @@ export const guardrailApiCommands = apiCommands([
     switches: [FORCE],
   },
   {
+    words: "guardrails simulate",
+    summary:
+      "what a change would have done to the recorded requests in a window (default: last 7 days); writes nothing",
+    method: "POST",
+    path: "/api/v1/guardrails/:id/simulate",
+    body: [
+      f("change", "json", { help: "the proposed change as JSON: the body PATCH would take" }),
+      f("from", "string", { help: "window start, ISO 8601 (default: 7 days ago)" }),
+      f("to", "string", { help: "window end, ISO 8601 (default: now)" }),
+    ],
+    required: ["change"],
+    examples: [
+      `railgate guardrails simulate ID --change '{"limit_usd":5,"reset_interval":"daily"}' --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z`,
+    ],
+  },
+  {
     words: "guardrails checks",
     summary: "run a guardrail's checks now and show each one's outcome (kept as last_check_run)",
     method: "POST",
