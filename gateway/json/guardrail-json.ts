@@ -83,6 +83,8 @@ export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
   // The service makes them (ids.ts): say so in the answer's schema.
   "Guardrail.id": { format: "uuid" },
   "Guardrail.workspace_id": { format: "uuid" },
+  // The service's working copy of what the shadow decides by: the change says it.
+  "GuardrailShadow.proposed": { output: "never" },
 };
 
 const json = new ProtoJson(GUARDRAIL_JSON_OVERRIDES);

@@ -1,4 +1,4 @@
-import { clone, create } from "@bufbuild/protobuf";
+import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
   type Timestamp,
   timestampDate,
@@ -835,7 +835,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         updateMask: paths,
         startedAt: timestampFromMs(nowMs),
         expiresAt: req.expiresAt,
-        proposed,
+        proposed: toBinary(GuardrailSchema, proposed),
       });
     });
     return { shadow };
