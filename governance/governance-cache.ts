@@ -1,6 +1,6 @@
-import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
+import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
 import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";

@@ -1,8 +1,8 @@
 import { create, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import {
-  type GuardrailShadow,
   GuardrailInputSchema,
+  type GuardrailShadow,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type GetGuardrailShadowResponse,
@@ -52,7 +52,9 @@ export async function shadowReport(
     timestampMs(shadow.startedAt),
     SAMPLE_SIZE,
   );
-  answer.changes = rows.changes.map((c) => create(ShadowOutcomeCountSchema, { ...c, count: BigInt(c.count) }));
+  answer.changes = rows.changes.map((c) =>
+    create(ShadowOutcomeCountSchema, { ...c, count: BigInt(c.count) }),
+  );
   answer.outcomesChanged = BigInt(rows.changes.reduce((n, c) => n + c.count, 0));
   answer.affectedGenerationIds = rows.sample;
   return answer;
