@@ -227,3 +227,9 @@ export function checkRunToJson(run: GuardrailCheckRun): Json {
 }
 
 export const CHECK_RUN_JSON_SCHEMA: JsonSchema = json.outputSchema(GuardrailCheckRunSchema);
+
+/** A proposed change as its PATCH body was: the fields its mask names, with their values. */
+export function guardrailChangeToJson(input: GuardrailInput, paths: readonly string[]): Json {
+  const all = json.write(input, GuardrailInputSchema.fields);
+  return Object.fromEntries(paths.map((p) => [p, all[p] ?? null]));
+}
