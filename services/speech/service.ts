@@ -545,6 +545,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     }
     let outcomes: FilteredText["outcomes"] = [];
     let plan: SpeechPlan = validated;
+    // Past the rules a shadow decides: a refusal from here on (budget, credits, rate, key limit)
+    // would refuse under the shadow too, so it records no shadow outcome.
+    let counting = false;
     // With no shadow running this is one property check; with one, its decision runs beside
     // the live one and is only recorded.
     const shadowing =
@@ -600,6 +603,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       const draft = draftOf(principal, region, plan, outcomes, Date.now(), shadowOutcome);
       const keeper = this.deps.keeper;
       const recovery = keeper && { leaseUntilMs: keeper.leaseUntil(), record: encodeDraft(draft) };
+      counting = true;
       const admitted = await inSpan(
         "railgate.admission",
         { "db.system.name": "redis", "railgate.characters": characters },
@@ -626,7 +630,8 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         outcomes,
         GenerationStatus.REFUSED,
       );
-      if (record && shadowing) record.shadowOutcome = differingShadow(await shadowing, "refused");
+      if (record && shadowing && !counting)
+        record.shadowOutcome = differingShadow(await shadowing, "refused");
       if (record) this.generations.add(record);
       // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
       const refusal = budgetRefusalOf(error);
