@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { BUILTIN_SLUGS } from "../domain/builtin-filters.js";
 import { makeTempDir, removeTempDir } from "../test/kit/processes.js";
 import { startRedis, type ThrowawayRedis } from "../test/kit/redis-server.js";
 import { ManagementApi } from "./api.js";
@@ -33,8 +34,31 @@ import { prose } from "./texts.js";
  * HOT_PATH_SYSTEM_ENV adds settings to the system's environment, e.g.
  * `RAILGATE_REQUEST_LOG_QUEUE_MAX=1` (the request log off) or `DATABASE_URL=postgres://...`,
  * separated by spaces, to compare one setting's cost.
+ * HOT_PATH_GUARDRAIL=live assigns the key a guardrail with the card and email redactions;
+ * HOT_PATH_GUARDRAIL=shadow also runs a shadow of it that adds every other builtin, so the pair
+ * measures what a running shadow costs a request.
  */
 const INPUT = prose(110);
+
+/** HOT_PATH_GUARDRAIL: none (the default), live, or shadow (see above). */
+async function governKey(api: ManagementApi, keyHash: string): Promise<void> {
+  const mode = process.env.HOT_PATH_GUARDRAIL ?? "none";
+  if (mode === "none") return;
+  if (mode !== "live" && mode !== "shadow")
+    throw new Error(`HOT_PATH_GUARDRAIL: "${mode}" is not none, live or shadow`);
+  const redact = (slug: string) => ({ slug, action: "redact" });
+  const id = await api.createGuardrail({
+    name: "bench hot path",
+    content_filter_builtins: ["credit-card", "email"].map(redact),
+  });
+  await api.assignKeys(id, [keyHash]);
+  if (mode === "shadow") {
+    await api.call("POST", `/guardrails/${id}/shadow`, {
+      change: { content_filter_builtins: BUILTIN_SLUGS.map(redact) },
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+  }
+}
 
 function envNumber(name: string, fallback: number): number {
   const v = Number(process.env[name] ?? fallback);
@@ -109,7 +133,9 @@ async function main(): Promise<void> {
       origin = system.baseUrl;
       pids = { railgate: system.pid };
     }
-    const key = await new ManagementApi(origin).createKey("bench hot path");
+    const api = new ManagementApi(origin);
+    const key = await api.createKey("bench hot path");
+    await governKey(api, key.hash);
     const base = {
       origin,
       requests: [

@@ -37,6 +37,8 @@ export const GUARDRAIL_FIELD_DECISIONS: Readonly<
   is_workspace_default: "read-only",
   // The service writes it when the checks run (on a change, or on demand).
   last_check_run: "read-only",
+  // Set by the shadow routes: a proposed change decided beside the live one.
+  shadow: "read-only",
   // Bumped by the store on every write, for optimistic concurrency; not part of the API.
   version: "internal",
 };

@@ -54,6 +54,8 @@ export const STATUS_BY_REASON: Readonly<
   [ErrorReason.WEBHOOK_NOT_FOUND]: 404,
   [ErrorReason.POLICY_NOT_FOUND]: 404,
   [ErrorReason.GUARDRAIL_VERSION_NOT_FOUND]: 404,
+  [ErrorReason.SHADOW_EXISTS]: 409,
+  [ErrorReason.SHADOW_NOT_FOUND]: 404,
   // The spec's "409 (conflict; retry later)" of a guardrail update.
   [ErrorReason.UPDATE_CONFLICT]: 409,
   [ErrorReason.ID_COLLISION]: 409,

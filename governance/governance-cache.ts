@@ -1,8 +1,10 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
-import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
-import { ACCOUNT_DOC, type PolicyDocStore } from "../store/policies/types.js";
+import { ACCOUNT_DOC, type PolicyDocStore, type PolicyType } from "../store/policies/types.js";
 import type { Store } from "../store/types.js";
 import { type CompiledFilters, sharedCompiledFilters } from "./filters/index.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
@@ -26,6 +28,19 @@ export interface Principal {
   filters: CompiledFilters;
   /** The workspace opted in to the audio cache (its audio_cache setting); absent = off. */
   audioCache?: boolean;
+  /**
+   * The shadows of the guardrails that govern the key, each as the effective policy with the
+   * shadow's version in place of the live guardrail; absent when none runs (the common case).
+   */
+  shadows?: ShadowPolicy[];
+}
+
+/** A guardrail's shadow as enforcement decides it: the policy the key would have under it. */
+export interface ShadowPolicy {
+  guardrailId: string;
+  expiresAtMs: number;
+  policy: EffectivePolicy;
+  filters: CompiledFilters;
 }
 
 /** Entries are dropped by invalidation; the TTL only bounds staleness if pub/sub were ever lost. */
@@ -93,15 +108,8 @@ export class GovernanceCache {
       );
     }
     const policy = effectivePolicy(governing, this.account);
-    let filters: CompiledFilters;
-    try {
-      // Shared by every key whose guardrails carry the same filters: compiled once per version.
-      filters = sharedCompiledFilters.get(policy.filters);
-    } catch (err) {
-      // Patterns are validated on write; a stored pattern that no longer compiles must not open the gate.
-      log.error({ err, keyHash }, "stored content filters do not compile");
-      throw err;
-    }
+    const filters = compiled(policy, keyHash);
+    const shadows = shadowPolicies(governing, managed, this.account, keyHash);
     // A workspace change is announced on the same scope, so its audio_cache setting is as fresh
     // as the key's guardrails (read only when a key's principal is (re)loaded).
     const workspace = scope === "org" ? undefined : await this.store.getWorkspace(scope);
@@ -111,9 +119,49 @@ export class GovernanceCache {
       policy,
       filters,
       audioCache: workspace?.audioCache === true,
+      ...(shadows.length > 0 ? { shadows } : {}),
     };
     // Only cache what no invalidation overtook while it was loading.
     this.cache.set(keyHash, scope, principal, since);
     return principal;
   }
+}
+
+function compiled(policy: EffectivePolicy, keyHash: string): CompiledFilters {
+  try {
+    // Shared by every key whose guardrails carry the same filters: compiled once per version.
+    return sharedCompiledFilters.get(policy.filters);
+  } catch (err) {
+    // Patterns are validated on write; a stored pattern that no longer compiles must not open the gate.
+    log.error({ err, keyHash }, "stored content filters do not compile");
+    throw err;
+  }
+}
+
+/**
+ * For each governing guardrail that runs a shadow, the effective policy with the shadow's
+ * version substituted for it: built when the principal loads, so a request pays nothing for it
+ * but deciding under it.
+ */
+function shadowPolicies(
+  governing: readonly GoverningGuardrail[],
+  managed: readonly PolicyType[],
+  account: AccountSettings,
+  keyHash: string,
+): ShadowPolicy[] {
+  const out: ShadowPolicy[] = [];
+  governing.forEach((entry, i) => {
+    const shadow = entry.guardrail.shadow;
+    if (!shadow?.proposed.length || !shadow.expiresAt) return;
+    const proposed = withoutPolicyTypes(fromBinary(GuardrailSchema, shadow.proposed), managed);
+    const substituted = governing.map((g, j) => (j === i ? { ...g, guardrail: proposed } : g));
+    const policy = effectivePolicy(substituted, account);
+    out.push({
+      guardrailId: entry.guardrail.id,
+      expiresAtMs: timestampMs(shadow.expiresAt),
+      policy,
+      filters: compiled(policy, keyHash),
+    });
+  });
+  return out;
 }

@@ -57,6 +57,8 @@ export const ROUTING_SCHEMA = arrayOf(
  * fields @openrouter/sdk validates). Speech has no tokens, finish reasons of a model, app
  * attribution or web search: those are null; `usage`/`total_cost` are what it cost.
  */
+const SHADOW_OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
+
 export function generationToJson(g: Generation) {
   const createdAt = isoOrNull(g.createdAt);
   // Every record is written with a status; "" only for a value this build has no name for.
@@ -94,6 +96,15 @@ export function generationToJson(g: Generation) {
     budget_refusal: budgetRefusalToJson(g.budgetRefusal),
     guardrail_id: g.guardrailId || null,
     policy_id: g.policyId || null,
+    // What a guardrail's shadow would have done, only where it differs from what was done.
+    shadow_outcome: g.shadowOutcome
+      ? {
+          guardrail_id: g.shadowOutcome.guardrailId,
+          live: g.shadowOutcome.live,
+          shadow: g.shadowOutcome.shadow,
+          reason: g.shadowOutcome.reason || null,
+        }
+      : null,
     created_at: createdAt,
     // Records written before data_region existed have none.
     data_region: regionName(g.dataRegion) ?? null,
@@ -186,6 +197,14 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   budget_refusal: BUDGET_REFUSAL_SCHEMA,
   guardrail_id: NULLABLE_STRING,
   policy_id: NULLABLE_STRING,
+  shadow_outcome: orNull(
+    shapeOf<NonNullable<GenerationJson["shadow_outcome"]>>({
+      guardrail_id: STRING,
+      live: SHADOW_OUTCOMES,
+      shadow: SHADOW_OUTCOMES,
+      reason: NULLABLE_STRING,
+    }),
+  ),
   created_at: orNull(DATE_TIME),
   data_region: NULLABLE_STRING,
   routing: ROUTING_SCHEMA,

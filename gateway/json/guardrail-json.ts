@@ -83,6 +83,8 @@ export const GUARDRAIL_JSON_OVERRIDES: JsonOverrides = {
   // The service makes them (ids.ts): say so in the answer's schema.
   "Guardrail.id": { format: "uuid" },
   "Guardrail.workspace_id": { format: "uuid" },
+  // The service's working copy of what the shadow decides by: the change says it.
+  "GuardrailShadow.proposed": { output: "never" },
 };
 
 const json = new ProtoJson(GUARDRAIL_JSON_OVERRIDES);
@@ -225,3 +227,9 @@ export function checkRunToJson(run: GuardrailCheckRun): Json {
 }
 
 export const CHECK_RUN_JSON_SCHEMA: JsonSchema = json.outputSchema(GuardrailCheckRunSchema);
+
+/** A proposed change as its PATCH body was: the fields its mask names, with their values. */
+export function guardrailChangeToJson(input: GuardrailInput, paths: readonly string[]): Json {
+  const all = json.write(input, GuardrailInputSchema.fields);
+  return Object.fromEntries(paths.map((p) => [p, all[p] ?? null]));
+}

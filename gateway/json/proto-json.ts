@@ -44,8 +44,8 @@ export interface JsonOverride {
   readonly nonNull?: true;
   /** Input: accepted (a client may echo it back) and ignored: the service sets it. */
   readonly ignoredOnInput?: true;
-  /** Output: left out when unset, or null when empty, instead of the plain value. */
-  readonly output?: "omit-unset" | "empty-as-null";
+  /** Output: left out when unset, or null when empty, instead of the plain value; or never written. */
+  readonly output?: "omit-unset" | "empty-as-null" | "never";
   /**
    * Input, for the document: the field must be sent (in a list element; which top-level fields
    * an operation requires is the operation's, see schema()). The service checks it.
@@ -273,7 +273,7 @@ export class ProtoJson {
       const alias = nullBefore?.get(f.name);
       if (alias !== undefined) out[alias] = null;
       const o = this.override(f).output;
-      if (o === "omit-unset" && !isFieldSet(message, f)) continue;
+      if (o === "never" || (o === "omit-unset" && !isFieldSet(message, f))) continue;
       const v = this.writeValue(f, (message as unknown as Fields)[f.localName]);
       out[f.name] = o === "empty-as-null" && v === "" ? null : v;
     }
@@ -318,6 +318,7 @@ export class ProtoJson {
     const required: string[] = [];
     for (const f of fields) {
       const o = this.override(f).output;
+      if (o === "never") continue;
       const schema = this.outputValueSchema(f);
       properties[f.name] = o === "empty-as-null" ? orNull(schema) : schema;
       if (o !== "omit-unset") required.push(f.name);

@@ -11,6 +11,8 @@ const LEFT_OUT = new Set([
   "version",
   "is_workspace_default",
   "last_check_run",
+  // Its own audit events (shadow_start, shadow_end, a promoting update) say what it was.
+  "shadow",
 ]);
 
 type Value = unknown;

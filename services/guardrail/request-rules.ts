@@ -1,3 +1,4 @@
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import { isKeyHash, isUuid } from "../../domain/ids.js";
@@ -158,7 +159,26 @@ export const GUARDRAIL_REQUEST_RULES: RequestRules<typeof GuardrailService> = {
     versionNumber(req.version);
   },
   runGuardrailChecks: (req) => uuid("guardrail_id", req.guardrailId),
+  startGuardrailShadow(req) {
+    uuid("guardrail_id", req.guardrailId);
+    walkUpdateMask(UPDATE_MASK, requireInput(req.change, "change"), req.updateMask?.paths ?? []);
+    shadowExpiry(req.expiresAt && timestampMs(req.expiresAt), Date.now());
+  },
+  getGuardrailShadow: (req) => uuid("guardrail_id", req.guardrailId),
+  promoteGuardrailShadow: (req) => uuid("guardrail_id", req.guardrailId),
+  endGuardrailShadow: (req) => uuid("guardrail_id", req.guardrailId),
 };
+
+/** How far ahead a shadow may run: long enough for a month's traffic, never forgotten. */
+export const SHADOW_MAX_DAYS = 30;
+
+/** expires_at of a new shadow: after now, at most SHADOW_MAX_DAYS ahead. */
+function shadowExpiry(ms: number | undefined, nowMs: number): void {
+  if (ms === undefined) fail(`expires_at is required (at most ${SHADOW_MAX_DAYS} days ahead)`);
+  if (ms <= nowMs) fail("expires_at must be in the future");
+  if (ms > nowMs + SHADOW_MAX_DAYS * 86_400_000)
+    fail(`expires_at must be at most ${SHADOW_MAX_DAYS} days ahead`);
+}
 
 /** The service with its rules in front of every method. */
 export function checkedGuardrailService(

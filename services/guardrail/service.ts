@@ -1,5 +1,10 @@
-import { clone, create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { clone, create, toBinary } from "@bufbuild/protobuf";
+import {
+  type Timestamp,
+  timestampDate,
+  timestampFromMs,
+  timestampMs,
+} from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { Code } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
@@ -14,6 +19,8 @@ import {
   type GuardrailInput,
   GuardrailInputSchema,
   GuardrailSchema,
+  type GuardrailShadow,
+  GuardrailShadowSchema,
   KeyAssignmentSchema,
   MemberAssignmentSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -55,6 +62,7 @@ import {
 import { guardrailAuditFields } from "./audit-fields.js";
 import { type CheckContext, checksFailedError, failingChecks, runChecks } from "./checks.js";
 import type { ModelIds } from "./model-ids.js";
+import { shadowExpired, shadowReport, shadowSummary } from "./shadow.js";
 import { replayWindow, type SimulationDeps, simulate } from "./simulate.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
@@ -68,12 +76,27 @@ const UPDATE_ATTEMPTS = 8;
 /** Who made an assignment is stored with it: bounded like a subject. */
 const ASSIGNED_BY_MAX = GUARDRAIL_LIMITS.assignedByMax;
 
+/** Two reads of a guardrail's shadow are the same shadow: started at the same instant. */
+function sameShadow(a: GuardrailShadow | undefined, b: GuardrailShadow): boolean {
+  return (
+    a?.startedAt !== undefined &&
+    b.startedAt !== undefined &&
+    timestampMs(a.startedAt) === timestampMs(b.startedAt)
+  );
+}
+
+function noShadow(id: string) {
+  return notFound(ErrorReason.SHADOW_NOT_FOUND, `guardrail ${quote(id)} runs no shadow`);
+}
+
 export function defaultGuardrailName(workspaceId: string): string {
   return `Workspace ${workspaceId} Default`;
 }
 
 /** The name of the read-only field a check run is kept in. */
 const LAST_CHECK_RUN = GuardrailSchema.field.lastCheckRun.name;
+/** The name of the read-only field a running shadow is kept in. */
+const SHADOW = GuardrailSchema.field.shadow.name;
 
 /** The fields a change may write: what a check's outcome depends on. */
 const POLICY_FIELDS = GUARDRAIL_FIELDS.fields
@@ -269,6 +292,8 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       action: "guardrail.update" | "guardrail.restore";
       force: boolean;
       restoredFrom?: number;
+      /** The change is the shadow's: it ends the shadow it came from. */
+      promotes?: GuardrailShadow;
     },
   ): Promise<Guardrail> {
     const ws = await this.workspaceOf(id);
@@ -286,6 +311,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       if (isDefault && paths.includes("name") && input.name !== defaultGuardrailName(ws)) {
         throw invalidArgument("name of a workspace default guardrail cannot be changed");
       }
+      if (how.promotes && !sameShadow(current.shadow, how.promotes)) throw noShadow(id);
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
@@ -298,8 +324,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
         // What the checks ran against is what is stored: any other field changed since is a retry.
         unchanged = POLICY_FIELDS.filter((f) => !fields.includes(f));
       }
+      if (how.promotes) {
+        next.shadow = undefined;
+        fields = [...fields, SHADOW];
+      }
       // The change this request makes: the fields it writes, from what it read.
       const note = this.guardrailNote(ctx, how.action, next, current, next);
+      if (how.promotes)
+        note.entry.changes[SHADOW] = { before: shadowSummary(how.promotes), after: null };
       if (how.restoredFrom !== undefined)
         note.entry.changes[CHANGE_NOTES.restoredFrom] = { before: null, after: how.restoredFrom };
       if (failing.length > 0) {
@@ -715,5 +747,125 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       ErrorReason.UPDATE_CONFLICT,
       "guardrail is being updated concurrently, retry later",
     );
+  }
+
+  /**
+   * Writes a guardrail's shadow field alone (audited, no version: the live policy is unchanged),
+   * stored only over the very guardrail `make` read, so a proposed version is never computed
+   * from a guardrail changed meanwhile.
+   */
+  private async writeShadow(
+    ctx: HandlerContext,
+    id: string,
+    action: "guardrail.shadow_start" | "guardrail.shadow_end",
+    make: (current: Guardrail) => GuardrailShadow | undefined,
+  ): Promise<GuardrailShadow | undefined> {
+    const ws = await this.workspaceOf(id);
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const found = await this.store.getGuardrail(ws, id);
+      if (!found)
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
+      const current = found.value;
+      const shadow = make(current);
+      const next = clone(GuardrailSchema, current);
+      next.shadow = shadow;
+      const note = this.note(ctx, {
+        action,
+        resource: { type: "guardrail", id: current.id, label: current.name },
+        workspaceId: ws,
+        changes: {
+          [SHADOW]: { before: shadowSummary(current.shadow), after: shadowSummary(shadow) },
+        },
+      });
+      const result = await this.store.patchGuardrail(
+        {
+          workspaceId: ws,
+          id,
+          readVersion: found.version,
+          fields: [SHADOW],
+          next,
+          unchanged: [...POLICY_FIELDS, SHADOW],
+          read: current,
+          materialize: false,
+        },
+        note,
+      );
+      if (result === "missing")
+        throw notFound(ErrorReason.GUARDRAIL_NOT_FOUND, `guardrail ${quote(id)} not found`);
+      if (result !== "conflict") {
+        await this.recorded(note);
+        return shadow;
+      }
+    }
+    throw conflict(
+      ErrorReason.UPDATE_CONFLICT,
+      "guardrail is being updated concurrently, retry later",
+    );
+  }
+
+  /**
+   * Starts deciding a proposed change beside the live guardrail: the change is validated as an
+   * update's (same mask, same rules) and the guardrail it would leave is kept with the shadow.
+   */
+  async startGuardrailShadow(
+    req: {
+      guardrailId: string;
+      change?: GuardrailInput;
+      updateMask?: { paths: string[] };
+      expiresAt?: Timestamp;
+    },
+    ctx: HandlerContext,
+  ) {
+    const paths = req.updateMask?.paths ?? [];
+    const change = req.change ?? create(GuardrailInputSchema);
+    const nowMs = Date.now();
+    const shadow = await this.writeShadow(ctx, req.guardrailId, "guardrail.shadow_start", (g) => {
+      if (g.shadow && !shadowExpired(g.shadow, nowMs))
+        throw conflict(
+          ErrorReason.SHADOW_EXISTS,
+          `guardrail ${quote(g.id)} already runs a shadow until ${timestampDate(g.shadow.expiresAt ?? timestampFromMs(0)).toISOString()}: promote or end it first`,
+        );
+      const proposed = applyUpdateMask(g, change, paths, nowTimestamp());
+      validateGuardrail(proposed);
+      this.modelIds.canonicalize(proposed);
+      proposed.shadow = undefined;
+      proposed.lastCheckRun = undefined;
+      return create(GuardrailShadowSchema, {
+        change,
+        updateMask: paths,
+        startedAt: timestampFromMs(nowMs),
+        expiresAt: req.expiresAt,
+        proposed: toBinary(GuardrailSchema, proposed),
+      });
+    });
+    return { shadow };
+  }
+
+  /** The shadow and what it would have changed since it started (an expired one says so). */
+  async getGuardrailShadow(req: { guardrailId: string }) {
+    const g = await this.load(req.guardrailId);
+    if (!g.shadow) throw noShadow(req.guardrailId);
+    return shadowReport(this.simulation?.database, g.workspaceId, g.id, g.shadow, Date.now());
+  }
+
+  /** Applies the shadow's change as an update (its checks run as for one) and ends the shadow. */
+  async promoteGuardrailShadow(req: { guardrailId: string; force: boolean }, ctx: HandlerContext) {
+    const g = await this.load(req.guardrailId);
+    const shadow = g.shadow;
+    if (!shadow?.change) throw noShadow(req.guardrailId);
+    const guardrail = await this.change(ctx, req.guardrailId, shadow.change, shadow.updateMask, {
+      action: "guardrail.update",
+      force: req.force,
+      promotes: shadow,
+    });
+    return { guardrail };
+  }
+
+  async endGuardrailShadow(req: { guardrailId: string }, ctx: HandlerContext) {
+    await this.writeShadow(ctx, req.guardrailId, "guardrail.shadow_end", (g) => {
+      if (!g.shadow) throw noShadow(req.guardrailId);
+      return undefined;
+    });
+    return { ended: true };
   }
 }

@@ -16,11 +16,13 @@ import { canonicalId, isKeyHash, newGenerationId } from "../../domain/ids.js";
 import { admissionRefusals, speechDuration, speechTimeToFirstByte } from "../../domain/metrics.js";
 import { rateLimitHeaderValues } from "../../domain/rate-limit-headers.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
+import { FilterAction } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type Generation,
   GenerationSchema,
   GenerationStatus,
   type RoutingStep,
+  type ShadowOutcome,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type {
   GetActivityRequest,
@@ -38,6 +40,7 @@ import {
   type FilteredText,
   filterText,
 } from "../../governance/content-filtering.js";
+import type { ExampleOutcome } from "../../governance/decide-example.js";
 import { budgetRefusalOf, markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
@@ -48,6 +51,7 @@ import {
   policyRules,
   usableModels,
 } from "../../governance/policy-rules.js";
+import { differingShadow, shadowDecisions } from "../../governance/shadow-decision.js";
 import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config/config.js";
 import { InFlight } from "../../platform/in-flight.js";
 import {
@@ -181,6 +185,7 @@ function draftOf(
   plan: SpeechPlan,
   outcomes: FilteredText["outcomes"],
   nowMs: number,
+  shadowOutcome: ShadowOutcome | undefined,
 ): RecordDraft {
   return {
     id: newGenerationId(),
@@ -209,7 +214,24 @@ function draftOf(
     // region it was served in is its ingress region (what allowed_data_regions governs).
     dataRegion: regionValue(region),
     governedBy: governedBy(principal.policy),
+    ...(shadowOutcome
+      ? {
+          shadowOutcome: {
+            guardrailId: shadowOutcome.guardrailId,
+            live: shadowOutcome.live,
+            shadow: shadowOutcome.shadow,
+            reason: shadowOutcome.reason,
+          },
+        }
+      : {}),
   };
+}
+
+/** The live outcome of an admitted request, in the words a shadow's outcome is compared in. */
+function liveOutcome(outcomes: FilteredText["outcomes"]): ExampleOutcome {
+  if (outcomes.some((o) => o.action === FilterAction.REDACT)) return "redacted";
+  if (outcomes.some((o) => o.action === FilterAction.FLAG)) return "flagged";
+  return "allowed";
 }
 
 /** What settling a stream cut off now would leave: its charge and how its record ends. */
@@ -523,6 +545,25 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     }
     let outcomes: FilteredText["outcomes"] = [];
     let plan: SpeechPlan = validated;
+    // Past the rules a shadow decides: a refusal from here on (budget, credits, rate, key limit)
+    // would refuse under the shadow too, so it records no shadow outcome.
+    let counting = false;
+    // With no shadow running this is one property check; with one, its decision runs beside
+    // the live one and is only recorded.
+    const shadowing =
+      principal.shadows &&
+      shadowDecisions(
+        principal.shadows,
+        {
+          model: validated.model,
+          segments: validated.segments,
+          references: validated.references.parts,
+          zdr: validated.zdr,
+          region,
+        },
+        Date.now(),
+        ctx.signal,
+      );
     try {
       const refusal = modelRefusal(principal.policy, validated.model);
       if (refusal) {
@@ -558,9 +599,11 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       const at = new Date((this.deps.clock ?? systemClock).now());
       const characters = plan.characters;
-      const draft = draftOf(principal, region, plan, outcomes, Date.now());
+      const shadowOutcome = shadowing && differingShadow(await shadowing, liveOutcome(outcomes));
+      const draft = draftOf(principal, region, plan, outcomes, Date.now(), shadowOutcome);
       const keeper = this.deps.keeper;
       const recovery = keeper && { leaseUntilMs: keeper.leaseUntil(), record: encodeDraft(draft) };
+      counting = true;
       const admitted = await inSpan(
         "railgate.admission",
         { "db.system.name": "redis", "railgate.characters": characters },
@@ -587,6 +630,8 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         outcomes,
         GenerationStatus.REFUSED,
       );
+      if (record && shadowing && !counting)
+        record.shadowOutcome = differingShadow(await shadowing, "refused");
       if (record) this.generations.add(record);
       // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
       const refusal = budgetRefusalOf(error);

@@ -164,7 +164,7 @@ interface GenerationRow {
 }
 
 const COLUMNS =
-  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, policy_id, record, trace, governed_by, data_region, endpoint_policy";
+  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, policy_id, record, trace, governed_by, data_region, endpoint_policy, shadow_guardrail_id, shadow_change";
 /** Each column's type, in COLUMNS' order: a batch travels as one array per column. */
 const COLUMN_TYPES = [
   "text",
@@ -189,8 +189,10 @@ const COLUMN_TYPES = [
   "text",
   "int2",
   "int2",
+  "text",
+  "text",
 ] as const;
-const GOVERNED_BY = COLUMN_TYPES.length - 3;
+const GOVERNED_BY = COLUMN_TYPES.length - 5;
 
 /** The served endpoint's data policy as the endpoint_policy column's bits. */
 function dataPolicyBits(p: DataPolicy): number {
@@ -242,10 +244,12 @@ function rest(g: Generation): Uint8Array {
   m.cacheDiscount = g.cacheDiscount;
   m.refusalMessage = g.refusalMessage;
   m.budgetRefusal = g.budgetRefusal;
+  m.shadowOutcome = g.shadowOutcome;
   const bytes = toBinary(GenerationSchema, m);
   m.filterOutcomes = [];
   m.routing = [];
   m.budgetRefusal = undefined;
+  m.shadowOutcome = undefined;
   return bytes;
 }
 
@@ -259,6 +263,11 @@ function filterActions(g: Generation): number {
 
 function createdMs(g: Generation): number {
   return g.createdAt ? timestampMs(g.createdAt) : 0;
+}
+
+/** The shadow_change column: how a shadow's outcome differs from the live one. */
+export function shadowChange(live: string, shadow: string): string {
+  return `${live}>${shadow}`;
 }
 
 /** Appends one record to the column arrays of a batch (COLUMNS' order). */
@@ -285,6 +294,8 @@ function pushRow(columns: unknown[][], g: Generation): void {
     g.governedBy.length > 0 ? g.governedBy.join(",") : null,
     g.dataRegion,
     g.servedDataPolicy ? dataPolicyBits(g.servedDataPolicy) : null,
+    g.shadowOutcome?.guardrailId || null,
+    g.shadowOutcome ? shadowChange(g.shadowOutcome.live, g.shadowOutcome.shadow) : null,
   ];
   for (let i = 0; i < values.length; i++) (columns[i] as unknown[]).push(values[i]);
 }

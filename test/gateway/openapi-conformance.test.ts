@@ -166,6 +166,17 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(admin, "POST", "/api/v1/guardrails/{id}/simulate", `${gPath}/simulate`, {
       change: { limit_usd: 1, reset_interval: "daily" },
     });
+    // A change in shadow: started, reported, promoted; started again and ended.
+    const shadow = "/api/v1/guardrails/{id}/shadow";
+    const shadowBody = {
+      change: { description: "shadowed" },
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    };
+    await call(admin, "POST", shadow, `${gPath}/shadow`, shadowBody);
+    await call(admin, "GET", shadow, `${gPath}/shadow`);
+    await call(admin, "POST", `${shadow}/promote`, `${gPath}/shadow/promote`, {});
+    await call(admin, "POST", shadow, `${gPath}/shadow`, shadowBody);
+    await call(admin, "DELETE", shadow, `${gPath}/shadow`);
 
     // Keys: the secret once, then by hash; the standard key asks about itself.
     const created = (
@@ -504,6 +515,10 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/webhooks": { url: "http://127.0.0.1:9/probe" },
         "POST /api/v1/audio/speech": { model: MODELS.espeak, voice: "alloy", input: "Rule." },
         "POST /api/v1/guardrails/{id}/simulate": { change: { name: "probe" } },
+        "POST /api/v1/guardrails/{id}/shadow": {
+          change: { name: "probe" },
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        },
         "POST /api/v1/guardrails/{id}/assignments/keys": { key_hashes: [params.hash] },
         "POST /api/v1/guardrails/{id}/assignments/keys/remove": { key_hashes: [params.hash] },
         "POST /api/v1/guardrails/{id}/assignments/members": { member_user_ids: ["u"] },

@@ -84,6 +84,7 @@ export const GUARDRAIL_KEYS = [
   "forbid_audio_cache",
   "checks",
   "last_check_run",
+  "shadow",
   "is_workspace_default",
   "created_at",
   "updated_at",

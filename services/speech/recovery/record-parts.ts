@@ -7,6 +7,7 @@ import {
   GenerationSchema,
   GenerationStatus,
   RoutingStepSchema,
+  ShadowOutcomeSchema,
 } from "../../../gen/railgate/speech/v1/speech_pb.js";
 import { WHOLE_RECORD } from "../../../store/reservations.js";
 
@@ -44,6 +45,8 @@ export interface RecordDraft {
   dataRegion: number;
   /** "<source>:<guardrail id>" of each governing guardrail (Generation.governed_by). */
   governedBy: string[];
+  /** Where a guardrail's shadow decided the request differently (Generation.shadow_outcome). */
+  shadowOutcome?: { guardrailId: string; live: string; shadow: string; reason: string };
 }
 
 /** What a record says about how its request ended; absent fields read as nothing served. */
@@ -145,6 +148,7 @@ export function recordOf(d: RecordDraft, e: RecordEnding): Generation {
     dataRegion: d.dataRegion,
     // A draft from a process that predates the field has none.
     governedBy: d.governedBy ?? [],
+    shadowOutcome: d.shadowOutcome && create(ShadowOutcomeSchema, d.shadowOutcome),
     status: e.status ?? GenerationStatus.INTERRUPTED,
     provider: e.provider ?? "",
     byok: e.byok ?? false,

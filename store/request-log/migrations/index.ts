@@ -6,6 +6,7 @@ import { migration as decidingPolicy } from "./0005-deciding-policy.js";
 import { migration as refusals } from "./0006-refusals.js";
 import { migration as replayColumns } from "./0007-replay-columns.js";
 import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
+import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -19,6 +20,7 @@ import type { Migration } from "./migration.js";
  *   0006 refusals (refused requests by reason)
  *   0007 replay columns (what a guardrail what-if replay reads of each record)
  *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
+ *   0009 shadow outcomes (where a guardrail's shadow decided a request differently)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -30,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   refusals,
   replayColumns,
   guardrailVersions,
+  shadowOutcomes,
 ];

@@ -82,6 +82,8 @@ describe("gateway: error reason -> HTTP status table", () => {
       [Code.AlreadyExists, ErrorReason.SLUG_TAKEN, 409],
       [Code.NotFound, ErrorReason.GUARDRAIL_VERSION_NOT_FOUND, 404],
       [Code.Aborted, ErrorReason.CHECKS_FAILED, 409],
+      [Code.Aborted, ErrorReason.SHADOW_EXISTS, 409],
+      [Code.NotFound, ErrorReason.SHADOW_NOT_FOUND, 404],
     ];
     for (const [code, reason, status] of cases) {
       const err = withReason(code, reason, "refused");
@@ -137,6 +139,8 @@ describe("gateway: error reason -> HTTP status table", () => {
       ErrorReason.SLUG_TAKEN,
       ErrorReason.GUARDRAIL_VERSION_NOT_FOUND,
       ErrorReason.CHECKS_FAILED,
+      ErrorReason.SHADOW_EXISTS,
+      ErrorReason.SHADOW_NOT_FOUND,
     ]);
     const untested = ErrorReasonSchema.values
       .filter((v) => v.number !== ErrorReason.UNSPECIFIED && !tested.has(v.number))

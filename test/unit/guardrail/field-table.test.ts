@@ -63,6 +63,7 @@ function sampleScalar(f: DescField, scalar: ScalarType): unknown {
   if (scalar === ScalarType.STRING) return "sample";
   if (scalar === ScalarType.BOOL) return true;
   if (scalar === ScalarType.DOUBLE) return 1.5;
+  if (scalar === ScalarType.BYTES) return new Uint8Array([1]);
   return unsampled(f);
 }
 
@@ -113,6 +114,9 @@ function sampleMessage(message: DescMessage): unknown {
     else if (f.fieldKind === "enum") m[f.localName] = 1;
     else if (f.fieldKind === "list" && f.listKind === "message")
       m[f.localName] = [sampleMessage(f.message)];
+    else if (f.fieldKind === "list" && f.listKind === "scalar")
+      m[f.localName] = [sampleScalar(f, f.scalar)];
+    else if (f.fieldKind === "list" && f.listKind === "enum") m[f.localName] = [1];
     else if (f.fieldKind === "message" && f.message.typeName === TimestampSchema.typeName)
       m[f.localName] = create(TimestampSchema, { seconds: 1_700_000_000n });
     else if (f.fieldKind === "message") m[f.localName] = sampleMessage(f.message);

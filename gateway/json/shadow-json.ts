@@ -1,0 +1,77 @@
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { GuardrailInput } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { GetGuardrailShadowResponse } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import {
+  arrayOf,
+  BOOLEAN,
+  DATE_TIME,
+  INTEGER,
+  type JsonSchema,
+  orNull,
+  STRINGS,
+  shapeOf,
+  specSchema,
+} from "../openapi/spec-schema.js";
+import { badRequest, checkFields, type Spec } from "./fields.js";
+import {
+  guardrailBodySchema,
+  guardrailChangeToJson,
+  guardrailInputFromJson,
+} from "./guardrail-json.js";
+import { INSTANT_PATTERN, parseInstant } from "./instant.js";
+import { isoOrNull } from "./proto-json.js";
+
+const BODY: Spec = {
+  change: { type: "object" },
+  expires_at: { type: "string", rules: { pattern: INSTANT_PATTERN } },
+};
+
+export const SHADOW_BODY_SCHEMA: JsonSchema = specSchema(BODY, {
+  required: ["change", "expires_at"],
+  refine: { change: guardrailBodySchema([]) },
+});
+
+/** A shadow's body: the change (a PATCH body: its keys are the mask) and when it ends. */
+export function shadowRequestFromJson(body: Record<string, unknown>): {
+  change: GuardrailInput;
+  paths: string[];
+  expiresAt: Timestamp;
+} {
+  checkFields(body, BODY);
+  if (body.change === undefined) throw badRequest("change is required (the body a PATCH takes)");
+  if (body.expires_at === undefined)
+    throw badRequest("expires_at is required: an ISO 8601 date-time, at most 30 days ahead");
+  const at = parseInstant(body.expires_at as string);
+  if (!at) throw badRequest("expires_at must be an ISO 8601 date-time, e.g. 2026-12-09T08:00:00Z");
+  const { input, paths } = guardrailInputFromJson(body.change as Record<string, unknown>);
+  return { change: input, paths, expiresAt: timestampFromDate(at) };
+}
+
+const OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
+
+export function shadowToJson(r: GetGuardrailShadowResponse) {
+  const s = r.shadow;
+  return {
+    change: s?.change ? guardrailChangeToJson(s.change, s.updateMask) : {},
+    started_at: isoOrNull(s?.startedAt),
+    expires_at: isoOrNull(s?.expiresAt),
+    expired: r.expired,
+    outcomes_changed: Number(r.outcomesChanged),
+    changes: r.changes.map((c) => ({ live: c.live, shadow: c.shadow, count: Number(c.count) })),
+    affected_generation_ids: r.affectedGenerationIds,
+  };
+}
+
+type ShadowJson = ReturnType<typeof shadowToJson>;
+
+export const SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<ShadowJson>({
+  change: { type: "object" },
+  started_at: orNull(DATE_TIME),
+  expires_at: orNull(DATE_TIME),
+  expired: BOOLEAN,
+  outcomes_changed: INTEGER,
+  changes: arrayOf(
+    shapeOf<ShadowJson["changes"][number]>({ live: OUTCOMES, shadow: OUTCOMES, count: INTEGER }),
+  ),
+  affected_generation_ids: STRINGS,
+});

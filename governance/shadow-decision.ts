@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import type { ReferenceInput, SynthesisSegment } from "../domain/catalog/speech-input.js";
+import type { CatalogModel } from "../domain/catalog/types.js";
+import type { RegionName } from "../domain/enums.js";
+import { type ShadowOutcome, ShadowOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
+import type { ExampleDecision, ExampleOutcome } from "./decide-example.js";
+import { applyFilters, type TextPart } from "./filters/index.js";
+import type { ShadowPolicy } from "./governance-cache.js";
+import { modelRefusal, policyRules } from "./policy-rules.js";
+
+/** What deciding a request under a shadow reads of it: what enforcement read, before routing. */
+export interface ShadowedRequest {
+  model: CatalogModel;
+  segments: readonly SynthesisSegment[];
+  references: readonly ReferenceInput[];
+  zdr: boolean;
+  region: RegionName;
+}
+
+function textParts(req: ShadowedRequest): TextPart[] {
+  const parts: TextPart[] = [];
+  for (const s of req.segments) {
+    parts.push({ text: s.text, role: "user" });
+    if (s.instructions) parts.push({ text: s.instructions, role: "instructions" });
+  }
+  for (const r of req.references)
+    if (r.kind === "text") parts.push({ text: r.value, role: "user" });
+  return parts;
+}
+
+/**
+ * Decides a request under a shadow's policy with enforcement's rules in its order (region, model
+ * lists, the endpoints' data policies, then the content filters), counting and changing
+ * nothing: no metric, no counter, no answer depends on it. Budgets are not decided here.
+ */
+export async function decideUnderShadow(
+  shadow: ShadowPolicy,
+  req: ShadowedRequest,
+  signal?: AbortSignal,
+): Promise<ExampleDecision> {
+  const { policy } = shadow;
+  const refused = (reason: string): ExampleDecision => ({ outcome: "refused", reason });
+  if (policy.regions && !policy.regions.has(req.region))
+    return refused(`region ${req.region} is not in allowed_data_regions`);
+  const refusal = modelRefusal(policy, req.model);
+  if (refusal) return refused(refusal.message);
+  const rules = policyRules(policy, req.model, req.zdr);
+  if (!req.model.endpoints.some((e) => rules.every((rule) => rule(e) === undefined)))
+    return refused(`no endpoint of model ${req.model.id} is allowed`);
+  if (shadow.filters.empty) return { outcome: "allowed", reason: "" };
+  const result = await applyFilters(shadow.filters, textParts(req), signal);
+  if (result.blockedBy)
+    return refused(`Request blocked by content filter: ${result.blockedBy.name}`);
+  const acted = (action: string) =>
+    result.outcomes.filter((o) => o.action === action).map((o) => `${o.slug} ${o.label}`.trim());
+  const redacted = acted("redact");
+  if (redacted.length > 0) return { outcome: "redacted", reason: redacted.join(", ") };
+  const flagged = acted("flag");
+  if (flagged.length > 0) return { outcome: "flagged", reason: flagged.join(", ") };
+  return { outcome: "allowed", reason: "" };
+}
+
+/** One running shadow's decision of a request. */
+export interface ShadowDecision extends ExampleDecision {
+  guardrailId: string;
+}
+
+/**
+ * Each running shadow's decision of the request (an expired one is ignored). A shadow that fails
+ * to decide (say, a filter past its time) is left out: it must never cost the request anything.
+ */
+export async function shadowDecisions(
+  shadows: readonly ShadowPolicy[],
+  req: ShadowedRequest,
+  nowMs: number,
+  signal?: AbortSignal,
+): Promise<ShadowDecision[]> {
+  const out: ShadowDecision[] = [];
+  for (const s of shadows) {
+    if (s.expiresAtMs <= nowMs) continue;
+    const decided = await decideUnderShadow(s, req, signal).catch(() => undefined);
+    if (decided) out.push({ guardrailId: s.guardrailId, ...decided });
+  }
+  return out;
+}
+
+/** What the record carries: the first shadow whose outcome differs from the live one. */
+export function differingShadow(
+  decisions: readonly ShadowDecision[],
+  live: ExampleOutcome,
+): ShadowOutcome | undefined {
+  const d = decisions.find((x) => x.outcome !== live);
+  return (
+    d &&
+    create(ShadowOutcomeSchema, {
+      guardrailId: d.guardrailId,
+      live,
+      shadow: d.outcome,
+      reason: d.reason,
+    })
+  );
+}
