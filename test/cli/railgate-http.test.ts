@@ -479,6 +479,60 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     await json(["guardrails", "delete", id]);
   });
 
+  it("shadows a guardrail change, reports what it decided differently, and promotes or ends it", async () => {
+    const key = await h.createKey();
+    const created = await json(["guardrails", "create", "--name", "CLI shadow"]);
+    const id = created.data.id as string;
+    await json(["assignments", "keys", "assign", id, key.hash]);
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const start = [
+      "guardrails",
+      "shadow",
+      "start",
+      id,
+      "--change",
+      '{"allowed_models":["none/none"]}',
+    ];
+    const started = await json([...start, "--expires-at", expires]);
+    expect(started.data.change).to.deep.equal({ allowed_models: ["none/none"] });
+    expectRefusal(
+      await railgate([...start, "--expires-at", expires]),
+      "409 Conflict",
+      (
+        await h.admin.post(`/api/v1/guardrails/${id}/shadow`, {
+          change: { allowed_models: ["none/none"] },
+          expires_at: expires,
+        })
+      ).body.error.message,
+    );
+    const spoken = await h.speak(
+      { model: MODELS.basic, voice: "alloy", input: "Shadowed." },
+      { key: key.secret },
+    );
+    expect(spoken.status).to.equal(200);
+    const report = await pollUntil(
+      () => json(["guardrails", "shadow", "show", id]),
+      (r: Json) => r.data.outcomes_changed >= 1,
+    );
+    expect(report.data.expired).to.equal(false);
+    await json(["guardrails", "shadow", "promote", id]);
+    expect((await json(["guardrails", "get", id])).data.allowed_models).to.deep.equal([
+      "none/none",
+    ]);
+    expect((await railgate(["guardrails", "shadow", "show", id])).code).to.not.equal(0);
+    await json([
+      ...start.slice(0, 4),
+      "--change",
+      '{"description":"next"}',
+      "--expires-at",
+      expires,
+    ]);
+    await railgate(["guardrails", "shadow", "end", id]);
+    expect((await h.admin.get(`/api/v1/guardrails/${id}/shadow`)).status).to.equal(404);
+    expectUsageError(await railgate(["guardrails", "shadow", "start", id]), "--change");
+    await json(["guardrails", "delete", id]);
+  });
+
   it("lists, counts and describes models; a standard key's own models", async () => {
     const listed = await json(["models", "list", "--providers", "acme", "--limit", "50"]);
     const ids = listed.data.map((m: Json) => m.id);

@@ -135,6 +135,40 @@ export const guardrailApiCommands = apiCommands([
     ],
   },
   {
+    words: "guardrails shadow start",
+    summary:
+      "decide a proposed change beside the live guardrail until expires_at (no effect on answers)",
+    method: "POST",
+    path: "/api/v1/guardrails/:id/shadow",
+    body: [
+      f("change", "json", { help: "the proposed change as JSON: the body PATCH would take" }),
+      f("expires_at", "string", { help: "when the shadow ends by itself, ISO 8601 (<= 30 days)" }),
+    ],
+    required: ["change", "expires-at"],
+    examples: [
+      `railgate guardrails shadow start ID --change '{"allowed_models":["openai/tts-1"]}' --expires-at 2026-12-09T00:00:00Z`,
+    ],
+  },
+  {
+    words: "guardrails shadow show",
+    summary: "the shadow's change and what it decided differently (counts, sample generations)",
+    method: "GET",
+    path: "/api/v1/guardrails/:id/shadow",
+  },
+  {
+    words: "guardrails shadow promote",
+    summary: "make the shadow's change live (an audited update; its checks must pass, or --force)",
+    method: "POST",
+    path: "/api/v1/guardrails/:id/shadow/promote",
+    switches: [FORCE],
+  },
+  {
+    words: "guardrails shadow end",
+    summary: "end the shadow without applying it",
+    method: "DELETE",
+    path: "/api/v1/guardrails/:id/shadow",
+  },
+  {
     words: "guardrails checks",
     summary: "run a guardrail's checks now and show each one's outcome (kept as last_check_run)",
     method: "POST",
