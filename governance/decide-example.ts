@@ -2,6 +2,7 @@ import type { CatalogModel } from "../domain/catalog/types.js";
 import type { RegionName } from "../domain/enums.js";
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { applyFilters, CompiledFilters } from "./filters/index.js";
+import type { FilterResult } from "./filters/types.js";
 import { effectivePolicy } from "./policy/effective-policy.js";
 import type { AccountSettings } from "./policy/types.js";
 import { modelRefusal, policyRules } from "./policy-rules.js";
@@ -77,9 +78,16 @@ export async function decideExample(
     return { outcome: "allowed", reason: "" };
   }
   const filters = CompiledFilters.compile(policy.filters);
-  const result = await applyFilters(filters, [{ text: request.input, role: "user" }]);
+  return decisionOfFilters(await applyFilters(filters, [{ text: request.input, role: "user" }]));
+}
+
+/** What the content filters' result decides: a block refuses, else a redaction, else a flag. */
+export function decisionOfFilters(result: FilterResult): ExampleDecision {
   if (result.blockedBy)
-    return refused(`Request blocked by content filter: ${result.blockedBy.name}`);
+    return {
+      outcome: "refused",
+      reason: `Request blocked by content filter: ${result.blockedBy.name}`,
+    };
   const acted = (action: string) =>
     result.outcomes.filter((o) => o.action === action).map((o) => `${o.slug} ${o.label}`.trim());
   const redacted = acted("redact");

@@ -3,7 +3,7 @@ import type { ReferenceInput, SynthesisSegment } from "../domain/catalog/speech-
 import type { CatalogModel } from "../domain/catalog/types.js";
 import type { RegionName } from "../domain/enums.js";
 import { type ShadowOutcome, ShadowOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
-import type { ExampleDecision, ExampleOutcome } from "./decide-example.js";
+import { decisionOfFilters, type ExampleDecision, type ExampleOutcome } from "./decide-example.js";
 import { applyFilters, type TextPart } from "./filters/index.js";
 import type { ShadowPolicy } from "./governance-cache.js";
 import { modelRefusal, policyRules } from "./policy-rules.js";
@@ -48,16 +48,7 @@ export async function decideUnderShadow(
   if (!req.model.endpoints.some((e) => rules.every((rule) => rule(e) === undefined)))
     return refused(`no endpoint of model ${req.model.id} is allowed`);
   if (shadow.filters.empty) return { outcome: "allowed", reason: "" };
-  const result = await applyFilters(shadow.filters, textParts(req), signal);
-  if (result.blockedBy)
-    return refused(`Request blocked by content filter: ${result.blockedBy.name}`);
-  const acted = (action: string) =>
-    result.outcomes.filter((o) => o.action === action).map((o) => `${o.slug} ${o.label}`.trim());
-  const redacted = acted("redact");
-  if (redacted.length > 0) return { outcome: "redacted", reason: redacted.join(", ") };
-  const flagged = acted("flag");
-  if (flagged.length > 0) return { outcome: "flagged", reason: flagged.join(", ") };
-  return { outcome: "allowed", reason: "" };
+  return decisionOfFilters(await applyFilters(shadow.filters, textParts(req), signal));
 }
 
 /** One running shadow's decision of a request. */
