@@ -1,4 +1,4 @@
-import { clone, create, toBinary } from "@bufbuild/protobuf";
+import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type Timestamp,
   timestampDate,
@@ -75,6 +75,16 @@ import { inputOfVersion, runSummary, versionMessage } from "./versions.js";
 const UPDATE_ATTEMPTS = 8;
 /** Who made an assignment is stored with it: bounded like a subject. */
 const ASSIGNED_BY_MAX = GUARDRAIL_LIMITS.assignedByMax;
+
+/** The request log's database away is a 503 worth retrying; anything else stays an internal error. */
+function unavailableAsRetry(err: unknown): never {
+  if (!isDatabaseUnavailable(err)) throw err;
+  throw withReason(
+    Code.Unavailable,
+    ErrorReason.STORE_UNAVAILABLE,
+    "The request log's database is not answering; retry shortly",
+  );
+}
 
 /** Two reads of a guardrail's shadow are the same shadow: started at the same instant. */
 function sameShadow(a: GuardrailShadow | undefined, b: GuardrailShadow): boolean {
@@ -426,20 +436,15 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       req.to && timestampMs(req.to),
     );
     if ("error" in window) throw invalidArgument(window.error);
-    const deps = this.simulation;
-    const memberOf = async (hash: string) =>
-      (await this.store.getKey(current.workspaceId, hash))?.memberUserId ?? "";
-    return simulate(deps, memberOf, current, proposed, window.fromMs, window.toMs).catch(
-      (err: unknown) => {
-        // The database away is a 503 worth retrying; anything else stays an internal error.
-        if (!isDatabaseUnavailable(err)) throw err;
-        throw withReason(
-          Code.Unavailable,
-          ErrorReason.STORE_UNAVAILABLE,
-          "The request log's database is not answering; retry shortly",
-        );
-      },
+    const memberOf = this.memberOf(current.workspaceId);
+    return simulate(this.simulation, memberOf, current, proposed, window.fromMs, window.toMs).catch(
+      unavailableAsRetry,
     );
+  }
+
+  /** A key's member user id ("" for none), as a replay's budget counts member spend. */
+  private memberOf(workspaceId: string): (keyHash: string) => Promise<string> {
+    return async (hash) => (await this.store.getKey(workspaceId, hash))?.memberUserId ?? "";
   }
 
   /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */
@@ -845,7 +850,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async getGuardrailShadow(req: { guardrailId: string }) {
     const g = await this.load(req.guardrailId);
     if (!g.shadow) throw noShadow(req.guardrailId);
-    return shadowReport(this.simulation?.database, g.workspaceId, g.id, g.shadow, Date.now());
+    const proposed = fromBinary(GuardrailSchema, g.shadow.proposed);
+    return shadowReport(
+      { simulation: this.simulation, memberOf: this.memberOf(g.workspaceId) },
+      g,
+      proposed,
+      g.shadow,
+      Date.now(),
+    ).catch(unavailableAsRetry);
   }
 
   /** Applies the shadow's change as an update (its checks run as for one) and ends the shadow. */

@@ -7,6 +7,9 @@ import type { JsonResponse } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
 
 const CARD = "pay with 4111 1111 1111 1111 today";
+/** At the test catalog's $10 per million characters: 24 characters cost $0.00024, 12 $0.00012. */
+const LONG = "Twenty-four characters!!";
+const SHORT = "Budget test.";
 const UNKNOWN = "00000000-0000-4000-8000-000000000000";
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 
@@ -115,6 +118,60 @@ describe("enforcement: a guardrail change in shadow beside the live guardrail", 
     expect(expired.status, shown(expired)).to.equal(200);
     expect(expired.body.data.expired).to.equal(true);
     expect((await start(g, { change: only, expires_at: inDays(1) })).status).to.equal(201);
+  });
+
+  it("replays a lowered budget at report time: an early refusal leaves room for a later request", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { name: "No budget yet" });
+    await w.gw.assignKeys(g, key);
+    const lowered = { limit_usd: 0.0002, reset_interval: "daily" };
+    expect((await start(g, { change: lowered, expires_at: inDays(1) })).status).to.equal(201);
+    const first = await speak(key, LONG);
+    expectAudio(first);
+    const second = await speak(key, SHORT);
+    expectAudio(second);
+    const third = await speak(key, SHORT);
+    expectAudio(third);
+    // A budget is not decided per request: no record carries a shadow outcome for it.
+    expect((await w.gw.generation(key, first)).shadow_outcome).to.equal(null);
+    // $0.0002 a day: the long request alone exceeds it; refused, it leaves room for the second
+    // (a replay that kept the recorded spend would refuse the second too), not for the third.
+    const res = await pollUntil(
+      () => w.gw.admin.get(path(g)),
+      (r) => r.status !== 200 || r.body.data.budget.outcomes_changed >= 2,
+    );
+    expect(res.status, shown(res)).to.equal(200);
+    const data = res.body.data;
+    expect(data.outcomes_changed).to.equal(0);
+    expect(data.budget).to.deep.equal({
+      outcomes_changed: 2,
+      changes: [{ live: "allowed", shadow: "refused", count: 2 }],
+      affected_generation_ids: [first, third].map((r) => r.headers.get("x-generation-id")),
+    });
+  });
+
+  it("reports what the live budget refused that a raised shadow budget allows", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { limit_usd: 0.0003, reset_interval: "daily" });
+    await w.gw.assignKeys(g, key);
+    expect((await start(g, { change: { limit_usd: 1 }, expires_at: inDays(1) })).status).to.equal(
+      201,
+    );
+    expectAudio(await speak(key, SHORT));
+    expectAudio(await speak(key, SHORT));
+    const refused = await speak(key, SHORT);
+    expectError(refused, 403, /exhausted/);
+    const res = await pollUntil(
+      () => w.gw.admin.get(path(g)),
+      (r) => r.status !== 200 || r.body.data.budget.outcomes_changed >= 1,
+    );
+    expect(res.status, shown(res)).to.equal(200);
+    expect(res.body.data.budget.changes).to.deep.equal([
+      { live: "refused", shadow: "allowed", count: 1 },
+    ]);
+    expect(res.body.data.budget.affected_generation_ids).to.have.length(1);
   });
 
   it("answers 404 for an unknown guardrail and 400 naming the field for a bad body", async () => {
