@@ -1,4 +1,4 @@
-import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import {
   type Timestamp,
   timestampDate,
@@ -29,6 +29,7 @@ import {
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { managedChanges } from "../../governance/policy/guardrail-parts.js";
+import { shadowVersion } from "../../governance/shadow-version.js";
 import { quote } from "../../platform/quote.js";
 import {
   conflict,
@@ -830,17 +831,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
           ErrorReason.SHADOW_EXISTS,
           `guardrail ${quote(g.id)} already runs a shadow until ${timestampDate(g.shadow.expiresAt ?? timestampFromMs(0)).toISOString()}: promote or end it first`,
         );
-      const proposed = applyUpdateMask(g, change, paths, nowTimestamp());
-      validateGuardrail(proposed);
-      this.modelIds.canonicalize(proposed);
-      proposed.shadow = undefined;
-      proposed.lastCheckRun = undefined;
+      // Refused as the PATCH would be; requests are decided by the change applied to the live
+      // guardrail as it is when each principal loads (shadow-version.ts), not by this version.
+      validateGuardrail(applyUpdateMask(g, change, paths, nowTimestamp()));
       return create(GuardrailShadowSchema, {
         change,
         updateMask: paths,
         startedAt: timestampFromMs(nowMs),
         expiresAt: req.expiresAt,
-        proposed: toBinary(GuardrailSchema, proposed),
       });
     });
     return { shadow };
@@ -850,7 +848,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
   async getGuardrailShadow(req: { guardrailId: string }) {
     const g = await this.load(req.guardrailId);
     if (!g.shadow) throw noShadow(req.guardrailId);
-    const proposed = fromBinary(GuardrailSchema, g.shadow.proposed);
+    const proposed = shadowVersion(g, g.shadow);
     return shadowReport(
       { simulation: this.simulation, memberOf: this.memberOf(g.workspaceId) },
       g,

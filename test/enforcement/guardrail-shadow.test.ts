@@ -7,6 +7,7 @@ import type { JsonResponse } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
 
 const CARD = "pay with 4111 1111 1111 1111 today";
+const OTHER_CARD = "pay with 5555 5555 5555 4444 today";
 /** At the test catalog's $10 per million characters: 24 characters cost $0.00024, 12 $0.00012. */
 const LONG = "Twenty-four characters!!";
 const SHORT = "Budget test.";
@@ -118,6 +119,49 @@ describe("enforcement: a guardrail change in shadow beside the live guardrail", 
     expect(expired.status, shown(expired)).to.equal(200);
     expect(expired.body.data.expired).to.equal(true);
     expect((await start(g, { change: only, expires_at: inDays(1) })).status).to.equal(201);
+  });
+
+  it("follows the live guardrail: a PATCH during the shadow is decided under the new live guardrail with the change", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { name: "Patched meanwhile" });
+    await w.gw.assignKeys(g, key);
+    expect((await start(g, { change: redactCards, expires_at: inDays(1) })).status).to.equal(201);
+    const before = await speak(key, CARD);
+    expectAudio(before);
+    expect((await w.gw.generation(key, before)).shadow_outcome).to.include({
+      live: "allowed",
+      shadow: "redacted",
+    });
+    // The live guardrail now blocks the card's digits: the shadow keeps that block (a field its
+    // change does not write) beside its redaction, so both refuse and nothing differs.
+    const patched = await w.gw.admin.patch(`/api/v1/guardrails/${g}`, {
+      content_filters: [{ pattern: "4111", action: "block" }],
+    });
+    expect(patched.status, shown(patched)).to.equal(200);
+    expect((await speak(key, CARD)).status).to.equal(403);
+    const other = await speak(key, OTHER_CARD);
+    expectAudio(other);
+    expect((await w.gw.generation(key, other)).shadow_outcome).to.include({
+      live: "allowed",
+      shadow: "redacted",
+    });
+    // A shadow frozen at its start would have counted the blocked card as refused > redacted.
+    const data = await report(g, 2);
+    expect(data.changes).to.deep.equal([{ live: "allowed", shadow: "redacted", count: 2 }]);
+    expect(data.affected_generation_ids).to.deep.equal(
+      [other, before].map((r) => r.headers.get("x-generation-id")),
+    );
+    const narrowed = await w.gw.admin.patch(`/api/v1/guardrails/${g}`, {
+      content_filters: null,
+      allowed_models: [MODELS.openai],
+    });
+    expect(narrowed.status, shown(narrowed)).to.equal(200);
+    // Promote applies the change to the guardrail as it is now: the model list stays.
+    const promoted = await w.gw.admin.post(`${path(g)}/promote`);
+    expect(promoted.status, shown(promoted)).to.equal(200);
+    expect(promoted.body.data.allowed_models).to.deep.equal([MODELS.openai]);
+    expect(promoted.body.data.content_filter_builtins).to.have.length(1);
   });
 
   it("replays a lowered budget at report time: an early refusal leaves room for a later request", async () => {
