@@ -25,6 +25,7 @@ import {
   MemberAssignmentSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
+  type GetGuardrailShadowResponse,
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
@@ -119,6 +120,12 @@ export interface GuardrailServiceOptions {
   versions?: GuardrailVersions;
   /** What running checks needs: the models and the account's settings. */
   checks: CheckContext;
+  /** A report found its shadow expired (its webhook event is due, unless already queued). */
+  shadowExpired?: (
+    workspaceId: string,
+    guardrailId: string,
+    report: GetGuardrailShadowResponse,
+  ) => void;
 }
 
 /**
@@ -846,16 +853,24 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   /** The shadow and what it would have changed since it started (an expired one says so). */
   async getGuardrailShadow(req: { guardrailId: string }) {
-    const g = await this.load(req.guardrailId);
-    if (!g.shadow) throw noShadow(req.guardrailId);
-    const proposed = shadowVersion(g, g.shadow);
-    return shadowReport(
+    const { answer, workspaceId } = await this.shadowReportOf(req.guardrailId);
+    // Whoever notices an expiry first announces it: this read, or the control plane's sweep.
+    if (answer.expired) this.options.shadowExpired?.(workspaceId, req.guardrailId, answer);
+    return answer;
+  }
+
+  /** A guardrail's shadow report, and the guardrail's workspace (for the expiry's event). */
+  async shadowReportOf(guardrailId: string) {
+    const g = await this.load(guardrailId);
+    if (!g.shadow) throw noShadow(guardrailId);
+    const answer = await shadowReport(
       { simulation: this.simulation, memberOf: this.memberOf(g.workspaceId) },
       g,
-      proposed,
+      shadowVersion(g, g.shadow),
       g.shadow,
       Date.now(),
     ).catch(unavailableAsRetry);
+    return { answer, workspaceId: g.workspaceId };
   }
 
   /** Applies the shadow's change as an update (its checks run as for one) and ends the shadow. */
