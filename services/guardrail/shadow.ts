@@ -1,5 +1,6 @@
 import { create, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
+import { budgetWindow, type WindowInterval } from "../../domain/windows.js";
 import {
   type Guardrail,
   GuardrailInputSchema,
@@ -11,11 +12,13 @@ import {
   ShadowBudgetReportSchema,
   ShadowOutcomeCountSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { shadowReportRows } from "../../store/request-log/shadow-rows.js";
-import { replayTally, type SimulationDeps } from "./simulate.js";
+import { budgetInterval } from "../../governance/policy/effective-policy.js";
+import { recordsSince, shadowReportRows } from "../../store/request-log/shadow-rows.js";
+import { type BudgetDifferences, replayTally, type SimulationDeps } from "./simulate.js";
 
 /** How many affected generation ids a report names, as the what-if answer does. */
 const SAMPLE_SIZE = 20;
+const DAY_MS = 86_400_000;
 
 /** A shadow as its audit event shows it: the change and how long it runs. */
 export function shadowSummary(shadow: GuardrailShadow | undefined): JsonValue {
@@ -39,9 +42,58 @@ export interface ShadowReportDeps {
   memberOf: (keyHash: string) => Promise<string>;
 }
 
-/** A version has a budget when it sets a limit (its interval and BYOK rule go with it). */
-function hasBudget(g: Readonly<Guardrail>): boolean {
-  return g.limitUsd !== undefined;
+/** A version's budget window (its interval), when it has a budget: a limit and an interval. */
+function budgetOf(g: Readonly<Guardrail>): WindowInterval | undefined {
+  return g.limitUsd === undefined ? undefined : budgetInterval(g as Guardrail);
+}
+
+/** The most ids of budget differences read before those older than the shadow are left out. */
+const BUDGET_SAMPLE_READ = 2_000;
+
+/**
+ * The differences the shadow version's budget makes on the records in [fromMs, toMs). Its
+ * counters hold, at the shadow's start, the spend of the window it started in: the replay runs
+ * from that window's start (as if the version had decided the whole window), and what it
+ * decided differently before the start is taken away. A replay decides each record from the
+ * ones before it alone, so the replay up to the start decides those records exactly as the
+ * longer one does.
+ */
+async function budgetDifferences(
+  deps: ShadowReportDeps & { simulation: SimulationDeps },
+  live: Readonly<Guardrail>,
+  proposed: Guardrail,
+  fromMs: number,
+  toMs: number,
+): Promise<BudgetDifferences> {
+  const sim = deps.simulation;
+  const interval = budgetOf(proposed);
+  const oldest = toMs - sim.retentionDays * DAY_MS;
+  const windowStartMs = interval
+    ? Math.max(budgetWindow(interval, new Date(fromMs)).start.getTime(), oldest)
+    : fromMs;
+  if (windowStartMs >= fromMs)
+    return (await replayTally(sim, deps.memberOf, live, proposed, fromMs, toMs)).budget;
+  const before = (await replayTally(sim, deps.memberOf, live, proposed, windowStartMs, fromMs, 0))
+    .budget;
+  const earlier = [...before.changes.values()].reduce((n, c) => n + c, 0);
+  const all = (
+    await replayTally(
+      sim,
+      deps.memberOf,
+      live,
+      proposed,
+      windowStartMs,
+      toMs,
+      Math.min(earlier + SAMPLE_SIZE, BUDGET_SAMPLE_READ),
+    )
+  ).budget;
+  const changes = new Map<string, number>();
+  for (const [change, n] of all.changes) {
+    const left = n - (before.changes.get(change) ?? 0);
+    if (left > 0) changes.set(change, left);
+  }
+  const since = await recordsSince(sim.database, live.workspaceId, all.sample, fromMs);
+  return { changes, sample: all.sample.filter((id) => since.has(id)).slice(0, SAMPLE_SIZE) };
 }
 
 /**
@@ -68,9 +120,13 @@ export async function shadowReport(
   const fromMs = timestampMs(shadow.startedAt);
   const [rows, budget] = await Promise.all([
     shadowReportRows(sim.database, live.workspaceId, live.id, fromMs, SAMPLE_SIZE),
-    hasBudget(live) || hasBudget(proposed)
-      ? replayTally(sim, deps.memberOf, live, proposed, fromMs, shadowEndMs(shadow, nowMs)).then(
-          (t) => t.budget,
+    budgetOf(live) || budgetOf(proposed)
+      ? budgetDifferences(
+          { ...deps, simulation: sim },
+          live,
+          proposed,
+          fromMs,
+          shadowEndMs(shadow, nowMs),
         )
       : undefined,
   ]);

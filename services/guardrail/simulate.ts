@@ -92,6 +92,9 @@ export class Tally {
   /** The changes a budget made (refused by it as replayed, or as recorded). */
   readonly budget: BudgetDifferences = { changes: new Map(), sample: [] };
 
+  /** `budgetSampleMax`: how many ids of budget differences to keep (a caller may filter them). */
+  constructor(private readonly budgetSampleMax = SAMPLE_MAX) {}
+
   add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
     this.replayed += n;
     // Every request's spend, so an entity's move is stated against its whole recorded spend.
@@ -109,7 +112,7 @@ export class Tally {
     ) {
       const change = before.allowed ? "allowed>refused" : "refused>allowed";
       this.budget.changes.set(change, (this.budget.changes.get(change) ?? 0) + n);
-      if (this.budget.sample.length < SAMPLE_MAX) this.budget.sample.push(id);
+      if (this.budget.sample.length < this.budgetSampleMax) this.budget.sample.push(id);
     }
     if (after.allowed) this.newlyAllowed += n;
     else if (after.rule !== "other")
@@ -181,6 +184,7 @@ export async function replayTally(
   proposed: Guardrail,
   fromMs: number,
   toMs: number,
+  budgetSampleMax = SAMPLE_MAX,
 ): Promise<Tally> {
   const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
   const sources = GUARDRAIL_SOURCES.names;
@@ -197,7 +201,7 @@ export async function replayTally(
   for (const g of groups) {
     if (!members.has(g.keyHash)) members.set(g.keyHash, await memberOf(g.keyHash));
   }
-  const tally = new Tally();
+  const tally = new Tally(budgetSampleMax);
   const request = (g: {
     keyHash: string;
     atMs: number;

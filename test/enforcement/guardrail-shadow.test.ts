@@ -218,6 +218,38 @@ describe("enforcement: a guardrail change in shadow beside the live guardrail", 
     expect(res.body.data.budget.affected_generation_ids).to.have.length(1);
   });
 
+  it("counts the window's spend from before the shadow started: an unrelated change finds no budget difference", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws);
+    const g = await w.gw.guardrail(ws, { limit_usd: 0.0003, reset_interval: "daily" });
+    await w.gw.assignKeys(g, key);
+    const early = [await speak(key, SHORT), await speak(key, SHORT)];
+    for (const r of early) expectAudio(r);
+    // Both recorded before the shadow starts: its replay must see them in the window's spend.
+    for (const r of early) await w.gw.generation(key, r);
+    await pollUntil(
+      () => w.gw.admin.post(`/api/v1/guardrails/${g}/simulate`, { change: { name: "x" } }),
+      (r) => r.status !== 200 || r.body.data.requests_replayed >= 2,
+    );
+    const renamed = { name: "Renamed in shadow" };
+    expect((await start(g, { change: renamed, expires_at: inDays(1) })).status).to.equal(201);
+    expectError(await speak(key, SHORT), 403, /exhausted/);
+    // The refusal is recorded once the replay of the shadow's budget counts three requests.
+    const res = await pollUntil(
+      () => w.gw.admin.post(`/api/v1/guardrails/${g}/simulate`, { change: renamed }),
+      (r) => r.status !== 200 || r.body.data.requests_replayed >= 3,
+    );
+    expect(res.body.data.requests_replayed).to.equal(3);
+    const report = await w.gw.admin.get(path(g));
+    expect(report.status, shown(report)).to.equal(200);
+    // Replayed from the shadow's start with empty counters, the third request would fit.
+    expect(report.body.data.budget).to.deep.equal({
+      outcomes_changed: 0,
+      changes: [],
+      affected_generation_ids: [],
+    });
+  });
+
   it("answers 404 for an unknown guardrail and 400 naming the field for a bad body", async () => {
     const ws = await w.gw.workspace();
     const g = await w.gw.guardrail(ws, { name: "Bad input" });
