@@ -1,7 +1,6 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
-import { type Guardrail, GuardrailSchema } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
+import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
 import { ACCOUNT_DOC, type PolicyDocStore, type PolicyType } from "../store/policies/types.js";
@@ -16,6 +15,7 @@ import type {
   GoverningGuardrail,
   GuardrailSource,
 } from "./policy/types.js";
+import { shadowVersion } from "./shadow-version.js";
 
 const log = componentLogger("governance-cache");
 
@@ -140,8 +140,9 @@ function compiled(policy: EffectivePolicy, keyHash: string): CompiledFilters {
 
 /**
  * For each governing guardrail that runs a shadow, the effective policy with the shadow's
- * version substituted for it: built when the principal loads, so a request pays nothing for it
- * but deciding under it.
+ * version (the live guardrail with the change applied) substituted for it: built when the
+ * principal loads, which a change of the live guardrail makes happen again, so a request pays
+ * nothing for it but deciding under it.
  */
 function shadowPolicies(
   governing: readonly GoverningGuardrail[],
@@ -152,8 +153,8 @@ function shadowPolicies(
   const out: ShadowPolicy[] = [];
   governing.forEach((entry, i) => {
     const shadow = entry.guardrail.shadow;
-    if (!shadow?.proposed.length || !shadow.expiresAt) return;
-    const proposed = withoutPolicyTypes(fromBinary(GuardrailSchema, shadow.proposed), managed);
+    if (!shadow?.change || !shadow.expiresAt) return;
+    const proposed = withoutPolicyTypes(shadowVersion(entry.guardrail, shadow), managed);
     const substituted = governing.map((g, j) => (j === i ? { ...g, guardrail: proposed } : g));
     const policy = effectivePolicy(substituted, account);
     out.push({

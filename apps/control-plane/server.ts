@@ -30,6 +30,7 @@ import {
 import { ModelIds } from "../../services/guardrail/model-ids.js";
 import { checkedGuardrailService } from "../../services/guardrail/request-rules.js";
 import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
+import { ShadowExpirySweep } from "../../services/guardrail/shadow-expiry.js";
 import { GuardrailPolicyServiceImpl } from "../../services/guardrail-policies/service.js";
 import { loadCatalog } from "../../services/speech/catalog/load-catalog.js";
 import { checkedWebhookService } from "../../services/webhooks/request-rules.js";
@@ -186,6 +187,8 @@ export async function startGuardrailServer(
   // The catalog a check or a what-if replay decides and prices by (no voices needed: the
   // engine's voices are the speech service's to know, so an engine model's voice is not checked).
   const deciding = new ModelCatalog(catalog, []);
+  // Made with the webhooks below; the guardrail service tells it of an expiry a report noticed.
+  let shadowExpiry: ShadowExpirySweep | undefined;
   const guardrails = new GuardrailServiceImpl(
     store,
     new ModelIds(catalog),
@@ -193,6 +196,12 @@ export async function startGuardrailServer(
     {
       versions: options.database && new GuardrailVersions(options.database),
       checks: { catalog: deciding, account },
+      shadowExpired: (workspaceId, guardrailId, report) =>
+        void shadowExpiry
+          ?.notice(workspaceId, guardrailId, report)
+          .catch((err: unknown) =>
+            log.warn({ err: String(err), guardrailId }, "shadow expiry not announced yet"),
+          ),
     },
     options.database && {
       database: options.database,
@@ -212,6 +221,19 @@ export async function startGuardrailServer(
       principals,
       budgetClock: options.clock,
     });
+  if (webhooks) {
+    shadowExpiry = new ShadowExpirySweep(
+      {
+        listGuardrails: (ws, offset, limit) => store.listGuardrails(ws, offset, limit),
+        report: async (id) => (await guardrails.shadowReportOf(id)).answer,
+        webhooks: webhooks.store,
+        kick: () => webhooks.worker.kick(),
+        clock: options.webhookClock,
+      },
+      (options.webhookDelivery ?? CONFIG_DEFAULTS.webhooks).shadowSweepIntervalMs,
+    );
+    shadowExpiry.start();
+  }
   const health = new HealthServiceImpl({
     [GuardrailService.typeName]: ping,
     [AccountService.typeName]: ping,
@@ -259,6 +281,7 @@ export async function startGuardrailServer(
       // Before the sessions close: the gateways' streams end and they move to another replica.
       accounts.endWatches();
       await server.close(closeOptions);
+      shadowExpiry?.close();
       await webhooks?.worker.close();
       principals.close();
       // After the last call: what it recorded is written before the database closes.
@@ -323,5 +346,5 @@ function startWebhooks(
       await database.query("SELECT 1");
     },
   };
-  return { service, worker, health };
+  return { service, worker, health, store: webhookStore };
 }

@@ -8,6 +8,7 @@ import { dateTime, fromLocalInput, money, number, toLocalInput } from "../lib/fo
 import { allKeys, keyName, loadKeys } from "../lib/names.js";
 import { dataTable } from "../lib/table.js";
 import { editingId, guardrailRequest } from "./guardrail-form.js";
+import { setupShadow, showShadow } from "./guardrail-shadow.js";
 
 const WEEK_MS = 7 * 86_400_000;
 
@@ -222,6 +223,7 @@ export function showWhatIf(g) {
   $("whatif-h").textContent = `What-if on ${g.name}`;
   $("whatif").hidden = false;
   $("whatif-change").focus();
+  void showShadow(g);
 }
 
 export function hideWhatIf() {
@@ -232,4 +234,5 @@ export function hideWhatIf() {
 export function setupWhatIf() {
   $("whatif-form").addEventListener("submit", replay);
   $("whatif-take-edit").addEventListener("click", takeEditForm);
+  setupShadow(proposedChange);
 }

@@ -48,6 +48,7 @@ export function shadowRequestFromJson(body: Record<string, unknown>): {
 }
 
 const OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
+const BUDGET_OUTCOMES: JsonSchema = { enum: ["allowed", "refused"] };
 
 export function shadowToJson(r: GetGuardrailShadowResponse) {
   const s = r.shadow;
@@ -59,6 +60,15 @@ export function shadowToJson(r: GetGuardrailShadowResponse) {
     outcomes_changed: Number(r.outcomesChanged),
     changes: r.changes.map((c) => ({ live: c.live, shadow: c.shadow, count: Number(c.count) })),
     affected_generation_ids: r.affectedGenerationIds,
+    budget: {
+      outcomes_changed: Number(r.budget?.outcomesChanged ?? 0n),
+      changes: (r.budget?.changes ?? []).map((c) => ({
+        live: c.live,
+        shadow: c.shadow,
+        count: Number(c.count),
+      })),
+      affected_generation_ids: r.budget?.affectedGenerationIds ?? [],
+    },
   };
 }
 
@@ -74,4 +84,15 @@ export const SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<ShadowJson>({
     shapeOf<ShadowJson["changes"][number]>({ live: OUTCOMES, shadow: OUTCOMES, count: INTEGER }),
   ),
   affected_generation_ids: STRINGS,
+  budget: shapeOf<ShadowJson["budget"]>({
+    outcomes_changed: INTEGER,
+    changes: arrayOf(
+      shapeOf<ShadowJson["budget"]["changes"][number]>({
+        live: BUDGET_OUTCOMES,
+        shadow: BUDGET_OUTCOMES,
+        count: INTEGER,
+      }),
+    ),
+    affected_generation_ids: STRINGS,
+  }),
 });

@@ -124,7 +124,15 @@ export const DELIVERY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof delive
   id: { type: "string", format: "uuid" },
   webhook_id: { type: "string", format: "uuid" },
   event_id: STRING,
-  event_type: { enum: ["budget.threshold", "budget.exhausted", "credits.low", "webhook.test"] },
+  event_type: {
+    enum: [
+      "budget.threshold",
+      "budget.exhausted",
+      "credits.low",
+      "guardrail.shadow_expired",
+      "webhook.test",
+    ],
+  },
   status: { enum: ["pending", "delivered", "failed"] },
   attempts: INTEGER,
   last_status_code: orNull(INTEGER),

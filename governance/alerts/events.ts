@@ -8,6 +8,7 @@ export type AlertEventType =
   | "budget.threshold"
   | "budget.exhausted"
   | "credits.low"
+  | "guardrail.shadow_expired"
   | "webhook.test";
 
 /** A limit window: a guardrail's reset_interval, or a key limit's (all-time unless it resets). */
@@ -37,6 +38,31 @@ export interface AlertEventData {
   window: { interval: AlertWindow["interval"]; start: string | null; end: string | null } | null;
   balance_usd: number | null;
   credits_below_usd: number | null;
+  /** guardrail.shadow_expired: the shadow and its report's counts as it expired. */
+  shadow: ShadowExpiredData | null;
+}
+
+/** How often a shadow decided one way where the live guardrail decided another. */
+export interface ShadowChangeData {
+  live: string;
+  shadow: string;
+  count: number;
+}
+
+/** An expired shadow as its webhook event reports it (the GET .../shadow report's counts). */
+export interface ShadowExpiredData {
+  /** The fields its change writes. */
+  update_mask: string[];
+  started_at: string | null;
+  expires_at: string | null;
+  outcomes_changed: number;
+  changes: ShadowChangeData[];
+  affected_generation_ids: string[];
+  budget: {
+    outcomes_changed: number;
+    changes: ShadowChangeData[];
+    affected_generation_ids: string[];
+  };
 }
 
 /** The JSON body a webhook receives (signed as sent: see services/webhooks/webhook-signature.ts). */
@@ -60,6 +86,7 @@ const NO_DATA: AlertEventData = {
   window: null,
   balance_usd: null,
   credits_below_usd: null,
+  shadow: null,
 };
 
 export function alertEvent(

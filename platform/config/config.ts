@@ -260,6 +260,8 @@ export interface WebhookDeliveryConfig {
   workerIntervalMs: number;
   /** Attempts in flight at once per process. */
   concurrency: number;
+  /** How often the control plane looks for guardrail shadows that expired (their webhook event). */
+  shadowSweepIntervalMs: number;
 }
 
 /** Thrown when the environment holds a value the schema refuses; lists every problem. */
@@ -679,6 +681,7 @@ export const configSchema = z
     RAILGATE_WEBHOOK_BACKOFF_MAX_MS: millis(3600 * 1000),
     RAILGATE_WEBHOOK_WORKER_INTERVAL_MS: millis(1_000),
     RAILGATE_WEBHOOK_CONCURRENCY: integer("an integer from 1 to 256", 1, 256)(8),
+    RAILGATE_WEBHOOK_SHADOW_SWEEP_MS: millis(60_000),
   })
   .superRefine((e, ctx) => {
     if (e.REDIS_URL && e.RAILGATE_REDIS_CLUSTER_NODES) {
@@ -857,6 +860,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
       backoffMaxMs: e.RAILGATE_WEBHOOK_BACKOFF_MAX_MS,
       workerIntervalMs: e.RAILGATE_WEBHOOK_WORKER_INTERVAL_MS,
       concurrency: e.RAILGATE_WEBHOOK_CONCURRENCY,
+      shadowSweepIntervalMs: e.RAILGATE_WEBHOOK_SHADOW_SWEEP_MS,
     },
     tracing: {
       exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? "otlp" : "none"),

@@ -1,4 +1,4 @@
-import { clone, create, toBinary } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import {
   type Timestamp,
   timestampDate,
@@ -25,10 +25,12 @@ import {
   MemberAssignmentSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
+  type GetGuardrailShadowResponse,
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { managedChanges } from "../../governance/policy/guardrail-parts.js";
+import { shadowVersion } from "../../governance/shadow-version.js";
 import { quote } from "../../platform/quote.js";
 import {
   conflict,
@@ -76,6 +78,16 @@ const UPDATE_ATTEMPTS = 8;
 /** Who made an assignment is stored with it: bounded like a subject. */
 const ASSIGNED_BY_MAX = GUARDRAIL_LIMITS.assignedByMax;
 
+/** The request log's database away is a 503 worth retrying; anything else stays an internal error. */
+function unavailableAsRetry(err: unknown): never {
+  if (!isDatabaseUnavailable(err)) throw err;
+  throw withReason(
+    Code.Unavailable,
+    ErrorReason.STORE_UNAVAILABLE,
+    "The request log's database is not answering; retry shortly",
+  );
+}
+
 /** Two reads of a guardrail's shadow are the same shadow: started at the same instant. */
 function sameShadow(a: GuardrailShadow | undefined, b: GuardrailShadow): boolean {
   return (
@@ -108,6 +120,12 @@ export interface GuardrailServiceOptions {
   versions?: GuardrailVersions;
   /** What running checks needs: the models and the account's settings. */
   checks: CheckContext;
+  /** A report found its shadow expired (its webhook event is due, unless already queued). */
+  shadowExpired?: (
+    workspaceId: string,
+    guardrailId: string,
+    report: GetGuardrailShadowResponse,
+  ) => void;
 }
 
 /**
@@ -426,20 +444,15 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       req.to && timestampMs(req.to),
     );
     if ("error" in window) throw invalidArgument(window.error);
-    const deps = this.simulation;
-    const memberOf = async (hash: string) =>
-      (await this.store.getKey(current.workspaceId, hash))?.memberUserId ?? "";
-    return simulate(deps, memberOf, current, proposed, window.fromMs, window.toMs).catch(
-      (err: unknown) => {
-        // The database away is a 503 worth retrying; anything else stays an internal error.
-        if (!isDatabaseUnavailable(err)) throw err;
-        throw withReason(
-          Code.Unavailable,
-          ErrorReason.STORE_UNAVAILABLE,
-          "The request log's database is not answering; retry shortly",
-        );
-      },
+    const memberOf = this.memberOf(current.workspaceId);
+    return simulate(this.simulation, memberOf, current, proposed, window.fromMs, window.toMs).catch(
+      unavailableAsRetry,
     );
+  }
+
+  /** A key's member user id ("" for none), as a replay's budget counts member spend. */
+  private memberOf(workspaceId: string): (keyHash: string) => Promise<string> {
+    return async (hash) => (await this.store.getKey(workspaceId, hash))?.memberUserId ?? "";
   }
 
   /** One event per call: the guardrail and the subjects assigned to it (or taken from it). */
@@ -825,17 +838,14 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
           ErrorReason.SHADOW_EXISTS,
           `guardrail ${quote(g.id)} already runs a shadow until ${timestampDate(g.shadow.expiresAt ?? timestampFromMs(0)).toISOString()}: promote or end it first`,
         );
-      const proposed = applyUpdateMask(g, change, paths, nowTimestamp());
-      validateGuardrail(proposed);
-      this.modelIds.canonicalize(proposed);
-      proposed.shadow = undefined;
-      proposed.lastCheckRun = undefined;
+      // Refused as the PATCH would be; requests are decided by the change applied to the live
+      // guardrail as it is when each principal loads (shadow-version.ts), not by this version.
+      validateGuardrail(applyUpdateMask(g, change, paths, nowTimestamp()));
       return create(GuardrailShadowSchema, {
         change,
         updateMask: paths,
         startedAt: timestampFromMs(nowMs),
         expiresAt: req.expiresAt,
-        proposed: toBinary(GuardrailSchema, proposed),
       });
     });
     return { shadow };
@@ -843,9 +853,24 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
 
   /** The shadow and what it would have changed since it started (an expired one says so). */
   async getGuardrailShadow(req: { guardrailId: string }) {
-    const g = await this.load(req.guardrailId);
-    if (!g.shadow) throw noShadow(req.guardrailId);
-    return shadowReport(this.simulation?.database, g.workspaceId, g.id, g.shadow, Date.now());
+    const { answer, workspaceId } = await this.shadowReportOf(req.guardrailId);
+    // Whoever notices an expiry first announces it: this read, or the control plane's sweep.
+    if (answer.expired) this.options.shadowExpired?.(workspaceId, req.guardrailId, answer);
+    return answer;
+  }
+
+  /** A guardrail's shadow report, and the guardrail's workspace (for the expiry's event). */
+  async shadowReportOf(guardrailId: string) {
+    const g = await this.load(guardrailId);
+    if (!g.shadow) throw noShadow(guardrailId);
+    const answer = await shadowReport(
+      { simulation: this.simulation, memberOf: this.memberOf(g.workspaceId) },
+      g,
+      shadowVersion(g, g.shadow),
+      g.shadow,
+      Date.now(),
+    ).catch(unavailableAsRetry);
+    return { answer, workspaceId: g.workspaceId };
   }
 
   /** Applies the shadow's change as an update (its checks run as for one) and ends the shadow. */

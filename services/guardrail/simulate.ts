@@ -74,8 +74,14 @@ function unreplayedRules(g: Guardrail): { field: string; reason: string }[] {
   ];
 }
 
+/** The outcomes the budget decided differently: by "live>replayed" outcome, and a sample. */
+export interface BudgetDifferences {
+  changes: Map<string, number>;
+  sample: string[];
+}
+
 /** What a replay adds up: counts, a sample, and spend per key and member. */
-class Tally {
+export class Tally {
   replayed = 0;
   changed = 0;
   newlyAllowed = 0;
@@ -83,6 +89,11 @@ class Tally {
   readonly sample: string[] = [];
   /** Per entity ("key:<hash>", "member:<id>"): [recorded, replayed] spend in USD. */
   readonly spend = new Map<string, [number, number]>();
+  /** The changes a budget made (refused by it as replayed, or as recorded). */
+  readonly budget: BudgetDifferences = { changes: new Map(), sample: [] };
+
+  /** `budgetSampleMax`: how many ids of budget differences to keep (a caller may filter them). */
+  constructor(private readonly budgetSampleMax = SAMPLE_MAX) {}
 
   add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
     this.replayed += n;
@@ -95,6 +106,14 @@ class Tally {
     if (before.allowed === after.allowed) return;
     this.changed += n;
     if (this.sample.length < SAMPLE_MAX) this.sample.push(id);
+    if (
+      (!after.allowed && after.rule === "budget") ||
+      (!before.allowed && before.rule === "budget")
+    ) {
+      const change = before.allowed ? "allowed>refused" : "refused>allowed";
+      this.budget.changes.set(change, (this.budget.changes.get(change) ?? 0) + n);
+      if (this.budget.sample.length < this.budgetSampleMax) this.budget.sample.push(id);
+    }
     if (after.allowed) this.newlyAllowed += n;
     else if (after.rule !== "other")
       this.refused.set(after.rule, (this.refused.get(after.rule) ?? 0) + n);
@@ -125,6 +144,48 @@ export async function simulate(
   fromMs: number,
   toMs: number,
 ): Promise<SimulateGuardrailResponse> {
+  const tally = await replayTally(deps, memberOf, current, proposed, fromMs, toMs);
+  const moved = [...tally.spend.entries()]
+    .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
+    .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
+    .sort((a, b) => Math.abs(b.recorded - b.now) - Math.abs(a.recorded - a.now))
+    .slice(0, SPEND_MAX);
+  return create(SimulateGuardrailResponseSchema, {
+    from: timestampFromMs(fromMs),
+    to: timestampFromMs(toMs),
+    requestsReplayed: BigInt(tally.replayed),
+    outcomesChanged: BigInt(tally.changed),
+    newlyRefused: [...tally.refused.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([rule, count]) => ({ reason: REFUSAL_VALUE[rule], count: BigInt(count) })),
+    newlyAllowed: BigInt(tally.newlyAllowed),
+    // Filter actions are decided from the text, which a replay does not have.
+    newlyRedacted: 0n,
+    newlyFlagged: 0n,
+    spend: moved.map((s) => {
+      const cut = s.entity.indexOf(":");
+      return {
+        entity: s.entity.slice(0, cut),
+        subject: s.entity.slice(cut + 1),
+        recordedUsd: s.recorded,
+        replayedUsd: s.now,
+      };
+    }),
+    affectedGenerationIds: tally.sample,
+    notReplayed: unreplayedRules(proposed),
+  });
+}
+
+/** The replay behind simulate, added up (a shadow's report reads its budget differences). */
+export async function replayTally(
+  deps: SimulationDeps,
+  memberOf: (keyHash: string) => Promise<string>,
+  current: Readonly<Guardrail>,
+  proposed: Guardrail,
+  fromMs: number,
+  toMs: number,
+  budgetSampleMax = SAMPLE_MAX,
+): Promise<Tally> {
   const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
   const sources = GUARDRAIL_SOURCES.names;
   const labels = sources.map((s) => `${s}:${current.id}`);
@@ -140,7 +201,7 @@ export async function simulate(
   for (const g of groups) {
     if (!members.has(g.keyHash)) members.set(g.keyHash, await memberOf(g.keyHash));
   }
-  const tally = new Tally();
+  const tally = new Tally(budgetSampleMax);
   const request = (g: {
     keyHash: string;
     atMs: number;
@@ -266,35 +327,7 @@ export async function simulate(
       );
     },
   );
-  const moved = [...tally.spend.entries()]
-    .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
-    .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
-    .sort((a, b) => Math.abs(b.recorded - b.now) - Math.abs(a.recorded - a.now))
-    .slice(0, SPEND_MAX);
-  return create(SimulateGuardrailResponseSchema, {
-    from: timestampFromMs(fromMs),
-    to: timestampFromMs(toMs),
-    requestsReplayed: BigInt(tally.replayed),
-    outcomesChanged: BigInt(tally.changed),
-    newlyRefused: [...tally.refused.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([rule, count]) => ({ reason: REFUSAL_VALUE[rule], count: BigInt(count) })),
-    newlyAllowed: BigInt(tally.newlyAllowed),
-    // Filter actions are decided from the text, which a replay does not have.
-    newlyRedacted: 0n,
-    newlyFlagged: 0n,
-    spend: moved.map((s) => {
-      const cut = s.entity.indexOf(":");
-      return {
-        entity: s.entity.slice(0, cut),
-        subject: s.entity.slice(cut + 1),
-        recordedUsd: s.recorded,
-        replayedUsd: s.now,
-      };
-    }),
-    affectedGenerationIds: tally.sample,
-    notReplayed: unreplayedRules(proposed),
-  });
+  return tally;
 }
 
 /** The window asked for, defaulted and checked against the request log's retention. */

@@ -47,3 +47,19 @@ export async function shadowReportRows(
     sample: sample.map((r) => r.id),
   };
 }
+
+/** Which of `ids` (records of a workspace) were made at or after an instant. */
+export async function recordsSince(
+  db: SqlDatabase,
+  workspaceId: string,
+  ids: readonly string[],
+  sinceMs: number,
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM generations WHERE workspace_id = $1 AND id = ANY($2::text[])
+       AND created_at >= 'epoch'::timestamptz + $3::float8 * interval '1 millisecond'`,
+    [workspaceId, ids, sinceMs],
+  );
+  return new Set(rows.map((r) => r.id));
+}

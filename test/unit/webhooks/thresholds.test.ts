@@ -69,6 +69,7 @@ describe("webhooks: threshold rules", () => {
       },
       balance_usd: null,
       credits_below_usd: null,
+      shadow: null,
     });
     expect(first?.keepUntil?.toISOString()).to.equal("2026-11-27T00:00:00.000Z");
     const keys = new Set([
