@@ -44,6 +44,8 @@ export const ACCOUNT_LIMITS = {
   /** Workspace slugs: lowercase letters, digits and inner hyphens. */
   slugMax: 64,
   memberIdMax: 256,
+  /** User ids in one add or remove of workspace members (each at most memberIdMax characters). */
+  membersPerCallMax: 100,
   rateLimitPerMinuteMax: 1_000_000,
   /** At most this much in one top-up, so a typo cannot make a workspace effectively unmetered. */
   topUpUsdMax: 1_000_000,
@@ -121,7 +123,7 @@ export const HTTP_LIMITS = {
  * - Management keys are for operators and automation: 1,000 is generous.
  * - A key holds at most one assignment, so key assignments can never exceed
  *   the keys; member ids are free-form, so member assignments need a bound
- *   of their own: the same 10,000.
+ *   of their own: the same 10,000, and the same for added workspace members.
  * - 1,000 workspaces per deployment: listing keys or guardrails across all
  *   workspaces walks the workspace index, which stays cheap at that size.
  */
@@ -132,6 +134,8 @@ export interface CountLimits {
   managementKeys: number;
   keyAssignmentsPerWorkspace: number;
   memberAssignmentsPerWorkspace: number;
+  /** Added members per workspace; absent = COUNT_LIMITS' (a store built with older limits). */
+  membersPerWorkspace?: number;
 }
 
 export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
@@ -141,7 +145,13 @@ export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
   managementKeys: 1_000,
   keyAssignmentsPerWorkspace: 10_000,
   memberAssignmentsPerWorkspace: 10_000,
+  membersPerWorkspace: 10_000,
 });
+
+/** The bound on a workspace's added members a store applies. */
+export function membersPerWorkspace(limits: Readonly<CountLimits>): number {
+  return limits.membersPerWorkspace ?? (COUNT_LIMITS.membersPerWorkspace as number);
+}
 
 /** Budget-alert webhooks (docs/operations.md "Budget alerts (webhooks)"). */
 export const WEBHOOK_LIMITS = {
