@@ -128,7 +128,12 @@ export type DeleteWorkspaceArgs = [
   members: RedisKey,
   scopePrefix: string,
 ];
-export type AddMembersArgs = [workspace: RedisKey, members: RedisKey, limit: number, ...records: string[]];
+export type AddMembersArgs = [
+  workspace: RedisKey,
+  members: RedisKey,
+  limit: number,
+  ...records: string[],
+];
 export type RemoveMembersArgs = [members: RedisKey, ...userIds: string[]];
 export type PutWorkspaceArgs = [workspace: RedisKey, data: Buffer, mode: "xx" | ""];
 export type AddCreditsArgs = [credits: RedisKey, creditsAdded: RedisKey, micros: number];

@@ -109,4 +109,3 @@ export function membersRequestFromJson(
   checkElements("user_ids", values, "string");
   return { workspaceId, userIds: values as string[] };
 }
-

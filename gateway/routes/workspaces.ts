@@ -127,7 +127,8 @@ export const workspaceRoutes: Route[] = [
     access: accessOf(AccountService.method.listWorkspaceMembers),
     docs: {
       GET: {
-        summary: "List a workspace's members: the users added and those its keys, assignments and policies name",
+        summary:
+          "List a workspace's members: the users added and those its keys, assignments and policies name",
         query: MEMBER_LIST_QUERY,
         status: 200,
         response: pageOf(WORKSPACE_MEMBER_JSON_SCHEMA),

@@ -297,7 +297,10 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     });
     const result = await this.store.addMembers(ws.id, records, note);
     if (result === "missing")
-      throw notFound(ErrorReason.WORKSPACE_NOT_FOUND, `workspace ${quote(req.workspaceId)} not found`);
+      throw notFound(
+        ErrorReason.WORKSPACE_NOT_FOUND,
+        `workspace ${quote(req.workspaceId)} not found`,
+      );
     if (isLimitReached(result)) {
       throw limitError(
         `workspace ${ws.id} already has ${result.count} members; adding ${result.adding} would pass the maximum of ${result.limit}: remove some first`,

@@ -87,7 +87,8 @@ export const accountCommands: Command[] = [
     words: "workspaces members list",
     args: ["WORKSPACE"],
     options: PAGING,
-    summary: "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
+    summary:
+      "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
     async run({ clients, args, values }) {
       const res = await clients.accounts.listWorkspaceMembers({
         workspaceId: args[0],

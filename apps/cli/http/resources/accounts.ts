@@ -144,7 +144,8 @@ export const accountApiCommands = apiCommands([
   },
   {
     words: "workspaces members list",
-    summary: "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
+    summary:
+      "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
     method: "GET",
     path: "/api/v1/workspaces/:id/members",
     query: OFFSET_PAGING,
