@@ -46,6 +46,8 @@ export const ACCOUNT_LIMITS = {
   memberIdMax: 256,
   /** User ids in one add or remove of workspace members (each at most memberIdMax characters). */
   membersPerCallMax: 100,
+  /** Added members of one workspace (a count limit: 409 beyond, see COUNT_LIMITS). */
+  membersPerWorkspaceMax: 10_000,
   rateLimitPerMinuteMax: 1_000_000,
   /** At most this much in one top-up, so a typo cannot make a workspace effectively unmetered. */
   topUpUsdMax: 1_000_000,
@@ -134,7 +136,7 @@ export interface CountLimits {
   managementKeys: number;
   keyAssignmentsPerWorkspace: number;
   memberAssignmentsPerWorkspace: number;
-  /** Added members per workspace; absent = COUNT_LIMITS' (a store built with older limits). */
+  /** Added members per workspace; absent = ACCOUNT_LIMITS.membersPerWorkspaceMax. */
   membersPerWorkspace?: number;
 }
 
@@ -145,12 +147,11 @@ export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
   managementKeys: 1_000,
   keyAssignmentsPerWorkspace: 10_000,
   memberAssignmentsPerWorkspace: 10_000,
-  membersPerWorkspace: 10_000,
 });
 
-/** The bound on a workspace's added members a store applies. */
+/** The bound on a workspace's added members a store applies: its own, else the documented one. */
 export function membersPerWorkspace(limits: Readonly<CountLimits>): number {
-  return limits.membersPerWorkspace ?? (COUNT_LIMITS.membersPerWorkspace as number);
+  return limits.membersPerWorkspace ?? ACCOUNT_LIMITS.membersPerWorkspaceMax;
 }
 
 /** Budget-alert webhooks (docs/operations.md "Budget alerts (webhooks)"). */
