@@ -220,10 +220,8 @@ export class MemoryStore implements Store {
         .get(a.workspaceId)
         ?.assignments[a.kind].set(a.subject, JSON.parse(a.record) as AssignmentRecord);
     }
-    // Each record is whole JSON: ordered as added once read back.
-    for (const m of config.members
-      .map((r) => JSON.parse(r.record) as MemberRecord)
-      .sort((a, b) => a.createdAtMs - b.createdAtMs)) {
+    for (const r of config.members) {
+      const m = JSON.parse(r.record) as MemberRecord;
       this.scopes.get(m.workspaceId)?.members.set(m.userId, m);
     }
     for (const c of config.credits) {
@@ -672,7 +670,9 @@ export class MemoryStore implements Store {
   }
 
   async listMembers(workspaceId: string): Promise<MemberRecord[]> {
-    return [...(this.scopes.get(workspaceId)?.members.values() ?? [])].map((m) => ({ ...m }));
+    return [...(this.scopes.get(workspaceId)?.members.values() ?? [])]
+      .map((m) => ({ ...m }))
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.userId < b.userId ? -1 : 1));
   }
 
   async getAssignment(

@@ -56,6 +56,11 @@ function membersContract(name: string, open: (limits?: CountLimits) => Promise<S
       ]);
       expect(again).to.deep.equal({ added: 0, members: [member(ws.id, "a", 2000)] });
       expect((await store.listMembers(ws.id)).map((m) => m.userId)).to.deep.equal(["b", "a"]);
+      // Added together: by user id.
+      await store.removeMembers(ws.id, ["b"]);
+      await store.addMembers(ws.id, [member(ws.id, "d", 3000), member(ws.id, "c", 3000)]);
+      const listed = (await store.listMembers(ws.id)).map((m) => m.userId);
+      expect(listed).to.deep.equal(["a", "c", "d"]);
     });
 
     it("refuses an add past the limit as a whole, even concurrently, and removes what was there", async () => {
