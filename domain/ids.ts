@@ -62,6 +62,17 @@ export function defaultGuardrailId(workspaceId: string): string {
   return uuidv5(workspaceId, DEFAULT_GUARDRAIL_NAMESPACE);
 }
 
+/** Namespace of the deterministic workspace-membership ids (a fixed, random UUID). */
+const MEMBERSHIP_NAMESPACE = "3c9e5b20-7f1d-4a86-b4e2-91d0a6c58f37";
+
+/**
+ * A workspace membership's id, derived from the workspace and the user: an implicit member and
+ * the same user once added answer with one id, and a listing is stable from call to call.
+ */
+export function membershipId(workspaceId: string, userId: string): string {
+  return uuidv5(`${workspaceId}\u0000${userId}`, MEMBERSHIP_NAMESPACE);
+}
+
 /**
  * Lowercase only: ids are stored as generated, so an uppercase form would never match.
  * Exported for the API document, which states the same rule.

@@ -44,6 +44,10 @@ export const ACCOUNT_LIMITS = {
   /** Workspace slugs: lowercase letters, digits and inner hyphens. */
   slugMax: 64,
   memberIdMax: 256,
+  /** User ids in one add or remove of workspace members (each at most memberIdMax characters). */
+  membersPerCallMax: 100,
+  /** Added members of one workspace (a count limit: 409 beyond, see COUNT_LIMITS). */
+  membersPerWorkspaceMax: 10_000,
   rateLimitPerMinuteMax: 1_000_000,
   /** At most this much in one top-up, so a typo cannot make a workspace effectively unmetered. */
   topUpUsdMax: 1_000_000,
@@ -121,7 +125,7 @@ export const HTTP_LIMITS = {
  * - Management keys are for operators and automation: 1,000 is generous.
  * - A key holds at most one assignment, so key assignments can never exceed
  *   the keys; member ids are free-form, so member assignments need a bound
- *   of their own: the same 10,000.
+ *   of their own: the same 10,000, and the same for added workspace members.
  * - 1,000 workspaces per deployment: listing keys or guardrails across all
  *   workspaces walks the workspace index, which stays cheap at that size.
  */
@@ -132,6 +136,8 @@ export interface CountLimits {
   managementKeys: number;
   keyAssignmentsPerWorkspace: number;
   memberAssignmentsPerWorkspace: number;
+  /** Added members per workspace; absent = ACCOUNT_LIMITS.membersPerWorkspaceMax. */
+  membersPerWorkspace?: number;
 }
 
 export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
@@ -142,6 +148,11 @@ export const COUNT_LIMITS: Readonly<CountLimits> = Object.freeze({
   keyAssignmentsPerWorkspace: 10_000,
   memberAssignmentsPerWorkspace: 10_000,
 });
+
+/** The bound on a workspace's added members a store applies: its own, else the documented one. */
+export function membersPerWorkspace(limits: Readonly<CountLimits>): number {
+  return limits.membersPerWorkspace ?? ACCOUNT_LIMITS.membersPerWorkspaceMax;
+}
 
 /** Budget-alert webhooks (docs/operations.md "Budget alerts (webhooks)"). */
 export const WEBHOOK_LIMITS = {

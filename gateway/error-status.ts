@@ -20,6 +20,7 @@ export const STATUS_BY_REASON: Readonly<
   // 409, never 429: a count limit holds until something is deleted, a blind retry cannot help.
   [ErrorReason.COUNT_LIMIT_REACHED]: 409,
   [ErrorReason.WORKSPACE_HAS_ENABLED_KEYS]: 409,
+  [ErrorReason.MEMBER_HAS_ENABLED_KEYS]: 409,
   [ErrorReason.STORE_UNAVAILABLE]: 503,
   [ErrorReason.UPSTREAM_ERROR]: 502,
   [ErrorReason.UPSTREAM_UNREACHABLE]: 502,

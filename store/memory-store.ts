@@ -6,7 +6,7 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import { defaultGuardrailId, newOrderedId } from "../domain/ids.js";
-import { COUNT_LIMITS, type CountLimits } from "../domain/limits.js";
+import { COUNT_LIMITS, type CountLimits, membersPerWorkspace } from "../domain/limits.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -59,6 +59,8 @@ import {
   type Governance,
   type GuardrailPatch,
   type IdempotentAnswer,
+  type MemberRecord,
+  type MembersAdded,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -114,6 +116,8 @@ interface Scope {
   guardrails: Map<string, StoredGuardrail>;
   keys: Map<string, ApiKey>;
   assignments: Record<AssignmentKind, Map<string, AssignmentRecord>>;
+  /** Added members by user id, in order of addition. */
+  members: Map<string, MemberRecord>;
 }
 
 /** A reservation tracked for recovery, as a recovering sweep settles it. */
@@ -168,6 +172,7 @@ export class MemoryStore implements Store {
       guardrails: new Map(),
       keys: new Map(),
       assignments: { key: new Map(), member: new Map() },
+      members: new Map(),
     };
   }
 
@@ -214,6 +219,10 @@ export class MemoryStore implements Store {
       this.scopes
         .get(a.workspaceId)
         ?.assignments[a.kind].set(a.subject, JSON.parse(a.record) as AssignmentRecord);
+    }
+    for (const r of config.members) {
+      const m = JSON.parse(r.record) as MemberRecord;
+      this.scopes.get(m.workspaceId)?.members.set(m.userId, m);
     }
     for (const c of config.credits) {
       this.bump(`${c.workspaceId}/credits-added`, c.addedMicros);
@@ -267,6 +276,11 @@ export class MemoryStore implements Store {
   private assignmentSnapshot(kind: AssignmentKind, workspaceId: string, subject: string): Snapshot {
     const a = this.scopes.get(workspaceId)?.assignments[kind].get(subject);
     return { type: "assignment", kind, subject, record: a && JSON.stringify(a) };
+  }
+
+  private memberSnapshot(workspaceId: string, userId: string): Snapshot {
+    const m = this.scopes.get(workspaceId)?.members.get(userId);
+    return { type: "member", userId, record: m && JSON.stringify(m) };
   }
 
   async close(): Promise<void> {}
@@ -612,6 +626,53 @@ export class MemoryStore implements Store {
       );
     }
     return n;
+  }
+
+  async addMembers(
+    workspaceId: string,
+    records: MemberRecord[],
+    audit?: AuditNote,
+  ): Promise<MembersAdded | "missing" | LimitReached> {
+    const scope = this.scopes.get(workspaceId);
+    if (!scope?.workspace) return "missing";
+    const unique = [...new Map(records.map((r) => [r.userId, r])).values()];
+    const todo = unique.filter((r) => !scope.members.has(r.userId));
+    const limit = membersPerWorkspace(this.limits);
+    const count = scope.members.size;
+    if (todo.length > 0 && count + todo.length > limit)
+      return { limit, count, adding: todo.length };
+    for (const r of todo) scope.members.set(r.userId, { ...r });
+    if (todo.length > 0) {
+      await this.journal?.write(
+        workspaceId,
+        audit,
+        todo.map((r) => this.memberSnapshot(workspaceId, r.userId)),
+      );
+    }
+    const members = unique.flatMap((r) => {
+      const m = scope.members.get(r.userId);
+      return m ? [{ ...m }] : [];
+    });
+    return { added: todo.length, members };
+  }
+
+  async removeMembers(workspaceId: string, userIds: string[], audit?: AuditNote): Promise<number> {
+    const members = this.scopes.get(workspaceId)?.members;
+    const gone = [...new Set(userIds)].filter((u) => members?.delete(u));
+    if (gone.length > 0) {
+      await this.journal?.write(
+        workspaceId,
+        audit,
+        gone.map((u) => this.memberSnapshot(workspaceId, u)),
+      );
+    }
+    return gone.length;
+  }
+
+  async listMembers(workspaceId: string): Promise<MemberRecord[]> {
+    return [...(this.scopes.get(workspaceId)?.members.values() ?? [])]
+      .map((m) => ({ ...m }))
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.userId < b.userId ? -1 : 1));
   }
 
   async getAssignment(

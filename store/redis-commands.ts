@@ -125,8 +125,16 @@ export type DeleteWorkspaceArgs = [
   enabledKeyIndex: RedisKey,
   keyAssignmentIndex: RedisKey,
   memberAssignmentIndex: RedisKey,
+  members: RedisKey,
   scopePrefix: string,
 ];
+export type AddMembersArgs = [
+  workspace: RedisKey,
+  members: RedisKey,
+  limit: number,
+  ...records: string[],
+];
+export type RemoveMembersArgs = [members: RedisKey, ...userIds: string[]];
 export type PutWorkspaceArgs = [workspace: RedisKey, data: Buffer, mode: "xx" | ""];
 export type AddCreditsArgs = [credits: RedisKey, creditsAdded: RedisKey, micros: number];
 /** Variable key counts: numKeys, the outbox, the fixed keys, then what the packer lays out. */
@@ -220,6 +228,9 @@ declare module "ioredis" {
     rgDeleteKey(...args: Outboxed<DeleteKeyArgs>): Result<Done, Context>;
     rgAssign(...args: AssignArgs): Result<AssignReply, Context>;
     rgUnassign(...args: Outboxed<UnassignArgs>): Result<number, Context>;
+    /** The number added, -1 for a missing workspace, or [-2, count, adding] past the limit. */
+    rgAddMembers(...args: Outboxed<AddMembersArgs>): Result<AssignReply, Context>;
+    rgRemoveMembers(...args: Outboxed<RemoveMembersArgs>): Result<number, Context>;
     rgLoadGovernanceBuffer(...args: LoadGovernanceArgs): Result<LoadGovernanceReply, Context>;
     rgPutWorkspace(...args: Outboxed<PutWorkspaceArgs>): Result<Done, Context>;
     rgAddCredits(
@@ -288,7 +299,9 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgAssign: { lua: withConfigOutbox(lua.ASSIGN) },
   rgUnassign: { lua: withConfigOutbox(lua.UNASSIGN), numberOfKeys: 4 },
   rgLoadGovernance: { lua: lua.LOAD_GOVERNANCE, numberOfKeys: 3 },
-  rgDeleteWorkspace: { lua: withConfigOutbox(lua.DELETE_WORKSPACE), numberOfKeys: 9 },
+  rgDeleteWorkspace: { lua: withConfigOutbox(lua.DELETE_WORKSPACE), numberOfKeys: 10 },
+  rgAddMembers: { lua: withConfigOutbox(lua.ADD_MEMBERS), numberOfKeys: 3 },
+  rgRemoveMembers: { lua: withConfigOutbox(lua.REMOVE_MEMBERS), numberOfKeys: 2 },
   rgPutWorkspace: { lua: withConfigOutbox(lua.PUT_WORKSPACE), numberOfKeys: 2 },
   rgAddCredits: { lua: withConfigOutbox(lua.ADD_CREDITS), numberOfKeys: 3 },
   rgAdmitGroup: { lua: lua.ADMIT_GROUP, numberOfKeys: 1 },

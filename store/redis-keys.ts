@@ -38,6 +38,8 @@ export class RedisKeys {
   /** The assignments of one guardrail; scripts derive it as `<scope prefix><tag>:g:<id>`. */
   guardrailAssignments = (ws: string, kind: "key" | "member", guardrailId: string) =>
     this.tagged(ws, `${assignmentTag(kind)}:g:${guardrailId}`);
+  /** The workspace's added members: user id -> MemberRecord JSON (outbox-lua.ts reads "wm"). */
+  members = (ws: string) => this.tagged(ws, "wm");
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
   /** Every credit ever added: with the balance it tells the workspace's total usage. */

@@ -200,6 +200,32 @@ return n
 `;
 
 /**
+ * KEYS: workspace, its members. ARGV: limit, then one MemberRecord JSON per user (users
+ * distinct). Adds the users not yet members (a member already there keeps its record). Returns
+ * how many it added, -1 when the workspace is missing, or { -2, count, adding } when the new
+ * members would pass the limit (then nothing is added).
+ */
+export const ADD_MEMBERS = `
+if redis.call("EXISTS", KEYS[1]) == 0 then return -1 end
+local todo = {}
+for i = 2, #ARGV do
+  local rec = cjson.decode(ARGV[i])
+  if redis.call("HEXISTS", KEYS[2], rec.userId) == 0 then todo[#todo + 1] = { rec.userId, ARGV[i] } end
+end
+local count = redis.call("HLEN", KEYS[2])
+if #todo > 0 and count + #todo > tonumber(ARGV[1]) then return { -2, count, #todo } end
+for _, t in ipairs(todo) do redis.call("HSET", KEYS[2], t[1], t[2]) end
+return #todo
+`;
+
+/** KEYS: the workspace's members. ARGV: user ids. Returns how many were members. */
+export const REMOVE_MEMBERS = `
+local n = 0
+for i = 1, #ARGV do n = n + redis.call("HDEL", KEYS[1], ARGV[i]) end
+return n
+`;
+
+/**
  * KEYS: key, key assignments, member assignments. ARGV: hash, memberUserId,
  * scope prefix, default guardrail id ("" for none).
  * Returns { key, keyGuardrail, memberGuardrail, defaultGuardrail } data ("" = none).
@@ -222,8 +248,8 @@ return { key, guardrail(assigned(KEYS[2], ARGV[1])), guardrail(assigned(KEYS[3],
 
 /**
  * KEYS: workspace, guardrail index, key index, key assignments, member
- * assignments, enabled key index, key and member assignment indexes. ARGV:
- * scope prefix.
+ * assignments, enabled key index, key and member assignment indexes, members.
+ * ARGV: scope prefix.
  * Returns { "ok", deleted guardrail ids, deleted key hashes } (their global
  * pointers are removed by the caller), { "active-keys", count } when enabled
  * keys remain (then nothing is deleted), or nil when the workspace did not exist.
@@ -238,7 +264,7 @@ for _, id in ipairs(gs) do
   redis.call("DEL", ARGV[1] .. "g:" .. id, ARGV[1] .. "ka:g:" .. id, ARGV[1] .. "ma:g:" .. id)
 end
 for _, h in ipairs(ks) do redis.call("DEL", ARGV[1] .. "k:" .. h) end
-redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
 return { "ok", gs, ks }
 `;
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type DescMessage, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import type { Cluster, Redis } from "ioredis";
 import { defaultGuardrailId, newOrderedId } from "../domain/ids.js";
-import { COUNT_LIMITS, type CountLimits } from "../domain/limits.js";
+import { COUNT_LIMITS, type CountLimits, membersPerWorkspace } from "../domain/limits.js";
 import {
   type ApiKey,
   ApiKeySchema,
@@ -77,6 +77,8 @@ import {
   type GuardrailPatch,
   type IdempotencyClaim,
   type IdempotentAnswer,
+  type MemberRecord,
+  type MembersAdded,
   ORG_SCOPE,
   type Page,
   type Store,
@@ -465,6 +467,7 @@ export class RedisStore implements Store {
         this.k.enabledKeyIndex(id),
         this.k.assignmentIndex(id, "key"),
         this.k.assignmentIndex(id, "member"),
+        this.k.members(id),
         this.k.scopePrefix(id),
         event,
         snaps,
@@ -811,6 +814,53 @@ export class RedisStore implements Store {
     );
     if (n > 0) await this.changed(workspaceId);
     return n;
+  }
+
+  async addMembers(
+    workspaceId: string,
+    records: MemberRecord[],
+    audit?: AuditNote,
+  ): Promise<MembersAdded | "missing" | LimitReached> {
+    const unique = [...new Map(records.map((r) => [r.userId, r])).values()];
+    if (unique.length === 0) return { added: 0, members: [] };
+    const limit = membersPerWorkspace(this.limits);
+    const snapshots = unique.map((r): SnapshotSpec => ["m", r.userId]);
+    const reply = await this.outboxed(workspaceId, audit, snapshots, {}, (outbox, event, snaps) =>
+      this.client.rgAddMembers(
+        outbox,
+        this.k.workspace(workspaceId),
+        this.k.members(workspaceId),
+        limit,
+        ...unique.map((r) => JSON.stringify(r)),
+        event,
+        snaps,
+      ),
+    );
+    if (Array.isArray(reply)) return { limit, count: reply[1], adding: reply[2] };
+    if (reply < 0) return "missing";
+    const stored = await this.client.hmget(
+      this.k.members(workspaceId),
+      ...unique.map((r) => r.userId),
+    );
+    // A member removed between the two steps is left out of the answer.
+    const members = stored.flatMap((raw) => (raw ? [JSON.parse(raw) as MemberRecord] : []));
+    return { added: reply, members };
+  }
+
+  async removeMembers(workspaceId: string, userIds: string[], audit?: AuditNote): Promise<number> {
+    const unique = [...new Set(userIds)];
+    if (unique.length === 0) return 0;
+    const snapshots = unique.map((u): SnapshotSpec => ["m", u]);
+    return this.outboxed(workspaceId, audit, snapshots, {}, (outbox, event, snaps) =>
+      this.client.rgRemoveMembers(outbox, this.k.members(workspaceId), ...unique, event, snaps),
+    );
+  }
+
+  async listMembers(workspaceId: string): Promise<MemberRecord[]> {
+    const all = await this.client.hvals(this.k.members(workspaceId));
+    return all
+      .map((raw) => JSON.parse(raw) as MemberRecord)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.userId < b.userId ? -1 : 1));
   }
 
   async getAssignment(

@@ -40,6 +40,21 @@ export interface AssignmentRecord {
 
 export type AssignmentKind = "key" | "member";
 
+/** A member added to a workspace (plain data, stored as JSON): OpenRouter's WorkspaceMember. */
+export interface MemberRecord {
+  id: string;
+  userId: string;
+  workspaceId: string;
+  role: "admin" | "member";
+  createdAtMs: number;
+}
+
+/** What an add of members did: how many it created, and the membership of each user asked. */
+export interface MembersAdded {
+  added: number;
+  members: MemberRecord[];
+}
+
 /** What governs a key, read in one round trip on the hot path. */
 export interface Governance {
   key: ApiKey;
@@ -245,6 +260,22 @@ export interface Store {
     offset: number,
     limit: number,
   ): Promise<Page<AssignmentRecord>>;
+
+  // Workspace members: the ones added (the account service derives the implicit ones).
+  /**
+   * Adds the records (one per user id) whose user is not a member yet, in one atomic step;
+   * "missing" when the workspace is gone. Refused as a whole (LimitReached) when the new members
+   * would take the workspace past its limit (COUNT_LIMITS.membersPerWorkspace).
+   */
+  addMembers(
+    workspaceId: string,
+    records: MemberRecord[],
+    audit?: AuditNote,
+  ): Promise<MembersAdded | "missing" | LimitReached>;
+  /** Removes these users' memberships; answers how many there were. */
+  removeMembers(workspaceId: string, userIds: string[], audit?: AuditNote): Promise<number>;
+  /** Every added member of the workspace, by time of addition (then user id). */
+  listMembers(workspaceId: string): Promise<MemberRecord[]>;
 
   /** The key and every guardrail that governs it, read atomically. */
   loadGovernance(hash: string): Promise<Governance | undefined>;

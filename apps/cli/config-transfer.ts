@@ -12,6 +12,7 @@ import { encodeField, STORED_FIELDS } from "../../store/guardrail-fields.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
+  type MemberRecord,
   ORG_SCOPE,
   type Store,
 } from "../../store/types.js";
@@ -33,6 +34,8 @@ export interface ConfigFile {
   keys: { scope: string; key: JsonValue }[];
   guardrails: JsonValue[];
   assignments: (AssignmentRecord & { kind: AssignmentKind })[];
+  /** Added workspace members; absent in a file exported before members were stored. */
+  members?: MemberRecord[];
   credits: { workspace_id: string; balance_micros: number }[];
 }
 
@@ -58,6 +61,8 @@ export async function exportConfig(store: Store, now = new Date()): Promise<Conf
     const records = await all((o) => store.listAssignments(kind, undefined, undefined, o, PAGE));
     assignments.push(...records.map((r) => ({ kind, ...r })));
   }
+  const members: MemberRecord[] = [];
+  for (const ws of workspaces) members.push(...(await store.listMembers(ws.id)));
   const credits: ConfigFile["credits"] = [];
   for (const ws of workspaces) {
     const balance = await store.getCredits(ws.id);
@@ -76,6 +81,7 @@ export async function exportConfig(store: Store, now = new Date()): Promise<Conf
     })),
     guardrails: guardrails.map((g) => toJson(GuardrailSchema, g)),
     assignments,
+    members,
     credits,
   };
 }
@@ -98,6 +104,8 @@ export function checkConfigFile(value: unknown): ConfigFile {
   for (const list of ["workspaces", "keys", "guardrails", "assignments", "credits"] as const) {
     if (!Array.isArray(f[list])) throw new ConfigFileRefused(`${list} must be a list`);
   }
+  if (f.members !== undefined && !Array.isArray(f.members))
+    throw new ConfigFileRefused("members must be a list");
   return f as ConfigFile;
 }
 
@@ -166,6 +174,19 @@ export async function importConfig(store: Store, file: ConfigFile): Promise<Impo
       note("assignment.create", "assignment", record.guardrailId, record.workspaceId),
     );
     if (typeof result === "object" && "assigned" in result) counts.assignments += result.assigned;
+  }
+  // Counted with the workspaces they belong to: each workspace whose members the import added.
+  const byWorkspace = new Map<string, MemberRecord[]>();
+  for (const m of file.members ?? []) {
+    byWorkspace.set(m.workspaceId, [...(byWorkspace.get(m.workspaceId) ?? []), m]);
+  }
+  for (const [workspaceId, records] of byWorkspace) {
+    const result = await store.addMembers(
+      workspaceId,
+      records,
+      note("workspace.members_add", "workspace", workspaceId, workspaceId),
+    );
+    if (typeof result === "object" && "added" in result && result.added > 0) counts.workspaces++;
   }
   for (const c of file.credits) {
     const current = await store.getCredits(c.workspace_id);

@@ -1,6 +1,7 @@
 // Workspaces: list, create, edit (name, slug, description, the audio cache switch), delete after
 // a confirmation, and the way to each one's default guardrail; each row shows its audio cache's
-// hit ratio and what it holds (GET /workspaces/:id/audio-cache). Every workspace picker of the console fills from here.
+// hit ratio and what it holds (GET /workspaces/:id/audio-cache), and its members are one click
+// away (views/workspace-members.js). Every workspace picker of the console fills from here.
 
 import { call } from "../lib/api.js";
 import { $, button, options, show, status } from "../lib/dom.js";
@@ -10,6 +11,7 @@ import { dataTable } from "../lib/table.js";
 import { keepTableState, viewParams } from "../lib/url-state.js";
 import { applyRememberedWorkspace } from "../lib/workspace-choice.js";
 import { editWorkspaceDefault } from "./guardrails.js";
+import { refreshMembers, setupMembers, showMembersOf } from "./workspace-members.js";
 
 const table = dataTable({
   caption: "Workspaces",
@@ -42,6 +44,7 @@ const table = dataTable({
   actions: (w) =>
     [
       button("Edit", `Edit workspace ${w.name}`, () => fillForm(w)),
+      button("Members", `Members of workspace ${w.name}`, () => void showMembersOf(w.id)),
       button("Default guardrail", `Edit the default guardrail of ${w.name}`, () =>
         editWorkspaceDefault(w),
       ),
@@ -131,6 +134,7 @@ export async function refreshWorkspaces() {
   await loadCacheStats(workspaces);
   table.setRows(workspaces);
   fillPickers(workspaces);
+  await refreshMembers();
   onChange();
 }
 
@@ -196,6 +200,7 @@ async function deleteWorkspace(w) {
 
 export function setupWorkspaces(changed) {
   onChange = changed;
+  setupMembers();
   $("workspace-form").addEventListener("submit", saveWorkspace);
   $("w-new").addEventListener("click", () => {
     fillForm(undefined);

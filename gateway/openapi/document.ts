@@ -5,7 +5,7 @@ import {
   audioContentType,
 } from "../../domain/audio-formats.js";
 import { IDEMPOTENCY_KEY_MAX_CHARS, IDEMPOTENCY_TTL_SECONDS } from "../../domain/idempotency.js";
-import { COUNT_LIMITS } from "../../domain/limits.js";
+import { ACCOUNT_LIMITS, COUNT_LIMITS } from "../../domain/limits.js";
 import type { Access, OperationDoc, Route } from "../context.js";
 import { CORS_ALLOWED_HEADERS } from "../cors.js";
 import { takesIdempotencyKey } from "../idempotency.js";
@@ -81,7 +81,7 @@ const RATE_LIMIT_HEADERS = {
 };
 
 /** The store's count limits, from the constants it enforces: a create past one answers 409. */
-const COUNT_LIMITS_NOTE = `Count limits (409 beyond): ${COUNT_LIMITS.workspaces} workspaces; per workspace ${COUNT_LIMITS.guardrailsPerWorkspace} guardrails, ${COUNT_LIMITS.keysPerWorkspace} keys, ${COUNT_LIMITS.memberAssignmentsPerWorkspace} member assignments; ${COUNT_LIMITS.managementKeys} management keys.`;
+const COUNT_LIMITS_NOTE = `Count limits (409 beyond): ${COUNT_LIMITS.workspaces} workspaces; per workspace ${COUNT_LIMITS.guardrailsPerWorkspace} guardrails, ${COUNT_LIMITS.keysPerWorkspace} keys, ${COUNT_LIMITS.memberAssignmentsPerWorkspace} member assignments, ${ACCOUNT_LIMITS.membersPerWorkspaceMax} added members; ${COUNT_LIMITS.managementKeys} management keys.`;
 
 /** Who may call: public routes need nothing; the others a key of the route's kind. */
 const ACCESS_NOTE: Record<Access, string> = {

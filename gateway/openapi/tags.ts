@@ -31,7 +31,7 @@ export const TAGS: { name: string; description: string; paths: RegExp }[] = [
   },
   {
     name: "Workspaces",
-    description: "Workspaces, which own keys, guardrails and credits",
+    description: "Workspaces, which own keys, guardrails and credits, and their members",
     paths: /^\/api\/v1\/workspaces(\/|$)/,
   },
   {

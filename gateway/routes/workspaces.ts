@@ -14,6 +14,16 @@ import {
   WORKSPACE_LIST_QUERY,
   workspaceToJson,
 } from "../json/workspace-json.js";
+import {
+  listMembersRequestFromQuery,
+  MEMBER_LIST_QUERY,
+  MEMBERS_ADDED_SCHEMA,
+  MEMBERS_BODY_SCHEMA,
+  MEMBERS_REMOVED_SCHEMA,
+  membersRequestFromJson,
+  WORKSPACE_MEMBER_JSON_SCHEMA,
+  workspaceMemberToJson,
+} from "../json/workspace-member-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
 
@@ -109,6 +119,72 @@ export const workspaceRoutes: Route[] = [
         const ws = found.workspace;
         const res = await ctx.clients.speech.getAudioCache({ workspaceId: ws?.id ?? "" }, ctx.call);
         sendJson(ctx.res, 200, { data: audioCacheToJson(ws, res) });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/workspaces/:id/members",
+    access: accessOf(AccountService.method.listWorkspaceMembers),
+    docs: {
+      GET: {
+        summary:
+          "List a workspace's members: the users added and those its keys, assignments and policies name",
+        query: MEMBER_LIST_QUERY,
+        status: 200,
+        response: pageOf(WORKSPACE_MEMBER_JSON_SCHEMA),
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        const req = listMembersRequestFromQuery(ctx.params.id ?? "", ctx.url.searchParams);
+        const res = await ctx.clients.accounts.listWorkspaceMembers(req, ctx.call);
+        sendJson(ctx.res, 200, {
+          data: res.members.map(workspaceMemberToJson),
+          total_count: res.totalCount,
+        });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/workspaces/:id/members/add",
+    access: accessOf(AccountService.method.addWorkspaceMembers),
+    docs: {
+      POST: {
+        summary: "Add members to a workspace",
+        body: MEMBERS_BODY_SCHEMA,
+        status: 200,
+        response: MEMBERS_ADDED_SCHEMA,
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const req = membersRequestFromJson(ctx.params.id ?? "", body);
+        const res = await ctx.clients.accounts.addWorkspaceMembers(req, ctx.call);
+        sendJson(ctx.res, 200, {
+          added_count: res.addedCount,
+          data: res.members.map(workspaceMemberToJson),
+        });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/workspaces/:id/members/remove",
+    access: accessOf(AccountService.method.removeWorkspaceMembers),
+    docs: {
+      POST: {
+        summary: "Remove members from a workspace (not one who owns enabled keys there)",
+        body: MEMBERS_BODY_SCHEMA,
+        status: 200,
+        response: MEMBERS_REMOVED_SCHEMA,
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const req = membersRequestFromJson(ctx.params.id ?? "", body);
+        const res = await ctx.clients.accounts.removeWorkspaceMembers(req, ctx.call);
+        sendJson(ctx.res, 200, { removed_count: res.removedCount });
       },
     },
   },

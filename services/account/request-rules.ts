@@ -84,6 +84,19 @@ function expiresAt(at: Timestamp | undefined, nowMs = Date.now()): void {
   }
 }
 
+/** The user ids of an add or remove of workspace members. */
+function memberUserIds(userIds: readonly string[]): void {
+  const max = ACCOUNT_LIMITS.membersPerCallMax;
+  if (userIds.length === 0 || userIds.length > max) {
+    fail(`user_ids must hold 1 to ${max} user ids`);
+  }
+  userIds.forEach((u, i) => {
+    if (u.trim().length === 0 || [...u].length > MEMBER_ID_MAX) {
+      fail(`user_ids[${i}] must be 1 to ${MEMBER_ID_MAX} characters and not blank`);
+    }
+  });
+}
+
 function keyHash(hash: string): void {
   if (!isKeyHash(hash)) fail("hash must be 64 lowercase hex characters");
 }
@@ -154,6 +167,9 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
   listWorkspaces: page,
   updateWorkspace: (req) => walkUpdateMask(WORKSPACE_UPDATE, req, req.updateMask?.paths ?? []),
   deleteWorkspace: noRule,
+  listWorkspaceMembers: page,
+  addWorkspaceMembers: (req) => memberUserIds(req.userIds),
+  removeWorkspaceMembers: (req) => memberUserIds(req.userIds),
   createKey(req) {
     name("name", req.name);
     limit(req.limit);

@@ -9,6 +9,7 @@ import {
   defaultGuardrailId,
   hashSecret,
   isUuid,
+  membershipId,
   newId,
   newSecret,
   secretLabel,
@@ -61,6 +62,13 @@ import {
 import { invalidationStream } from "./invalidations.js";
 import { searchKeys } from "./key-search.js";
 import { readKeyUsage } from "./key-usage.js";
+import {
+  allMembers,
+  distinct,
+  MEMBER_ROLE,
+  ownersOfEnabledKeys,
+  recordToProto,
+} from "./workspace-members.js";
 
 const log = componentLogger("account");
 
@@ -258,6 +266,78 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     }
     await this.recorded(note);
     return { deleted: true };
+  }
+
+  async listWorkspaceMembers(req: { workspaceId: string; offset: number; limit: number }) {
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    const ws = await this.workspace(req.workspaceId);
+    const all = await allMembers(this.store, ws.id);
+    return { members: all.slice(offset, offset + limit), totalCount: all.length };
+  }
+
+  async addWorkspaceMembers(req: { workspaceId: string; userIds: string[] }, ctx: HandlerContext) {
+    const ws = await this.workspace(req.workspaceId);
+    const userIds = distinct(req.userIds);
+    const createdAtMs = Date.now();
+    const records = userIds.map((userId) => ({
+      id: membershipId(ws.id, userId),
+      userId,
+      workspaceId: ws.id,
+      role: MEMBER_ROLE,
+      createdAtMs,
+    }));
+    // Who is new is read before the write, for the audit event only: the store decides
+    // atomically which users it adds (and records the event only when it adds one).
+    const before = new Set((await this.store.listMembers(ws.id)).map((m) => m.userId));
+    const note = this.note(ctx, {
+      action: "workspace.members_add",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween(null, { user_ids: userIds.filter((u) => !before.has(u)) }),
+    });
+    const result = await this.store.addMembers(ws.id, records, note);
+    if (result === "missing")
+      throw notFound(
+        ErrorReason.WORKSPACE_NOT_FOUND,
+        `workspace ${quote(req.workspaceId)} not found`,
+      );
+    if (isLimitReached(result)) {
+      throw limitError(
+        `workspace ${ws.id} already has ${result.count} members; adding ${result.adding} would pass the maximum of ${result.limit}: remove some first`,
+      );
+    }
+    if (result.added > 0) await this.recorded(note);
+    return { addedCount: result.added, members: result.members.map(recordToProto) };
+  }
+
+  /**
+   * OpenRouter refuses to remove a member with active keys in the workspace: the keys would stay
+   * owned by someone no longer listed. Refused as a whole (409), naming the users.
+   */
+  async removeWorkspaceMembers(
+    req: { workspaceId: string; userIds: string[] },
+    ctx: HandlerContext,
+  ) {
+    const ws = await this.workspace(req.workspaceId);
+    const userIds = distinct(req.userIds);
+    const owners = await ownersOfEnabledKeys(this.store, ws.id, userIds);
+    if (owners.length > 0) {
+      throw withReason(
+        Code.FailedPrecondition,
+        ErrorReason.MEMBER_HAS_ENABLED_KEYS,
+        `user_ids ${owners.map((u) => quote(u)).join(", ")} own enabled API keys in workspace ${quote(req.workspaceId)}: a member with enabled keys cannot be removed; disable or delete their keys first`,
+      );
+    }
+    const stored = new Set((await this.store.listMembers(ws.id)).map((m) => m.userId));
+    const note = this.note(ctx, {
+      action: "workspace.members_remove",
+      resource: { type: "workspace", id: ws.id, label: ws.name },
+      workspaceId: ws.id,
+      changes: changesBetween({ user_ids: userIds.filter((u) => stored.has(u)) }, null),
+    });
+    const removed = await this.store.removeMembers(ws.id, userIds, note);
+    if (removed > 0) await this.recorded(note);
+    return { removedCount: removed };
   }
 
   async createKey(req: CreateKeyRequest, ctx: HandlerContext) {

@@ -61,6 +61,7 @@ async function applySnapshot(
           "UPDATE config_guardrails SET deleted = true, data = NULL, stamp = $2 WHERE workspace_id = $1 AND stamp < $2",
           "UPDATE config_api_keys SET deleted = true, data = NULL, stamp = $2 WHERE scope = $1 AND stamp < $2",
           "UPDATE config_assignments SET deleted = true, record = NULL, stamp = $2 WHERE workspace_id = $1 AND stamp < $2",
+          "UPDATE config_workspace_members SET deleted = true, record = NULL, stamp = $2 WHERE workspace_id = $1 AND stamp < $2",
         ]) {
           await tx.query(sql, [s.id, stamp]);
         }
@@ -119,6 +120,16 @@ async function applySnapshot(
       );
       return;
     }
+    case "member":
+      await tx.query(
+        `INSERT INTO config_workspace_members (workspace_id, user_id, record, stamp, deleted)
+         VALUES ($1, $2, $3::jsonb, $4, $5)
+         ON CONFLICT (workspace_id, user_id) DO UPDATE SET record = EXCLUDED.record,
+           stamp = EXCLUDED.stamp, deleted = EXCLUDED.deleted
+         WHERE config_workspace_members.stamp < EXCLUDED.stamp`,
+        [scope, s.userId, s.record ?? null, stamp, s.record === undefined],
+      );
+      return;
     case "credits":
       // The balance is not kept: it is the ledger less what the request log charged.
       return;

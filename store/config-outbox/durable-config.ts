@@ -10,6 +10,8 @@ export interface DurableConfig {
   keys: { hash: string; scope: string; data: Uint8Array }[];
   guardrails: { id: string; workspaceId: string; data: Uint8Array; version: number }[];
   assignments: { kind: "key" | "member"; workspaceId: string; subject: string; record: string }[];
+  /** Added workspace members, each a MemberRecord's JSON. */
+  members: { workspaceId: string; userId: string; record: string }[];
   /** Per workspace with a ledger: every credit added, and what the request log charged since. */
   credits: { workspaceId: string; addedMicros: number; spentMicros: number }[];
   /** Per key: its credit spend all-time and in each current window, and its BYOK spend. */
@@ -78,6 +80,9 @@ export async function readDurableConfig(db: SqlDatabase, now: Date): Promise<Dur
   }>(
     "SELECT kind, workspace_id, subject, record FROM config_assignments WHERE NOT deleted ORDER BY subject",
   );
+  const members = await db.query<{ workspace_id: string; user_id: string; record: unknown }>(
+    "SELECT workspace_id, user_id, record FROM config_workspace_members WHERE NOT deleted ORDER BY user_id",
+  );
   const credits = await db.query<{ workspace_id: string; added: unknown; spent: unknown }>(
     `SELECT l.workspace_id, l.added,
        (SELECT coalesce(sum(g.cost_usd), 0) FROM generations g
@@ -143,6 +148,11 @@ export async function readDurableConfig(db: SqlDatabase, now: Date): Promise<Dur
       kind: r.kind,
       workspaceId: r.workspace_id,
       subject: r.subject,
+      record: typeof r.record === "string" ? r.record : JSON.stringify(r.record),
+    })),
+    members: members.map((r) => ({
+      workspaceId: r.workspace_id,
+      userId: r.user_id,
       record: typeof r.record === "string" ? r.record : JSON.stringify(r.record),
     })),
     credits: credits.map((r) => ({

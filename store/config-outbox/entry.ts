@@ -22,10 +22,12 @@ export interface OutboxEvent {
 /**
  * The objects a write's outbox entry carries after the change, read by the script itself in
  * the same atomic step (so the snapshot is exactly what Redis holds then):
- * ["ws", id], ["g", guardrail id], ["k", key hash], ["a", "ka" | "ma", subject], ["c"] (credits).
+ * ["ws", id], ["g", guardrail id], ["k", key hash], ["a", "ka" | "ma", subject], ["m", user id]
+ * (a workspace member), ["c"] (credits).
  */
 export type SnapshotSpec =
   | ["ws", string]
+  | ["m", string]
   | ["g", string]
   | ["k", string]
   | ["a", "ka" | "ma", string]
@@ -37,6 +39,7 @@ export type Snapshot =
   | { type: "guardrail"; id: string; version: number; data?: Uint8Array }
   | { type: "key"; hash: string; data?: Uint8Array }
   | { type: "assignment"; kind: "key" | "member"; subject: string; record?: string }
+  | { type: "member"; userId: string; record?: string }
   | { type: "credits"; balanceMicros?: number; addedMicros?: number };
 
 /** One drained change: where it sits in its scope's order, what it recorded, what it left. */
@@ -62,7 +65,7 @@ const STRING = (b: Buffer) => b.toString("utf8");
 /**
  * One outbox stream entry read back: fields "e" (event), "r" (reply numbers), then one per
  * snapshot (see CONFIG_OUTBOX_LUA): "ws:<id>", "g:<id>" with "gv:<id>", "k:<hash>",
- * "a:<ka|ma>:<subject>", "c" with "ca". An empty value is a tombstone.
+ * "a:<ka|ma>:<subject>", "m:<user id>", "c" with "ca". An empty value is a tombstone.
  */
 export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): ConfigEntry {
   let event: OutboxEvent = {};
@@ -97,6 +100,12 @@ export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): C
     else if (type === "g")
       snapshots.push({ type: "guardrail", id: rest, version: versions.get(rest) ?? 0, data });
     else if (type === "k") snapshots.push({ type: "key", hash: rest, data });
+    else if (type === "m")
+      snapshots.push({
+        type: "member",
+        userId: rest,
+        record: value.length === 0 ? undefined : STRING(value),
+      });
     else if (type === "a") {
       const tag = rest.slice(0, 2);
       snapshots.push({

@@ -21,6 +21,7 @@ export interface RefillCounts {
   keys: number;
   guardrails: number;
   assignments: number;
+  members: number;
   credits: number;
   usage: number;
 }
@@ -82,6 +83,9 @@ export async function refillRedis(
       ),
     );
   }
+  for (const m of config.members) {
+    writes.push(client.hset(k.members(m.workspaceId), m.userId, m.record));
+  }
   for (const c of config.credits) {
     writes.push(
       client.set(k.credits(c.workspaceId), c.addedMicros - c.spentMicros),
@@ -122,6 +126,7 @@ export async function refillRedis(
     keys: config.keys.length,
     guardrails: config.guardrails.length,
     assignments: config.assignments.length,
+    members: config.members.length,
     credits: config.credits.length,
     usage: config.usage.length,
   };

@@ -21,7 +21,7 @@ function guardrailBytes(raw: Buffer[]): { data: Buffer; version: number } | unde
 
 /**
  * Copies into the configuration tables what a Redis from before the outbox holds and the
- * database lacks: every workspace, key, guardrail and assignment, the default workspace's id,
+ * database lacks: every workspace, key, guardrail, assignment and added member, the default workspace's id,
  * and each metered workspace's balance as an opening ledger row (from which later charges
  * count). Rows already recorded are left alone, so running it again changes nothing.
  */
@@ -57,6 +57,9 @@ export async function seedFromRedis(
         for (const [subject, record] of Object.entries(all)) {
           snapshots.push({ type: "assignment", kind, subject, record });
         }
+      }
+      for (const [userId, record] of Object.entries(await client.hgetall(k.members(scope)))) {
+        snapshots.push({ type: "member", userId, record });
       }
     }
     for (const hash of await client.zrange(k.keyIndex(scope), 0, -1)) {

@@ -383,6 +383,38 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expect(await json(["workspaces", "delete", ws.id])).to.deep.equal({ deleted: true });
   });
 
+  it("manages a workspace's members, over HTTP and --grpc", async () => {
+    const ws = (await json(["workspaces", "create", "--name", "CLI members"])).data;
+    const added = await json(["workspaces", "members", "add", ws.id, "ann", "ben"]);
+    expect(added.added_count).to.equal(2);
+    expect(added.data.map((m: Json) => m.user_id)).to.deep.equal(["ann", "ben"]);
+    const { header, lines } = await table(["workspaces", "members", "list", ws.slug]);
+    expect(header).to.match(/^USER_ID +ROLE +IMPLICIT +CREATED_AT +ID$/);
+    const users = lines.map((l) => l.split(/ +/)[0]).filter((u) => u !== "total:");
+    expect(users).to.deep.equal(["ann", "ben"]);
+    expect(await json(["workspaces", "members", "remove", ws.id, "ben"])).to.deep.equal({
+      removed_count: 1,
+    });
+    const env = {
+      RAILGATE_GUARDRAIL_GRPC_URL: `http://127.0.0.1:${h.system.guardrailGrpcPort}`,
+      RAILGATE_SPEECH_GRPC_URL: `http://127.0.0.1:${h.system.speechGrpcPort}`,
+      RAILGATE_URL: "http://127.0.0.1:1",
+    };
+    const grpc = (args: string[]) =>
+      railgate(["--grpc", "workspaces", "members", ...args, "--json"], MANAGEMENT_KEY, env);
+    const viaGrpc = await grpc(["add", ws.id, "cal"]);
+    expect(viaGrpc.code, viaGrpc.stderr).to.equal(0);
+    expect(JSON.parse(viaGrpc.stdout).added_count).to.equal(1);
+    const listed = await grpc(["list", ws.id]);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(JSON.parse(listed.stdout).data).to.deep.equal(
+      (await json(["workspaces", "members", "list", ws.id])).data,
+    );
+    const refused = await railgate(["workspaces", "members", "add", ws.id, "x".repeat(257)]);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/user_ids\[0\] must be 1 to 256 characters/);
+  });
+
   it("manages a guardrail (flags and --body), its key and member assignments, and explains a key", async () => {
     const created = await json([
       "guardrails",

@@ -3,7 +3,7 @@ import type { Page } from "playwright-core";
 import { useSystem } from "../kit/gateway-harness.js";
 import { pollUntil } from "../kit/poll.js";
 import { WebhookReceiver } from "../kit/webhook-receiver.js";
-import { screenshot, usd, useConsole } from "./browser.js";
+import { expectAccessible, screenshot, usd, useConsole } from "./browser.js";
 
 /**
  * The console as an operator uses it every day, in a real headless Chromium against the whole
@@ -210,6 +210,57 @@ describe("console for daily work (headless Chromium)", function () {
       usd(10),
       usd(0),
       usd(0),
+    ]);
+  });
+
+  it("lists a workspace's members with their count, adds and removes them, accessible (axe)", async () => {
+    const ws = (await h.api.post("/api/v1/workspaces", { name: "Team M", slug: "team-m" })).body
+      .data;
+    const owned = await h.api.post("/api/v1/keys", {
+      name: "m-key",
+      workspace_id: ws.id,
+      member_user_id: "owner-1",
+    });
+    expect(owned.status).to.equal(201);
+    await open("Workspaces");
+    await page.locator("#workspaces").getByRole("button", { name: "Refresh" }).click();
+    await row("#workspaces-list", "Team M")
+      .getByRole("button", { name: "Members of workspace Team M" })
+      .click();
+    const count = page.locator("#wm-count");
+    await count.filter({ hasText: "1 member in Team M: 0 added, 1 implicit." }).waitFor();
+    // The key's owner is listed but cannot be removed here.
+    const ownerRow = row("#wm-list", "owner-1");
+    expect(await ownerRow.getByRole("cell").allInnerTexts()).to.include(
+      "Implicit (named by a key, assignment or policy)",
+    );
+    expect(await ownerRow.getByRole("button").count()).to.equal(0);
+
+    const form = page.locator("#member-form");
+    await form.getByLabel("User ids").fill("ann, ben");
+    await form.getByRole("button", { name: "Add members" }).click();
+    await count.filter({ hasText: "3 members in Team M: 2 added, 1 implicit." }).waitFor();
+    const listed = (await h.api.get(`/api/v1/workspaces/${ws.id}/members`)).body;
+    expect(listed.data.map((m: { user_id: string }) => m.user_id).sort()).to.deep.equal([
+      "ann",
+      "ben",
+      "owner-1",
+    ]);
+    await expectAccessible(page, "workspaces (members)");
+
+    await row("#wm-list", "ben").getByRole("button", { name: "Remove member ben" }).click();
+    await count.filter({ hasText: "2 members in Team M: 1 added, 1 implicit." }).waitFor();
+    expect((await h.api.get(`/api/v1/workspaces/${ws.id}/members`)).body.total_count).to.equal(2);
+
+    // Refused by the API (too long a user id): its message, as it said it.
+    await form.getByLabel("User ids").fill("x".repeat(257));
+    await form.getByRole("button", { name: "Add members" }).click();
+    await page
+      .locator("#member-error")
+      .filter({ hasText: "400: user_ids[0] must be 1 to 256 characters" })
+      .waitFor();
+    expect(errors.splice(0)).to.deep.equal([
+      "Failed to load resource: the server responded with a status of 400 (Bad Request)",
     ]);
   });
 

@@ -124,6 +124,19 @@ describe("gateway: OpenAPI document against real answers", function () {
     });
     await call(admin, "GET", "/api/v1/workspaces/{id}/credits", `${wsPath}/credits`);
     await call(admin, "GET", "/api/v1/workspaces/{id}/audio-cache", `${wsPath}/audio-cache`);
+    await call(admin, "POST", "/api/v1/workspaces/{id}/members/add", `${wsPath}/members/add`, {
+      user_ids: ["conformance-user", "leaving-user"],
+    });
+    await call(
+      admin,
+      "POST",
+      "/api/v1/workspaces/{id}/members/remove",
+      `${wsPath}/members/remove`,
+      {
+        user_ids: ["leaving-user"],
+      },
+    );
+    await call(admin, "GET", "/api/v1/workspaces/{id}/members", `${wsPath}/members?limit=5`);
     await call(admin, "GET", "/api/v1/credits", "/api/v1/credits");
     await call(admin, "GET", "/api/v1/credits", `/api/v1/credits?workspace_id=${ws.id}`);
 
@@ -512,6 +525,8 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/keys": { name: `rule probe ${probes}` },
         "POST /api/v1/workspaces": { name: `Rule probe ${probes}` },
         "POST /api/v1/workspaces/{id}/credits": { amount_usd: 1 },
+        "POST /api/v1/workspaces/{id}/members/add": { user_ids: ["probe-user"] },
+        "POST /api/v1/workspaces/{id}/members/remove": { user_ids: ["probe-user"] },
         "POST /api/v1/webhooks": { url: "http://127.0.0.1:9/probe" },
         "POST /api/v1/audio/speech": { model: MODELS.espeak, voice: "alloy", input: "Rule." },
         "POST /api/v1/guardrails/{id}/simulate": { change: { name: "probe" } },

@@ -7,7 +7,7 @@ import {
   exportConfig,
   importConfig,
 } from "../../apps/cli/config-transfer.js";
-import { defaultGuardrailId, newId } from "../../domain/ids.js";
+import { defaultGuardrailId, membershipId, newId } from "../../domain/ids.js";
 import {
   ApiKeySchema,
   KeyKind,
@@ -139,6 +139,32 @@ describe("railgate config export / import", () => {
       assignments: 0,
       credits: 0,
     });
+  });
+
+  it("carries a workspace's added members over, and an import of them again changes nothing", async () => {
+    const source = new MemoryStore();
+    await populate(source);
+    const [ws] = (await source.listWorkspaces(0, 10)).items.filter((w) => w.slug === "team");
+    const wsId = ws?.id ?? "";
+    const at = Date.now();
+    const records = ["ann", "ben"].map((userId) => ({
+      id: membershipId(wsId, userId),
+      userId,
+      workspaceId: wsId,
+      role: "member" as const,
+      createdAtMs: at,
+    }));
+    await source.addMembers(wsId, records);
+    const file = await exportConfig(source);
+    expect(file.members).to.deep.equal(records);
+
+    const target = new MemoryStore();
+    await importConfig(target, checkConfigFile(JSON.parse(JSON.stringify(file))));
+    expect(await target.listMembers(wsId)).to.deep.equal(records);
+    expect((await importConfig(target, file)).workspaces).to.equal(0);
+    // A file from before members were exported imports as it always did.
+    const { members: _, ...older } = file;
+    expect((await importConfig(new MemoryStore(), checkConfigFile(older))).keys).to.equal(2);
   });
 
   it("refuses a file of another format or version before writing anything", async () => {

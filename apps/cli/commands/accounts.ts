@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { IDEMPOTENCY_KEY_HEADER } from "../../../domain/idempotency.js";
 import { keysToJson, keyToJson } from "../../../gateway/json/key-json.js";
+import { workspaceMemberToJson as memberRow } from "../../../gateway/json/workspace-member-json.js";
 import { KeyKind } from "../../../gen/railgate/account/v1/account_pb.js";
 import { type Command, int, num, PAGING, str } from "../command.js";
 import { record, rows } from "../output.js";
@@ -80,6 +81,44 @@ export const accountCommands: Command[] = [
       });
       const data = res.workspaces.map((w) => ({ id: w.id, name: w.name, slug: w.slug }));
       return rows(data, ["id", "name", "slug"], { data, total_count: res.totalCount });
+    },
+  },
+  {
+    words: "workspaces members list",
+    args: ["WORKSPACE"],
+    options: PAGING,
+    summary:
+      "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
+    async run({ clients, args, values }) {
+      const res = await clients.accounts.listWorkspaceMembers({
+        workspaceId: args[0],
+        offset: int(values, "offset", 0),
+        limit: int(values, "limit", 100),
+      });
+      const data = res.members.map(memberRow);
+      return rows(data, ["user_id", "role", "implicit", "created_at", "id"], {
+        data,
+        total_count: res.totalCount,
+      });
+    },
+  },
+  {
+    words: "workspaces members add",
+    args: ["WORKSPACE", "USER_ID..."],
+    summary: "add members (user ids) to a workspace",
+    async run({ clients, args: [workspaceId = "", ...userIds] }) {
+      const res = await clients.accounts.addWorkspaceMembers({ workspaceId, userIds });
+      const data = res.members.map(memberRow);
+      return record({ added_count: res.addedCount }, { added_count: res.addedCount, data });
+    },
+  },
+  {
+    words: "workspaces members remove",
+    args: ["WORKSPACE", "USER_ID..."],
+    summary: "remove members from a workspace (not one who owns enabled keys there)",
+    async run({ clients, args: [workspaceId = "", ...userIds] }) {
+      const res = await clients.accounts.removeWorkspaceMembers({ workspaceId, userIds });
+      return record({ removed_count: res.removedCount });
     },
   },
   {

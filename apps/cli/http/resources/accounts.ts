@@ -143,6 +143,30 @@ export const accountApiCommands = apiCommands([
     path: "/api/v1/workspaces/:id",
   },
   {
+    words: "workspaces members list",
+    summary:
+      "a workspace's members: added, and implicit (named by its keys, assignments, policies)",
+    method: "GET",
+    path: "/api/v1/workspaces/:id/members",
+    query: OFFSET_PAGING,
+    columns: ["user_id", "role", "implicit", "created_at", "id"],
+  },
+  {
+    words: "workspaces members add",
+    summary: "add members (user ids) to a workspace",
+    method: "POST",
+    path: "/api/v1/workspaces/:id/members/add",
+    examples: ["railgate workspaces members add default alice bob"],
+    rest: { arg: "USER_ID", name: "user_ids" },
+  },
+  {
+    words: "workspaces members remove",
+    summary: "remove members from a workspace (not one who owns enabled keys there)",
+    method: "POST",
+    path: "/api/v1/workspaces/:id/members/remove",
+    rest: { arg: "USER_ID", name: "user_ids" },
+  },
+  {
     words: "workspaces audio-cache",
     summary: "a workspace's audio cache: clips, bytes, hits, misses and hit ratio",
     method: "GET",

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account.proto.
  */
 export const file_railgate_account_v1_account: GenFile = /*@__PURE__*/
-  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi7wEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthdWRpb19jYWNoZRgUIAEoCCLvAwoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgNIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCKSAgoIS2V5VXNhZ2USEQoJdXNhZ2VfdXNkGAEgASgBEhcKD3VzYWdlX2RhaWx5X3VzZBgCIAEoARIYChB1c2FnZV93ZWVrbHlfdXNkGAMgASgBEhkKEXVzYWdlX21vbnRobHlfdXNkGAQgASgBEhYKDmJ5b2tfdXNhZ2VfdXNkGAUgASgBEhwKFGJ5b2tfdXNhZ2VfZGFpbHlfdXNkGAYgASgBEh0KFWJ5b2tfdXNhZ2Vfd2Vla2x5X3VzZBgHIAEoARIeChZieW9rX3VzYWdlX21vbnRobHlfdXNkGAggASgBEjAKDGxhc3RfdXNlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqhAEKDUtleUxpbWl0UmVzZXQSHwobS0VZX0xJTUlUX1JFU0VUX1VOU1BFQ0lGSUVEEAASGQoVS0VZX0xJTUlUX1JFU0VUX0RBSUxZEAESGgoWS0VZX0xJTUlUX1JFU0VUX1dFRUtMWRACEhsKF0tFWV9MSU1JVF9SRVNFVF9NT05USExZEAMqUwoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhcKE0tFWV9LSU5EX01BTkFHRU1FTlQQARIVChFLRVlfS0lORF9TVEFOREFSRBACYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi7wEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthdWRpb19jYWNoZRgUIAEoCCK+AQoPV29ya3NwYWNlTWVtYmVyEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEjYKBHJvbGUYBCABKA4yKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZU1lbWJlclJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIaW1wbGljaXQYBiABKAgi7wMKBkFwaUtleRIMCgRoYXNoGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFbGFiZWwYAyABKAkSKgoEa2luZBgEIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSFgoObWVtYmVyX3VzZXJfaWQYBiABKAkSEAoIZGlzYWJsZWQYByABKAgSEgoFbGltaXQYCCABKAFIAIgBARIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxndWFyZHJhaWxfaWQYCyABKAkSIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAwgASgFSAGIAQESPAoLbGltaXRfcmVzZXQYDSABKA4yIi5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleUxpbWl0UmVzZXRIAogBARIuCgpleHBpcmVzX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQikgIKCEtleVVzYWdlEhEKCXVzYWdlX3VzZBgBIAEoARIXCg91c2FnZV9kYWlseV91c2QYAiABKAESGAoQdXNhZ2Vfd2Vla2x5X3VzZBgDIAEoARIZChF1c2FnZV9tb250aGx5X3VzZBgEIAEoARIWCg5ieW9rX3VzYWdlX3VzZBgFIAEoARIcChRieW9rX3VzYWdlX2RhaWx5X3VzZBgGIAEoARIdChVieW9rX3VzYWdlX3dlZWtseV91c2QYByABKAESHgoWYnlva191c2FnZV9tb250aGx5X3VzZBgIIAEoARIwCgxsYXN0X3VzZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKn8KE1dvcmtzcGFjZU1lbWJlclJvbGUSJQohV09SS1NQQUNFX01FTUJFUl9ST0xFX1VOU1BFQ0lGSUVEEAASHwobV09SS1NQQUNFX01FTUJFUl9ST0xFX0FETUlOEAESIAocV09SS1NQQUNFX01FTUJFUl9ST0xFX01FTUJFUhACKoQBCg1LZXlMaW1pdFJlc2V0Eh8KG0tFWV9MSU1JVF9SRVNFVF9VTlNQRUNJRklFRBAAEhkKFUtFWV9MSU1JVF9SRVNFVF9EQUlMWRABEhoKFktFWV9MSU1JVF9SRVNFVF9XRUVLTFkQAhIbChdLRVlfTElNSVRfUkVTRVRfTU9OVEhMWRADKlMKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIXChNLRVlfS0lORF9NQU5BR0VNRU5UEAESFQoRS0VZX0tJTkRfU1RBTkRBUkQQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message railgate.account.v1.Workspace
@@ -75,6 +75,56 @@ export type Workspace = Message<"railgate.account.v1.Workspace"> & {
  */
 export const WorkspaceSchema: GenMessage<Workspace> = /*@__PURE__*/
   messageDesc(file_railgate_account_v1_account, 0);
+
+/**
+ * A user's membership of a workspace (OpenRouter's WorkspaceMember). Railgate has no organization
+ * roster: a member is a user id, added to the workspace or named there by a key's owner, a member
+ * guardrail assignment or a guardrail policy (docs/api.md "Workspace members").
+ *
+ * @generated from message railgate.account.v1.WorkspaceMember
+ */
+export type WorkspaceMember = Message<"railgate.account.v1.WorkspaceMember"> & {
+  /**
+   * Derived from the workspace and the user id, so a member keeps it across listings.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string workspace_id = 3;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: railgate.account.v1.WorkspaceMemberRole role = 4;
+   */
+  role: WorkspaceMemberRole;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Not added: listed because a key, a member assignment or a policy of the workspace names it.
+   *
+   * @generated from field: bool implicit = 6;
+   */
+  implicit: boolean;
+};
+
+/**
+ * Describes the message railgate.account.v1.WorkspaceMember.
+ * Use `create(WorkspaceMemberSchema)` to create a new message.
+ */
+export const WorkspaceMemberSchema: GenMessage<WorkspaceMember> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account, 1);
 
 /**
  * @generated from message railgate.account.v1.ApiKey
@@ -174,7 +224,7 @@ export type ApiKey = Message<"railgate.account.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account, 1);
+  messageDesc(file_railgate_account_v1_account, 2);
 
 /**
  * What a key spent, settled requests only, in USD. The windows are the budget windows:
@@ -241,7 +291,35 @@ export type KeyUsage = Message<"railgate.account.v1.KeyUsage"> & {
  * Use `create(KeyUsageSchema)` to create a new message.
  */
 export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account, 2);
+  messageDesc(file_railgate_account_v1_account, 3);
+
+/**
+ * OpenRouter's workspace roles; UNSPECIFIED is never valid.
+ *
+ * @generated from enum railgate.account.v1.WorkspaceMemberRole
+ */
+export enum WorkspaceMemberRole {
+  /**
+   * @generated from enum value: WORKSPACE_MEMBER_ROLE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: WORKSPACE_MEMBER_ROLE_ADMIN = 1;
+   */
+  ADMIN = 1,
+
+  /**
+   * @generated from enum value: WORKSPACE_MEMBER_ROLE_MEMBER = 2;
+   */
+  MEMBER = 2,
+}
+
+/**
+ * Describes the enum railgate.account.v1.WorkspaceMemberRole.
+ */
+export const WorkspaceMemberRoleSchema: GenEnum<WorkspaceMemberRole> = /*@__PURE__*/
+  enumDesc(file_railgate_account_v1_account, 0);
 
 /**
  * The window a key's limit applies to (OpenRouter's limit_reset). Windows are the budget
@@ -276,7 +354,7 @@ export enum KeyLimitReset {
  * Describes the enum railgate.account.v1.KeyLimitReset.
  */
 export const KeyLimitResetSchema: GenEnum<KeyLimitReset> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 0);
+  enumDesc(file_railgate_account_v1_account, 1);
 
 /**
  * @generated from enum railgate.account.v1.KeyKind
@@ -306,5 +384,5 @@ export enum KeyKind {
  * Describes the enum railgate.account.v1.KeyKind.
  */
 export const KeyKindSchema: GenEnum<KeyKind> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 1);
+  enumDesc(file_railgate_account_v1_account, 2);
 

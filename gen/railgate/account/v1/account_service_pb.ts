@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ApiKey, KeyKind, KeyLimitReset, KeyUsage, Workspace } from "./account_pb.js";
+import type { ApiKey, KeyKind, KeyLimitReset, KeyUsage, Workspace, WorkspaceMember } from "./account_pb.js";
 import { file_railgate_account_v1_account } from "./account_pb.js";
 import type { AuditEvent } from "./audit_pb.js";
 import { file_railgate_account_v1_audit } from "./audit_pb.js";
@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account_service.proto.
  */
 export const file_railgate_account_v1_account_service: GenFile = /*@__PURE__*/
-  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJeChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgthdWRpb19jYWNoZRgUIAEoCCJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUi4QEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIYCgthdWRpb19jYWNoZRgUIAEoCEgDiAEBQgcKBV9uYW1lQgcKBV9zbHVnQg4KDF9kZXNjcmlwdGlvbkIOCgxfYXVkaW9fY2FjaGUiTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIItQCChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEa2luZBgCIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSFgoObWVtYmVyX3VzZXJfaWQYBCABKAkSEgoFbGltaXQYBSABKAFIAIgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9saW1pdEIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQg4KDF9saW1pdF9yZXNldCJ7ChFDcmVhdGVLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkSLAoFdXNhZ2UYAyABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIh0KDUdldEtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSJoCg5HZXRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2UigQEKD0xpc3RLZXlzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAUSGAoQaW5jbHVkZV9kaXNhYmxlZBgEIAEoCBIJCgFxGAUgASgJQg8KDV93b3Jrc3BhY2VfaWQigQEKEExpc3RLZXlzUmVzcG9uc2USKQoEa2V5cxgBIAMoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EhMKC3RvdGFsX2NvdW50GAIgASgFEi0KBnVzYWdlcxgDIAMoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2Ui6wIKEFVwZGF0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZGlzYWJsZWQYAyABKAhIAYgBARISCgVsaW1pdBgEIAEoAUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBiABKAVIA4gBARI8CgtsaW1pdF9yZXNldBgHIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgEiAEBEi4KCmV4cGlyZXNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgcKBV9uYW1lQgsKCV9kaXNhYmxlZEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQiawoRVXBkYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIiAKEERlbGV0ZUtleVJlcXVlc3QSDAoEaGFzaBgBIAEoCSIkChFEZWxldGVLZXlSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIiMKE0F1dGhlbnRpY2F0ZVJlcXVlc3RKBAgBEAJSBnNlY3JldCJAChRBdXRoZW50aWNhdGVSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleSIWChRHZXRDdXJyZW50S2V5UmVxdWVzdCLRAQoVR2V0Q3VycmVudEtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZRI7ChRhbGxvd2VkX2RhdGFfcmVnaW9ucxgFIAMoDjIdLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZWdpb24SHQoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSgQIAxAEIikKEUdldENyZWRpdHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSKIAQoSR2V0Q3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIYCgtiYWxhbmNlX3VzZBgCIAEoAUgAiAEBEhkKEXRvdGFsX2NyZWRpdHNfdXNkGAMgASgBEhcKD3RvdGFsX3VzYWdlX3VzZBgEIAEoAUIOCgxfYmFsYW5jZV91c2QiPQoRQWRkQ3JlZGl0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEhIKCmFtb3VudF91c2QYAiABKAEiPwoSQWRkQ3JlZGl0c1Jlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRITCgtiYWxhbmNlX3VzZBgCIAEoASIxChpDbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBITCgtmaW5nZXJwcmludBgBIAEoCSKYAQobQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEjcKBXN0YXRlGAEgASgOMigucmFpbGdhdGUuYWNjb3VudC52MS5JZGVtcG90ZW5jeUtleVN0YXRlEhMKC2ZpbmdlcnByaW50GAIgASgJEg0KBXRva2VuGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIMCgRib2R5GAUgASgJIkwKHUNvbXBsZXRlSWRlbXBvdGVuY3lLZXlSZXF1ZXN0Eg0KBXRva2VuGAEgASgJEg4KBnN0YXR1cxgCIAEoBRIMCgRib2R5GAMgASgJIjAKHkNvbXBsZXRlSWRlbXBvdGVuY3lLZXlSZXNwb25zZRIOCgZzdG9yZWQYASABKAgiLQocUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCSIfCh1SZWxlYXNlSWRlbXBvdGVuY3lLZXlSZXNwb25zZSL1AQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIOCgZhY3Rpb24YASABKAkSFQoNcmVzb3VyY2VfdHlwZRgCIAEoCRITCgtyZXNvdXJjZV9pZBgDIAEoCRINCgVhY3RvchgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSKAoEZnJvbRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmN1cnNvchgIIAEoCRINCgVsaW1pdBgJIAEoBRIJCgFxGAogASgJIpUBChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIvCgZldmVudHMYASADKAsyHy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1ZGl0RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkSEwoLdG90YWxfY291bnQYAyABKAMSHwoXdG90YWxfY291bnRfaXNfZXN0aW1hdGUYBCABKAgiGwoZV2F0Y2hJbnZhbGlkYXRpb25zUmVxdWVzdCIrChpXYXRjaEludmFsaWRhdGlvbnNSZXNwb25zZRINCgVzY29wZRgBIAEoCSqmAQoTSWRlbXBvdGVuY3lLZXlTdGF0ZRIlCiFJREVNUE9URU5DWV9LRVlfU1RBVEVfVU5TUEVDSUZJRUQQABIhCh1JREVNUE9URU5DWV9LRVlfU1RBVEVfQ0xBSU1FRBABEiUKIUlERU1QT1RFTkNZX0tFWV9TVEFURV9JTl9QUk9HUkVTUxACEh4KGklERU1QT1RFTkNZX0tFWV9TVEFURV9ET05FEAMy7A8KDkFjY291bnRTZXJ2aWNlEmwKD0NyZWF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USYwoMR2V0V29ya3NwYWNlEigucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRXb3Jrc3BhY2VSZXNwb25zZRJpCg5MaXN0V29ya3NwYWNlcxIqLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEmwKD1VwZGF0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USbAoPRGVsZXRlV29ya3NwYWNlEisucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVXb3Jrc3BhY2VSZXNwb25zZRJaCglDcmVhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZUtleVJlc3BvbnNlElEKBkdldEtleRIiLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVxdWVzdBojLnJhaWxnYXRlLmFjY291bnQudjEuR2V0S2V5UmVzcG9uc2USVwoITGlzdEtleXMSJC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RLZXlzUmVxdWVzdBolLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXNwb25zZRJaCglVcGRhdGVLZXkSJS5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlcXVlc3QaJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZUtleVJlc3BvbnNlEloKCURlbGV0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlS2V5UmVzcG9uc2USaQoMQXV0aGVudGljYXRlEigucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GikucmFpbGdhdGUuYWNjb3VudC52MS5BdXRoZW50aWNhdGVSZXNwb25zZSIEyPMYAxJsCg1HZXRDdXJyZW50S2V5EikucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVxdWVzdBoqLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3VycmVudEtleVJlc3BvbnNlIgTI8xgDEl0KCkdldENyZWRpdHMSJi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXF1ZXN0GicucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDcmVkaXRzUmVzcG9uc2USXQoKQWRkQ3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFkZENyZWRpdHNSZXNwb25zZRJ4ChNDbGFpbUlkZW1wb3RlbmN5S2V5Ei8ucmFpbGdhdGUuYWNjb3VudC52MS5DbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBowLnJhaWxnYXRlLmFjY291bnQudjEuQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEoEBChZDb21wbGV0ZUlkZW1wb3RlbmN5S2V5EjIucmFpbGdhdGUuYWNjb3VudC52MS5Db21wbGV0ZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBozLnJhaWxnYXRlLmFjY291bnQudjEuQ29tcGxldGVJZGVtcG90ZW5jeUtleVJlc3BvbnNlEn4KFVJlbGVhc2VJZGVtcG90ZW5jeUtleRIxLnJhaWxnYXRlLmFjY291bnQudjEuUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBoyLnJhaWxnYXRlLmFjY291bnQudjEuUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USbAoPTGlzdEF1ZGl0RXZlbnRzEisucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiwucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZRJ9ChJXYXRjaEludmFsaWRhdGlvbnMSLi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QaLy5yYWlsZ2F0ZS5hY2NvdW50LnYxLldhdGNoSW52YWxpZGF0aW9uc1Jlc3BvbnNlIgTI8xgEMAFiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_railgate_account_v1_account, file_railgate_account_v1_audit, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail]);
+  fileDesc("CilyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnRfc2VydmljZS5wcm90bxITcmFpbGdhdGUuYWNjb3VudC52MSJeChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgthdWRpb19jYWNoZRgUIAEoCCJMChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIxCgl3b3Jrc3BhY2UYASABKAsyHi5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZSIhChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjEKCXdvcmtzcGFjZRgBIAEoCzIeLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlIjYKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIOCgZvZmZzZXQYASABKAUSDQoFbGltaXQYAiABKAUiYQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIyCgp3b3Jrc3BhY2VzGAEgAygLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2USEwoLdG90YWxfY291bnQYAiABKAUi4QEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhEKBHNsdWcYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIYCgthdWRpb19jYWNoZRgUIAEoCEgDiAEBQgcKBV9uYW1lQgcKBV9zbHVnQg4KDF9kZXNjcmlwdGlvbkIOCgxfYXVkaW9fY2FjaGUiTAoXVXBkYXRlV29ya3NwYWNlUmVzcG9uc2USMQoJd29ya3NwYWNlGAEgASgLMh4ucmFpbGdhdGUuYWNjb3VudC52MS5Xb3Jrc3BhY2UiJAoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIKCgJpZBgBIAEoCSIqChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIlIKG0xpc3RXb3Jrc3BhY2VNZW1iZXJzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFImoKHExpc3RXb3Jrc3BhY2VNZW1iZXJzUmVzcG9uc2USNQoHbWVtYmVycxgBIAMoCzIkLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlTWVtYmVyEhMKC3RvdGFsX2NvdW50GAIgASgFIkQKGkFkZFdvcmtzcGFjZU1lbWJlcnNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIQCgh1c2VyX2lkcxgCIAMoCSJpChtBZGRXb3Jrc3BhY2VNZW1iZXJzUmVzcG9uc2USEwoLYWRkZWRfY291bnQYASABKAUSNQoHbWVtYmVycxgCIAMoCzIkLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlTWVtYmVyIkcKHVJlbW92ZVdvcmtzcGFjZU1lbWJlcnNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIQCgh1c2VyX2lkcxgCIAMoCSI3Ch5SZW1vdmVXb3Jrc3BhY2VNZW1iZXJzUmVzcG9uc2USFQoNcmVtb3ZlZF9jb3VudBgBIAEoBSLUAgoQQ3JlYXRlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBGtpbmQYAiABKA4yHC5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleUtpbmQSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDm1lbWJlcl91c2VyX2lkGAQgASgJEhIKBWxpbWl0GAUgASgBSACIAQESIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAYgASgFSAGIAQESPAoLbGltaXRfcmVzZXQYByABKA4yIi5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleUxpbWl0UmVzZXRIAogBARIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQiewoRQ3JlYXRlS2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJEiwKBXVzYWdlGAMgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZSIdCg1HZXRLZXlSZXF1ZXN0EgwKBGhhc2gYASABKAkiaAoOR2V0S2V5UmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkSLAoFdXNhZ2UYAiABKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIoEBCg9MaXN0S2V5c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJSACIAQESDgoGb2Zmc2V0GAIgASgFEg0KBWxpbWl0GAMgASgFEhgKEGluY2x1ZGVfZGlzYWJsZWQYBCABKAgSCQoBcRgFIAEoCUIPCg1fd29ya3NwYWNlX2lkIoEBChBMaXN0S2V5c1Jlc3BvbnNlEikKBGtleXMYASADKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRITCgt0b3RhbF9jb3VudBgCIAEoBRItCgZ1c2FnZXMYAyADKAsyHS5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleVVzYWdlIusCChBVcGRhdGVLZXlSZXF1ZXN0EgwKBGhhc2gYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCGRpc2FibGVkGAMgASgISAGIAQESEgoFbGltaXQYBCABKAFIAogBARIvCgt1cGRhdGVfbWFzaxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAYgASgFSAOIAQESPAoLbGltaXRfcmVzZXQYByABKA4yIi5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleUxpbWl0UmVzZXRIBIgBARIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHCgVfbmFtZUILCglfZGlzYWJsZWRCCAoGX2xpbWl0QhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCDgoMX2xpbWl0X3Jlc2V0ImsKEVVwZGF0ZUtleVJlc3BvbnNlEigKA2tleRgBIAEoCzIbLnJhaWxnYXRlLmFjY291bnQudjEuQXBpS2V5EiwKBXVzYWdlGAIgASgLMh0ucmFpbGdhdGUuYWNjb3VudC52MS5LZXlVc2FnZSIgChBEZWxldGVLZXlSZXF1ZXN0EgwKBGhhc2gYASABKAkiJAoRRGVsZXRlS2V5UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCIjChNBdXRoZW50aWNhdGVSZXF1ZXN0SgQIARACUgZzZWNyZXQiQAoUQXV0aGVudGljYXRlUmVzcG9uc2USKAoDa2V5GAEgASgLMhsucmFpbGdhdGUuYWNjb3VudC52MS5BcGlLZXkiFgoUR2V0Q3VycmVudEtleVJlcXVlc3Qi0QEKFUdldEN1cnJlbnRLZXlSZXNwb25zZRIoCgNrZXkYASABKAsyGy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkFwaUtleRIsCgV1c2FnZRgCIAEoCzIdLnJhaWxnYXRlLmFjY291bnQudjEuS2V5VXNhZ2USOwoUYWxsb3dlZF9kYXRhX3JlZ2lvbnMYBSADKA4yHS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVnaW9uEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUoECAMQBCIpChFHZXRDcmVkaXRzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkiiAEKEkdldENyZWRpdHNSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSGAoLYmFsYW5jZV91c2QYAiABKAFIAIgBARIZChF0b3RhbF9jcmVkaXRzX3VzZBgDIAEoARIXCg90b3RhbF91c2FnZV91c2QYBCABKAFCDgoMX2JhbGFuY2VfdXNkIj0KEUFkZENyZWRpdHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCRISCgphbW91bnRfdXNkGAIgASgBIj8KEkFkZENyZWRpdHNSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEwoLYmFsYW5jZV91c2QYAiABKAEiMQoaQ2xhaW1JZGVtcG90ZW5jeUtleVJlcXVlc3QSEwoLZmluZ2VycHJpbnQYASABKAkimAEKG0NsYWltSWRlbXBvdGVuY3lLZXlSZXNwb25zZRI3CgVzdGF0ZRgBIAEoDjIoLnJhaWxnYXRlLmFjY291bnQudjEuSWRlbXBvdGVuY3lLZXlTdGF0ZRITCgtmaW5nZXJwcmludBgCIAEoCRINCgV0b2tlbhgDIAEoCRIOCgZzdGF0dXMYBCABKAUSDAoEYm9keRgFIAEoCSJMCh1Db21wbGV0ZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCRIOCgZzdGF0dXMYAiABKAUSDAoEYm9keRgDIAEoCSIwCh5Db21wbGV0ZUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USDgoGc3RvcmVkGAEgASgIIi0KHFJlbGVhc2VJZGVtcG90ZW5jeUtleVJlcXVlc3QSDQoFdG9rZW4YASABKAkiHwodUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVzcG9uc2Ui9QEKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSDgoGYWN0aW9uGAEgASgJEhUKDXJlc291cmNlX3R5cGUYAiABKAkSEwoLcmVzb3VyY2VfaWQYAyABKAkSDQoFYWN0b3IYBCABKAkSFAoMd29ya3NwYWNlX2lkGAUgASgJEigKBGZyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZjdXJzb3IYCCABKAkSDQoFbGltaXQYCSABKAUSCQoBcRgKIAEoCSKVAQoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USLwoGZXZlbnRzGAEgAygLMh8ucmFpbGdhdGUuYWNjb3VudC52MS5BdWRpdEV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgDEh8KF3RvdGFsX2NvdW50X2lzX2VzdGltYXRlGAQgASgIIhsKGVdhdGNoSW52YWxpZGF0aW9uc1JlcXVlc3QiKwoaV2F0Y2hJbnZhbGlkYXRpb25zUmVzcG9uc2USDQoFc2NvcGUYASABKAkqpgEKE0lkZW1wb3RlbmN5S2V5U3RhdGUSJQohSURFTVBPVEVOQ1lfS0VZX1NUQVRFX1VOU1BFQ0lGSUVEEAASIQodSURFTVBPVEVOQ1lfS0VZX1NUQVRFX0NMQUlNRUQQARIlCiFJREVNUE9URU5DWV9LRVlfU1RBVEVfSU5fUFJPR1JFU1MQAhIeChpJREVNUE9URU5DWV9LRVlfU1RBVEVfRE9ORRADMucSCg5BY2NvdW50U2VydmljZRJsCg9DcmVhdGVXb3Jrc3BhY2USKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaLC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNyZWF0ZVdvcmtzcGFjZVJlc3BvbnNlEmMKDEdldFdvcmtzcGFjZRIoLnJhaWxnYXRlLmFjY291bnQudjEuR2V0V29ya3NwYWNlUmVxdWVzdBopLnJhaWxnYXRlLmFjY291bnQudjEuR2V0V29ya3NwYWNlUmVzcG9uc2USaQoOTGlzdFdvcmtzcGFjZXMSKi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBorLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZXNSZXNwb25zZRJsCg9VcGRhdGVXb3Jrc3BhY2USKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QaLC5yYWlsZ2F0ZS5hY2NvdW50LnYxLlVwZGF0ZVdvcmtzcGFjZVJlc3BvbnNlEmwKD0RlbGV0ZVdvcmtzcGFjZRIrLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlV29ya3NwYWNlUmVxdWVzdBosLnJhaWxnYXRlLmFjY291bnQudjEuRGVsZXRlV29ya3NwYWNlUmVzcG9uc2USewoUTGlzdFdvcmtzcGFjZU1lbWJlcnMSMC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RXb3Jrc3BhY2VNZW1iZXJzUmVxdWVzdBoxLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdFdvcmtzcGFjZU1lbWJlcnNSZXNwb25zZRJ4ChNBZGRXb3Jrc3BhY2VNZW1iZXJzEi8ucmFpbGdhdGUuYWNjb3VudC52MS5BZGRXb3Jrc3BhY2VNZW1iZXJzUmVxdWVzdBowLnJhaWxnYXRlLmFjY291bnQudjEuQWRkV29ya3NwYWNlTWVtYmVyc1Jlc3BvbnNlEoEBChZSZW1vdmVXb3Jrc3BhY2VNZW1iZXJzEjIucmFpbGdhdGUuYWNjb3VudC52MS5SZW1vdmVXb3Jrc3BhY2VNZW1iZXJzUmVxdWVzdBozLnJhaWxnYXRlLmFjY291bnQudjEuUmVtb3ZlV29ya3NwYWNlTWVtYmVyc1Jlc3BvbnNlEloKCUNyZWF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuQ3JlYXRlS2V5UmVzcG9uc2USUQoGR2V0S2V5EiIucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXF1ZXN0GiMucmFpbGdhdGUuYWNjb3VudC52MS5HZXRLZXlSZXNwb25zZRJXCghMaXN0S2V5cxIkLnJhaWxnYXRlLmFjY291bnQudjEuTGlzdEtleXNSZXF1ZXN0GiUucmFpbGdhdGUuYWNjb3VudC52MS5MaXN0S2V5c1Jlc3BvbnNlEloKCVVwZGF0ZUtleRIlLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVxdWVzdBomLnJhaWxnYXRlLmFjY291bnQudjEuVXBkYXRlS2V5UmVzcG9uc2USWgoJRGVsZXRlS2V5EiUucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXF1ZXN0GiYucmFpbGdhdGUuYWNjb3VudC52MS5EZWxldGVLZXlSZXNwb25zZRJpCgxBdXRoZW50aWNhdGUSKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkF1dGhlbnRpY2F0ZVJlc3BvbnNlIgTI8xgDEmwKDUdldEN1cnJlbnRLZXkSKS5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldEN1cnJlbnRLZXlSZXF1ZXN0GioucmFpbGdhdGUuYWNjb3VudC52MS5HZXRDdXJyZW50S2V5UmVzcG9uc2UiBMjzGAMSXQoKR2V0Q3JlZGl0cxImLnJhaWxnYXRlLmFjY291bnQudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkdldENyZWRpdHNSZXNwb25zZRJdCgpBZGRDcmVkaXRzEiYucmFpbGdhdGUuYWNjb3VudC52MS5BZGRDcmVkaXRzUmVxdWVzdBonLnJhaWxnYXRlLmFjY291bnQudjEuQWRkQ3JlZGl0c1Jlc3BvbnNlEngKE0NsYWltSWRlbXBvdGVuY3lLZXkSLy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNsYWltSWRlbXBvdGVuY3lLZXlSZXF1ZXN0GjAucmFpbGdhdGUuYWNjb3VudC52MS5DbGFpbUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USgQEKFkNvbXBsZXRlSWRlbXBvdGVuY3lLZXkSMi5yYWlsZ2F0ZS5hY2NvdW50LnYxLkNvbXBsZXRlSWRlbXBvdGVuY3lLZXlSZXF1ZXN0GjMucmFpbGdhdGUuYWNjb3VudC52MS5Db21wbGV0ZUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USfgoVUmVsZWFzZUlkZW1wb3RlbmN5S2V5EjEucmFpbGdhdGUuYWNjb3VudC52MS5SZWxlYXNlSWRlbXBvdGVuY3lLZXlSZXF1ZXN0GjIucmFpbGdhdGUuYWNjb3VudC52MS5SZWxlYXNlSWRlbXBvdGVuY3lLZXlSZXNwb25zZRJsCg9MaXN0QXVkaXRFdmVudHMSKy5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaLC5yYWlsZ2F0ZS5hY2NvdW50LnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEn0KEldhdGNoSW52YWxpZGF0aW9ucxIuLnJhaWxnYXRlLmFjY291bnQudjEuV2F0Y2hJbnZhbGlkYXRpb25zUmVxdWVzdBovLnJhaWxnYXRlLmFjY291bnQudjEuV2F0Y2hJbnZhbGlkYXRpb25zUmVzcG9uc2UiBMjzGAQwAWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_railgate_account_v1_account, file_railgate_account_v1_audit, file_railgate_common_v1_access, file_railgate_guardrail_v1_guardrail]);
 
 /**
  * @generated from message railgate.account.v1.CreateWorkspaceRequest
@@ -246,6 +246,148 @@ export const DeleteWorkspaceResponseSchema: GenMessage<DeleteWorkspaceResponse> 
   messageDesc(file_railgate_account_v1_account_service, 9);
 
 /**
+ * @generated from message railgate.account.v1.ListWorkspaceMembersRequest
+ */
+export type ListWorkspaceMembersRequest = Message<"railgate.account.v1.ListWorkspaceMembersRequest"> & {
+  /**
+   * A workspace id or slug.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: int32 offset = 2;
+   */
+  offset: number;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.ListWorkspaceMembersRequest.
+ * Use `create(ListWorkspaceMembersRequestSchema)` to create a new message.
+ */
+export const ListWorkspaceMembersRequestSchema: GenMessage<ListWorkspaceMembersRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 10);
+
+/**
+ * @generated from message railgate.account.v1.ListWorkspaceMembersResponse
+ */
+export type ListWorkspaceMembersResponse = Message<"railgate.account.v1.ListWorkspaceMembersResponse"> & {
+  /**
+   * @generated from field: repeated railgate.account.v1.WorkspaceMember members = 1;
+   */
+  members: WorkspaceMember[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.ListWorkspaceMembersResponse.
+ * Use `create(ListWorkspaceMembersResponseSchema)` to create a new message.
+ */
+export const ListWorkspaceMembersResponseSchema: GenMessage<ListWorkspaceMembersResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 11);
+
+/**
+ * @generated from message railgate.account.v1.AddWorkspaceMembersRequest
+ */
+export type AddWorkspaceMembersRequest = Message<"railgate.account.v1.AddWorkspaceMembersRequest"> & {
+  /**
+   * A workspace id or slug.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: repeated string user_ids = 2;
+   */
+  userIds: string[];
+};
+
+/**
+ * Describes the message railgate.account.v1.AddWorkspaceMembersRequest.
+ * Use `create(AddWorkspaceMembersRequestSchema)` to create a new message.
+ */
+export const AddWorkspaceMembersRequestSchema: GenMessage<AddWorkspaceMembersRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 12);
+
+/**
+ * @generated from message railgate.account.v1.AddWorkspaceMembersResponse
+ */
+export type AddWorkspaceMembersResponse = Message<"railgate.account.v1.AddWorkspaceMembersResponse"> & {
+  /**
+   * How many memberships this call created (a user already added is not counted again).
+   *
+   * @generated from field: int32 added_count = 1;
+   */
+  addedCount: number;
+
+  /**
+   * The membership of every user id asked, in the order asked (first occurrence).
+   *
+   * @generated from field: repeated railgate.account.v1.WorkspaceMember members = 2;
+   */
+  members: WorkspaceMember[];
+};
+
+/**
+ * Describes the message railgate.account.v1.AddWorkspaceMembersResponse.
+ * Use `create(AddWorkspaceMembersResponseSchema)` to create a new message.
+ */
+export const AddWorkspaceMembersResponseSchema: GenMessage<AddWorkspaceMembersResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 13);
+
+/**
+ * @generated from message railgate.account.v1.RemoveWorkspaceMembersRequest
+ */
+export type RemoveWorkspaceMembersRequest = Message<"railgate.account.v1.RemoveWorkspaceMembersRequest"> & {
+  /**
+   * A workspace id or slug.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: repeated string user_ids = 2;
+   */
+  userIds: string[];
+};
+
+/**
+ * Describes the message railgate.account.v1.RemoveWorkspaceMembersRequest.
+ * Use `create(RemoveWorkspaceMembersRequestSchema)` to create a new message.
+ */
+export const RemoveWorkspaceMembersRequestSchema: GenMessage<RemoveWorkspaceMembersRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 14);
+
+/**
+ * @generated from message railgate.account.v1.RemoveWorkspaceMembersResponse
+ */
+export type RemoveWorkspaceMembersResponse = Message<"railgate.account.v1.RemoveWorkspaceMembersResponse"> & {
+  /**
+   * @generated from field: int32 removed_count = 1;
+   */
+  removedCount: number;
+};
+
+/**
+ * Describes the message railgate.account.v1.RemoveWorkspaceMembersResponse.
+ * Use `create(RemoveWorkspaceMembersResponseSchema)` to create a new message.
+ */
+export const RemoveWorkspaceMembersResponseSchema: GenMessage<RemoveWorkspaceMembersResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_account_v1_account_service, 15);
+
+/**
  * @generated from message railgate.account.v1.CreateKeyRequest
  */
 export type CreateKeyRequest = Message<"railgate.account.v1.CreateKeyRequest"> & {
@@ -301,7 +443,7 @@ export type CreateKeyRequest = Message<"railgate.account.v1.CreateKeyRequest"> &
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 10);
+  messageDesc(file_railgate_account_v1_account_service, 16);
 
 /**
  * @generated from message railgate.account.v1.CreateKeyResponse
@@ -330,7 +472,7 @@ export type CreateKeyResponse = Message<"railgate.account.v1.CreateKeyResponse">
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 11);
+  messageDesc(file_railgate_account_v1_account_service, 17);
 
 /**
  * @generated from message railgate.account.v1.GetKeyRequest
@@ -347,7 +489,7 @@ export type GetKeyRequest = Message<"railgate.account.v1.GetKeyRequest"> & {
  * Use `create(GetKeyRequestSchema)` to create a new message.
  */
 export const GetKeyRequestSchema: GenMessage<GetKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 12);
+  messageDesc(file_railgate_account_v1_account_service, 18);
 
 /**
  * @generated from message railgate.account.v1.GetKeyResponse
@@ -369,7 +511,7 @@ export type GetKeyResponse = Message<"railgate.account.v1.GetKeyResponse"> & {
  * Use `create(GetKeyResponseSchema)` to create a new message.
  */
 export const GetKeyResponseSchema: GenMessage<GetKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 13);
+  messageDesc(file_railgate_account_v1_account_service, 19);
 
 /**
  * @generated from message railgate.account.v1.ListKeysRequest
@@ -409,7 +551,7 @@ export type ListKeysRequest = Message<"railgate.account.v1.ListKeysRequest"> & {
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 14);
+  messageDesc(file_railgate_account_v1_account_service, 20);
 
 /**
  * @generated from message railgate.account.v1.ListKeysResponse
@@ -438,7 +580,7 @@ export type ListKeysResponse = Message<"railgate.account.v1.ListKeysResponse"> &
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 15);
+  messageDesc(file_railgate_account_v1_account_service, 21);
 
 /**
  * @generated from message railgate.account.v1.UpdateKeyRequest
@@ -495,7 +637,7 @@ export type UpdateKeyRequest = Message<"railgate.account.v1.UpdateKeyRequest"> &
  * Use `create(UpdateKeyRequestSchema)` to create a new message.
  */
 export const UpdateKeyRequestSchema: GenMessage<UpdateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 16);
+  messageDesc(file_railgate_account_v1_account_service, 22);
 
 /**
  * @generated from message railgate.account.v1.UpdateKeyResponse
@@ -517,7 +659,7 @@ export type UpdateKeyResponse = Message<"railgate.account.v1.UpdateKeyResponse">
  * Use `create(UpdateKeyResponseSchema)` to create a new message.
  */
 export const UpdateKeyResponseSchema: GenMessage<UpdateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 17);
+  messageDesc(file_railgate_account_v1_account_service, 23);
 
 /**
  * @generated from message railgate.account.v1.DeleteKeyRequest
@@ -534,7 +676,7 @@ export type DeleteKeyRequest = Message<"railgate.account.v1.DeleteKeyRequest"> &
  * Use `create(DeleteKeyRequestSchema)` to create a new message.
  */
 export const DeleteKeyRequestSchema: GenMessage<DeleteKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 18);
+  messageDesc(file_railgate_account_v1_account_service, 24);
 
 /**
  * @generated from message railgate.account.v1.DeleteKeyResponse
@@ -551,7 +693,7 @@ export type DeleteKeyResponse = Message<"railgate.account.v1.DeleteKeyResponse">
  * Use `create(DeleteKeyResponseSchema)` to create a new message.
  */
 export const DeleteKeyResponseSchema: GenMessage<DeleteKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 19);
+  messageDesc(file_railgate_account_v1_account_service, 25);
 
 /**
  * @generated from message railgate.account.v1.AuthenticateRequest
@@ -564,7 +706,7 @@ export type AuthenticateRequest = Message<"railgate.account.v1.AuthenticateReque
  * Use `create(AuthenticateRequestSchema)` to create a new message.
  */
 export const AuthenticateRequestSchema: GenMessage<AuthenticateRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 20);
+  messageDesc(file_railgate_account_v1_account_service, 26);
 
 /**
  * @generated from message railgate.account.v1.AuthenticateResponse
@@ -581,7 +723,7 @@ export type AuthenticateResponse = Message<"railgate.account.v1.AuthenticateResp
  * Use `create(AuthenticateResponseSchema)` to create a new message.
  */
 export const AuthenticateResponseSchema: GenMessage<AuthenticateResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 21);
+  messageDesc(file_railgate_account_v1_account_service, 27);
 
 /**
  * @generated from message railgate.account.v1.GetCurrentKeyRequest
@@ -594,7 +736,7 @@ export type GetCurrentKeyRequest = Message<"railgate.account.v1.GetCurrentKeyReq
  * Use `create(GetCurrentKeyRequestSchema)` to create a new message.
  */
 export const GetCurrentKeyRequestSchema: GenMessage<GetCurrentKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 22);
+  messageDesc(file_railgate_account_v1_account_service, 28);
 
 /**
  * @generated from message railgate.account.v1.GetCurrentKeyResponse
@@ -630,7 +772,7 @@ export type GetCurrentKeyResponse = Message<"railgate.account.v1.GetCurrentKeyRe
  * Use `create(GetCurrentKeyResponseSchema)` to create a new message.
  */
 export const GetCurrentKeyResponseSchema: GenMessage<GetCurrentKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 23);
+  messageDesc(file_railgate_account_v1_account_service, 29);
 
 /**
  * @generated from message railgate.account.v1.GetCreditsRequest
@@ -649,7 +791,7 @@ export type GetCreditsRequest = Message<"railgate.account.v1.GetCreditsRequest">
  * Use `create(GetCreditsRequestSchema)` to create a new message.
  */
 export const GetCreditsRequestSchema: GenMessage<GetCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 24);
+  messageDesc(file_railgate_account_v1_account_service, 30);
 
 /**
  * @generated from message railgate.account.v1.GetCreditsResponse
@@ -689,7 +831,7 @@ export type GetCreditsResponse = Message<"railgate.account.v1.GetCreditsResponse
  * Use `create(GetCreditsResponseSchema)` to create a new message.
  */
 export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 25);
+  messageDesc(file_railgate_account_v1_account_service, 31);
 
 /**
  * @generated from message railgate.account.v1.AddCreditsRequest
@@ -711,7 +853,7 @@ export type AddCreditsRequest = Message<"railgate.account.v1.AddCreditsRequest">
  * Use `create(AddCreditsRequestSchema)` to create a new message.
  */
 export const AddCreditsRequestSchema: GenMessage<AddCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 26);
+  messageDesc(file_railgate_account_v1_account_service, 32);
 
 /**
  * @generated from message railgate.account.v1.AddCreditsResponse
@@ -733,7 +875,7 @@ export type AddCreditsResponse = Message<"railgate.account.v1.AddCreditsResponse
  * Use `create(AddCreditsResponseSchema)` to create a new message.
  */
 export const AddCreditsResponseSchema: GenMessage<AddCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 27);
+  messageDesc(file_railgate_account_v1_account_service, 33);
 
 /**
  * @generated from message railgate.account.v1.ClaimIdempotencyKeyRequest
@@ -752,7 +894,7 @@ export type ClaimIdempotencyKeyRequest = Message<"railgate.account.v1.ClaimIdemp
  * Use `create(ClaimIdempotencyKeyRequestSchema)` to create a new message.
  */
 export const ClaimIdempotencyKeyRequestSchema: GenMessage<ClaimIdempotencyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 28);
+  messageDesc(file_railgate_account_v1_account_service, 34);
 
 /**
  * @generated from message railgate.account.v1.ClaimIdempotencyKeyResponse
@@ -795,7 +937,7 @@ export type ClaimIdempotencyKeyResponse = Message<"railgate.account.v1.ClaimIdem
  * Use `create(ClaimIdempotencyKeyResponseSchema)` to create a new message.
  */
 export const ClaimIdempotencyKeyResponseSchema: GenMessage<ClaimIdempotencyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 29);
+  messageDesc(file_railgate_account_v1_account_service, 35);
 
 /**
  * @generated from message railgate.account.v1.CompleteIdempotencyKeyRequest
@@ -822,7 +964,7 @@ export type CompleteIdempotencyKeyRequest = Message<"railgate.account.v1.Complet
  * Use `create(CompleteIdempotencyKeyRequestSchema)` to create a new message.
  */
 export const CompleteIdempotencyKeyRequestSchema: GenMessage<CompleteIdempotencyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 30);
+  messageDesc(file_railgate_account_v1_account_service, 36);
 
 /**
  * @generated from message railgate.account.v1.CompleteIdempotencyKeyResponse
@@ -841,7 +983,7 @@ export type CompleteIdempotencyKeyResponse = Message<"railgate.account.v1.Comple
  * Use `create(CompleteIdempotencyKeyResponseSchema)` to create a new message.
  */
 export const CompleteIdempotencyKeyResponseSchema: GenMessage<CompleteIdempotencyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 31);
+  messageDesc(file_railgate_account_v1_account_service, 37);
 
 /**
  * @generated from message railgate.account.v1.ReleaseIdempotencyKeyRequest
@@ -858,7 +1000,7 @@ export type ReleaseIdempotencyKeyRequest = Message<"railgate.account.v1.ReleaseI
  * Use `create(ReleaseIdempotencyKeyRequestSchema)` to create a new message.
  */
 export const ReleaseIdempotencyKeyRequestSchema: GenMessage<ReleaseIdempotencyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 32);
+  messageDesc(file_railgate_account_v1_account_service, 38);
 
 /**
  * @generated from message railgate.account.v1.ReleaseIdempotencyKeyResponse
@@ -871,7 +1013,7 @@ export type ReleaseIdempotencyKeyResponse = Message<"railgate.account.v1.Release
  * Use `create(ReleaseIdempotencyKeyResponseSchema)` to create a new message.
  */
 export const ReleaseIdempotencyKeyResponseSchema: GenMessage<ReleaseIdempotencyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 33);
+  messageDesc(file_railgate_account_v1_account_service, 39);
 
 /**
  * @generated from message railgate.account.v1.ListAuditEventsRequest
@@ -948,7 +1090,7 @@ export type ListAuditEventsRequest = Message<"railgate.account.v1.ListAuditEvent
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 34);
+  messageDesc(file_railgate_account_v1_account_service, 40);
 
 /**
  * @generated from message railgate.account.v1.ListAuditEventsResponse
@@ -986,7 +1128,7 @@ export type ListAuditEventsResponse = Message<"railgate.account.v1.ListAuditEven
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 35);
+  messageDesc(file_railgate_account_v1_account_service, 41);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsRequest
@@ -999,7 +1141,7 @@ export type WatchInvalidationsRequest = Message<"railgate.account.v1.WatchInvali
  * Use `create(WatchInvalidationsRequestSchema)` to create a new message.
  */
 export const WatchInvalidationsRequestSchema: GenMessage<WatchInvalidationsRequest> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 36);
+  messageDesc(file_railgate_account_v1_account_service, 42);
 
 /**
  * @generated from message railgate.account.v1.WatchInvalidationsResponse
@@ -1016,7 +1158,7 @@ export type WatchInvalidationsResponse = Message<"railgate.account.v1.WatchInval
  * Use `create(WatchInvalidationsResponseSchema)` to create a new message.
  */
 export const WatchInvalidationsResponseSchema: GenMessage<WatchInvalidationsResponse> = /*@__PURE__*/
-  messageDesc(file_railgate_account_v1_account_service, 37);
+  messageDesc(file_railgate_account_v1_account_service, 43);
 
 /**
  * What a claim of an Idempotency-Key found.
@@ -1109,6 +1251,36 @@ export const AccountService: GenService<{
     methodKind: "unary";
     input: typeof DeleteWorkspaceRequestSchema;
     output: typeof DeleteWorkspaceResponseSchema;
+  },
+  /**
+   * The workspace's members, added or implicit, by user id.
+   *
+   * @generated from rpc railgate.account.v1.AccountService.ListWorkspaceMembers
+   */
+  listWorkspaceMembers: {
+    methodKind: "unary";
+    input: typeof ListWorkspaceMembersRequestSchema;
+    output: typeof ListWorkspaceMembersResponseSchema;
+  },
+  /**
+   * Adds members (an Idempotency-Key makes a retry answer as the first call did).
+   *
+   * @generated from rpc railgate.account.v1.AccountService.AddWorkspaceMembers
+   */
+  addWorkspaceMembers: {
+    methodKind: "unary";
+    input: typeof AddWorkspaceMembersRequestSchema;
+    output: typeof AddWorkspaceMembersResponseSchema;
+  },
+  /**
+   * Removes added members; refused while one owns enabled keys in the workspace.
+   *
+   * @generated from rpc railgate.account.v1.AccountService.RemoveWorkspaceMembers
+   */
+  removeWorkspaceMembers: {
+    methodKind: "unary";
+    input: typeof RemoveWorkspaceMembersRequestSchema;
+    output: typeof RemoveWorkspaceMembersResponseSchema;
   },
   /**
    * @generated from rpc railgate.account.v1.AccountService.CreateKey
