@@ -112,29 +112,38 @@ function typeRoutes(type: PolicyType): Route[] {
         },
       },
     },
-    {
-      pattern: `${base}/checks/run`,
-      access: accessOf(M.runGuardrailPolicyChecks),
-      docs: {
-        POST: {
-          summary: `Run a ${type} policy's checks now; the result is kept as its last_check_run`,
-          description:
-            type === "budget"
-              ? "Budget policies take no checks (an example request has no spend): 400."
-              : MAPPED,
-          status: 200,
-          response: dataOf(CHECK_RUN_JSON_SCHEMA),
-        },
-      },
-      methods: {
-        async POST(ctx) {
-          checkFields(await optionalBody(ctx), {});
-          const res = await ctx.clients.policies.runGuardrailPolicyChecks(ids(ctx), ctx.call);
-          sendJson(ctx.res, 200, { data: res.run ? checkRunToJson(res.run) : null });
-        },
+    // A budget policy takes no checks (an example request has no spend): no route to run them.
+    ...(type === "budget" ? [] : [checksRoute(type, base, ids)]),
+  ];
+}
+
+function checksRoute(
+  type: PolicyType,
+  base: string,
+  ids: (ctx: { params: Record<string, string | undefined> }) => {
+    policyType: string;
+    policyId: string;
+  },
+): Route {
+  return {
+    pattern: `${base}/checks/run`,
+    access: accessOf(M.runGuardrailPolicyChecks),
+    docs: {
+      POST: {
+        summary: `Run a ${type} policy's checks now; the result is kept as its last_check_run`,
+        description: MAPPED,
+        status: 200,
+        response: dataOf(CHECK_RUN_JSON_SCHEMA),
       },
     },
-  ];
+    methods: {
+      async POST(ctx) {
+        checkFields(await optionalBody(ctx), {});
+        const res = await ctx.clients.policies.runGuardrailPolicyChecks(ids(ctx), ctx.call);
+        sendJson(ctx.res, 200, { data: res.run ? checkRunToJson(res.run) : null });
+      },
+    },
+  };
 }
 
 export const guardrailPolicyVersionRoutes: Route[] = POLICY_TYPES.flatMap(typeRoutes);

@@ -250,6 +250,7 @@ for (const kind of LANE_DATABASES) {
           workspace_id: workspaceId,
           limit_usd: 3,
           reset_interval: "daily",
+          allowed_models: ["railgate/espeak-ng"],
         })
       ).data;
       const path = `${BASE}/budget/${g.id}`;
@@ -258,7 +259,7 @@ for (const kind of LANE_DATABASES) {
         await api.get(`${path}/versions`),
         await api.get(`${path}/versions/1`),
         await api.post(`${path}/versions/1/restore`),
-        await api.post(`${path}/checks/run`),
+        await api.post(`${BASE}/model_availability/${g.id}/checks/run`),
       ]) {
         expectError(res, 400, new RegExp(`mapped from guardrail ${g.id}.*/api/v1/guardrails/`));
       }
@@ -334,12 +335,10 @@ for (const kind of LANE_DATABASES) {
             }),
             /checks are not available on budget policies/,
           ],
-          [
-            api.post(`${BASE}/budget/${b.id}/checks/run`),
-            /checks are not available on budget policies/,
-          ],
         ];
         for (const [call, message] of cases) expectError(await call, 400, message);
+        // A budget policy has no checks to run: there is no such route.
+        expectError(await api.post(`${BASE}/budget/${b.id}/checks/run`), 404, /No route/);
       });
     });
   });
