@@ -75,6 +75,42 @@ onBothDatabases("guardrail policy versions, written with their audit events", (g
     await audit.close();
   });
 
+  it("stores an event only with its version: while the version cannot be written, neither is", async () => {
+    const audit = log();
+    const id = newId();
+    let away = true;
+    const event = await audit.recordDurably(
+      ORIGIN,
+      {
+        action: "guardrail_policy.create",
+        resource: { type: "guardrail_policy", id },
+        changes: {},
+      },
+      new Date(),
+      async (tx, e) => {
+        if (away) throw new Error("the versions table is away");
+        await insertPolicyVersion(tx, e, {
+          policyType: "budget",
+          policyId: id,
+          workspaceId: "w",
+          version: 1,
+          data: { id },
+        });
+      },
+    );
+    const stored = () =>
+      getDb().query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE id = $1", [
+        event.id,
+      ]);
+    // The failed transaction left nothing, and the event waits in the queue with its version.
+    expect((await stored())[0]?.n).to.equal(0);
+    away = false;
+    await audit.written();
+    expect((await stored())[0]?.n).to.equal(1);
+    expect((await new PolicyVersions(getDb()).list("budget", id, 0, 10)).total).to.equal(1);
+    await audit.close();
+  });
+
   it("keeps a deleted policy's versions for the audit retention, then drops them", async () => {
     const audit = log();
     const [gone, kept] = [newId(), newId()];
