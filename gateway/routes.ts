@@ -9,6 +9,7 @@ import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { generationRoutes } from "./routes/generations.js";
 import { guardrailPolicyRoutes } from "./routes/guardrail-policies.js";
+import { guardrailPolicyVersionRoutes } from "./routes/guardrail-policy-versions.js";
 import { guardrailShadowRoutes } from "./routes/guardrail-shadow.js";
 import { guardrailVersionRoutes } from "./routes/guardrail-versions.js";
 import { guardrailRoutes } from "./routes/guardrails.js";
@@ -26,6 +27,7 @@ export const routes: Route[] = [
   ...metricsRoutes,
   ...assignmentRoutes,
   ...guardrailPolicyRoutes,
+  ...guardrailPolicyVersionRoutes,
   ...guardrailVersionRoutes,
   ...guardrailShadowRoutes,
   ...guardrailRoutes,

@@ -58,6 +58,7 @@ export const RERUNS = {
     "gateway/auth-and-routing.test.ts",
     "gateway/guardrails-errors.test.ts",
     "gateway/guardrail-versions.test.ts",
+    "gateway/guardrail-policy-versions.test.ts",
     "speech/streaming.test.ts",
     "speech/cancellation.test.ts",
     "speech/upstream-errors.test.ts",

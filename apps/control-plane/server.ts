@@ -40,6 +40,7 @@ import { AuditLog } from "../../store/request-log/audit-log.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { GenerationRecords } from "../../store/request-log/generations.js";
 import { GuardrailVersions } from "../../store/request-log/guardrail-versions.js";
+import { PolicyVersions } from "../../store/request-log/policy-versions.js";
 import type { Store } from "../../store/types.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 
@@ -244,7 +245,18 @@ export async function startGuardrailServer(
     [
       served(GuardrailService, checkedGuardrailService(guardrails)),
       served(AccountService, checkedAccountService(accounts)),
-      served(GuardrailPolicyService, new GuardrailPolicyServiceImpl(store, audit, options.clock)),
+      served(
+        GuardrailPolicyService,
+        new GuardrailPolicyServiceImpl(
+          store,
+          audit,
+          {
+            versions: options.database && new PolicyVersions(options.database),
+            checks: { catalog: deciding, account },
+          },
+          options.clock,
+        ),
+      ),
       ...(webhooks ? [served(WebhookService, checkedWebhookService(webhooks.service))] : []),
       served(Health, health),
     ],

@@ -24,6 +24,13 @@ import {
   specSchema,
 } from "../openapi/spec-schema.js";
 import { badRequest, checkElements, checkFields, has, NOT_BLANK, type Spec } from "./fields.js";
+import {
+  CHECKS_SPEC,
+  POLICY_CHECKS_INPUT,
+  POLICY_CHECKS_OUTPUT,
+  policyChecksFromJson,
+  policyChecksToJson,
+} from "./policy-checks-json.js";
 import { isoOrNull } from "./proto-json.js";
 
 type Body = Record<string, unknown>;
@@ -44,6 +51,7 @@ const POLICY_SPEC: Spec = {
   is_workspace_default: { type: "boolean" },
   opted_out_api_key_hashes: SUBJECTS,
   opted_out_member_ids: SUBJECTS,
+  checks: CHECKS_SPEC,
 };
 
 const LIST_FIELDS = [
@@ -53,16 +61,29 @@ const LIST_FIELDS = [
   "opted_out_member_ids",
 ] as const;
 
-const REFINE = Object.fromEntries(LIST_FIELDS.map((f) => [f, STRINGS]));
+const REFINE = {
+  ...Object.fromEntries(LIST_FIELDS.map((f) => [f, STRINGS])),
+  checks: POLICY_CHECKS_INPUT,
+};
 
 export const CREATE_POLICY_BODY_SCHEMA: JsonSchema = specSchema(POLICY_SPEC, {
   required: ["name", "policy_type", "config"],
   refine: REFINE,
 });
-export const UPDATE_POLICY_BODY_SCHEMA: JsonSchema = specSchema(POLICY_SPEC, {
-  required: ["name", "config"],
-  refine: REFINE,
-});
+export const UPDATE_POLICY_BODY_SCHEMA: JsonSchema = specSchema(
+  { ...POLICY_SPEC, force: { type: "boolean" } },
+  {
+    required: ["name", "config"],
+    refine: {
+      ...REFINE,
+      force: {
+        type: "boolean",
+        description:
+          "Apply the change although some of the policy's checks fail (audited as forced)",
+      },
+    },
+  },
+);
 
 function required(body: Body, names: readonly string[], where = ""): void {
   for (const name of names) if (!has(body, name)) throw badRequest(`${where}${name} is required`);
@@ -89,6 +110,7 @@ export function policyInputFromJson(
     config: body.config as JsonObject,
     workspaceId: body.workspace_id as string | undefined,
     isWorkspaceDefault: body.is_workspace_default as boolean | undefined,
+    checks: policyChecksFromJson(body),
   });
   for (const field of LIST_FIELDS) {
     if (!has(body, field)) continue;
@@ -123,6 +145,7 @@ export function policyDetailToJson(p: GuardrailPolicy) {
     is_legacy_mapped: p.legacyGuardrailIds.length > 0,
     legacy_guardrail_ids: p.legacyGuardrailIds,
     updated_at: isoOrNull(p.updatedAt),
+    ...policyChecksToJson(p),
   };
 }
 
@@ -165,6 +188,7 @@ export const POLICY_DETAIL_SCHEMA = shapeOf<ReturnType<typeof policyDetailToJson
   is_legacy_mapped: BOOLEAN,
   legacy_guardrail_ids: STRINGS,
   updated_at: orNull(DATE_TIME),
+  ...POLICY_CHECKS_OUTPUT,
 });
 
 export const POLICY_SUMMARY_SCHEMA = shapeOf<ReturnType<typeof policySummaryToJson>>({

@@ -25,6 +25,7 @@ import {
   UPDATE_ACCOUNT_POLICY_BODY_SCHEMA,
   UPDATE_POLICY_BODY_SCHEMA,
 } from "../json/guardrail-policy-json.js";
+import { forceOf } from "../json/policy-checks-json.js";
 import { DELETED, dataOf, pageOf } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
 
@@ -93,7 +94,9 @@ function typeRoutes(type: PolicyType): Route[] {
           response: dataOf(POLICY_DETAIL_SCHEMA),
         },
         PUT: {
-          summary: `Replace a ${label} policy (omitted assignment lists keep the stored ones)`,
+          summary: `Replace a ${label} policy (omitted assignment lists and checks keep the stored ones)`,
+          description:
+            "The policy's checks run on the policy the change leaves: a failing one refuses it (409) unless the body says force: true. Every replace is a new version.",
           body: UPDATE_POLICY_BODY_SCHEMA,
           status: 200,
           response: dataOf(POLICY_DETAIL_SCHEMA),
@@ -109,10 +112,10 @@ function typeRoutes(type: PolicyType): Route[] {
           sendJson(ctx.res, 200, { data: res.policy && policyDetailToJson(res.policy) });
         },
         async PUT(ctx) {
-          const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-          const policy = policyInputFromJson(body, type, "update");
+          const { force, fields } = forceOf(await readJsonObject(ctx.req, ctx.maxBodyBytes));
+          const policy = policyInputFromJson(fields, type, "update");
           const res = await ctx.clients.policies.updateGuardrailPolicy(
-            { id: ctx.params.id ?? "", policy },
+            { id: ctx.params.id ?? "", policy, force },
             ctx.call,
           );
           sendJson(ctx.res, 200, { data: res.policy && policyDetailToJson(res.policy) });

@@ -23,7 +23,7 @@ import { accessOf } from "../route-access.js";
 const PAGE_QUERY = ["offset", "limit"] as const;
 
 /** A body that may be left out: none is `{}`; one that is sent must be a JSON object. */
-async function optionalBody(ctx: Parameters<NonNullable<Route["methods"]["POST"]>>[0]) {
+export async function optionalBody(ctx: Parameters<NonNullable<Route["methods"]["POST"]>>[0]) {
   const raw = await readBody(ctx.req, ctx.maxBodyBytes);
   return raw.length === 0 ? {} : readJsonObject(ctx.req, ctx.maxBodyBytes);
 }

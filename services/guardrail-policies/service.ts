@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
@@ -6,6 +6,7 @@ import { isUuid, newId } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { pageParams } from "../../domain/paging.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
+import { GuardrailCheckRunSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type ChangePolicyAssignmentRequest,
   type CreateAccountPolicyRequest,
@@ -13,6 +14,7 @@ import {
   type DeleteAccountPolicyRequest,
   type DeleteGuardrailPolicyRequest,
   type GetGuardrailPolicyRequest,
+  type GetGuardrailPolicyVersionRequest,
   type GetPolicyAssignmentRequest,
   type GuardrailPolicy,
   type GuardrailPolicyInput,
@@ -20,13 +22,17 @@ import {
   type GuardrailPolicyService,
   type ListAccountPoliciesRequest,
   type ListGuardrailPoliciesRequest,
+  type ListGuardrailPolicyVersionsRequest,
   PolicyAssignmentStateSchema,
+  type RestoreGuardrailPolicyVersionRequest,
+  type RunGuardrailPolicyChecksRequest,
   type SubjectList,
   type UpdateAccountPolicyRequest,
   type UpdateGuardrailPolicyRequest,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
+import { type CheckContext, runSummary } from "../../governance/checks/run-checks.js";
 import { quote } from "../../platform/quote.js";
-import { conflict, notFound } from "../../platform/rpc/errors.js";
+import { conflict, failedPrecondition, notFound } from "../../platform/rpc/errors.js";
 import type { Clock } from "../../platform/time.js";
 import { systemClock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";
@@ -48,9 +54,26 @@ import {
   type AuditEntry,
   type AuditLog,
   changesBetween,
+  type WrittenWith,
 } from "../../store/request-log/audit-log.js";
+import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
+import {
+  insertPolicyVersion,
+  markPolicyVersionsDeleted,
+  type PolicyVersionRow,
+  type PolicyVersions,
+} from "../../store/request-log/policy-versions.js";
 import type { Store } from "../../store/types.js";
 import { AccountPolicies } from "./account-policies.js";
+import {
+  checkedChange,
+  checksForAudit,
+  checksOf,
+  inputChecks,
+  lastRunOf,
+  refuseBudgetChecks,
+  runPolicyChecks,
+} from "./checks.js";
 import { checkedConfig } from "./config-rules.js";
 import { mappedPolicies } from "./mapped.js";
 import {
@@ -63,6 +86,7 @@ import {
   subjects,
 } from "./rules.js";
 import { takenOver } from "./takeover.js";
+import { mappedHasNoHistory, restoredPolicy, versionMessage, versionNotFound } from "./versions.js";
 
 /** What the audit log records of a policy. */
 function auditFields(p: StoredPolicy): Record<string, unknown> {
@@ -77,7 +101,31 @@ function auditFields(p: StoredPolicy): Record<string, unknown> {
     ...(p.replacedLegacyGuardrailIds
       ? { replaced_legacy_guardrail_ids: p.replacedLegacyGuardrailIds }
       : {}),
+    checks: checksForAudit(p),
   };
+}
+
+export interface GuardrailPolicyServiceOptions {
+  /** A policy's versions (the database's); absent without one. */
+  versions?: PolicyVersions;
+  /** What running checks needs: the models and the account's settings. */
+  checks: CheckContext;
+}
+
+/** The audit notes of a change forced past failing checks, or restoring a version. */
+function noted(
+  changes: AuditEntry["changes"],
+  failing: string[],
+  restoredFrom?: number,
+): AuditEntry["changes"] {
+  const out = { ...changes };
+  if (restoredFrom !== undefined)
+    out[CHANGE_NOTES.restoredFrom] = { before: null, after: restoredFrom };
+  if (failing.length > 0) {
+    out[CHANGE_NOTES.forced] = { before: null, after: true };
+    out[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
+  }
+  return out;
 }
 
 /**
@@ -92,7 +140,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   constructor(
     private readonly store: Store,
-    private readonly audit?: AuditLog,
+    private readonly audit: AuditLog | undefined,
+    private readonly options: GuardrailPolicyServiceOptions,
     private readonly clock: Clock = systemClock,
   ) {
     this.docs = store.openPolicyDocs();
@@ -106,6 +155,30 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   private record(ctx: HandlerContext, entry: AuditEntry): void {
     this.audit?.record(auditOrigin(ctx), entry);
+  }
+
+  /**
+   * Records a change that makes (or ends) versions: its audit event and what it does to the
+   * versions go to the database in one transaction, before the change is answered.
+   */
+  private async recordWith(
+    ctx: HandlerContext,
+    entry: AuditEntry,
+    writtenWith?: WrittenWith,
+  ): Promise<void> {
+    await this.audit?.recordDurably(auditOrigin(ctx), entry, new Date(), writtenWith);
+  }
+
+  /** The change made `p` what it is: its audit event, and `p` as its next version. */
+  private recordVersion(ctx: HandlerContext, entry: AuditEntry, p: StoredPolicy): Promise<void> {
+    const snapshot = {
+      policyType: p.policyType,
+      policyId: p.id,
+      workspaceId: p.workspaceId,
+      version: p.revision ?? 1,
+      data: p as unknown as Record<string, unknown>,
+    };
+    return this.recordWith(ctx, entry, (tx, event) => insertPolicyVersion(tx, event, snapshot));
   }
 
   private toProto(doc: PolicyDoc, p: StoredPolicy): GuardrailPolicy {
@@ -124,6 +197,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       overriddenMemberIds: overridden(doc, p, "member"),
       updatedAt: timestampFromMs(p.updatedAtMs),
       replacedLegacyGuardrailIds: p.replacedLegacyGuardrailIds ?? [],
+      checks: checksOf(p),
+      lastCheckRun: lastRunOf(p),
     });
   }
 
@@ -135,14 +210,21 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     return takenOver(this.store, this.docs, doc, workspaceId, type, this.clock.now());
   }
 
-  private recordReplacements(ctx: HandlerContext, replacements: StoredPolicy[]): void {
+  private async recordReplacements(
+    ctx: HandlerContext,
+    replacements: StoredPolicy[],
+  ): Promise<void> {
     for (const p of replacements) {
-      this.record(ctx, {
-        action: "guardrail_policy.create",
-        resource: { type: "guardrail_policy", id: p.id, label: p.name },
-        workspaceId: p.workspaceId,
-        changes: changesBetween(null, { policy_type: p.policyType, ...auditFields(p) }),
-      });
+      await this.recordVersion(
+        ctx,
+        {
+          action: "guardrail_policy.create",
+          resource: { type: "guardrail_policy", id: p.id, label: p.name },
+          workspaceId: p.workspaceId,
+          changes: changesBetween(null, { policy_type: p.policyType, ...auditFields(p) }),
+        },
+        p,
+      );
     }
   }
 
@@ -201,6 +283,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
+    const checks = inputChecks(type, input.checks);
     const workspaceId = input.workspaceId ?? (await this.store.defaultWorkspaceId()) ?? "";
     if (!(await this.workspaceExists(workspaceId)))
       fail(`workspace_id ${quote(workspaceId)} does not exist`);
@@ -218,7 +301,15 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       optedOutApiKeyHashes: lists.optedOutApiKeyHashes ?? [],
       optedOutMemberIds: lists.optedOutMemberIds ?? [],
       updatedAtMs: this.clock.now(),
+      revision: 1,
+      ...(checks ? { checks } : {}),
     };
+    // A new policy has no earlier version its checks protect: they run and are kept.
+    if (policy.checks !== undefined)
+      policy.lastCheckRun = toJson(
+        GuardrailCheckRunSchema,
+        await runPolicyChecks(policy, this.options.checks),
+      );
     // Indexed first: an index entry whose write then failed points at nothing, which reads as 404.
     await this.docs.index(id, workspaceId);
     const { doc, replacements } = await this.edit(workspaceId, async (read) => {
@@ -231,13 +322,17 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       const next = placed(doc, policy);
       return { doc: next, result: { doc: next, replacements } };
     });
-    this.recordReplacements(ctx, replacements);
-    this.record(ctx, {
-      action: "guardrail_policy.create",
-      resource: { type: "guardrail_policy", id, label: name },
-      workspaceId,
-      changes: changesBetween(null, { policy_type: type, ...auditFields(policy) }),
-    });
+    await this.recordReplacements(ctx, replacements);
+    await this.recordVersion(
+      ctx,
+      {
+        action: "guardrail_policy.create",
+        resource: { type: "guardrail_policy", id, label: name },
+        workspaceId,
+        changes: changesBetween(null, { policy_type: type, ...auditFields(policy) }),
+      },
+      policy,
+    );
     return { policy: this.toProto(doc, policy) };
   }
 
@@ -291,6 +386,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
+    const checks = inputChecks(type, input.checks);
     const workspaceId = await this.workspaceOfPolicy(type, req.id);
     if (input.workspaceId !== undefined && input.workspaceId !== workspaceId)
       policyNotFound(type, req.id);
@@ -316,17 +412,29 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
         optedOutApiKeyHashes: lists.optedOutApiKeyHashes ?? stored.optedOutApiKeyHashes,
         optedOutMemberIds: lists.optedOutMemberIds ?? stored.optedOutMemberIds,
         updatedAtMs: this.clock.now(),
+        revision: (stored.revision ?? 0) + 1,
       };
+      if (checks === null) delete after.checks;
+      else if (checks !== undefined) after.checks = checks;
+      // Checks run on the policy the change leaves, each time it is decided again.
+      const failing = await checkedChange(after, req.force, this.options.checks);
       const next = placed(doc, after);
-      return { doc: next, result: { doc: next, after, replacements } };
+      return { doc: next, result: { doc: next, after, replacements, failing } };
     });
-    this.recordReplacements(ctx, answer.replacements);
-    this.record(ctx, {
-      action: "guardrail_policy.update",
-      resource: { type: "guardrail_policy", id: req.id, label: name },
-      workspaceId,
-      changes: changesBetween(before ? auditFields(before) : null, auditFields(answer.after)),
-    });
+    await this.recordReplacements(ctx, answer.replacements);
+    await this.recordVersion(
+      ctx,
+      {
+        action: "guardrail_policy.update",
+        resource: { type: "guardrail_policy", id: req.id, label: name },
+        workspaceId,
+        changes: noted(
+          changesBetween(before ? auditFields(before) : null, auditFields(answer.after)),
+          answer.failing,
+        ),
+      },
+      answer.after,
+    );
     return { policy: this.toProto(answer.doc, answer.after) };
   }
 
@@ -340,17 +448,22 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       const policies = doc.policies.filter((p) => p.id !== req.id);
       return { doc: { ...doc, policies }, result: { policy, replacements } };
     });
-    this.recordReplacements(
+    await this.recordReplacements(
       ctx,
       replacements.filter((p) => p.id !== req.id),
     );
     await this.docs.index(req.id, undefined);
-    this.record(ctx, {
-      action: "guardrail_policy.delete",
-      resource: { type: "guardrail_policy", id: req.id, label: policy.name },
-      workspaceId,
-      changes: changesBetween({ policy_type: type, ...auditFields(policy) }, null),
-    });
+    // Its versions stay readable for the audit retention from now.
+    await this.recordWith(
+      ctx,
+      {
+        action: "guardrail_policy.delete",
+        resource: { type: "guardrail_policy", id: req.id, label: policy.name },
+        workspaceId,
+        changes: changesBetween({ policy_type: type, ...auditFields(policy) }, null),
+      },
+      (tx, event) => markPolicyVersionsDeleted(tx, type, req.id, event.at),
+    );
     return { deleted: true };
   }
 
@@ -419,7 +532,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       const write = differs || replacements.length > 0 || doc !== read;
       return { doc: write ? next : null, result: { changed: differs, replacements } };
     });
-    this.recordReplacements(ctx, replacements);
+    await this.recordReplacements(ctx, replacements);
     if (changed) {
       this.record(ctx, {
         action: req.assigned ? "guardrail_policy.assign" : "guardrail_policy.unassign",
@@ -445,6 +558,118 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
     return this.account.delete(req, ctx);
+  }
+
+  /** The versions reader, or 400 when this process has no database to keep them. */
+  private async versionStore(): Promise<PolicyVersions> {
+    if (!this.options.versions)
+      throw failedPrecondition("policy versions are kept in the database, which is not configured");
+    // What this process still holds (a write the database did not take at once) is read too.
+    await this.audit?.written();
+    return this.options.versions;
+  }
+
+  /**
+   * 400 for a mapped policy (its history is its guardrail's); else 404 unless the policy exists
+   * or has versions (a deleted one's stay readable for the audit retention).
+   */
+  private async knownPolicy(type: PolicyType, id: string, versions: number): Promise<void> {
+    if (await this.mapped(type, id)) mappedHasNoHistory(type, id);
+    if (versions === 0) await this.find(type, id);
+  }
+
+  async listGuardrailPolicyVersions(req: ListGuardrailPolicyVersionsRequest) {
+    const type = policyType(req.policyType);
+    const { offset, limit } = pageParams(req.offset, req.limit);
+    const page = await (await this.versionStore()).list(type, req.policyId, offset, limit);
+    await this.knownPolicy(type, req.policyId, page.total);
+    return { versions: page.versions.map((v) => versionMessage(v)), totalCount: page.total };
+  }
+
+  private async version(type: PolicyType, id: string, n: number): Promise<PolicyVersionRow> {
+    if (!Number.isSafeInteger(n) || n < 1) fail(`version must be a whole number from 1, got ${n}`);
+    const versions = await this.versionStore();
+    const row = await versions.get(type, id, n);
+    if (row) return row;
+    const range = await versions.range(type, id);
+    await this.knownPolicy(type, id, range ? 1 : 0);
+    return versionNotFound(type, id, n, range);
+  }
+
+  async getGuardrailPolicyVersion(req: GetGuardrailPolicyVersionRequest) {
+    const type = policyType(req.policyType);
+    const row = await this.version(type, req.policyId, req.version);
+    return { version: versionMessage(row, (p) => this.toProto({ policies: [] }, p)) };
+  }
+
+  /**
+   * A new version whose rule (name, config, checks) equals version n's, as one change: the
+   * checks, n's own, run on the policy it leaves and must pass unless forced.
+   */
+  async restoreGuardrailPolicyVersion(
+    req: RestoreGuardrailPolicyVersionRequest,
+    ctx: HandlerContext,
+  ) {
+    const type = policyType(req.policyType);
+    if (await this.mapped(type, req.policyId)) mappedHasNoHistory(type, req.policyId);
+    // A deleted policy is not restored (its versions' snapshot makes a new one).
+    const { workspaceId } = await this.find(type, req.policyId);
+    const row = await this.version(type, req.policyId, req.version);
+    const answer = await this.edit(workspaceId, async (read) => {
+      const { doc } = await this.managing(read, workspaceId, type);
+      const stored = doc.policies.find((p) => p.id === req.policyId && p.policyType === type);
+      if (!stored) policyNotFound(type, req.policyId);
+      const after = restoredPolicy(stored, row, this.clock.now());
+      const failing = await checkedChange(after, req.force, this.options.checks);
+      const next = placed(doc, after);
+      return { doc: next, result: { doc: next, before: stored, after, failing } };
+    });
+    await this.recordVersion(
+      ctx,
+      {
+        action: "guardrail_policy.restore",
+        resource: { type: "guardrail_policy", id: req.policyId, label: answer.after.name },
+        workspaceId,
+        changes: noted(
+          changesBetween(auditFields(answer.before), auditFields(answer.after)),
+          answer.failing,
+          req.version,
+        ),
+      },
+      answer.after,
+    );
+    return { policy: this.toProto(answer.doc, answer.after) };
+  }
+
+  /**
+   * Runs the checks against the policy as it is and keeps the run on it (audited; no version:
+   * the policy's rule did not change). Stored only over the policy it ran against.
+   */
+  async runGuardrailPolicyChecks(req: RunGuardrailPolicyChecksRequest, ctx: HandlerContext) {
+    const type = policyType(req.policyType);
+    if (await this.mapped(type, req.policyId)) mappedHasNoHistory(type, req.policyId);
+    refuseBudgetChecks(type);
+    const { workspaceId } = await this.find(type, req.policyId);
+    const answer = await this.edit(workspaceId, async (doc) => {
+      const stored = doc.policies.find((p) => p.id === req.policyId && p.policyType === type);
+      if (!stored) policyNotFound(type, req.policyId);
+      const run = await runPolicyChecks(stored, this.options.checks);
+      const after = { ...stored, lastCheckRun: toJson(GuardrailCheckRunSchema, run) };
+      return { doc: placed(doc, after), result: { run, before: stored } };
+    });
+    const before = lastRunOf(answer.before);
+    await this.recordWith(ctx, {
+      action: "guardrail_policy.checks_run",
+      resource: { type: "guardrail_policy", id: req.policyId, label: answer.before.name },
+      workspaceId,
+      changes: {
+        last_check_run: {
+          before: before ? runSummary(before) : null,
+          after: runSummary(answer.run),
+        },
+      },
+    });
+    return { run: answer.run };
   }
 }
 

@@ -47,6 +47,8 @@ export async function takenOver(
       optedOutMemberIds: [],
       updatedAtMs: nowMs,
       replacedLegacyGuardrailIds: [m.id],
+      // Its create is its first version.
+      revision: 1,
     }));
   // Indexed before the document names them: an index entry whose write then failed reads as 404.
   for (const r of replacements) await docs.index(r.id, workspaceId);

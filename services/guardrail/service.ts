@@ -29,6 +29,13 @@ import {
   GoverningGuardrailSchema,
   type GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
+import {
+  type CheckContext,
+  checksFailedError,
+  failingChecks,
+  runChecks,
+  runSummary,
+} from "../../governance/checks/run-checks.js";
 import { managedChanges } from "../../governance/policy/guardrail-parts.js";
 import { shadowVersion } from "../../governance/shadow-version.js";
 import { quote } from "../../platform/quote.js";
@@ -62,13 +69,12 @@ import {
   type Store,
 } from "../../store/types.js";
 import { guardrailAuditFields } from "./audit-fields.js";
-import { type CheckContext, checksFailedError, failingChecks, runChecks } from "./checks.js";
 import type { ModelIds } from "./model-ids.js";
 import { shadowExpired, shadowReport, shadowSummary } from "./shadow.js";
 import { replayWindow, type SimulationDeps, simulate } from "./simulate.js";
 import { applyUpdateMask, fieldsWritten, guardrailFromInput } from "./update-mask.js";
 import { fieldsReadTogether, validateGuardrail } from "./validation.js";
-import { inputOfVersion, runSummary, versionMessage } from "./versions.js";
+import { inputOfVersion, versionMessage } from "./versions.js";
 
 /**
  * An update is retried only when a field it was validated against changed

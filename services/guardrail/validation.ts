@@ -12,10 +12,10 @@ import {
   ResetInterval,
   ScanScope,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
+import { validateChecks } from "../../governance/checks/check-validation.js";
 import { patternProblem } from "../../governance/filters/pattern.js";
 import { quote } from "../../platform/quote.js";
 import { invalidArgument } from "../../platform/rpc/errors.js";
-import { validateChecks } from "./check-validation.js";
 
 function fail(message: string): never {
   throw invalidArgument(message);

@@ -1,9 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { CHECK_OUTCOMES } from "../../domain/enums.js";
 import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import {
-  type GuardrailCheckRun,
   type GuardrailInput,
   GuardrailInputSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -48,17 +46,4 @@ export function inputOfVersion(row: GuardrailVersionRow): {
     if (twin) input[twin.localName] = g[f.field.localName];
   }
   return { input: input as unknown as GuardrailInput, paths: RESTORED.map((f) => f.name) };
-}
-
-/** A check run in the audit log: whether it passed, and which checks failed. */
-export function runSummary(run: GuardrailCheckRun): { passed: boolean; failing: string[] } {
-  return {
-    passed: run.passed,
-    failing: run.results
-      .filter((r) => !r.passed)
-      .map(
-        (r) =>
-          `${r.name}: expected ${CHECK_OUTCOMES.name(r.expect)}, got ${CHECK_OUTCOMES.name(r.outcome)}`,
-      ),
-  };
 }

@@ -1,3 +1,5 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+
 /** The three policy types OpenRouter's Guardrail Policies API serves. */
 export const POLICY_TYPES = ["budget", "model_availability", "moderation"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
@@ -24,6 +26,16 @@ export interface StoredPolicy {
   updatedAtMs: number;
   /** The guardrails whose part of this type the policy took over (see PolicyDoc.managedTypes). */
   replacedLegacyGuardrailIds?: string[];
+  /**
+   * The policy's versions so far: each create, replace and restore counts one, in the same
+   * document write as the change, so versions are numbered in the order changes were made
+   * (absent: none yet).
+   */
+  revision?: number;
+  /** Its checks (railgate.guardrail.v1.GuardrailCheckList as protobuf JSON); absent: none. */
+  checks?: JsonValue;
+  /** The checks' last run (GuardrailCheckRun as protobuf JSON); absent: never run. */
+  lastCheckRun?: JsonValue;
 }
 
 /** A workspace-wide ("account") policy: it governs every key and member of the workspaces it covers. */

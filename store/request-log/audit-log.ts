@@ -6,6 +6,7 @@ import type { SqlDatabase } from "./database.js";
 import { GuardrailVersions } from "./guardrail-versions.js";
 import { containing, countMatches, type MatchCount } from "./match-count.js";
 import { DayPartitions, dropDayPartitionsBefore } from "./partitions.js";
+import { PolicyVersions } from "./policy-versions.js";
 
 export type { AuditActor, AuditOrigin, AuditResourceType };
 
@@ -234,6 +235,17 @@ export async function insertAuditEvents(db: SqlDatabase, batch: AuditEvent[]): P
   );
 }
 
+/**
+ * What must be stored exactly when an event is (a policy's version): written by the event's
+ * own transaction, after the event, and as idempotent as the event's insert.
+ */
+export type WrittenWith = (tx: SqlDatabase, event: AuditEvent) => Promise<void>;
+
+interface Pending {
+  event: AuditEvent;
+  with?: WrittenWith;
+}
+
 export interface AuditLogOptions {
   /** Events waiting for the database at most (RAILGATE_REQUEST_LOG_QUEUE_MAX); more are dropped, counted. */
   queueLimit: number;
@@ -251,7 +263,7 @@ export interface AuditLogOptions {
  * within a batch delay).
  */
 export class AuditLog {
-  private readonly writer: BatchWriter<AuditEvent>;
+  private readonly writer: BatchWriter<Pending>;
   private readonly partitions: DayPartitions;
   private timer?: NodeJS.Timeout;
 
@@ -260,7 +272,7 @@ export class AuditLog {
     private readonly options: AuditLogOptions,
   ) {
     this.partitions = new DayPartitions(db, TABLE);
-    this.writer = new BatchWriter<AuditEvent>({
+    this.writer = new BatchWriter<Pending>({
       name: "audit-log",
       queueLimit: options.queueLimit,
       maxDelayMs: options.maxDelayMs,
@@ -271,13 +283,18 @@ export class AuditLog {
   /** Records one management write. The one call every service (and the webhook routes) uses. */
   record(origin: AuditOrigin, entry: AuditEntry, at = new Date()): AuditEvent {
     const event = auditEventOf(origin, entry, at);
-    this.writer.add(event);
+    this.writer.add({ event });
     return event;
   }
 
-  private async insert(batch: AuditEvent[]): Promise<void> {
-    await this.partitions.ensure(batch.map((e) => e.at));
-    await insertAuditEvents(this.db, batch);
+  private async insert(batch: Pending[]): Promise<void> {
+    const events = batch.map((p) => p.event);
+    await this.partitions.ensure(events.map((e) => e.at));
+    if (!batch.some((p) => p.with)) return insertAuditEvents(this.db, events);
+    await this.db.transaction(async (tx) => {
+      await insertAuditEvents(tx, events);
+      for (const p of batch) await p.with?.(tx, p.event);
+    });
   }
 
   /**
@@ -289,15 +306,23 @@ export class AuditLog {
     origin: AuditOrigin,
     entry: AuditEntry,
     at = new Date(),
+    writtenWith?: WrittenWith,
   ): Promise<AuditEvent> {
-    const event = auditEventOf(origin, entry, at);
+    const pending: Pending = { event: auditEventOf(origin, entry, at), with: writtenWith };
     try {
-      await this.insert([event]);
+      await this.insert([pending]);
     } catch (err) {
       log.warn({ err: String(err) }, "audit event not written at once; queued");
-      this.writer.add(event);
+      this.writer.add(pending);
     }
-    return event;
+    return pending.event;
+  }
+
+  /** Resolves once what this process queued so far is written (or given up on). */
+  async written(): Promise<void> {
+    await this.writer.written().catch((err: unknown) => {
+      log.warn({ err: String(err) }, "audit events not yet written");
+    });
   }
 
   /** Newest first; `limit + 1` rows are read so the caller knows whether another page exists. */
@@ -344,6 +369,9 @@ export class AuditLog {
     // A deleted guardrail's versions are kept exactly as long as the audit of its deletion.
     const versions = await new GuardrailVersions(this.db).purgeDeletedBefore(cutoff);
     if (versions > 0) log.info({ versions }, "versions of guardrails deleted long ago dropped");
+    const policyVersions = await new PolicyVersions(this.db).purgeDeletedBefore(cutoff);
+    if (policyVersions > 0)
+      log.info({ versions: policyVersions }, "versions of policies deleted long ago dropped");
     return dropped;
   }
 

@@ -314,6 +314,63 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     );
   });
 
+  it("keeps a policy's history: checks refuse a replace unless --force, versions, restore, checks", async () => {
+    const ws = (await h.admin.post("/api/v1/workspaces", { name: "cli policy versions" })).body
+      .data;
+    const check = {
+      name: "an address is redacted",
+      request: { model: MODELS.basic, input: "write to ann@example.com" },
+      expect: "redacted",
+    };
+    const created = await json([
+      "policies",
+      "moderation",
+      "create",
+      "--workspace",
+      ws.id,
+      "--name",
+      "cli moderation",
+      "--config",
+      '{"content_filter_builtins":[{"slug":"email","action":"redact"}]}',
+      "--checks",
+      JSON.stringify([check]),
+    ]);
+    const id = created.data.id as string;
+    expect(created.data.last_check_run.passed).to.equal(true);
+    const replace = (...more: string[]) =>
+      railgate([
+        "policies",
+        "moderation",
+        "replace",
+        id,
+        "--name",
+        "blocks",
+        "--config",
+        '{"content_filter_builtins":[{"slug":"email","action":"block"}]}',
+        ...more,
+      ]);
+    const refused = await replace();
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(
+      /^railgate: \[409 Conflict\] .*an address is redacted: expected redacted, got refused/,
+    );
+    const forced = await replace("--force", "--json");
+    expect(forced.code, forced.stderr).to.equal(0);
+    expect(JSON.parse(forced.stdout).data.last_check_run.forced).to.equal(true);
+    const { header, lines } = await table(["policies", "moderation", "versions", id]);
+    expect(header.split(/\s+/).slice(0, 3)).to.deep.equal(["VERSION", "CREATED_AT", "ACTION"]);
+    expect(lines.map((l) => l.split(/\s+/)[0]).slice(0, 2)).to.deep.equal(["2", "1"]);
+    const first = await json(["policies", "moderation", "version", id, "1"]);
+    expect(first.data.policy.name).to.equal("cli moderation");
+    // Version 1's checks pass on version 1's config: no --force needed.
+    const restored = await json(["policies", "moderation", "restore", id, "1"]);
+    expect(restored.data.name).to.equal("cli moderation");
+    const run = await json(["policies", "moderation", "checks", id]);
+    expect(run.data.passed).to.equal(true);
+    // Budget policies take no checks: no command for them.
+    expectUsageError(await railgate(["policies", "budget", "checks", id]), "checks");
+  });
+
   it("words a refusal like the API (status, reason, the API's message) and exits 1", async () => {
     const api = await h.api.withKey(speaker.secret).get("/api/v1/keys");
     expect(api.status).to.equal(403);

@@ -94,4 +94,39 @@ describe("faults: guardrail policies across the split topology", function () {
     // A second operator still holding the old state is refused.
     expectError(await change(NONE), 409, /expected_assignment/);
   });
+
+  it("a policy's checks, forced change, versions and restore hold across processes", async () => {
+    const base = "/api/v1/guardrails/policies/model_availability";
+    const created = await admin.post(base, {
+      name: "Checked",
+      policy_type: "model_availability",
+      workspace_id: key.workspaceId,
+      config: { allowed_models: [ALLOWED] },
+      checks: [{ name: "quick is allowed", request: { model: ALLOWED }, expect: "allowed" }],
+    });
+    expectStatus(created, 201);
+    expect(created.body.data.last_check_run.passed).to.equal(true);
+    const path = `${base}/${created.body.data.id}`;
+    const change = { name: "Checked", config: { allowed_models: [OTHER] } };
+    const refused = await admin.request("PUT", path, change);
+    expect(refused.status).to.equal(409);
+    expect(refused.body.error.metadata.failing_checks).to.have.length(1);
+    expect(refused.body.error.metadata.failing_checks[0]).to.match(
+      /^quick is allowed: expected allowed, got refused \(.*allowed_models/,
+    );
+    expectStatus(await admin.request("PUT", path, { ...change, force: true }), 200);
+    // The guardrail process wrote each version with its audit event before answering.
+    const versions = await admin.get(`${path}/versions`);
+    expectStatus(versions, 200);
+    expect(versions.body.data.map((v: { forced: boolean }) => v.forced)).to.deep.equal([
+      true,
+      false,
+    ]);
+    const restored = await admin.post(`${path}/versions/1/restore`);
+    expectStatus(restored, 200);
+    expect(restored.body.data.config).to.deep.equal({ allowed_models: [ALLOWED] });
+    expect(restored.body.data.last_check_run.passed).to.equal(true);
+    const after = await admin.get(`${path}/versions?limit=1`);
+    expect(after.body.data[0]).to.include({ action: "guardrail_policy.restore", restored_from: 1 });
+  });
 });

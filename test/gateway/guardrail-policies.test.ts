@@ -12,10 +12,12 @@ import { pollUntil } from "../kit/poll.js";
  */
 const DETAIL_KEYS = [
   "api_key_hashes",
+  "checks",
   "config",
   "id",
   "is_legacy_mapped",
   "is_workspace_default",
+  "last_check_run",
   "legacy_guardrail_ids",
   "member_ids",
   "name",

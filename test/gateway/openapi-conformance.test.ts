@@ -265,6 +265,18 @@ describe("gateway: OpenAPI document against real answers", function () {
       await call(admin, "GET", base, `${base}?workspace_id=${ws.id}&limit=5`);
       await call(admin, "GET", `${base}/{id}`, `${base}/${policy.id}`);
       await call(admin, "PUT", `${base}/{id}`, `${base}/${policy.id}`, { name: "renamed", config });
+      // Its history (the create and the replace), a restore, and its checks run on demand.
+      const pPath = `${base}/${policy.id}`;
+      await call(admin, "GET", `${base}/{id}/versions`, `${pPath}/versions`);
+      await call(admin, "GET", `${base}/{id}/versions/{n}`, `${pPath}/versions/1`);
+      await call(admin, "POST", `${base}/{id}/versions/{n}/restore`, `${pPath}/versions/1/restore`);
+      if (type !== "budget") {
+        const checks = [
+          { name: "the engine", request: { model: MODELS.espeak }, expect: "allowed" },
+        ];
+        await call(admin, "PUT", `${base}/{id}`, pPath, { name: "checked", config, checks });
+        await call(admin, "POST", `${base}/{id}/checks/run`, `${pPath}/checks/run`);
+      }
       if (type === "budget") {
         const state = {
           opted_out: false,

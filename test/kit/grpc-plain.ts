@@ -8,12 +8,18 @@ type Callback = (err: grpc.ServiceError | null, res: Record<string, unknown>) =>
 export type PlainClient = grpc.Client &
   Record<string, (req: unknown, md: grpc.Metadata, cb: Callback) => unknown>;
 
+/** Each service's file and name, and its package's domain when that is not the key's. */
 const SERVICES = {
   guardrail: ["railgate/guardrail/v1/guardrail_service.proto", "GuardrailService"],
+  policies: [
+    "railgate/guardrail/v1/guardrail_policy_service.proto",
+    "GuardrailPolicyService",
+    "guardrail",
+  ],
   account: ["railgate/account/v1/account_service.proto", "AccountService"],
   speech: ["railgate/speech/v1/speech_service.proto", "SpeechService"],
   webhook: ["railgate/webhook/v1/webhook_service.proto", "WebhookService"],
-} as const;
+} as const satisfies Record<string, readonly [string, string, string?]>;
 
 /** A plain @grpc/grpc-js client built from the .proto files: no Connect on the client side. */
 export function plainClient(domain: keyof typeof SERVICES, port: number): PlainClient {
@@ -26,7 +32,7 @@ export function plainClientWith(
   port: number,
   credentials: grpc.ChannelCredentials,
 ): PlainClient {
-  const [file, service] = SERVICES[domain];
+  const [file, service, pkg = domain] = SERVICES[domain] as readonly [string, string, string?];
   const def = protoLoader.loadSync(file, {
     includeDirs: [protoRoot],
     keepCase: true,
@@ -36,7 +42,7 @@ export function plainClientWith(
     oneofs: true,
   });
   let node = grpc.loadPackageDefinition(def) as Record<string, unknown>;
-  for (const p of ["railgate", domain, "v1"]) node = node[p] as Record<string, unknown>;
+  for (const p of ["railgate", pkg, "v1"]) node = node[p] as Record<string, unknown>;
   const Ctor = node[service] as unknown as new (
     a: string,
     c: grpc.ChannelCredentials,

@@ -190,7 +190,7 @@ onBothDatabases("audit log: append-only events in the database", (getDb) => {
     await log.list({ limit: 1 });
     // The writer retrying a batch that had in fact been applied: ON CONFLICT keeps one row.
     const insert = (log as unknown as { insert(batch: unknown[]): Promise<void> }).insert.bind(log);
-    await insert([e]);
+    await insert([{ event: e }]);
     expect((await log.list({ limit: 10, resourceId: "twice" })).events).to.have.length(1);
   });
 });

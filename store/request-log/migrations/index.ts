@@ -8,6 +8,7 @@ import { migration as replayColumns } from "./0007-replay-columns.js";
 import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
 import { migration as workspaceMembers } from "./0010-workspace-members.js";
+import { migration as policyVersions } from "./0012-policy-versions.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -23,6 +24,7 @@ import type { Migration } from "./migration.js";
  *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  *   0009 shadow outcomes (where a guardrail's shadow decided a request differently)
  *   0010 workspace members (the durable copy of added members: store/config-outbox)
+ *   0012 guardrail policy versions (each change of a policy, written with its audit event)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -36,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   guardrailVersions,
   shadowOutcomes,
   workspaceMembers,
+  policyVersions,
 ];

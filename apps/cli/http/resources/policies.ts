@@ -15,6 +15,19 @@ const POLICY_COLUMNS = ["id", "name", "policy_type", "workspace_id", "is_workspa
 
 const CONFIG = f("config", "json", { help: "the type's settings as JSON (flags set ones on top)" });
 
+/** Example requests with the outcome each must get (not on budget policies). */
+const CHECKS = f("checks", "json", {
+  help: 'the checks as JSON, e.g. [{"name":"n","request":{"model":"m"},"expect":"allowed"}]',
+});
+
+/** Apply a change although some of the policy's checks fail (the audit log says so). */
+const FORCE = {
+  flag: "force",
+  name: "force",
+  value: true,
+  help: "apply it although checks fail (recorded as forced)",
+};
+
 /** The settings of each type worth a flag of their own; --config takes every setting. */
 const CONFIG_FLAGS: Record<PolicyType, Field[]> = {
   budget: [
@@ -52,7 +65,13 @@ function typeCommands(type: PolicyType): ApiCommandSpec[] {
   const word = `policies ${type.replaceAll("_", "-")}`;
   const base = `/api/v1/guardrails/policies/${type}`;
   const label = type.replaceAll("_", " ");
-  const fields = [f("name", "string"), CONFIG, ...CONFIG_FLAGS[type], ...SUBJECT_FIELDS];
+  const fields = [
+    f("name", "string"),
+    CONFIG,
+    ...CONFIG_FLAGS[type],
+    ...SUBJECT_FIELDS,
+    ...(type === "budget" ? [] : [CHECKS]),
+  ];
   return [
     {
       words: `${word} list`,
@@ -88,8 +107,41 @@ function typeCommands(type: PolicyType): ApiCommandSpec[] {
       path: `${base}/:id`,
       body: [f("policy_type", "string", { flag: "type" }), ...fields],
       rawBody: true,
+      switches: [FORCE],
       examples: [`railgate ${word} replace ID --name team ${EXAMPLE_CONFIG[type]}`],
     },
+    {
+      words: `${word} versions`,
+      summary: `a ${label} policy's versions, newest first (who, when, what changed)`,
+      method: "GET",
+      path: `${base}/:id/versions`,
+      query: OFFSET_PAGING,
+      columns: ["version", "created_at", "action", "forced", "restored_from", "deleted_at"],
+    },
+    {
+      words: `${word} version`,
+      summary: "one version, with the policy as that change left it",
+      method: "GET",
+      path: `${base}/:id/versions/:n`,
+    },
+    {
+      words: `${word} restore`,
+      summary:
+        "make a new version with version N's name, config and checks (its checks must pass, or --force)",
+      method: "POST",
+      path: `${base}/:id/versions/:n/restore`,
+      switches: [FORCE],
+    },
+    ...(type === "budget"
+      ? []
+      : [
+          {
+            words: `${word} checks`,
+            summary: `run a ${label} policy's checks now and show each one's outcome (kept as last_check_run)`,
+            method: "POST" as const,
+            path: `${base}/:id/checks/run`,
+          },
+        ]),
     {
       words: `${word} delete`,
       summary: `delete a ${label} policy (and its assignments)`,

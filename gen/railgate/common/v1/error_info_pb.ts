@@ -352,7 +352,7 @@ export enum ErrorReason {
   CHECKS_FAILED = 95,
 
   /**
-   * The guardrail has no version with this number (HTTP 404).
+   * The guardrail (or guardrail policy) has no version with this number (HTTP 404).
    *
    * @generated from enum value: ERROR_REASON_GUARDRAIL_VERSION_NOT_FOUND = 96;
    */

@@ -6,13 +6,17 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { GuardrailCheckList, GuardrailCheckRun } from "./guardrail_pb.js";
+import { file_railgate_guardrail_v1_guardrail } from "./guardrail_pb.js";
+import type { VersionActor } from "./guardrail_service_pb.js";
+import { file_railgate_guardrail_v1_guardrail_service } from "./guardrail_service_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file railgate/guardrail/v1/guardrail_policy_service.proto.
  */
 export const file_railgate_guardrail_v1_guardrail_policy_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3BvbGljeV9zZXJ2aWNlLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiGgoLU3ViamVjdExpc3QSCwoDaWRzGAEgAygJIsADCg9HdWFyZHJhaWxQb2xpY3kSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhMKC3BvbGljeV90eXBlGAMgASgJEgwKBG5hbWUYBCABKAkSJwoGY29uZmlnGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5hcGlfa2V5X2hhc2hlcxgGIAMoCRISCgptZW1iZXJfaWRzGAcgAygJEhwKFGlzX3dvcmtzcGFjZV9kZWZhdWx0GAggASgIEiAKGG9wdGVkX291dF9hcGlfa2V5X2hhc2hlcxgJIAMoCRIcChRvcHRlZF9vdXRfbWVtYmVyX2lkcxgKIAMoCRIhChlvdmVycmlkZGVuX2FwaV9rZXlfaGFzaGVzGAsgAygJEh0KFW92ZXJyaWRkZW5fbWVtYmVyX2lkcxgMIAMoCRIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRsZWdhY3lfZ3VhcmRyYWlsX2lkcxgOIAMoCRIlCh1yZXBsYWNlZF9sZWdhY3lfZ3VhcmRyYWlsX2lkcxgPIAMoCSLGAwoUR3VhcmRyYWlsUG9saWN5SW5wdXQSEwoLcG9saWN5X3R5cGUYASABKAkSDAoEbmFtZRgCIAEoCRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhkKDHdvcmtzcGFjZV9pZBgEIAEoCUgAiAEBEjoKDmFwaV9rZXlfaGFzaGVzGAUgASgLMiIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlN1YmplY3RMaXN0EjYKCm1lbWJlcl9pZHMYBiABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSIQoUaXNfd29ya3NwYWNlX2RlZmF1bHQYByABKAhIAYgBARJEChhvcHRlZF9vdXRfYXBpX2tleV9oYXNoZXMYCCABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSQAoUb3B0ZWRfb3V0X21lbWJlcl9pZHMYCSABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3RCDwoNX3dvcmtzcGFjZV9pZEIXChVfaXNfd29ya3NwYWNlX2RlZmF1bHQifgocTGlzdEd1YXJkcmFpbFBvbGljaWVzUmVxdWVzdBITCgtwb2xpY3lfdHlwZRgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIOCgZvZmZzZXQYAyABKAUSDQoFbGltaXQYBCABKAVCDwoNX3dvcmtzcGFjZV9pZCJuCh1MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXNwb25zZRI4Cghwb2xpY2llcxgBIAMoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kSEwoLdG90YWxfY291bnQYAiABKAUiWwocQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBI7CgZwb2xpY3kYASABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI8ChlHZXRHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIlQKGkdldEd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEjYKBnBvbGljeRgBIAEoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kiZwocVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBIKCgJpZBgBIAEoCRI7CgZwb2xpY3kYAiABKAsyKy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5SW5wdXQiVwodVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSI/ChxEZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEgoKAmlkGAIgASgJIjAKHURlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiZAoVUG9saWN5QXNzaWdubWVudFN0YXRlEhEKCW9wdGVkX291dBgBIAEoCBISCgpwb2xpY3lfaWRzGAIgAygJEiQKHHdvcmtzcGFjZV9kZWZhdWx0X3BvbGljeV9pZHMYAyADKAkibgoaR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QSFAoMc3ViamVjdF9raW5kGAEgASgJEg8KB3N1YmplY3QYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhMKC3BvbGljeV90eXBlGAQgASgJIloKG0dldFBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRI7CgVzdGF0ZRgBIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUi4QEKHUNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0EhQKDHN1YmplY3Rfa2luZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgtwb2xpY3lfdHlwZRgEIAEoCRIRCglwb2xpY3lfaWQYBSABKAkSEAoIYXNzaWduZWQYBiABKAgSSQoTZXhwZWN0ZWRfYXNzaWdubWVudBgHIAEoCzIsLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5Qb2xpY3lBc3NpZ25tZW50U3RhdGUiMQoeQ2hhbmdlUG9saWN5QXNzaWdubWVudFJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgikwIKDUFjY291bnRQb2xpY3kSCgoCaWQYASABKAkSEwoLcG9saWN5X3R5cGUYAiABKAkSDAoEbmFtZRgDIAEoCRInCgZjb25maWcYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmlzX2RlZmF1bHQYBSABKAgSFQoNd29ya3NwYWNlX2lkcxgGIAMoCRIfChdvcHRlZF9vdXRfd29ya3NwYWNlX2lkcxgHIAMoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKIAgoSQWNjb3VudFBvbGljeUlucHV0EhMKC3BvbGljeV90eXBlGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGY29uZmlnGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgppc19kZWZhdWx0GAQgASgISACIAQESOQoNd29ya3NwYWNlX2lkcxgFIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdBJDChdvcHRlZF9vdXRfd29ya3NwYWNlX2lkcxgGIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdEINCgtfaXNfZGVmYXVsdCJlChpMaXN0QWNjb3VudFBvbGljaWVzUmVxdWVzdBIYCgtwb2xpY3lfdHlwZRgBIAEoCUgAiAEBEg4KBm9mZnNldBgCIAEoBRINCgVsaW1pdBgDIAEoBUIOCgxfcG9saWN5X3R5cGUiagobTGlzdEFjY291bnRQb2xpY2llc1Jlc3BvbnNlEjYKCHBvbGljaWVzGAEgAygLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kSEwoLdG90YWxfY291bnQYAiABKAUiVwoaQ3JlYXRlQWNjb3VudFBvbGljeVJlcXVlc3QSOQoGcG9saWN5GAEgASgLMikucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3lJbnB1dCJTChtDcmVhdGVBY2NvdW50UG9saWN5UmVzcG9uc2USNAoGcG9saWN5GAEgASgLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kiYwoaVXBkYXRlQWNjb3VudFBvbGljeVJlcXVlc3QSCgoCaWQYASABKAkSOQoGcG9saWN5GAIgASgLMikucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3lJbnB1dCJTChtVcGRhdGVBY2NvdW50UG9saWN5UmVzcG9uc2USNAoGcG9saWN5GAEgASgLMiQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkFjY291bnRQb2xpY3kiKAoaRGVsZXRlQWNjb3VudFBvbGljeVJlcXVlc3QSCgoCaWQYASABKAkiLgobRGVsZXRlQWNjb3VudFBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgypQsKFkd1YXJkcmFpbFBvbGljeVNlcnZpY2USggEKFUxpc3RHdWFyZHJhaWxQb2xpY2llcxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxQb2xpY2llc1Jlc3BvbnNlEoIBChVDcmVhdGVHdWFyZHJhaWxQb2xpY3kSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRJ5ChJHZXRHdWFyZHJhaWxQb2xpY3kSMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5UmVxdWVzdBoxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRKCAQoVVXBkYXRlR3VhcmRyYWlsUG9saWN5EjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USggEKFURlbGV0ZUd1YXJkcmFpbFBvbGljeRIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEnwKE0dldFBvbGljeUFzc2lnbm1lbnQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlc3BvbnNlEoUBChZDaGFuZ2VQb2xpY3lBc3NpZ25tZW50EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRJ8ChNMaXN0QWNjb3VudFBvbGljaWVzEjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXNwb25zZRJ8ChNDcmVhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNVcGRhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNEZWxldGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CjRyYWlsZ2F0ZS9ndWFyZHJhaWwvdjEvZ3VhcmRyYWlsX3BvbGljeV9zZXJ2aWNlLnByb3RvEhVyYWlsZ2F0ZS5ndWFyZHJhaWwudjEiGgoLU3ViamVjdExpc3QSCwoDaWRzGAEgAygJIr0ECg9HdWFyZHJhaWxQb2xpY3kSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhMKC3BvbGljeV90eXBlGAMgASgJEgwKBG5hbWUYBCABKAkSJwoGY29uZmlnGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5hcGlfa2V5X2hhc2hlcxgGIAMoCRISCgptZW1iZXJfaWRzGAcgAygJEhwKFGlzX3dvcmtzcGFjZV9kZWZhdWx0GAggASgIEiAKGG9wdGVkX291dF9hcGlfa2V5X2hhc2hlcxgJIAMoCRIcChRvcHRlZF9vdXRfbWVtYmVyX2lkcxgKIAMoCRIhChlvdmVycmlkZGVuX2FwaV9rZXlfaGFzaGVzGAsgAygJEh0KFW92ZXJyaWRkZW5fbWVtYmVyX2lkcxgMIAMoCRIuCgp1cGRhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcChRsZWdhY3lfZ3VhcmRyYWlsX2lkcxgOIAMoCRIlCh1yZXBsYWNlZF9sZWdhY3lfZ3VhcmRyYWlsX2lkcxgPIAMoCRI5CgZjaGVja3MYECABKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tMaXN0EkAKDmxhc3RfY2hlY2tfcnVuGBEgASgLMigucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbENoZWNrUnVuIoEEChRHdWFyZHJhaWxQb2xpY3lJbnB1dBITCgtwb2xpY3lfdHlwZRgBIAEoCRIMCgRuYW1lGAIgASgJEicKBmNvbmZpZxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSGQoMd29ya3NwYWNlX2lkGAQgASgJSACIAQESOgoOYXBpX2tleV9oYXNoZXMYBSABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSNgoKbWVtYmVyX2lkcxgGIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdBIhChRpc193b3Jrc3BhY2VfZGVmYXVsdBgHIAEoCEgBiAEBEkQKGG9wdGVkX291dF9hcGlfa2V5X2hhc2hlcxgIIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdBJAChRvcHRlZF9vdXRfbWVtYmVyX2lkcxgJIAEoCzIiLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5TdWJqZWN0TGlzdBI5CgZjaGVja3MYCiABKAsyKS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tMaXN0Qg8KDV93b3Jrc3BhY2VfaWRCFwoVX2lzX3dvcmtzcGFjZV9kZWZhdWx0In4KHExpc3RHdWFyZHJhaWxQb2xpY2llc1JlcXVlc3QSEwoLcG9saWN5X3R5cGUYASABKAkSGQoMd29ya3NwYWNlX2lkGAIgASgJSACIAQESDgoGb2Zmc2V0GAMgASgFEg0KBWxpbWl0GAQgASgFQg8KDV93b3Jrc3BhY2VfaWQibgodTGlzdEd1YXJkcmFpbFBvbGljaWVzUmVzcG9uc2USOAoIcG9saWNpZXMYASADKAsyJi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5EhMKC3RvdGFsX2NvdW50GAIgASgFIlsKHENyZWF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QSOwoGcG9saWN5GAEgASgLMisucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeUlucHV0IlcKHUNyZWF0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEjYKBnBvbGljeRgBIAEoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kiPAoZR2V0R3VhcmRyYWlsUG9saWN5UmVxdWVzdBITCgtwb2xpY3lfdHlwZRgBIAEoCRIKCgJpZBgCIAEoCSJUChpHZXRHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRI2CgZwb2xpY3kYASABKAsyJi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5InYKHFVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QSCgoCaWQYASABKAkSOwoGcG9saWN5GAIgASgLMisucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeUlucHV0Eg0KBWZvcmNlGAMgASgIIlcKHVVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEjYKBnBvbGljeRgBIAEoCzImLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3kiPwocRGVsZXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBITCgtwb2xpY3lfdHlwZRgBIAEoCRIKCgJpZBgCIAEoCSIwCh1EZWxldGVHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIImQKFVBvbGljeUFzc2lnbm1lbnRTdGF0ZRIRCglvcHRlZF9vdXQYASABKAgSEgoKcG9saWN5X2lkcxgCIAMoCRIkChx3b3Jrc3BhY2VfZGVmYXVsdF9wb2xpY3lfaWRzGAMgAygJIm4KGkdldFBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0EhQKDHN1YmplY3Rfa2luZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRITCgtwb2xpY3lfdHlwZRgEIAEoCSJaChtHZXRQb2xpY3lBc3NpZ25tZW50UmVzcG9uc2USOwoFc3RhdGUYASABKAsyLC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUG9saWN5QXNzaWdubWVudFN0YXRlIuEBCh1DaGFuZ2VQb2xpY3lBc3NpZ25tZW50UmVxdWVzdBIUCgxzdWJqZWN0X2tpbmQYASABKAkSDwoHc3ViamVjdBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEwoLcG9saWN5X3R5cGUYBCABKAkSEQoJcG9saWN5X2lkGAUgASgJEhAKCGFzc2lnbmVkGAYgASgIEkkKE2V4cGVjdGVkX2Fzc2lnbm1lbnQYByABKAsyLC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUG9saWN5QXNzaWdubWVudFN0YXRlIjEKHkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRIPCgdjaGFuZ2VkGAEgASgIIpMCCg1BY2NvdW50UG9saWN5EgoKAmlkGAEgASgJEhMKC3BvbGljeV90eXBlGAIgASgJEgwKBG5hbWUYAyABKAkSJwoGY29uZmlnGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgppc19kZWZhdWx0GAUgASgIEhUKDXdvcmtzcGFjZV9pZHMYBiADKAkSHwoXb3B0ZWRfb3V0X3dvcmtzcGFjZV9pZHMYByADKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAIKEkFjY291bnRQb2xpY3lJbnB1dBITCgtwb2xpY3lfdHlwZRgBIAEoCRIMCgRuYW1lGAIgASgJEicKBmNvbmZpZxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFwoKaXNfZGVmYXVsdBgEIAEoCEgAiAEBEjkKDXdvcmtzcGFjZV9pZHMYBSABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3QSQwoXb3B0ZWRfb3V0X3dvcmtzcGFjZV9pZHMYBiABKAsyIi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuU3ViamVjdExpc3RCDQoLX2lzX2RlZmF1bHQiZQoaTGlzdEFjY291bnRQb2xpY2llc1JlcXVlc3QSGAoLcG9saWN5X3R5cGUYASABKAlIAIgBARIOCgZvZmZzZXQYAiABKAUSDQoFbGltaXQYAyABKAVCDgoMX3BvbGljeV90eXBlImoKG0xpc3RBY2NvdW50UG9saWNpZXNSZXNwb25zZRI2Cghwb2xpY2llcxgBIAMoCzIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5BY2NvdW50UG9saWN5EhMKC3RvdGFsX2NvdW50GAIgASgFIlcKGkNyZWF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0EjkKBnBvbGljeRgBIAEoCzIpLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5BY2NvdW50UG9saWN5SW5wdXQiUwobQ3JlYXRlQWNjb3VudFBvbGljeVJlc3BvbnNlEjQKBnBvbGljeRgBIAEoCzIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5BY2NvdW50UG9saWN5ImMKGlVwZGF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0EgoKAmlkGAEgASgJEjkKBnBvbGljeRgCIAEoCzIpLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5BY2NvdW50UG9saWN5SW5wdXQiUwobVXBkYXRlQWNjb3VudFBvbGljeVJlc3BvbnNlEjQKBnBvbGljeRgBIAEoCzIkLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5BY2NvdW50UG9saWN5IigKGkRlbGV0ZUFjY291bnRQb2xpY3lSZXF1ZXN0EgoKAmlkGAEgASgJIi4KG0RlbGV0ZUFjY291bnRQb2xpY3lSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIpUDChZHdWFyZHJhaWxQb2xpY3lWZXJzaW9uEhEKCXBvbGljeV9pZBgBIAEoCRITCgtwb2xpY3lfdHlwZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgFEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBWFjdG9yGAUgASgLMiMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlZlcnNpb25BY3RvchIOCgZhY3Rpb24YBiABKAkSKAoHY2hhbmdlcxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGZm9yY2VkGAggASgIEhoKDXJlc3RvcmVkX2Zyb20YCSABKAVIAIgBARI2CgZwb2xpY3kYCiABKAsyJi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsUG9saWN5Ei4KCmRlbGV0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhAKDl9yZXN0b3JlZF9mcm9tImsKIkxpc3RHdWFyZHJhaWxQb2xpY3lWZXJzaW9uc1JlcXVlc3QSEwoLcG9saWN5X3R5cGUYASABKAkSEQoJcG9saWN5X2lkGAIgASgJEg4KBm9mZnNldBgDIAEoBRINCgVsaW1pdBgEIAEoBSJ7CiNMaXN0R3VhcmRyYWlsUG9saWN5VmVyc2lvbnNSZXNwb25zZRI/Cgh2ZXJzaW9ucxgBIAMoCzItLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HdWFyZHJhaWxQb2xpY3lWZXJzaW9uEhMKC3RvdGFsX2NvdW50GAIgASgFIlsKIEdldEd1YXJkcmFpbFBvbGljeVZlcnNpb25SZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEhEKCXBvbGljeV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgFImMKIUdldEd1YXJkcmFpbFBvbGljeVZlcnNpb25SZXNwb25zZRI+Cgd2ZXJzaW9uGAEgASgLMi0ucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeVZlcnNpb24ibgokUmVzdG9yZUd1YXJkcmFpbFBvbGljeVZlcnNpb25SZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEhEKCXBvbGljeV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgFEg0KBWZvcmNlGAQgASgIIl8KJVJlc3RvcmVHdWFyZHJhaWxQb2xpY3lWZXJzaW9uUmVzcG9uc2USNgoGcG9saWN5GAEgASgLMiYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkd1YXJkcmFpbFBvbGljeSJJCh9SdW5HdWFyZHJhaWxQb2xpY3lDaGVja3NSZXF1ZXN0EhMKC3BvbGljeV90eXBlGAEgASgJEhEKCXBvbGljeV9pZBgCIAEoCSJZCiBSdW5HdWFyZHJhaWxQb2xpY3lDaGVja3NSZXNwb25zZRI1CgNydW4YASABKAsyKC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR3VhcmRyYWlsQ2hlY2tSdW4y+A8KFkd1YXJkcmFpbFBvbGljeVNlcnZpY2USggEKFUxpc3RHdWFyZHJhaWxQb2xpY2llcxIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5MaXN0R3VhcmRyYWlsUG9saWNpZXNSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxQb2xpY2llc1Jlc3BvbnNlEoIBChVDcmVhdGVHdWFyZHJhaWxQb2xpY3kSMy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuQ3JlYXRlR3VhcmRyYWlsUG9saWN5UmVxdWVzdBo0LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5DcmVhdGVHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRJ5ChJHZXRHdWFyZHJhaWxQb2xpY3kSMC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5UmVxdWVzdBoxLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5HZXRHdWFyZHJhaWxQb2xpY3lSZXNwb25zZRKCAQoVVXBkYXRlR3VhcmRyYWlsUG9saWN5EjMucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUd1YXJkcmFpbFBvbGljeVJlcXVlc3QaNC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuVXBkYXRlR3VhcmRyYWlsUG9saWN5UmVzcG9uc2USggEKFURlbGV0ZUd1YXJkcmFpbFBvbGljeRIzLnJhaWxnYXRlLmd1YXJkcmFpbC52MS5EZWxldGVHdWFyZHJhaWxQb2xpY3lSZXF1ZXN0GjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUd1YXJkcmFpbFBvbGljeVJlc3BvbnNlEnwKE0dldFBvbGljeUFzc2lnbm1lbnQSMS5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlcXVlc3QaMi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0UG9saWN5QXNzaWdubWVudFJlc3BvbnNlEoUBChZDaGFuZ2VQb2xpY3lBc3NpZ25tZW50EjQucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXF1ZXN0GjUucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNoYW5nZVBvbGljeUFzc2lnbm1lbnRSZXNwb25zZRJ8ChNMaXN0QWNjb3VudFBvbGljaWVzEjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RBY2NvdW50UG9saWNpZXNSZXNwb25zZRJ8ChNDcmVhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkNyZWF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNVcGRhdGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlVwZGF0ZUFjY291bnRQb2xpY3lSZXNwb25zZRJ8ChNEZWxldGVBY2NvdW50UG9saWN5EjEucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXF1ZXN0GjIucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkRlbGV0ZUFjY291bnRQb2xpY3lSZXNwb25zZRKUAQobTGlzdEd1YXJkcmFpbFBvbGljeVZlcnNpb25zEjkucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLkxpc3RHdWFyZHJhaWxQb2xpY3lWZXJzaW9uc1JlcXVlc3QaOi5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuTGlzdEd1YXJkcmFpbFBvbGljeVZlcnNpb25zUmVzcG9uc2USjgEKGUdldEd1YXJkcmFpbFBvbGljeVZlcnNpb24SNy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5VmVyc2lvblJlcXVlc3QaOC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuR2V0R3VhcmRyYWlsUG9saWN5VmVyc2lvblJlc3BvbnNlEpoBCh1SZXN0b3JlR3VhcmRyYWlsUG9saWN5VmVyc2lvbhI7LnJhaWxnYXRlLmd1YXJkcmFpbC52MS5SZXN0b3JlR3VhcmRyYWlsUG9saWN5VmVyc2lvblJlcXVlc3QaPC5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUmVzdG9yZUd1YXJkcmFpbFBvbGljeVZlcnNpb25SZXNwb25zZRKLAQoYUnVuR3VhcmRyYWlsUG9saWN5Q2hlY2tzEjYucmFpbGdhdGUuZ3VhcmRyYWlsLnYxLlJ1bkd1YXJkcmFpbFBvbGljeUNoZWNrc1JlcXVlc3QaNy5yYWlsZ2F0ZS5ndWFyZHJhaWwudjEuUnVuR3VhcmRyYWlsUG9saWN5Q2hlY2tzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_railgate_guardrail_v1_guardrail, file_railgate_guardrail_v1_guardrail_service]);
 
 /**
  * A list of subjects (API key hashes or member user ids); a message so that
@@ -123,6 +127,21 @@ export type GuardrailPolicy = Message<"railgate.guardrail.v1.GuardrailPolicy"> &
    * @generated from field: repeated string replaced_legacy_guardrail_ids = 15;
    */
   replacedLegacyGuardrailIds: string[];
+
+  /**
+   * Example requests with the outcome each must get under this policy alone (not on budget
+   * policies): a replace or restore whose checks fail is refused unless forced.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckList checks = 16;
+   */
+  checks?: GuardrailCheckList | undefined;
+
+  /**
+   * The outcome of the checks when they last ran; set by the service.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckRun last_check_run = 17;
+   */
+  lastCheckRun?: GuardrailCheckRun | undefined;
 };
 
 /**
@@ -182,6 +201,13 @@ export type GuardrailPolicyInput = Message<"railgate.guardrail.v1.GuardrailPolic
    * @generated from field: railgate.guardrail.v1.SubjectList opted_out_member_ids = 9;
    */
   optedOutMemberIds?: SubjectList | undefined;
+
+  /**
+   * Unset: keep the stored checks (update); an empty list removes them.
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckList checks = 10;
+   */
+  checks?: GuardrailCheckList | undefined;
 };
 
 /**
@@ -333,6 +359,13 @@ export type UpdateGuardrailPolicyRequest = Message<"railgate.guardrail.v1.Update
    * @generated from field: railgate.guardrail.v1.GuardrailPolicyInput policy = 2;
    */
   policy?: GuardrailPolicyInput | undefined;
+
+  /**
+   * Apply the change although some of the policy's checks fail (recorded as forced).
+   *
+   * @generated from field: bool force = 3;
+   */
+  force: boolean;
 };
 
 /**
@@ -804,6 +837,275 @@ export const DeleteAccountPolicyResponseSchema: GenMessage<DeleteAccountPolicyRe
   messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 27);
 
 /**
+ * @generated from message railgate.guardrail.v1.GuardrailPolicyVersion
+ */
+export type GuardrailPolicyVersion = Message<"railgate.guardrail.v1.GuardrailPolicyVersion"> & {
+  /**
+   * @generated from field: string policy_id = 1;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: string policy_type = 2;
+   */
+  policyType: string;
+
+  /**
+   * 1 for the create, then one more per replace or restore.
+   *
+   * @generated from field: int32 version = 3;
+   */
+  version: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: railgate.guardrail.v1.VersionActor actor = 5;
+   */
+  actor?: VersionActor | undefined;
+
+  /**
+   * "guardrail_policy.create", "guardrail_policy.update" or "guardrail_policy.restore".
+   *
+   * @generated from field: string action = 6;
+   */
+  action: string;
+
+  /**
+   * The fields the change made differ: { field: { before, after } } in the API's names.
+   *
+   * @generated from field: google.protobuf.Struct changes = 7;
+   */
+  changes?: JsonObject | undefined;
+
+  /**
+   * The change went through although checks failed.
+   *
+   * @generated from field: bool forced = 8;
+   */
+  forced: boolean;
+
+  /**
+   * A restore: the version it restored.
+   *
+   * @generated from field: optional int32 restored_from = 9;
+   */
+  restoredFrom?: number | undefined;
+
+  /**
+   * The policy as the change left it (unset in lists).
+   *
+   * @generated from field: railgate.guardrail.v1.GuardrailPolicy policy = 10;
+   */
+  policy?: GuardrailPolicy | undefined;
+
+  /**
+   * Set once the policy was deleted: the versions stay for the audit retention.
+   *
+   * @generated from field: google.protobuf.Timestamp deleted_at = 11;
+   */
+  deletedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GuardrailPolicyVersion.
+ * Use `create(GuardrailPolicyVersionSchema)` to create a new message.
+ */
+export const GuardrailPolicyVersionSchema: GenMessage<GuardrailPolicyVersion> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 28);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListGuardrailPolicyVersionsRequest
+ */
+export type ListGuardrailPolicyVersionsRequest = Message<"railgate.guardrail.v1.ListGuardrailPolicyVersionsRequest"> & {
+  /**
+   * @generated from field: string policy_type = 1;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: int32 offset = 3;
+   */
+  offset: number;
+
+  /**
+   * 0 means the default (50).
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListGuardrailPolicyVersionsRequest.
+ * Use `create(ListGuardrailPolicyVersionsRequestSchema)` to create a new message.
+ */
+export const ListGuardrailPolicyVersionsRequestSchema: GenMessage<ListGuardrailPolicyVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 29);
+
+/**
+ * @generated from message railgate.guardrail.v1.ListGuardrailPolicyVersionsResponse
+ */
+export type ListGuardrailPolicyVersionsResponse = Message<"railgate.guardrail.v1.ListGuardrailPolicyVersionsResponse"> & {
+  /**
+   * @generated from field: repeated railgate.guardrail.v1.GuardrailPolicyVersion versions = 1;
+   */
+  versions: GuardrailPolicyVersion[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.ListGuardrailPolicyVersionsResponse.
+ * Use `create(ListGuardrailPolicyVersionsResponseSchema)` to create a new message.
+ */
+export const ListGuardrailPolicyVersionsResponseSchema: GenMessage<ListGuardrailPolicyVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 30);
+
+/**
+ * @generated from message railgate.guardrail.v1.GetGuardrailPolicyVersionRequest
+ */
+export type GetGuardrailPolicyVersionRequest = Message<"railgate.guardrail.v1.GetGuardrailPolicyVersionRequest"> & {
+  /**
+   * @generated from field: string policy_type = 1;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: int32 version = 3;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GetGuardrailPolicyVersionRequest.
+ * Use `create(GetGuardrailPolicyVersionRequestSchema)` to create a new message.
+ */
+export const GetGuardrailPolicyVersionRequestSchema: GenMessage<GetGuardrailPolicyVersionRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 31);
+
+/**
+ * @generated from message railgate.guardrail.v1.GetGuardrailPolicyVersionResponse
+ */
+export type GetGuardrailPolicyVersionResponse = Message<"railgate.guardrail.v1.GetGuardrailPolicyVersionResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailPolicyVersion version = 1;
+   */
+  version?: GuardrailPolicyVersion | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.GetGuardrailPolicyVersionResponse.
+ * Use `create(GetGuardrailPolicyVersionResponseSchema)` to create a new message.
+ */
+export const GetGuardrailPolicyVersionResponseSchema: GenMessage<GetGuardrailPolicyVersionResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 32);
+
+/**
+ * @generated from message railgate.guardrail.v1.RestoreGuardrailPolicyVersionRequest
+ */
+export type RestoreGuardrailPolicyVersionRequest = Message<"railgate.guardrail.v1.RestoreGuardrailPolicyVersionRequest"> & {
+  /**
+   * @generated from field: string policy_type = 1;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: int32 version = 3;
+   */
+  version: number;
+
+  /**
+   * @generated from field: bool force = 4;
+   */
+  force: boolean;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RestoreGuardrailPolicyVersionRequest.
+ * Use `create(RestoreGuardrailPolicyVersionRequestSchema)` to create a new message.
+ */
+export const RestoreGuardrailPolicyVersionRequestSchema: GenMessage<RestoreGuardrailPolicyVersionRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 33);
+
+/**
+ * @generated from message railgate.guardrail.v1.RestoreGuardrailPolicyVersionResponse
+ */
+export type RestoreGuardrailPolicyVersionResponse = Message<"railgate.guardrail.v1.RestoreGuardrailPolicyVersionResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailPolicy policy = 1;
+   */
+  policy?: GuardrailPolicy | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RestoreGuardrailPolicyVersionResponse.
+ * Use `create(RestoreGuardrailPolicyVersionResponseSchema)` to create a new message.
+ */
+export const RestoreGuardrailPolicyVersionResponseSchema: GenMessage<RestoreGuardrailPolicyVersionResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 34);
+
+/**
+ * @generated from message railgate.guardrail.v1.RunGuardrailPolicyChecksRequest
+ */
+export type RunGuardrailPolicyChecksRequest = Message<"railgate.guardrail.v1.RunGuardrailPolicyChecksRequest"> & {
+  /**
+   * @generated from field: string policy_type = 1;
+   */
+  policyType: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RunGuardrailPolicyChecksRequest.
+ * Use `create(RunGuardrailPolicyChecksRequestSchema)` to create a new message.
+ */
+export const RunGuardrailPolicyChecksRequestSchema: GenMessage<RunGuardrailPolicyChecksRequest> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 35);
+
+/**
+ * @generated from message railgate.guardrail.v1.RunGuardrailPolicyChecksResponse
+ */
+export type RunGuardrailPolicyChecksResponse = Message<"railgate.guardrail.v1.RunGuardrailPolicyChecksResponse"> & {
+  /**
+   * @generated from field: railgate.guardrail.v1.GuardrailCheckRun run = 1;
+   */
+  run?: GuardrailCheckRun | undefined;
+};
+
+/**
+ * Describes the message railgate.guardrail.v1.RunGuardrailPolicyChecksResponse.
+ * Use `create(RunGuardrailPolicyChecksResponseSchema)` to create a new message.
+ */
+export const RunGuardrailPolicyChecksResponseSchema: GenMessage<RunGuardrailPolicyChecksResponse> = /*@__PURE__*/
+  messageDesc(file_railgate_guardrail_v1_guardrail_policy_service, 36);
+
+/**
  * Guardrail policies (OpenRouter's Guardrail Policies): a budget, a model
  * availability or a moderation policy of one workspace, assigned to API keys
  * and members on its own. Every call needs a management key.
@@ -910,6 +1212,46 @@ export const GuardrailPolicyService: GenService<{
     methodKind: "unary";
     input: typeof DeleteAccountPolicyRequestSchema;
     output: typeof DeleteAccountPolicyResponseSchema;
+  },
+  /**
+   * A policy's versions (each create, replace and restore), newest first; a deleted policy's
+   * stay readable for the audit retention.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.ListGuardrailPolicyVersions
+   */
+  listGuardrailPolicyVersions: {
+    methodKind: "unary";
+    input: typeof ListGuardrailPolicyVersionsRequestSchema;
+    output: typeof ListGuardrailPolicyVersionsResponseSchema;
+  },
+  /**
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.GetGuardrailPolicyVersion
+   */
+  getGuardrailPolicyVersion: {
+    methodKind: "unary";
+    input: typeof GetGuardrailPolicyVersionRequestSchema;
+    output: typeof GetGuardrailPolicyVersionResponseSchema;
+  },
+  /**
+   * Makes a new version whose name, config and checks equal an earlier one's; its checks must
+   * pass unless forced.
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.RestoreGuardrailPolicyVersion
+   */
+  restoreGuardrailPolicyVersion: {
+    methodKind: "unary";
+    input: typeof RestoreGuardrailPolicyVersionRequestSchema;
+    output: typeof RestoreGuardrailPolicyVersionResponseSchema;
+  },
+  /**
+   * Runs a policy's checks now and keeps the result as its last_check_run (no version).
+   *
+   * @generated from rpc railgate.guardrail.v1.GuardrailPolicyService.RunGuardrailPolicyChecks
+   */
+  runGuardrailPolicyChecks: {
+    methodKind: "unary";
+    input: typeof RunGuardrailPolicyChecksRequestSchema;
+    output: typeof RunGuardrailPolicyChecksResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_railgate_guardrail_v1_guardrail_policy_service, 0);

@@ -8,14 +8,10 @@ import {
   GuardrailCheckRunSchema,
   Region,
 } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
-import {
-  decideExample,
-  type ExampleCatalog,
-  type ExampleOutcome,
-} from "../../governance/decide-example.js";
-import type { AccountSettings } from "../../governance/policy/types.js";
 import { withErrorMetadata } from "../../platform/rpc/errors.js";
 import { nowTimestamp } from "../../platform/time.js";
+import { decideExample, type ExampleCatalog, type ExampleOutcome } from "../decide-example.js";
+import type { AccountSettings } from "../policy/types.js";
 
 /** What running a guardrail's checks needs: the models (as the speech service knows them) and the account's settings. */
 export interface CheckContext {
@@ -82,4 +78,17 @@ export function checksFailedError(failing: string[]) {
     `the change fails ${failing.length} check(s): ${failing.join("; ")} (send force: true to apply it anyway)`,
     { failingChecks: failing },
   );
+}
+
+/** A check run in the audit log: whether it passed, and which checks failed. */
+export function runSummary(run: GuardrailCheckRun): { passed: boolean; failing: string[] } {
+  return {
+    passed: run.passed,
+    failing: run.results
+      .filter((r) => !r.passed)
+      .map(
+        (r) =>
+          `${r.name}: expected ${CHECK_OUTCOMES.name(r.expect)}, got ${CHECK_OUTCOMES.name(r.outcome)}`,
+      ),
+  };
 }
