@@ -39,7 +39,13 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
-import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
+import {
+  type KeyUsage,
+  keyLimitByokSuffix,
+  keyUsageCounters,
+  keyUsageFrom,
+  settlementUsage,
+} from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import { MemoryIdempotency } from "./memory-idempotency.js";
 import { MemoryPolicyDocs } from "./policies/memory-policy-docs.js";
@@ -766,7 +772,11 @@ export class MemoryStore implements Store {
     // A limit with limit_reset is checked on its window's spend, an all-time one on all of it.
     const keyWindow = a.keyLimitWindow && `${a.scope}/${a.keyLimitWindow.suffix}`;
     if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
-      const spent = this.counter(keyWindow ?? keySpend);
+      const spent =
+        this.counter(keyWindow ?? keySpend) +
+        (a.keyLimitIncludesByok
+          ? this.counter(`${a.scope}/${keyLimitByokSuffix(a.keyHash, a.keyLimitWindow)}`)
+          : 0);
       if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
         return { ok: false, reason: "key-limit", spentMicros: spent };
       }

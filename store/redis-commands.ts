@@ -395,6 +395,8 @@ export interface AdmitItem {
   keyMicros: number;
   /** The key limit's window (its id, e.g. "daily:2026-11-26", and ttl); absent: all-time. */
   keyWindow?: { id: string; ttlSeconds: number };
+  /** The key limit counts the BYOK spend of its window too (include_byok_in_limit). */
+  keyLimitIncludesByok: boolean;
   budgets: {
     guardrailId: string;
     entity: string;
@@ -433,6 +435,7 @@ export function admitGroupArgs(c: AdmitGroupCall): AdmitGroupArgs {
       a.tracked?.leaseUntilMs ?? 0,
       a.tracked?.admission ?? "",
       a.tracked?.record ?? "",
+      a.keyLimitIncludesByok ? 1 : 0,
     );
     for (const b of a.budgets) {
       args.push(

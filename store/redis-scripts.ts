@@ -291,7 +291,9 @@ end
  * creditMicros, keyLimitMicros (-1 = none), keyMicros, the key limit window's
  * id ("" = the limit, if any, is all-time, on the key's all-time spend) and
  * its ttl, the number of budgets, the admission id to track ("" = untracked), its lease's
- * end (ms), the admission as JSON and the record to write if it is recovered, then per
+ * end (ms), the admission as JSON, the record to write if it is recovered and whether the key
+ * limit counts BYOK spend too (1/0: then the BYOK counter of the same window, all-time or
+ * limit_reset's, is added to the spend it is checked on), then per
  * budget: guardrail id, entity ("k" = the request's own key), limit, amount, window's first
  * day, today. A tracked admission is registered in the same step as its reservation
  * (`resv`, `resv-r`, and `resv-i` by lease end), so a process that dies holding it leaves
@@ -318,7 +320,7 @@ local function admit(i)
   local nb = tonumber(ARGV[i + 9])
   local budgets = {}
   for b = 1, nb do
-    local j = i + 14 + (b - 1) * 6
+    local j = i + 15 + (b - 1) * 6
     local entity = ARGV[j + 1]
     if entity == "k" then entity = "key:" .. hash end
     budgets[b] = { key = P .. "spend-d:" .. ARGV[j] .. ":" .. entity, member = ARGV[j] .. "/" .. entity,
@@ -341,6 +343,11 @@ local function admit(i)
   end
   if klim >= 0 and kamt > 0 then
     local spent = tonumber(redis.call("GET", kwin) or "0")
+    if ARGV[i + 14] == "1" then
+      -- include_byok_in_limit: the BYOK spend of the same window (all-time: "total") counts too.
+      local window = ARGV[i + 7] ~= "" and ARGV[i + 7] or "total"
+      spent = spent + tonumber(redis.call("GET", P .. "keyusage:" .. hash .. ":byok:" .. window) or "0")
+    end
     if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
   end
   local used = 0
@@ -384,7 +391,7 @@ while i <= #ARGV do
   -- A request that fails (a counter of the wrong type) fails alone; the others go on.
   local done, reply = pcall(admit, i)
   out[#out + 1] = done and reply or { "error", failure(reply) }
-  i = i + 14 + tonumber(ARGV[i + 9]) * 6
+  i = i + 15 + tonumber(ARGV[i + 9]) * 6
 end
 return out
 `;

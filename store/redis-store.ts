@@ -940,6 +940,7 @@ export class RedisStore implements Store {
             id: windowIdOf(a.keyLimitWindow),
             ttlSeconds: a.keyLimitWindow.ttlSeconds,
           },
+          keyLimitIncludesByok: a.keyLimitIncludesByok === true,
           budgets: a.budgets,
           tracked:
             a.recovery && a.id !== undefined
