@@ -49,7 +49,6 @@ import {
 import type { LimitReached } from "./limits.js";
 import { MemoryIdempotency } from "./memory-idempotency.js";
 import { MemoryPolicyDocs } from "./policies/memory-policy-docs.js";
-import type { PolicyDocStore } from "./policies/types.js";
 import type { SqlDatabase } from "./request-log/database.js";
 import {
   joinedRecord,
@@ -155,12 +154,17 @@ export class MemoryStore implements Store {
   ) {}
 
   private audioClips?: AudioClipStore;
-  private policyDocs?: PolicyDocStore;
+  private policyDocs?: MemoryPolicyDocs;
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
-  openPolicyDocs(): PolicyDocStore {
+  openPolicyDocs(): MemoryPolicyDocs {
     this.policyDocs ??= new MemoryPolicyDocs((scope) => this.changed(scope));
     return this.policyDocs;
+  }
+
+  /** Whether the workspace's policy document moved past the version a write was decided under. */
+  private policyDocMoved(workspaceId: string, expected: number | undefined): boolean {
+    return expected !== undefined && this.openPolicyDocs().versionOf(workspaceId) !== expected;
   }
 
   openAudioClips(options: { memoryBytes: number }): AudioClipStore {
@@ -402,10 +406,12 @@ export class MemoryStore implements Store {
   async createGuardrail(
     g: Guardrail,
     audit?: AuditNote,
-  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    policyDocVersion?: number,
+  ): Promise<"ok" | "exists" | "missing-workspace" | "conflict" | LimitReached> {
     const scope = this.scopes.get(g.workspaceId);
     if (!scope?.workspace) return "missing-workspace";
     if (scope.guardrails.has(g.id)) return "exists";
+    if (this.policyDocMoved(g.workspaceId, policyDocVersion)) return "conflict";
     const defaultId = defaultGuardrailId(g.workspaceId);
     if (g.id !== defaultId) {
       const count = scope.guardrails.size - (scope.guardrails.has(defaultId) ? 1 : 0);
@@ -414,6 +420,7 @@ export class MemoryStore implements Store {
     }
     scope.guardrails.set(g.id, storedGuardrail(g, 1));
     this.guardrailScopes.set(g.id, g.workspaceId);
+    this.openPolicyDocs().guardrailWritten(g.workspaceId);
     this.changed(g.workspaceId);
     await this.journal?.write(g.workspaceId, audit, [this.guardrailSnapshot(g.workspaceId, g.id)]);
     return "ok";
@@ -425,12 +432,15 @@ export class MemoryStore implements Store {
   ): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
     const scope = this.scopes.get(p.workspaceId);
     let stored = scope?.guardrails.get(p.id);
+    // Checked, like the rest, before anything changes and with no await in between (as one step).
+    if (this.policyDocMoved(p.workspaceId, p.policyDocVersion)) return "conflict";
     if (!stored) {
       // Deleted since it was read: the caller re-reads (404, or a fresh default).
       if (p.readVersion > 0) return "conflict";
       if (!p.materialize || !scope?.workspace) return "missing";
       stored = storedGuardrail(p.next, 1);
       scope.guardrails.set(p.id, stored);
+      this.openPolicyDocs().guardrailWritten(p.workspaceId);
       this.changed(p.workspaceId);
       const created = decodeGuardrail(stored);
       await this.journal?.write(p.workspaceId, audit, [
@@ -449,6 +459,7 @@ export class MemoryStore implements Store {
       else stored.fields.set(n, bytes);
     }
     stored.version++;
+    this.openPolicyDocs().guardrailWritten(p.workspaceId);
     this.changed(p.workspaceId);
     const patchedGuardrail = decodeGuardrail(stored);
     await this.journal?.write(p.workspaceId, audit, [this.guardrailSnapshot(p.workspaceId, p.id)]);
@@ -463,6 +474,7 @@ export class MemoryStore implements Store {
     for (const map of Object.values(scope.assignments)) {
       for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
     }
+    this.openPolicyDocs().guardrailWritten(workspaceId);
     this.changed(workspaceId);
     await this.journal?.write(workspaceId, audit, [this.guardrailSnapshot(workspaceId, id)]);
     return true;
@@ -584,6 +596,7 @@ export class MemoryStore implements Store {
       map.set(r.subject, { ...r });
     }
     if (todo.length > 0) {
+      this.openPolicyDocs().guardrailWritten(first.workspaceId);
       this.changed(first.workspaceId);
       await this.journal?.write(
         first.workspaceId,
@@ -610,6 +623,7 @@ export class MemoryStore implements Store {
       }
     }
     if (n > 0) {
+      this.openPolicyDocs().guardrailWritten(workspaceId);
       this.changed(workspaceId);
       await this.journal?.write(
         workspaceId,

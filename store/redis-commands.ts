@@ -46,6 +46,8 @@ export type CreateGuardrailArgs = [
   id: string,
   defaultId: string,
   limit: number,
+  /** The policy document's version the create was decided under; -1 = unchecked. */
+  policyDocVersion: number,
   ...fields: FieldArg[],
 ];
 export type PatchGuardrailArgs = [
@@ -58,6 +60,8 @@ export type PatchGuardrailArgs = [
   id: string,
   written: number,
   guarded: number,
+  /** The policy document's version the patch was decided under; -1 = unchecked. */
+  policyDocVersion: number,
   ...fields: FieldArg[],
 ];
 export type DeleteGuardrailArgs = [
@@ -208,7 +212,7 @@ declare module "ioredis" {
     rgClaimWorkspace(...args: ClaimWorkspaceArgs): Result<CountedReply, Context>;
     rgCreateGuardrail(
       ...args: Outboxed<CreateGuardrailArgs>
-    ): Result<CountedReply<"exists" | "missing-workspace">, Context>;
+    ): Result<CountedReply<"exists" | "missing-workspace" | "conflict">, Context>;
     rgPatchGuardrailBuffer(
       ...args: Outboxed<PatchGuardrailArgs>
     ): Result<PatchGuardrailReply, Context>;
@@ -328,6 +332,8 @@ export interface PatchCall {
   guarded: [number, Uint8Array][];
   /** A workspace default: when it is missing, it is created whole from these fields. */
   materialize?: [number, Uint8Array][];
+  /** The policy document's version the patch was decided under; absent = unchecked. */
+  policyDocVersion?: number;
 }
 
 export function patchArgs(c: PatchCall): PatchGuardrailArgs {
@@ -342,6 +348,7 @@ export function patchArgs(c: PatchCall): PatchGuardrailArgs {
     c.id,
     c.written.length,
     c.guarded.length,
+    c.policyDocVersion ?? -1,
     ...fieldArgs(c.written),
     ...fieldArgs(c.guarded),
     ...(c.materialize ? fieldArgs(c.materialize) : []),

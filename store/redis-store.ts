@@ -531,7 +531,8 @@ export class RedisStore implements Store {
   async createGuardrail(
     g: Guardrail,
     audit?: AuditNote,
-  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    policyDocVersion?: number,
+  ): Promise<"ok" | "exists" | "missing-workspace" | "conflict" | LimitReached> {
     const limit = this.limits.guardrailsPerWorkspace;
     const result = counted(
       await this.outboxed(g.workspaceId, audit, [["g", g.id]], {}, (outbox, event, snaps) =>
@@ -544,6 +545,7 @@ export class RedisStore implements Store {
           g.id,
           defaultGuardrailId(g.workspaceId),
           limit,
+          policyDocVersion ?? -1,
           ...fieldArgs(encodeFields(g)),
           event,
           snaps,
@@ -577,6 +579,7 @@ export class RedisStore implements Store {
             written: namedFields(p.next, p.fields),
             guarded: namedFields(p.read, p.unchanged),
             materialize: p.materialize ? encodeFields(p.next) : undefined,
+            policyDocVersion: p.policyDocVersion,
           }),
           event,
           snaps,
