@@ -83,6 +83,7 @@ export async function admitRequest(
   );
   // A key limit with limit_reset counts the spend of its current UTC window only.
   const limitWindow = key.limit === undefined ? undefined : keyLimitWindow(key.limitReset);
+  const byokInLimit = key.includeByokInLimit && key.limit !== undefined;
   // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
@@ -99,8 +100,8 @@ export async function admitRequest(
     keyLimitWindow: limitWindow && keyLimitCounter(key.hash, limitWindow, now),
     // include_byok_in_limit: the limit has a say over BYOK endpoints too, so their worst case
     // is reserved on it (settlement keeps the credit part there and moves the rest to BYOK).
-    ...(key.includeByokInLimit && key.limit !== undefined ? { keyLimitIncludesByok: true } : {}),
-    keyMicros: key.includeByokInLimit && key.limit !== undefined ? worstAll : worstCredit,
+    keyLimitIncludesByok: byokInLimit,
+    keyMicros: byokInLimit ? worstAll : worstCredit,
     // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
     // serve (not even a limit_usd of 0, which otherwise refuses everything).
     budgets: counters.map(({ budget: b, entity }) => {
