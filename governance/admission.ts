@@ -54,9 +54,9 @@ function usd(micros: number): string {
  * against the key's rate limit, the workspace credits, every budget counter
  * of the key and of its member, and the key's own limit, atomically in the
  * store: concurrent requests on any number of replicas can never overshoot a
- * limit. BYOK spend counts toward
- * a budget only when its guardrail says include_byok_in_budgets, and never
- * toward credits.
+ * limit. BYOK spend counts toward a budget only when its guardrail says
+ * include_byok_in_budgets, toward the key's limit only when the key says
+ * include_byok_in_limit, and never toward credits.
  */
 export async function admitRequest(
   store: Store,
@@ -83,6 +83,7 @@ export async function admitRequest(
   );
   // A key limit with limit_reset counts the spend of its current UTC window only.
   const limitWindow = key.limit === undefined ? undefined : keyLimitWindow(key.limitReset);
+  const byokInLimit = key.includeByokInLimit && key.limit !== undefined;
   // A key's own rate_limit_per_minute replaces the system-wide default.
   const rateLimit = key.rateLimitPerMinute ?? config.rateLimitPerMinute;
   const admission: Admission = {
@@ -97,7 +98,10 @@ export async function admitRequest(
     creditMicros: worstCredit,
     keyLimitMicros: key.limit === undefined ? undefined : toMicros(key.limit),
     keyLimitWindow: limitWindow && keyLimitCounter(key.hash, limitWindow, now),
-    keyMicros: worstCredit,
+    // include_byok_in_limit: the limit has a say over BYOK endpoints too, so their worst case
+    // is reserved on it (settlement keeps the credit part there and moves the rest to BYOK).
+    keyLimitIncludesByok: byokInLimit,
+    keyMicros: byokInLimit ? worstAll : worstCredit,
     // A budget that leaves BYOK spend out has no say over a request only BYOK endpoints can
     // serve (not even a limit_usd of 0, which otherwise refuses everything).
     budgets: counters.map(({ budget: b, entity }) => {
@@ -157,7 +161,7 @@ export async function admitRequest(
       throw withReason(
         Code.PermissionDenied,
         ErrorReason.KEY_LIMIT_EXCEEDED,
-        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)}${limitWindow ? ` per ${PERIOD[limitWindow]} (limit_reset: ${limitWindow}, UTC)` : ""} used`,
+        `Key limit exceeded: ${usd(result.spentMicros)} of the key's limit of ${usd(admission.keyLimitMicros ?? 0)}${limitWindow ? ` per ${PERIOD[limitWindow]} (limit_reset: ${limitWindow}, UTC)` : ""} used${admission.keyLimitIncludesByok ? " (credit and BYOK spend: include_byok_in_limit)" : ""}`,
       );
     case "budget": {
       const c = counters.find(

@@ -66,6 +66,13 @@ export interface Admission {
    * Undefined: the limit (if any) is all-time, checked on the all-time spend.
    */
   keyLimitWindow?: UsageCounter;
+  /**
+   * The key's include_byok_in_limit: its limit is checked on its credit spend plus its BYOK
+   * spend of the same window (keyLimitByokSuffix), and keyMicros reserves the worst case of any
+   * endpoint, BYOK or not. The reservation sits on the credit counter until settlement moves
+   * the BYOK part to the BYOK counters, so the sum is exact at every instant.
+   */
+  keyLimitIncludesByok?: boolean;
   keyMicros: number;
   budgets: BudgetCharge[];
   /** Registers the reservation so that a live process settles it if its owner dies (needs `id`). */

@@ -84,6 +84,14 @@ export function keyLimitCounter(
 }
 
 /**
+ * The BYOK spend counter a key limit with include_byok_in_limit adds to its credit counter:
+ * all-time, or the limit_reset window's (the very counters byok_usage* read).
+ */
+export function keyLimitByokSuffix(keyHash: string, keyLimitWindow: UsageCounter | undefined) {
+  return `keyusage:${keyHash}:byok:${keyLimitWindow?.windowId ?? "total"}`;
+}
+
+/**
  * The counters a settled request adds its real cost to, in a fixed order: credit spend per
  * window (the all-time credit spend is the key-limit counter, kept apart), then BYOK spend
  * all-time and per window.

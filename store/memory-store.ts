@@ -39,11 +39,16 @@ import {
   encodeFields,
   guardrailFieldNumber,
 } from "./guardrail-fields.js";
-import { type KeyUsage, keyUsageCounters, keyUsageFrom, settlementUsage } from "./key-usage.js";
+import {
+  type KeyUsage,
+  keyLimitByokSuffix,
+  keyUsageCounters,
+  keyUsageFrom,
+  settlementUsage,
+} from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
 import { MemoryIdempotency } from "./memory-idempotency.js";
 import { MemoryPolicyDocs } from "./policies/memory-policy-docs.js";
-import type { PolicyDocStore } from "./policies/types.js";
 import type { SqlDatabase } from "./request-log/database.js";
 import {
   joinedRecord,
@@ -153,12 +158,17 @@ export class MemoryStore implements Store {
   ) {}
 
   private audioClips?: AudioClipStore;
-  private policyDocs?: PolicyDocStore;
+  private policyDocs?: MemoryPolicyDocs;
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
-  openPolicyDocs(): PolicyDocStore {
+  openPolicyDocs(): MemoryPolicyDocs {
     this.policyDocs ??= new MemoryPolicyDocs((scope) => this.changed(scope));
     return this.policyDocs;
+  }
+
+  /** Whether the workspace's policy document moved past the version a write was decided under. */
+  private policyDocMoved(workspaceId: string, expected: number | undefined): boolean {
+    return expected !== undefined && this.openPolicyDocs().versionOf(workspaceId) !== expected;
   }
 
   openAudioClips(options: { memoryBytes: number }): AudioClipStore {
@@ -410,10 +420,12 @@ export class MemoryStore implements Store {
   async createGuardrail(
     g: Guardrail,
     audit?: AuditNote,
-  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    policyDocVersion?: number,
+  ): Promise<"ok" | "exists" | "missing-workspace" | "conflict" | LimitReached> {
     const scope = this.scopes.get(g.workspaceId);
     if (!scope?.workspace) return "missing-workspace";
     if (scope.guardrails.has(g.id)) return "exists";
+    if (this.policyDocMoved(g.workspaceId, policyDocVersion)) return "conflict";
     const defaultId = defaultGuardrailId(g.workspaceId);
     if (g.id !== defaultId) {
       const count = scope.guardrails.size - (scope.guardrails.has(defaultId) ? 1 : 0);
@@ -422,6 +434,7 @@ export class MemoryStore implements Store {
     }
     scope.guardrails.set(g.id, storedGuardrail(g, 1));
     this.guardrailScopes.set(g.id, g.workspaceId);
+    this.openPolicyDocs().guardrailWritten(g.workspaceId);
     this.changed(g.workspaceId);
     await this.journal?.write(g.workspaceId, audit, [this.guardrailSnapshot(g.workspaceId, g.id)]);
     return "ok";
@@ -433,12 +446,15 @@ export class MemoryStore implements Store {
   ): Promise<Versioned<Guardrail> | "conflict" | "missing"> {
     const scope = this.scopes.get(p.workspaceId);
     let stored = scope?.guardrails.get(p.id);
+    // Checked, like the rest, before anything changes and with no await in between (as one step).
+    if (this.policyDocMoved(p.workspaceId, p.policyDocVersion)) return "conflict";
     if (!stored) {
       // Deleted since it was read: the caller re-reads (404, or a fresh default).
       if (p.readVersion > 0) return "conflict";
       if (!p.materialize || !scope?.workspace) return "missing";
       stored = storedGuardrail(p.next, 1);
       scope.guardrails.set(p.id, stored);
+      this.openPolicyDocs().guardrailWritten(p.workspaceId);
       this.changed(p.workspaceId);
       const created = decodeGuardrail(stored);
       await this.journal?.write(p.workspaceId, audit, [
@@ -457,6 +473,7 @@ export class MemoryStore implements Store {
       else stored.fields.set(n, bytes);
     }
     stored.version++;
+    this.openPolicyDocs().guardrailWritten(p.workspaceId);
     this.changed(p.workspaceId);
     const patchedGuardrail = decodeGuardrail(stored);
     await this.journal?.write(p.workspaceId, audit, [this.guardrailSnapshot(p.workspaceId, p.id)]);
@@ -471,6 +488,7 @@ export class MemoryStore implements Store {
     for (const map of Object.values(scope.assignments)) {
       for (const [subject, a] of map) if (a.guardrailId === id) map.delete(subject);
     }
+    this.openPolicyDocs().guardrailWritten(workspaceId);
     this.changed(workspaceId);
     await this.journal?.write(workspaceId, audit, [this.guardrailSnapshot(workspaceId, id)]);
     return true;
@@ -592,6 +610,7 @@ export class MemoryStore implements Store {
       map.set(r.subject, { ...r });
     }
     if (todo.length > 0) {
+      this.openPolicyDocs().guardrailWritten(first.workspaceId);
       this.changed(first.workspaceId);
       await this.journal?.write(
         first.workspaceId,
@@ -618,6 +637,7 @@ export class MemoryStore implements Store {
       }
     }
     if (n > 0) {
+      this.openPolicyDocs().guardrailWritten(workspaceId);
       this.changed(workspaceId);
       await this.journal?.write(
         workspaceId,
@@ -827,7 +847,11 @@ export class MemoryStore implements Store {
     // A limit with limit_reset is checked on its window's spend, an all-time one on all of it.
     const keyWindow = a.keyLimitWindow && `${a.scope}/${a.keyLimitWindow.suffix}`;
     if (a.keyLimitMicros !== undefined && a.keyMicros > 0) {
-      const spent = this.counter(keyWindow ?? keySpend);
+      const spent =
+        this.counter(keyWindow ?? keySpend) +
+        (a.keyLimitIncludesByok
+          ? this.counter(`${a.scope}/${keyLimitByokSuffix(a.keyHash, a.keyLimitWindow)}`)
+          : 0);
       if (spent >= a.keyLimitMicros || spent + a.keyMicros > a.keyLimitMicros) {
         return { ok: false, reason: "key-limit", spentMicros: spent };
       }

@@ -46,6 +46,8 @@ export type CreateGuardrailArgs = [
   id: string,
   defaultId: string,
   limit: number,
+  /** The policy document's version the create was decided under; -1 = unchecked. */
+  policyDocVersion: number,
   ...fields: FieldArg[],
 ];
 export type PatchGuardrailArgs = [
@@ -58,6 +60,8 @@ export type PatchGuardrailArgs = [
   id: string,
   written: number,
   guarded: number,
+  /** The policy document's version the patch was decided under; -1 = unchecked. */
+  policyDocVersion: number,
   ...fields: FieldArg[],
 ];
 export type DeleteGuardrailArgs = [
@@ -216,7 +220,7 @@ declare module "ioredis" {
     rgClaimWorkspace(...args: ClaimWorkspaceArgs): Result<CountedReply, Context>;
     rgCreateGuardrail(
       ...args: Outboxed<CreateGuardrailArgs>
-    ): Result<CountedReply<"exists" | "missing-workspace">, Context>;
+    ): Result<CountedReply<"exists" | "missing-workspace" | "conflict">, Context>;
     rgPatchGuardrailBuffer(
       ...args: Outboxed<PatchGuardrailArgs>
     ): Result<PatchGuardrailReply, Context>;
@@ -341,6 +345,8 @@ export interface PatchCall {
   guarded: [number, Uint8Array][];
   /** A workspace default: when it is missing, it is created whole from these fields. */
   materialize?: [number, Uint8Array][];
+  /** The policy document's version the patch was decided under; absent = unchecked. */
+  policyDocVersion?: number;
 }
 
 export function patchArgs(c: PatchCall): PatchGuardrailArgs {
@@ -355,6 +361,7 @@ export function patchArgs(c: PatchCall): PatchGuardrailArgs {
     c.id,
     c.written.length,
     c.guarded.length,
+    c.policyDocVersion ?? -1,
     ...fieldArgs(c.written),
     ...fieldArgs(c.guarded),
     ...(c.materialize ? fieldArgs(c.materialize) : []),
@@ -408,6 +415,8 @@ export interface AdmitItem {
   keyMicros: number;
   /** The key limit's window (its id, e.g. "daily:2026-11-26", and ttl); absent: all-time. */
   keyWindow?: { id: string; ttlSeconds: number };
+  /** The key limit counts the BYOK spend of its window too (include_byok_in_limit). */
+  keyLimitIncludesByok: boolean;
   budgets: {
     guardrailId: string;
     entity: string;
@@ -446,6 +455,7 @@ export function admitGroupArgs(c: AdmitGroupCall): AdmitGroupArgs {
       a.tracked?.leaseUntilMs ?? 0,
       a.tracked?.admission ?? "",
       a.tracked?.record ?? "",
+      a.keyLimitIncludesByok ? 1 : 0,
     );
     for (const b of a.budgets) {
       args.push(

@@ -27,6 +27,24 @@ end
 `;
 
 /**
+ * The workspace's policy document (store/policies/redis-policy-docs.ts) as guardrail writes
+ * meet it, in the outbox wrapper (SCOPE). A guardrail create or PATCH decided under version
+ * ARGV[n] of the document applies only while it is still that version ("-1": unchecked): a type
+ * moved to policies since may have made the change govern nothing. Every guardrail write
+ * (assignments too) counts itself in `gw`, which a write that moves a type checks in turn, so
+ * the policies it made from the guardrails it read never miss one.
+ */
+const LUA_POLICY_DOC = `
+local function policy_doc_moved(expected)
+  if expected == "-1" then return false end
+  return tonumber(redis.call("HGET", SCOPE .. "policies", "v") or "0") ~= tonumber(expected)
+end
+local function guardrail_written()
+  redis.call("HINCRBY", SCOPE .. "policies", "gw", 1)
+end
+`;
+
+/**
  * Takes a place in the workspace index unless the deployment is full. KEYS:
  * workspace index (global: the one key this script touches). ARGV:
  * createdAtMs, id, limit.
@@ -40,35 +58,40 @@ return { "ok" }
 
 /**
  * KEYS: workspace, guardrail, index. ARGV: createdAtMs, id, default id (does
- * not count toward the limit), limit, then (field number, encoding) pairs.
+ * not count toward the limit), limit, the policy document's version the
+ * create was decided under (LUA_POLICY_DOC), then (field number, encoding) pairs.
  */
-export const CREATE_GUARDRAIL = `${LUA_WRITE_FIELDS}
+export const CREATE_GUARDRAIL = `${LUA_WRITE_FIELDS}${LUA_POLICY_DOC}
 if redis.call("EXISTS", KEYS[1]) == 0 then return { "missing-workspace" } end
 if redis.call("EXISTS", KEYS[2]) == 1 then return { "exists" } end
+if policy_doc_moved(ARGV[5]) then return { "conflict" } end
 if ARGV[2] ~= ARGV[3] then
   local n = redis.call("ZCARD", KEYS[3])
   if redis.call("ZSCORE", KEYS[3], ARGV[3]) then n = n - 1 end
   if n >= tonumber(ARGV[4]) then return { "limit", n } end
 end
-write_fields(KEYS[2], 5, #ARGV)
+write_fields(KEYS[2], 6, #ARGV)
 redis.call("HSET", KEYS[2], "v", 1)
+guardrail_written()
 redis.call("ZADD", KEYS[3], "NX", ARGV[1], ARGV[2])
 return { "ok" }
 `;
 
 /**
  * One PATCH, atomically. KEYS: workspace, guardrail, index. ARGV:
- * readVersion, materialize (1/0), createdAtMs, id, W, U, then W (field,
+ * readVersion, materialize (1/0), createdAtMs, id, W, U, the policy
+ * document's version the patch was decided under (LUA_POLICY_DOC), then W (field,
  * encoding) pairs to write, U (field, encoding) pairs that must still be
  * stored as they were read, then the whole guardrail's pairs (used only to
  * materialize a missing workspace default).
  * Returns { "ok", version, guardrail } or { "conflict" } or { "missing" }.
  */
-export const PATCH_GUARDRAIL = `${LUA_LIB}${LUA_WRITE_FIELDS}
+export const PATCH_GUARDRAIL = `${LUA_LIB}${LUA_WRITE_FIELDS}${LUA_POLICY_DOC}
 local g = KEYS[2]
 local w = tonumber(ARGV[5])
 local u = tonumber(ARGV[6])
-local patch_from = 7
+local patch_from = 8
+if policy_doc_moved(ARGV[7]) then return { "conflict" } end
 local guard_from = patch_from + 2 * w
 local base_from = guard_from + 2 * u
 if redis.call("EXISTS", g) == 0 then
@@ -78,12 +101,14 @@ if redis.call("EXISTS", g) == 0 then
   write_fields(g, base_from, #ARGV)
   redis.call("HSET", g, "v", 1)
   redis.call("ZADD", KEYS[3], "NX", ARGV[3], ARGV[4])
+  guardrail_written()
   return { "ok", 1, read_guardrail(g) }
 end
 for i = guard_from, base_from - 1, 2 do
   if (redis.call("HGET", g, "f:" .. ARGV[i]) or "") ~= ARGV[i + 1] then return { "conflict" } end
 end
 write_fields(g, patch_from, guard_from - 1)
+guardrail_written()
 local v = redis.call("HINCRBY", g, "v", 1)
 return { "ok", v, read_guardrail(g) }
 `;
@@ -92,8 +117,9 @@ return { "ok", v, read_guardrail(g) }
  * KEYS: guardrail, index, key assignments, member assignments, their two
  * indexes, the guardrail's key and member assignment indexes. ARGV: id.
  */
-export const DELETE_GUARDRAIL = `
+export const DELETE_GUARDRAIL = `${LUA_POLICY_DOC}
 if redis.call("DEL", KEYS[1]) == 0 then return 0 end
+guardrail_written()
 redis.call("ZREM", KEYS[2], ARGV[1])
 for i = 3, 4 do
   for _, subject in ipairs(redis.call("ZRANGE", KEYS[i + 4], 0, -1)) do
@@ -157,7 +183,7 @@ return 1
  * guardrail is missing, or { -2, count, adding } when the new subjects would
  * pass the limit (then nothing is assigned).
  */
-export const ASSIGN = `
+export const ASSIGN = `${LUA_POLICY_DOC}
 if redis.call("EXISTS", KEYS[1]) == 0 then return -1 end
 local todo = {}
 local adding = 0
@@ -181,11 +207,12 @@ for _, t in ipairs(todo) do
   if previous then redis.call("ZREM", ARGV[2] .. ":g:" .. previous, rec.subject) end
   redis.call("ZADD", ARGV[2] .. ":g:" .. ARGV[1], rec.createdAtMs, rec.subject)
 end
+if #todo > 0 then guardrail_written() end
 return #todo
 `;
 
 /** KEYS: assignments, their index, the guardrail's index. ARGV: guardrailId, subjects... */
-export const UNASSIGN = `
+export const UNASSIGN = `${LUA_POLICY_DOC}
 local n = 0
 for i = 2, #ARGV do
   local old = redis.call("HGET", KEYS[1], ARGV[i])
@@ -196,6 +223,7 @@ for i = 2, #ARGV do
     n = n + 1
   end
 end
+if n > 0 then guardrail_written() end
 return n
 `;
 
@@ -317,7 +345,9 @@ end
  * creditMicros, keyLimitMicros (-1 = none), keyMicros, the key limit window's
  * id ("" = the limit, if any, is all-time, on the key's all-time spend) and
  * its ttl, the number of budgets, the admission id to track ("" = untracked), its lease's
- * end (ms), the admission as JSON and the record to write if it is recovered, then per
+ * end (ms), the admission as JSON, the record to write if it is recovered and whether the key
+ * limit counts BYOK spend too (1/0: then the BYOK counter of the same window, all-time or
+ * limit_reset's, is added to the spend it is checked on), then per
  * budget: guardrail id, entity ("k" = the request's own key), limit, amount, window's first
  * day, today. A tracked admission is registered in the same step as its reservation
  * (`resv`, `resv-r`, and `resv-i` by lease end), so a process that dies holding it leaves
@@ -344,7 +374,7 @@ local function admit(i)
   local nb = tonumber(ARGV[i + 9])
   local budgets = {}
   for b = 1, nb do
-    local j = i + 14 + (b - 1) * 6
+    local j = i + 15 + (b - 1) * 6
     local entity = ARGV[j + 1]
     if entity == "k" then entity = "key:" .. hash end
     budgets[b] = { key = P .. "spend-d:" .. ARGV[j] .. ":" .. entity, member = ARGV[j] .. "/" .. entity,
@@ -367,6 +397,11 @@ local function admit(i)
   end
   if klim >= 0 and kamt > 0 then
     local spent = tonumber(redis.call("GET", kwin) or "0")
+    if ARGV[i + 14] == "1" then
+      -- include_byok_in_limit: the BYOK spend of the same window (all-time: "total") counts too.
+      local window = ARGV[i + 7] ~= "" and ARGV[i + 7] or "total"
+      spent = spent + tonumber(redis.call("GET", P .. "keyusage:" .. hash .. ":byok:" .. window) or "0")
+    end
     if spent >= klim or spent + kamt > klim then return { "key-limit", spent } end
   end
   local used = 0
@@ -410,7 +445,7 @@ while i <= #ARGV do
   -- A request that fails (a counter of the wrong type) fails alone; the others go on.
   local done, reply = pcall(admit, i)
   out[#out + 1] = done and reply or { "error", failure(reply) }
-  i = i + 14 + tonumber(ARGV[i + 9]) * 6
+  i = i + 15 + tonumber(ARGV[i + 9]) * 6
 end
 return out
 `;

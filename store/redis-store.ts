@@ -534,7 +534,8 @@ export class RedisStore implements Store {
   async createGuardrail(
     g: Guardrail,
     audit?: AuditNote,
-  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached> {
+    policyDocVersion?: number,
+  ): Promise<"ok" | "exists" | "missing-workspace" | "conflict" | LimitReached> {
     const limit = this.limits.guardrailsPerWorkspace;
     const result = counted(
       await this.outboxed(g.workspaceId, audit, [["g", g.id]], {}, (outbox, event, snaps) =>
@@ -547,6 +548,7 @@ export class RedisStore implements Store {
           g.id,
           defaultGuardrailId(g.workspaceId),
           limit,
+          policyDocVersion ?? -1,
           ...fieldArgs(encodeFields(g)),
           event,
           snaps,
@@ -580,6 +582,7 @@ export class RedisStore implements Store {
             written: namedFields(p.next, p.fields),
             guarded: namedFields(p.read, p.unchanged),
             materialize: p.materialize ? encodeFields(p.next) : undefined,
+            policyDocVersion: p.policyDocVersion,
           }),
           event,
           snaps,
@@ -990,6 +993,7 @@ export class RedisStore implements Store {
             id: windowIdOf(a.keyLimitWindow),
             ttlSeconds: a.keyLimitWindow.ttlSeconds,
           },
+          keyLimitIncludesByok: a.keyLimitIncludesByok === true,
           budgets: a.budgets,
           tracked:
             a.recovery && a.id !== undefined

@@ -83,6 +83,11 @@ export interface GuardrailPatch {
   read: Guardrail;
   /** A workspace default: when missing (and readVersion is 0), create it from `next` whole. */
   materialize: boolean;
+  /**
+   * The version of the workspace's policy document the patch was decided under (which types
+   * policies manage there): "conflict" once it moved on. Absent: unchecked.
+   */
+  policyDocVersion?: number;
 }
 
 /** The first answer to a request made with an Idempotency-Key, as the client read it. */
@@ -188,12 +193,15 @@ export interface Store {
   ): Promise<Versioned<Readonly<Guardrail>> | undefined>;
   /**
    * Creates a guardrail at version 1. Refused with LimitReached beyond
-   * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count).
+   * COUNT_LIMITS.guardrailsPerWorkspace (a workspace default does not count), and with
+   * "conflict" when the workspace's policy document is no longer at `policyDocVersion` (the
+   * version it was decided under; absent: unchecked).
    */
   createGuardrail(
     g: Guardrail,
     audit?: AuditNote,
-  ): Promise<"ok" | "exists" | "missing-workspace" | LimitReached>;
+    policyDocVersion?: number,
+  ): Promise<"ok" | "exists" | "missing-workspace" | "conflict" | LimitReached>;
   /**
    * Applies a patch and bumps the version: the stored result, "conflict" when
    * an `unchanged` field changed (or the guardrail vanished) since it was

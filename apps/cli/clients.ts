@@ -1,6 +1,7 @@
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountService } from "../../gen/railgate/account/v1/account_service_pb.js";
+import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { SpeechService } from "../../gen/railgate/speech/v1/speech_service_pb.js";
 import type { RailgateConfig } from "../../platform/config/config.js";
@@ -9,6 +10,7 @@ import { loadGrpcTls } from "../../platform/rpc/grpc-tls.js";
 export interface CliClients {
   accounts: ReturnType<typeof createClient<typeof AccountService>>;
   guardrails: ReturnType<typeof createClient<typeof GuardrailService>>;
+  policies: ReturnType<typeof createClient<typeof GuardrailPolicyService>>;
   speech: ReturnType<typeof createClient<typeof SpeechService>>;
 }
 
@@ -34,6 +36,7 @@ export function cliClients(key: string | undefined, config: RailgateConfig): Cli
   return {
     accounts: createClient(AccountService, guardrail),
     guardrails: createClient(GuardrailService, guardrail),
+    policies: createClient(GuardrailPolicyService, guardrail),
     speech: createClient(
       SpeechService,
       transport(config.speechGrpcUrl ?? `${scheme}://127.0.0.1:${config.speechGrpcPort}`),

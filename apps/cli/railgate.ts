@@ -28,6 +28,7 @@ import { assignmentCommands } from "./commands/assignments.js";
 import { auditCommands } from "./commands/audit.js";
 import { configCommands } from "./commands/config.js";
 import { guardrailCommands } from "./commands/guardrails.js";
+import { policyCommands } from "./commands/policies.js";
 import { speechCommands } from "./commands/speech.js";
 import { ApiClient, ApiError } from "./http/api-client.js";
 import { HTTP_COMMANDS } from "./http/commands.js";
@@ -39,6 +40,7 @@ import { UsageError } from "./usage-error.js";
 const GRPC_COMMANDS: Command[] = [
   ...guardrailCommands,
   ...assignmentCommands,
+  ...policyCommands,
   ...speechCommands,
   ...accountCommands,
   ...auditCommands,

@@ -46,31 +46,35 @@ import { isoOrNull } from "./proto-json.js";
 
 type Json = Record<string, unknown>;
 
-/** The spend a key's limit is checked against: its limit_reset window's, else all of it. */
+/**
+ * The spend a key's limit is checked against: its limit_reset window's, else all of it; with
+ * include_byok_in_limit, the BYOK spend of the same window too (what admission adds up).
+ */
 function limitSpend(k: ApiKey, u: KeyUsage): number {
+  const byok = k.includeByokInLimit;
   switch (KEY_LIMIT_RESETS.name(k.limitReset)) {
     case "daily":
-      return u.usageDailyUsd;
+      return u.usageDailyUsd + (byok ? u.byokUsageDailyUsd : 0);
     case "weekly":
-      return u.usageWeeklyUsd;
+      return u.usageWeeklyUsd + (byok ? u.byokUsageWeeklyUsd : 0);
     case "monthly":
-      return u.usageMonthlyUsd;
+      return u.usageMonthlyUsd + (byok ? u.byokUsageMonthlyUsd : 0);
     default:
-      return u.usageUsd;
+      return u.usageUsd + (byok ? u.byokUsageUsd : 0);
   }
 }
 
 /**
  * The limit and usage fields both key shapes (/keys and /key) carry. A limit applies per
- * limit_reset window (UTC) or all-time (null); key limits never count BYOK spend, hence
- * include_byok_in_limit false.
+ * limit_reset window (UTC) or all-time (null), on credit spend, plus BYOK spend when
+ * include_byok_in_limit is true.
  */
 function limitAndUsageToJson(k: ApiKey, u: KeyUsage) {
   return {
     limit: k.limit ?? null,
     limit_remaining: k.limit === undefined ? null : Math.max(0, k.limit - limitSpend(k, u)),
     limit_reset: KEY_LIMIT_RESETS.name(k.limitReset) ?? null,
-    include_byok_in_limit: false,
+    include_byok_in_limit: k.includeByokInLimit,
     expires_at: isoOrNull(k.expiresAt),
     ...usageToJson(u),
   };
@@ -169,7 +173,7 @@ const LIMIT_AND_USAGE = {
   limit: orNull(NUMBER),
   limit_remaining: orNull(NUMBER),
   limit_reset: orNull({ enum: KEY_LIMIT_RESETS.names }),
-  include_byok_in_limit: { const: false },
+  include_byok_in_limit: BOOLEAN,
   expires_at: orNull(DATE_TIME),
   usage: NUMBER,
   usage_daily: NUMBER,
@@ -252,9 +256,7 @@ export function listKeysRequestFromQuery(
 
 /**
  * OpenRouter's create-key fields: `creator_user_id` names the owning member (Railgate's
- * `member_user_id`; both may be sent when they agree). Railgate's key limits count credits
- * only, so `include_byok_in_limit` may only be false: true is refused rather than silently
- * not honoured.
+ * `member_user_id`; both may be sent when they agree).
  */
 function checkOpenRouterKeyFields(body: Json): void {
   const member = body.member_user_id ?? null;
@@ -263,9 +265,6 @@ function checkOpenRouterKeyFields(body: Json): void {
     throw badRequest(
       "creator_user_id and member_user_id name the key's owner: send one, or the same",
     );
-  }
-  if (body.include_byok_in_limit === true) {
-    throw badRequest("include_byok_in_limit must be false: key limits count credit spend only");
   }
 }
 
@@ -344,8 +343,7 @@ const CREATE_SPEC: Spec = {
   member_user_id: MEMBER,
   creator_user_id: MEMBER,
   limit: LIMIT,
-  // Only the value Railgate honours (see checkOpenRouterKeyFields).
-  include_byok_in_limit: { type: "boolean", rules: { const: false } },
+  include_byok_in_limit: { type: "boolean" },
   limit_reset: LIMIT_RESET,
   expires_at: EXPIRES_AT,
   rate_limit_per_minute: RATE_LIMIT,
@@ -358,6 +356,7 @@ const UPDATE_SPEC: Spec = {
   limit_reset: LIMIT_RESET,
   expires_at: EXPIRES_AT,
   rate_limit_per_minute: RATE_LIMIT,
+  include_byok_in_limit: { type: "boolean" },
 };
 
 export const CREATE_KEY_BODY_SCHEMA: JsonSchema = specSchema(CREATE_SPEC, { required: ["name"] });
@@ -379,6 +378,7 @@ export function createKeyRequestFromJson(
     rateLimitPerMinute: (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
     limitReset: limitResetOf(body.limit_reset),
     expiresAt: expiresAtOf(body.expires_at),
+    includeByokInLimit: body.include_byok_in_limit === true,
   };
 }
 
@@ -401,6 +401,7 @@ export function updateKeyRequestFromJson(
     rateLimitPerMinute: (body.rate_limit_per_minute as number | null | undefined) ?? undefined,
     limitReset: limitResetOf(body.limit_reset),
     expiresAt: expiresAtOf(body.expires_at),
+    includeByokInLimit: body.include_byok_in_limit as boolean | undefined,
     updateMask: { paths },
   };
 }

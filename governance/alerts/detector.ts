@@ -75,7 +75,7 @@ interface CounterCheck {
 interface PendingCheck {
   counters: Map<string, CounterCheck>;
   /** key hash -> its limit in micro-USD and the window it resets with. */
-  keyLimits: Map<string, { limitMicros: number; window: AlertWindow }>;
+  keyLimits: Map<string, { limitMicros: number; window: AlertWindow; includesByok: boolean }>;
   credits: boolean;
   /** Budgets that refused a request, by counter (their figures: no read needed). */
   exhausted: Map<string, LimitReading>;
@@ -97,17 +97,21 @@ function keyLimitWindowOf(admission: Admission): AlertWindow {
   return { interval, id: w.id, start: w.start, end: w.end };
 }
 
-/** A key limit window's settled credit spend, from the key's usage read at the window's start. */
-function keyLimitSpend(usage: KeyUsage, window: AlertWindow): number {
+/**
+ * A key limit window's settled spend, from the key's usage read at the window's start: credit
+ * spend, plus BYOK spend when the limit includes it (as admission checks it).
+ */
+function keyLimitSpend(usage: KeyUsage, window: AlertWindow, includesByok: boolean): number {
+  const byok = (micros: number) => (includesByok ? micros : 0);
   switch (window.interval) {
     case "daily":
-      return usage.dailyMicros;
+      return usage.dailyMicros + byok(usage.byokDailyMicros);
     case "weekly":
-      return usage.weeklyMicros;
+      return usage.weeklyMicros + byok(usage.byokWeeklyMicros);
     case "monthly":
-      return usage.monthlyMicros;
+      return usage.monthlyMicros + byok(usage.byokMonthlyMicros);
     default:
-      return usage.totalMicros;
+      return usage.totalMicros + byok(usage.byokTotalMicros);
   }
 }
 
@@ -177,7 +181,8 @@ export class AlertDetector implements SettlementAlerts {
       const keyLimit =
         admission.keyLimitMicros !== undefined &&
         admission.keyLimitMicros > 0 &&
-        actual.keyMicros > 0
+        (actual.keyMicros > 0 ||
+          (admission.keyLimitIncludesByok === true && (actual.byokMicros ?? 0) > 0))
           ? admission.keyLimitMicros
           : undefined;
       const credits = metered && actual.creditMicros > 0;
@@ -196,6 +201,7 @@ export class AlertDetector implements SettlementAlerts {
         check.keyLimits.set(admission.keyHash, {
           limitMicros: keyLimit,
           window: keyLimitWindowOf(admission),
+          includesByok: admission.keyLimitIncludesByok === true,
         });
       check.credits ||= credits;
       this.schedule();
@@ -369,7 +375,7 @@ export class AlertDetector implements SettlementAlerts {
     }
 
     // Key limits: all-time, or per limit_reset window.
-    for (const [keyHash, { limitMicros, window }] of check.keyLimits) {
+    for (const [keyHash, { limitMicros, window, includesByok }] of check.keyLimits) {
       const reading: LimitReading = {
         scope: "key_limit",
         guardrailId: null,
@@ -382,7 +388,7 @@ export class AlertDetector implements SettlementAlerts {
       if (!this.unfired(reading, hooks)) continue;
       // Read at the window's start, so the counters read are that window's whatever the clock.
       const usage = await this.store.getKeyUsage(scope, keyHash, window.start ?? now);
-      reading.spentMicros = keyLimitSpend(usage, window);
+      reading.spentMicros = keyLimitSpend(usage, window, includesByok);
       due.push(...thresholdAlerts(scope, reading, hooks, now));
     }
 

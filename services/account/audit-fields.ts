@@ -17,6 +17,7 @@ export function keyAuditFields(k: ApiKey): Record<string, JsonValue> {
     disabled: k.disabled,
     limit: k.limit ?? null,
     limit_reset: KEY_LIMIT_RESETS.name(k.limitReset) ?? null,
+    include_byok_in_limit: k.includeByokInLimit,
     expires_at: k.expiresAt ? timestampDate(k.expiresAt).toISOString() : null,
     rate_limit_per_minute: k.rateLimitPerMinute ?? null,
   };

@@ -139,6 +139,9 @@ const KEY_UPDATE: UpdateMaskRules<typeof UpdateKeyRequestSchema> = {
     rate_limit_per_minute: (req) => rateLimit(req.rateLimitPerMinute),
     limit_reset: (req) => limitReset(req.limitReset),
     expires_at: (req) => expiresAt(req.expiresAt),
+    include_byok_in_limit(req) {
+      if (req.includeByokInLimit === undefined) fail("include_byok_in_limit must be true or false");
+    },
   },
   notUpdatable: (path) => `${quote(path)} is not an updatable key field`,
 };

@@ -368,6 +368,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       rateLimitPerMinute: req.rateLimitPerMinute,
       limitReset: req.limitReset,
       expiresAt: req.expiresAt,
+      includeByokInLimit: req.includeByokInLimit,
       createdAt: nowTimestamp(),
     });
     const note = this.note(ctx, {

@@ -5,6 +5,7 @@ import { quote } from "../../platform/quote.js";
 import { conflict, invalidArgument, notFound } from "../../platform/rpc/errors.js";
 import {
   isPolicyType,
+  managesType,
   type PolicyDoc,
   type PolicyDocStore,
   type PolicyType,
@@ -50,7 +51,9 @@ export function policyName(name: string): string {
 
 /**
  * Reads a policy document, lets `change` compute the next one (or refuse), and writes it if no
- * other write came first; otherwise decides again on a fresh read.
+ * other write came first; otherwise decides again on a fresh read. A change that moves a type
+ * to policies (takeover.ts) made them from the guardrails it read after this read: it is
+ * written only if no guardrail write came in between either, so none is left out of them.
  */
 export async function editDoc<T>(
   docs: PolicyDocStore,
@@ -58,10 +61,12 @@ export async function editDoc<T>(
   change: (doc: PolicyDoc) => Promise<{ doc: PolicyDoc | null; result: T }>,
 ): Promise<T> {
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-    const { doc, version } = await docs.read(key);
+    const { doc, version, guardrailWrites } = await docs.read(key);
     const next = await change(doc);
     if (next.doc === null) return next.result;
-    if (await docs.write(key, version, next.doc)) return next.result;
+    const moved = (next.doc.managedTypes ?? []).some((t) => !managesType(doc, t));
+    if (await docs.write(key, version, next.doc, moved ? guardrailWrites : undefined))
+      return next.result;
   }
   throw conflict(ErrorReason.UPDATE_CONFLICT, `policies of ${key} kept changing: retry`);
 }

@@ -190,20 +190,23 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
    * Refuses a guardrail write that would change a setting of a type the workspace manages
    * through guardrail policies: the guardrails no longer govern that type there, so the change
    * would be accepted and never enforced. A write that leaves those settings as they are (a
-   * Terraform apply without a diff) goes through.
+   * Terraform apply without a diff) goes through. Answers the policy document's version this
+   * was decided on: the store applies the write only while it is unchanged, so a type moved to
+   * policies meanwhile sends the write round again (and then refuses it here).
    */
   private async refuseManagedChange(
     workspaceId: string,
     before: Guardrail | undefined,
     after: Guardrail,
-  ): Promise<void> {
-    const { managedTypes } = (await this.policyDocs.read(workspaceId)).doc;
-    if (!managedTypes?.length) return;
-    const [first] = managedChanges(before, after, managedTypes);
+  ): Promise<number> {
+    const { doc, version } = await this.policyDocs.read(workspaceId);
+    const managedTypes = doc.managedTypes ?? [];
+    const [first] = managedTypes.length ? managedChanges(before, after, managedTypes) : [];
     if (first)
       throw invalidArgument(
         `${first.field} cannot change here: ${first.type} settings of workspace ${workspaceId} are managed through /api/v1/guardrails/policies/${first.type} since a ${first.type} policy was written there`,
       );
+    return version;
   }
 
   private async workspaceOf(id: string): Promise<string> {
@@ -226,7 +229,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
     const guardrail = this.modelIds.canonicalize(
       guardrailFromInput(input, newId(), workspaceId, nowTimestamp()),
     );
-    await this.refuseManagedChange(workspaceId, undefined, guardrail);
+    let policyDocVersion = await this.refuseManagedChange(workspaceId, undefined, guardrail);
     // A new guardrail has no earlier version its checks protect: they run and are kept.
     if (guardrail.checks) guardrail.lastCheckRun = await runChecks(guardrail, this.options.checks);
     // The event shows the guardrail as the store keeps it (exactly the fields it stores).
@@ -235,7 +238,17 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       1,
     );
     const note = this.guardrailNote(ctx, "guardrail.create", kept, null, kept);
-    const result = await this.store.createGuardrail(guardrail, note);
+    // Stored only while the policy document is as it was decided on; else decided again.
+    let result = await this.store.createGuardrail(guardrail, note, policyDocVersion);
+    for (let attempt = 1; attempt < UPDATE_ATTEMPTS && result === "conflict"; attempt++) {
+      policyDocVersion = await this.refuseManagedChange(workspaceId, undefined, guardrail);
+      result = await this.store.createGuardrail(guardrail, note, policyDocVersion);
+    }
+    if (result === "conflict")
+      throw conflict(
+        ErrorReason.UPDATE_CONFLICT,
+        "the workspace's guardrail policies are being changed concurrently, retry later",
+      );
     if (result === "missing-workspace")
       throw invalidArgument(`workspace_id ${quote(workspaceId)} does not exist`);
     if (result === "exists")
@@ -339,7 +352,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
       const next = applyUpdateMask(current, input, paths, now);
       validateGuardrail(next);
       this.modelIds.canonicalize(next);
-      await this.refuseManagedChange(ws, current, next);
+      const policyDocVersion = await this.refuseManagedChange(ws, current, next);
       let fields = fieldsWritten(input, paths);
       let unchanged = fieldsReadTogether(fields);
       const failing = await this.checked(next, how.force);
@@ -372,6 +385,7 @@ export class GuardrailServiceImpl implements ServiceImpl<typeof GuardrailService
           unchanged,
           read: current,
           materialize: isDefault,
+          policyDocVersion,
         },
         note,
       );

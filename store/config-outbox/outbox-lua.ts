@@ -3,7 +3,8 @@
  * stream `<prefix>:{w:<scope>}:outbox-cfg`, on the script's own hash tag, so it stays
  * Redis-Cluster-safe); the last two ARGV are the event's JSON and the snapshot spec (JSON list,
  * see SnapshotSpec). The wrapper takes them off before the body runs, so the body reads its
- * KEYS and ARGV at the indexes it always did. When the body's reply means a change (a number
+ * KEYS and ARGV at the indexes it always did, and may build the scope's key names from SCOPE
+ * (the outbox's prefix: `<prefix>:{w:<scope>}:`). When the body's reply means a change (a number
  * above 0, or a table whose status is "ok") and the event is not empty, the event, the reply's
  * numbers and a snapshot of each named object as it is now go to the outbox in the same atomic
  * step: a change acknowledged is a change whose audit event and state are recorded.
@@ -12,6 +13,7 @@ export const OUTBOX_SUFFIX = "outbox-cfg";
 
 const WRAPPER_HEAD = `
 local OUTBOX = table.remove(KEYS, 1)
+local SCOPE = string.sub(OUTBOX, 1, #OUTBOX - ${OUTBOX_SUFFIX.length})
 local SNAPS = table.remove(ARGV)
 local EVENT = table.remove(ARGV)
 local function rg_body()
@@ -25,7 +27,7 @@ local function rg_changed(r)
   return type(r) == "table" and r[1] == "ok"
 end
 if EVENT ~= "" and rg_changed(rg_reply) then
-  local P = string.sub(OUTBOX, 1, #OUTBOX - ${OUTBOX_SUFFIX.length})
+  local P = SCOPE
   local nums = {}
   if type(rg_reply) == "number" then nums[1] = tostring(rg_reply)
   else

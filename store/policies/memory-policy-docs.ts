@@ -5,20 +5,42 @@ import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
 export class MemoryPolicyDocs implements PolicyDocStore {
   private readonly docs = new Map<string, { version: number; text: string }>();
   private readonly ids = new Map<string, string>();
+  private readonly guardrailWrites = new Map<string, number>();
 
   /** `changed` announces a workspace whose policies changed (the store's invalidation). */
   constructor(private readonly changed: (workspaceId: string) => void) {}
 
   async read(workspaceId: string): Promise<VersionedDoc> {
     const found = this.docs.get(workspaceId);
-    if (!found) return { doc: { policies: [] }, version: 0 };
-    return { doc: JSON.parse(found.text) as PolicyDoc, version: found.version };
+    const guardrailWrites = this.guardrailWrites.get(workspaceId) ?? 0;
+    if (!found) return { doc: { policies: [] }, version: 0, guardrailWrites };
+    return { doc: JSON.parse(found.text) as PolicyDoc, version: found.version, guardrailWrites };
   }
 
-  async write(workspaceId: string, expectedVersion: number, doc: PolicyDoc): Promise<boolean> {
+  /** The document's version now (the store's guardrail writes check it in their own step). */
+  versionOf(workspaceId: string): number {
+    return this.docs.get(workspaceId)?.version ?? 0;
+  }
+
+  /** Counts a guardrail write of the workspace (the store calls it in the write's own step). */
+  guardrailWritten(workspaceId: string): void {
+    this.guardrailWrites.set(workspaceId, (this.guardrailWrites.get(workspaceId) ?? 0) + 1);
+  }
+
+  async write(
+    workspaceId: string,
+    expectedVersion: number,
+    doc: PolicyDoc,
+    expectedGuardrailWrites?: number,
+  ): Promise<boolean> {
     // Check and write in one synchronous step: no other call can come between them.
     const version = this.docs.get(workspaceId)?.version ?? 0;
     if (version !== expectedVersion) return false;
+    if (
+      expectedGuardrailWrites !== undefined &&
+      (this.guardrailWrites.get(workspaceId) ?? 0) !== expectedGuardrailWrites
+    )
+      return false;
     this.docs.set(workspaceId, { version: version + 1, text: JSON.stringify(doc) });
     this.changed(announced(workspaceId));
     return true;

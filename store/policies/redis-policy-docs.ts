@@ -2,10 +2,17 @@ import type { Cluster, Redis } from "ioredis";
 import { announced } from "./announced.js";
 import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
 
-/** Writes the document only when its version is still the one the caller read. */
+/**
+ * Writes the document only when its version is still the one the caller read and, unless
+ * ARGV[3] is "", the workspace's guardrail writes (`gw`, counted by the guardrail scripts in
+ * the same hash: redis-scripts.ts) are still as many as the caller read.
+ */
 const WRITE_IF_VERSION = `
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if v ~= tonumber(ARGV[1]) then return 0 end
+if ARGV[3] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'gw') or '0') ~= tonumber(ARGV[3]) then
+  return 0
+end
 redis.call('HSET', KEYS[1], 'v', v + 1, 'doc', ARGV[2])
 return 1
 `;
@@ -31,18 +38,25 @@ export class RedisPolicyDocs implements PolicyDocStore {
   }
 
   async read(workspaceId: string): Promise<VersionedDoc> {
-    const [v, text] = await this.client.hmget(this.docKey(workspaceId), "v", "doc");
-    if (!text) return { doc: { policies: [] }, version: 0 };
-    return { doc: JSON.parse(text) as PolicyDoc, version: Number(v ?? 0) };
+    const [v, text, gw] = await this.client.hmget(this.docKey(workspaceId), "v", "doc", "gw");
+    const guardrailWrites = Number(gw ?? 0);
+    if (!text) return { doc: { policies: [] }, version: 0, guardrailWrites };
+    return { doc: JSON.parse(text) as PolicyDoc, version: Number(v ?? 0), guardrailWrites };
   }
 
-  async write(workspaceId: string, expectedVersion: number, doc: PolicyDoc): Promise<boolean> {
+  async write(
+    workspaceId: string,
+    expectedVersion: number,
+    doc: PolicyDoc,
+    expectedGuardrailWrites?: number,
+  ): Promise<boolean> {
     const done = await this.client.eval(
       WRITE_IF_VERSION,
       1,
       this.docKey(workspaceId),
       String(expectedVersion),
       JSON.stringify(doc),
+      expectedGuardrailWrites === undefined ? "" : String(expectedGuardrailWrites),
     );
     if (done !== 1) return false;
     await this.changed(announced(workspaceId));

@@ -84,6 +84,12 @@ export interface VersionedDoc {
   doc: PolicyDoc;
   /** 0 when the workspace has no document yet. */
   version: number;
+  /**
+   * How many guardrail writes (guardrails and their assignments) the workspace has had: a
+   * write that moves a type to policies maps the guardrails read after this, and is applied only
+   * while it is unchanged (see PolicyDocStore.write).
+   */
+  guardrailWrites: number;
 }
 
 /**
@@ -93,8 +99,16 @@ export interface VersionedDoc {
  */
 export interface PolicyDocStore {
   read(workspaceId: string): Promise<VersionedDoc>;
-  /** False when the stored version is no longer `expectedVersion` (nothing written). */
-  write(workspaceId: string, expectedVersion: number, doc: PolicyDoc): Promise<boolean>;
+  /**
+   * False when the stored version is no longer `expectedVersion`, or, when given, the
+   * workspace's guardrail writes are no longer `expectedGuardrailWrites` (nothing written).
+   */
+  write(
+    workspaceId: string,
+    expectedVersion: number,
+    doc: PolicyDoc,
+    expectedGuardrailWrites?: number,
+  ): Promise<boolean>;
   /** The workspace of a policy id, as indexed. */
   workspaceOf(policyId: string): Promise<string | undefined>;
   /** Indexes (or, with undefined, forgets) a policy's workspace. */

@@ -57,6 +57,29 @@ describe("railgate CLI in gRPC mode (the built bin against a running system)", f
     });
   }
 
+  /** The same bin over the system's HTTP API (its default transport), to compare outputs. */
+  function overHttp(args: string[]): Promise<Run> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [BIN, ...args],
+        {
+          env: {
+            PATH: process.env.PATH,
+            RAILGATE_KEY: MANAGEMENT_KEY,
+            RAILGATE_URL: `http://127.0.0.1:${system.gatewayPorts.global}`,
+          },
+        },
+        (err, stdout, stderr) =>
+          resolve({
+            code: err ? Number(err.code) : 0,
+            stdout: String(stdout),
+            stderr: String(stderr),
+          }),
+      );
+    });
+  }
+
   async function json(args: string[], key?: string): Promise<Record<string, unknown>> {
     const run = await railgate([...args, "--json"], key);
     expect(run.stderr, run.stderr).to.equal("");
@@ -169,6 +192,152 @@ describe("railgate CLI in gRPC mode (the built bin against a running system)", f
     const gone = await railgate(["guardrails", "get", id]);
     expect(gone.code).to.equal(1);
     expect(gone.stderr).to.contain("[not_found]");
+  });
+
+  it("manages guardrail policies over GuardrailPolicyService, printing what the HTTP commands print", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the CLI prints it
+    type Json = any;
+    // A workspace of its own: a policy write moves its type there, away from guardrails.
+    const ws = ((await json(["workspaces", "create", "--name", "cli grpc policies"])) as Json).data;
+    const key = ((await json(["keys", "create", "--workspace", ws.id])) as Json).data;
+    const created = (await json([
+      "policies",
+      "budget",
+      "create",
+      "--workspace",
+      ws.id,
+      "--name",
+      "grpc budget",
+      "--config",
+      '{"include_byok_in_budgets":true}',
+      "--limit-usd",
+      "25",
+      "--reset-interval",
+      "monthly",
+    ])) as Json;
+    const id = created.data.id as string;
+    expect(created.data).to.include({ name: "grpc budget", policy_type: "budget" });
+    expect(created.data.config).to.include({
+      limit_usd: 25,
+      reset_interval: "monthly",
+      include_byok_in_budgets: true,
+    });
+    // Both transports print the same, as a table and as JSON.
+    for (const args of [
+      ["policies", "budget", "get", id],
+      ["policies", "budget", "list", "--workspace", ws.id],
+      ["policies", "budget", "list", "--workspace", ws.id, "--json"],
+    ]) {
+      const [grpc, http] = await Promise.all([railgate(args), overHttp(args)]);
+      expect(grpc.code, grpc.stderr).to.equal(0);
+      expect(grpc.stdout).to.equal(http.stdout);
+    }
+    const replaced = (await json([
+      "policies",
+      "budget",
+      "replace",
+      id,
+      "--name",
+      "grpc budget 2",
+      "--config",
+      '{"limit_usd":30,"reset_interval":"weekly"}',
+    ])) as Json;
+    expect(replaced.data).to.include({ name: "grpc budget 2" });
+    expect(replaced.data.config).to.include({ limit_usd: 30, reset_interval: "weekly" });
+
+    const state = async () =>
+      (
+        (await json([
+          "policies",
+          "assignments",
+          "keys",
+          "get",
+          key.hash,
+          "--type",
+          "budget",
+          "--workspace",
+          ws.id,
+        ])) as Json
+      ).data;
+    const none = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
+    expect(await state()).to.deep.equal(none);
+    const change = (verb: string, expected: unknown) =>
+      railgate([
+        "policies",
+        "assignments",
+        "keys",
+        verb,
+        key.hash,
+        "--type",
+        "budget",
+        "--policy",
+        id,
+        "--expected",
+        JSON.stringify(expected),
+        "--workspace",
+        ws.id,
+        "--json",
+      ]);
+    const assigned = await change("assign", none);
+    expect(assigned.code, assigned.stderr).to.equal(0);
+    expect(JSON.parse(assigned.stdout)).to.deep.equal({ data: true });
+    const withPolicy = { ...none, policy_ids: [id] };
+    expect(await state()).to.deep.equal(withPolicy);
+    // A change from a stale state is refused by the service, and changes nothing.
+    const stale = await change("assign", none);
+    expect(stale.code, stale.stderr).to.equal(1);
+    expect(stale.stderr).to.match(/^railgate: \[aborted\] .*expected_assignment/);
+    expect(await state()).to.deep.equal(withPolicy);
+    const unassigned = await change("unassign", withPolicy);
+    expect(JSON.parse(unassigned.stdout)).to.deep.equal({ data: true });
+    expect(await state()).to.deep.equal(none);
+    // The gateway's body checks, with the HTTP API's message: a usage error before any call.
+    const bad = await railgate(["policies", "budget", "create", "--body", '{"name":5}']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain("name must be a string");
+
+    expect(await json(["policies", "budget", "delete", id])).to.deep.equal({ deleted: true });
+    const gone = await railgate(["policies", "budget", "get", id]);
+    expect(gone.code).to.equal(1);
+    expect(gone.stderr).to.match(/^railgate: \[not_found\] /);
+
+    // Workspace-wide policies: create, list, replace, delete.
+    const account = (await json([
+      "policies",
+      "account",
+      "create",
+      "--name",
+      "grpc cap",
+      "--type",
+      "model_availability",
+      "--config",
+      '{"allowed_providers":["openai"]}',
+      "--workspaces",
+      ws.id,
+    ])) as Json;
+    const accountId = account.data.id as string;
+    expect(account.data).to.include({ name: "grpc cap", policy_type: "model_availability" });
+    expect(account.data.workspace_ids).to.deep.equal([ws.id]);
+    const listArgs = ["policies", "account", "list", "--type", "model_availability", "--json"];
+    const [grpcList, httpList] = await Promise.all([railgate(listArgs), overHttp(listArgs)]);
+    expect(grpcList.stdout).to.equal(httpList.stdout);
+    expect(JSON.parse(grpcList.stdout).data.map((p: Json) => p.id)).to.include(accountId);
+    const narrowed = (await json([
+      "policies",
+      "account",
+      "replace",
+      accountId,
+      "--name",
+      "grpc cap",
+      "--config",
+      '{"allowed_providers":["openai"]}',
+      "--workspaces",
+      "",
+    ])) as Json;
+    expect(narrowed.data.workspace_ids).to.deep.equal([]);
+    expect(await json(["policies", "account", "delete", accountId])).to.deep.equal({
+      deleted: true,
+    });
   });
 
   it("adds and reads a workspace's credits", async () => {

@@ -158,6 +158,78 @@ describe("enforcement: key credit limit", () => {
     );
   });
 
+  it("include_byok_in_limit true: BYOK spend counts toward the limit and limit_remaining; false: it does not", async () => {
+    const ws = await w.gw.workspace();
+    const counted = await w.gw.key(ws, { limit: usd(COST * 2), include_byok_in_limit: true });
+    const apart = await w.gw.key(ws, { limit: usd(COST * 2) });
+    const byok = (key: typeof counted) => w.gw.speak(key, { model: MODELS.byok, input: TEXT });
+    for (const key of [counted, counted, apart, apart, apart]) {
+      const res = await byok(key);
+      expectAudio(res, "byok-provider");
+      await w.gw.generation(key, res);
+    }
+    const shown = async (key: typeof counted) =>
+      (await w.gw.admin.get(`/api/v1/keys/${key.hash}`)).body.data;
+    expect(await shown(counted)).to.include({
+      include_byok_in_limit: true,
+      usage: 0,
+      byok_usage: usd(COST * 2),
+      limit_remaining: 0,
+    });
+    expect(await shown(apart)).to.include({
+      include_byok_in_limit: false,
+      usage: 0,
+      byok_usage: usd(COST * 3),
+      limit_remaining: usd(COST * 2),
+    });
+    const served = w.fakes["byok-provider"].requests.length;
+    expectError(
+      await byok(counted),
+      403,
+      /^Key limit exceeded: \$0\.00024 of the key's limit of \$0\.00024 used \(credit and BYOK spend: include_byok_in_limit\)$/,
+    );
+    // Credit spend shares the limit with BYOK spend.
+    expectError(await w.gw.speak(counted, { model: MODELS.fast, input: TEXT }), 403, /^Key limit/);
+    expect(w.fakes["byok-provider"].requests).to.have.length(served);
+    const me = await new Api(w.gw.url(), counted.secret).get("/api/v1/key");
+    expect(me.body.data).to.include({ include_byok_in_limit: true, limit_remaining: 0 });
+
+    // Changed mid-window, the flag applies from the next request on the spend already counted.
+    const off = await w.gw.admin.patch(`/api/v1/keys/${counted.hash}`, {
+      include_byok_in_limit: false,
+    });
+    expect(off.status).to.equal(200);
+    expect(off.body.data).to.include({
+      include_byok_in_limit: false,
+      limit_remaining: usd(COST * 2),
+    });
+    expectAudio(await byok(counted), "byok-provider");
+    const on = await w.gw.admin.patch(`/api/v1/keys/${apart.hash}`, {
+      include_byok_in_limit: true,
+    });
+    expect(on.body.data).to.include({ include_byok_in_limit: true, limit_remaining: 0 });
+    expectError(await byok(apart), 403, /^Key limit exceeded: \$0\.00036 of/);
+  });
+
+  it("include_byok_in_limit must be true or false", async () => {
+    const ws = await w.gw.workspace();
+    const key = await w.gw.key(ws, { limit: 1 });
+    expectError(
+      await w.gw.admin.patch(`/api/v1/keys/${key.hash}`, { include_byok_in_limit: null }),
+      400,
+      /^include_byok_in_limit must be true or false, not null$/,
+    );
+    expectError(
+      await w.gw.admin.post("/api/v1/keys", {
+        name: "byok flag",
+        workspace_id: ws.id,
+        include_byok_in_limit: "yes",
+      }),
+      400,
+      /^include_byok_in_limit must be true or false, got string$/,
+    );
+  });
+
   it("a request that would cross the limit is refused before it runs", async () => {
     const ws = await w.gw.workspace();
     const key = await w.gw.key(ws, { limit: usd(COST - 1) });

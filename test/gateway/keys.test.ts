@@ -94,7 +94,7 @@ describe("gateway: API keys", () => {
       expectStatus(same, 201);
     });
 
-    it("takes limit_reset null and include_byok_in_limit false, which is what Railgate does", async () => {
+    it("takes limit_reset null and include_byok_in_limit false or true, and shows them back", async () => {
       const res = await h.api.post("/api/v1/keys", {
         name: "plain",
         limit: 3,
@@ -107,13 +107,23 @@ describe("gateway: API keys", () => {
         limit_reset: null,
         include_byok_in_limit: false,
       });
+      const byok = await h.api.post("/api/v1/keys", { name: "byok", include_byok_in_limit: true });
+      expectStatus(byok, 201);
+      expect(byok.body.data.include_byok_in_limit).to.equal(true);
+      const read = await h.api.get(`/api/v1/keys/${byok.body.data.hash}`);
+      expect(read.body.data.include_byok_in_limit).to.equal(true);
+      const patched = await h.api.patch(`/api/v1/keys/${byok.body.data.hash}`, {
+        include_byok_in_limit: false,
+      });
+      expectStatus(patched, 200);
+      expect(patched.body.data.include_byok_in_limit).to.equal(false);
     });
 
     it("refuses what it would not honour, naming the field", async () => {
       const post = (body: Record<string, unknown>) =>
         h.api.post("/api/v1/keys", { name: "k", ...body });
       expectError(await post({ limit_reset: "hourly" }), 400, /limit_reset must be "daily"/);
-      expectError(await post({ include_byok_in_limit: true }), 400, /include_byok_in_limit/);
+      expectError(await post({ include_byok_in_limit: 1 }), 400, /include_byok_in_limit/);
       expectError(
         await post({ creator_user_id: "a", member_user_id: "b" }),
         400,

@@ -1026,6 +1026,65 @@ export function contract(
       });
     });
 
+    it("checks a key limit with include_byok_in_limit on credit plus BYOK spend of its window", async () => {
+      const ws = workspace("w");
+      await store.createWorkspace(ws);
+      const keyHash = "e".repeat(64);
+      const now = new Date();
+      const admission = (id: string, includesByok: boolean, daily: boolean): Admission => ({
+        id,
+        scope: ws.id,
+        keyHash,
+        creditMicros: 0,
+        keyLimitMicros: 500,
+        ...(daily ? { keyLimitWindow: keyLimitCounter(keyHash, "daily", now) } : {}),
+        ...(includesByok ? { keyLimitIncludesByok: true } : {}),
+        keyMicros: 300,
+        budgets: [],
+      });
+      // Served through BYOK: the reservation leaves the credit counter, the cost goes to BYOK.
+      const first = admission("adm-byok-1", true, false);
+      expect(await store.admit(first)).to.deep.include({ ok: true });
+      await store.settle(
+        first,
+        { creditMicros: 0, keyMicros: 0, byokMicros: 200, budgets: [] },
+        false,
+      );
+      const usage = await store.getKeyUsage(ws.id, keyHash, now);
+      expect(usage).to.include({ totalMicros: 0, dailyMicros: 0, byokTotalMicros: 200 });
+      expect(usage.byokDailyMicros).to.equal(200);
+      // 200 BYOK + 300 fits 500; in flight, that reservation counts for the next one.
+      const second = admission("adm-byok-2", true, false);
+      expect(await store.admit(second)).to.deep.include({ ok: true });
+      expect(await store.admit(admission("adm-byok-3", true, false))).to.deep.include({
+        ok: false,
+        reason: "key-limit",
+        spentMicros: 500,
+      });
+      await store.settle(
+        second,
+        { creditMicros: 0, keyMicros: 0, byokMicros: 250, budgets: [] },
+        false,
+      );
+      // 450 of BYOK spend: a limit that counts it refuses 300 more, all-time or in today's window.
+      for (const [id, daily] of [
+        ["adm-byok-4", false],
+        ["adm-byok-5", true],
+      ] as const)
+        expect(await store.admit(admission(id, true, daily))).to.deep.include({
+          ok: false,
+          reason: "key-limit",
+          spentMicros: 450,
+        });
+      // The same limit without include_byok_in_limit counts credit spend only: none yet.
+      expect(await store.admit(admission("adm-byok-6", false, false))).to.deep.include({
+        ok: true,
+      });
+      expect(await store.admit(admission("adm-byok-7", false, true))).to.deep.include({
+        ok: true,
+      });
+    });
+
     it("ships with the documented limits", () => {
       expect(COUNT_LIMITS).to.deep.equal({
         workspaces: 1_000,

@@ -1,3 +1,4 @@
+import type { CliClients } from "../clients.js";
 import { type Command, jsonBody, type Options, str, type Values } from "../command.js";
 import { type Output, type Row, record } from "../output.js";
 import { UsageError } from "../usage-error.js";
@@ -59,6 +60,23 @@ export interface ApiCommandSpec {
   examples?: string[];
 }
 
+/** A request as an ApiCommandSpec's flags and arguments build it, before any transport. */
+export interface BuiltRequest {
+  method: ApiCommandSpec["method"];
+  /** The route's path with its parameters filled in (encoded). */
+  path: string;
+  /** The route's :params by name, as given (not encoded). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body?: Record<string, unknown>;
+}
+
+/**
+ * The same operation over the services' gRPC ports (--grpc): the call the gateway's route makes,
+ * answering the JSON the route would send, so both transports print the same.
+ */
+export type GrpcOperation = (clients: CliClients, req: BuiltRequest) => Promise<unknown>;
+
 export const q = (flag: string, name = flag.replaceAll("-", "_"), help?: string): Field => ({
   flag,
   name,
@@ -94,11 +112,18 @@ function positionals(spec: ApiCommandSpec): string[] {
   ];
 }
 
-/** The route's path with its parameters filled in; how many positionals it took. */
-function fillPath(spec: ApiCommandSpec, values: Values, given: string[]): [string, number] {
+/**
+ * The route's path with its parameters filled in, the parameters by name, and how many
+ * positionals it took.
+ */
+function fillPath(
+  spec: ApiCommandSpec,
+  values: Values,
+  given: string[],
+): [string, Record<string, string>, number] {
   const flagged = Object.values(spec.pathFlags ?? {});
   if (spec.fallbackPath && flagged.some((flag) => values[flag] === undefined)) {
-    return [spec.fallbackPath, 0];
+    return [spec.fallbackPath, {}, 0];
   }
   if (spec.modelArg) {
     const model = given[0] ?? "";
@@ -110,14 +135,17 @@ function fillPath(spec: ApiCommandSpec, values: Values, given: string[]): [strin
     const path = spec.path
       .replace(":author", encodeURIComponent(author))
       .replace(":slug", encodeURIComponent(slug));
-    return [path, 1];
+    return [path, { author, slug }, 1];
   }
   let used = 0;
+  const params: Record<string, string> = {};
   const path = spec.path.replace(/:([a-z_]+)/g, (_, param: string) => {
     const flag = spec.pathFlags?.[param];
-    return encodeURIComponent(flag ? (str(values, flag) ?? "") : (given[used++] ?? ""));
+    const value = flag ? (str(values, flag) ?? "") : (given[used++] ?? "");
+    params[param] = value;
+    return encodeURIComponent(value);
   });
-  return [path, used];
+  return [path, params, used];
 }
 
 function number(field: Field, v: string, integer: boolean): number {
@@ -196,7 +224,11 @@ export function view(
 /** The global options (apps/cli/railgate.ts): no command may take these names for itself. */
 const GLOBAL_FLAGS = new Set(["url", "key", "json", "grpc", "help", "version"]);
 
-export function apiCommand(spec: ApiCommandSpec): Command {
+/**
+ * The CLI command of an operation: over the HTTP API, or with `grpc`, over the services' gRPC
+ * ports through that operation (same words, flags and output; no HTTP route to name).
+ */
+export function apiCommand(spec: ApiCommandSpec, grpc?: GrpcOperation): Command {
   const args = positionals(spec);
   const flags = [
     ...(spec.query ?? []),
@@ -243,56 +275,80 @@ export function apiCommand(spec: ApiCommandSpec): Command {
     optionHelp,
     required: spec.required,
     examples: spec.examples,
-    api: {
-      method: spec.method,
-      path: spec.path,
-      fallbackPath: spec.fallbackPath,
-      query: [...(spec.query ?? []), ...(spec.queryArgs ?? [])].map((x) => x.name),
-      body: [
-        ...new Set((spec.body ?? []).map((x) => x.under ?? x.name)),
-        ...(spec.switches ?? []).map((x) => x.name),
-        ...Object.keys(spec.fixed ?? {}),
-        ...(spec.rest ? [spec.rest.name] : []),
-      ],
-      anyBody: spec.rawBody === true,
-    },
-    async run({ api, values, args: given }) {
-      const [path, used] = fillPath(spec, values, given);
-      let i = used;
-      const query = new URLSearchParams();
-      for (const a of spec.queryArgs ?? []) query.set(a.name, given[i++] ?? "");
-      for (const field of spec.query ?? []) {
-        const v = values[field.flag];
-        if (v === true) query.set(field.name, "true");
-        else if (typeof v === "string") query.set(field.name, v);
-      }
-      let body: Record<string, unknown> | undefined;
-      if (spec.method !== "GET" && spec.method !== "DELETE") {
-        body = { ...spec.fixed };
-        if (spec.rawBody && (values.body !== undefined || values.file !== undefined)) {
-          body = { ...jsonBody(values), ...body };
-        }
-        for (const s of spec.switches ?? []) if (values[s.flag] === true) body[s.name] = s.value;
-        for (const field of spec.body ?? []) {
-          const v = str(values, field.flag);
-          if (v === undefined) continue;
-          if (!field.under) body[field.name] = fieldValue(field, v);
-          else {
-            // A nested field's flag sets that one setting on top of the object the body has.
-            const inner = body[field.under];
-            const obj =
-              inner && typeof inner === "object" ? (inner as Record<string, unknown>) : {};
-            body[field.under] = { ...obj, [field.name]: fieldValue(field, v) };
-          }
-        }
-        if (spec.rest) body[spec.rest.name] = given.slice(i);
-      }
-      const answer = await api.json({ method: spec.method, path, query, body });
+    api: grpc
+      ? undefined
+      : {
+          method: spec.method,
+          path: spec.path,
+          fallbackPath: spec.fallbackPath,
+          query: [...(spec.query ?? []), ...(spec.queryArgs ?? [])].map((x) => x.name),
+          body: [
+            ...new Set((spec.body ?? []).map((x) => x.under ?? x.name)),
+            ...(spec.switches ?? []).map((x) => x.name),
+            ...Object.keys(spec.fixed ?? {}),
+            ...(spec.rest ? [spec.rest.name] : []),
+          ],
+          anyBody: spec.rawBody === true,
+        },
+    async run({ api, clients, values, args: given }) {
+      const req = buildRequest(spec, values, given);
+      const answer = grpc
+        ? await grpc(clients, req)
+        : await api.json({ method: req.method, path: req.path, query: req.query, body: req.body });
       const out = view(answer, spec.columns, spec.tableRow);
       return spec.notice ? { ...out, footer: spec.notice } : out;
     },
   };
 }
 
+/** The request a command line makes: path, query and body from the flags and arguments. */
+function buildRequest(spec: ApiCommandSpec, values: Values, given: string[]): BuiltRequest {
+  const [path, params, used] = fillPath(spec, values, given);
+  let i = used;
+  const query = new URLSearchParams();
+  for (const a of spec.queryArgs ?? []) query.set(a.name, given[i++] ?? "");
+  for (const field of spec.query ?? []) {
+    const v = values[field.flag];
+    if (v === true) query.set(field.name, "true");
+    else if (typeof v === "string") query.set(field.name, v);
+  }
+  let body: Record<string, unknown> | undefined;
+  if (spec.method !== "GET" && spec.method !== "DELETE") {
+    body = { ...spec.fixed };
+    if (spec.rawBody && (values.body !== undefined || values.file !== undefined)) {
+      body = { ...jsonBody(values), ...body };
+    }
+    for (const s of spec.switches ?? []) if (values[s.flag] === true) body[s.name] = s.value;
+    for (const field of spec.body ?? []) {
+      const v = str(values, field.flag);
+      if (v === undefined) continue;
+      if (!field.under) body[field.name] = fieldValue(field, v);
+      else {
+        // A nested field's flag sets that one setting on top of the object the body has.
+        const inner = body[field.under];
+        const obj = inner && typeof inner === "object" ? (inner as Record<string, unknown>) : {};
+        body[field.under] = { ...obj, [field.name]: fieldValue(field, v) };
+      }
+    }
+    if (spec.rest) body[spec.rest.name] = given.slice(i);
+  }
+  return { method: spec.method, path, params, query, body };
+}
+
 /** Several commands' specs at once: one declarative list per resource. */
-export const apiCommands = (specs: ApiCommandSpec[]): Command[] => specs.map(apiCommand);
+export const apiCommands = (specs: ApiCommandSpec[]): Command[] =>
+  specs.map((spec) => apiCommand(spec));
+
+/**
+ * The commands of those specs the gRPC transport has: each spec whose route `operations` maps
+ * ("METHOD /path/:param", the route as the spec names it) to its RPC.
+ */
+export function grpcCommands(
+  specs: ApiCommandSpec[],
+  operations: ReadonlyMap<string, GrpcOperation>,
+): Command[] {
+  return specs.flatMap((spec) => {
+    const operation = operations.get(`${spec.method} ${spec.path}`);
+    return operation ? [apiCommand(spec, operation)] : [];
+  });
+}

@@ -37,7 +37,7 @@ describe("account request rules", () => {
   it("walks a key update's mask: empty, unknown paths, values outside it, each value's rule", () => {
     expectInvalidArgument(
       () => ACCOUNT_REQUEST_RULES.updateKey(updateKey([], { disabled: true })),
-      "Update is empty: send at least one of name, disabled, limit, rate_limit_per_minute, limit_reset, expires_at (update_mask must name at least 1 field)",
+      "Update is empty: send at least one of name, disabled, limit, rate_limit_per_minute, limit_reset, expires_at, include_byok_in_limit (update_mask must name at least 1 field)",
     );
     expectInvalidArgument(
       () => ACCOUNT_REQUEST_RULES.updateKey(updateKey(["colour"])),
@@ -80,6 +80,14 @@ describe("account request rules", () => {
     expectInvalidArgument(
       () => ACCOUNT_REQUEST_RULES.updateKey({ ...updateKey(["name"], { name: "n" }), hash: "x" }),
       "hash must be 64 lowercase hex characters",
+    );
+    // A gRPC caller may name include_byok_in_limit without a value: it has no null to clear to.
+    expectInvalidArgument(
+      () => ACCOUNT_REQUEST_RULES.updateKey(updateKey(["include_byok_in_limit"])),
+      "include_byok_in_limit must be true or false",
+    );
+    ACCOUNT_REQUEST_RULES.updateKey(
+      updateKey(["include_byok_in_limit"], { includeByokInLimit: false }),
     );
     // A null limit, rate limit, window or expiry removes it.
     ACCOUNT_REQUEST_RULES.updateKey(

@@ -10,6 +10,9 @@ const KEY_LIMITS = [
     nullable: true,
     help: "the limit's window: daily, weekly or monthly (null: all-time)",
   }),
+  f("include_byok_in_limit", "boolean", {
+    help: "the limit counts spend through BYOK endpoints too",
+  }),
   f("expires_at", "string", {
     nullable: true,
     help: "expiry, an ISO 8601 UTC instant YYYY-MM-DDTHH:MM:SSZ (null: never)",

@@ -248,9 +248,11 @@ function assignmentCommands(kind: "keys" | "members"): ApiCommandSpec[] {
 }
 
 /** Guardrail policies: one family per type, workspace-wide ones, and key and member assignments. */
-export const policyApiCommands = apiCommands([
+export const POLICY_SPECS: ApiCommandSpec[] = [
   ...TYPES.flatMap(typeCommands),
   ...accountCommands,
   ...assignmentCommands("keys"),
   ...assignmentCommands("members"),
-]);
+];
+
+export const policyApiCommands = apiCommands(POLICY_SPECS);
