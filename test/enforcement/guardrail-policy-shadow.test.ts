@@ -199,6 +199,34 @@ describe("enforcement: a guardrail policy change in shadow beside the live polic
     );
   });
 
+  it("promotes as a PUT: the policy's checks refuse a failing change with 409 unless forced", async () => {
+    const ws = await w.gw.workspace();
+    const checks = [
+      {
+        name: "cards are spoken",
+        request: { model: MODELS.fast, input: CARD },
+        expect: "allowed",
+      },
+    ];
+    const id = await policy(ws, "moderation", { name: "Emails", config: EMAILS, checks });
+    const started = await start("moderation", id, {
+      change: { name: "Emails and cards", config: CARDS_TOO },
+      expires_at: inDays(1),
+    });
+    expect(started.status, shown(started)).to.equal(201);
+    const refused = await w.gw.admin.post(`${path("moderation", id)}/promote`);
+    expect(refused.status, shown(refused)).to.equal(409);
+    expect(refused.body.error.metadata.failing_checks.join(" ")).to.match(
+      /^cards are spoken: expected allowed, got redacted/,
+    );
+    // Nothing changed: the shadow still runs, the policy is as it was.
+    expect((await w.gw.admin.get(path("moderation", id))).status).to.equal(200);
+    const forced = await w.gw.admin.post(`${path("moderation", id)}/promote`, { force: true });
+    expect(forced.status, shown(forced)).to.equal(200);
+    expect(forced.body.data).to.deep.include({ name: "Emails and cards", config: CARDS_TOO });
+    expectError(await w.gw.admin.get(path("moderation", id)), 404, /runs no shadow/);
+  });
+
   it("answers 404 for an unknown policy or one that runs no shadow, and 400 naming the field", async () => {
     const ws = await w.gw.workspace();
     const id = await policy(ws, "budget", {
