@@ -9,6 +9,7 @@ import { docRoutes } from "./routes/docs.js";
 import { explainRoutes } from "./routes/explain.js";
 import { generationRoutes } from "./routes/generations.js";
 import { guardrailPolicyRoutes } from "./routes/guardrail-policies.js";
+import { guardrailPolicyShadowRoutes } from "./routes/guardrail-policy-shadow.js";
 import { guardrailPolicyVersionRoutes } from "./routes/guardrail-policy-versions.js";
 import { guardrailShadowRoutes } from "./routes/guardrail-shadow.js";
 import { guardrailVersionRoutes } from "./routes/guardrail-versions.js";
@@ -28,6 +29,7 @@ export const routes: Route[] = [
   ...assignmentRoutes,
   ...guardrailPolicyRoutes,
   ...guardrailPolicyVersionRoutes,
+  ...guardrailPolicyShadowRoutes,
   ...guardrailVersionRoutes,
   ...guardrailShadowRoutes,
   ...guardrailRoutes,

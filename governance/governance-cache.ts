@@ -38,6 +38,8 @@ export interface Principal {
 /** A guardrail's shadow as enforcement decides it: the policy the key would have under it. */
 export interface ShadowPolicy {
   guardrailId: string;
+  /** The shadow is a guardrail policy's (guardrailId is the policy's id). */
+  isPolicy?: true;
   expiresAtMs: number;
   policy: EffectivePolicy;
   filters: CompiledFilters;
@@ -152,17 +154,37 @@ function shadowPolicies(
 ): ShadowPolicy[] {
   const out: ShadowPolicy[] = [];
   governing.forEach((entry, i) => {
-    const shadow = entry.guardrail.shadow;
-    if (!shadow?.change || !shadow.expiresAt) return;
-    const proposed = withoutPolicyTypes(shadowVersion(entry.guardrail, shadow), managed);
-    const substituted = governing.map((g, j) => (j === i ? { ...g, guardrail: proposed } : g));
+    const shadow = shadowOf(entry, managed);
+    if (!shadow) return;
+    const substituted = governing.map((g, j) =>
+      j === i ? { ...g, guardrail: shadow.version } : g,
+    );
     const policy = effectivePolicy(substituted, account);
     out.push({
       guardrailId: entry.guardrail.id,
-      expiresAtMs: timestampMs(shadow.expiresAt),
+      ...(entry.policy ? { isPolicy: true as const } : {}),
+      expiresAtMs: shadow.expiresAtMs,
       policy,
       filters: compiled(policy, keyHash),
     });
   });
   return out;
+}
+
+/**
+ * The version a governing layer's shadow decides by, when it runs one: a policy's proposed
+ * settings alone (a replace leaves nothing of the live ones), or the live guardrail with the
+ * change applied, less the types the workspace manages through policies.
+ */
+function shadowOf(
+  entry: GoverningGuardrail,
+  managed: readonly PolicyType[],
+): { version: Guardrail; expiresAtMs: number } | undefined {
+  if (entry.policyShadow) return entry.policyShadow;
+  const shadow = entry.guardrail.shadow;
+  if (!shadow?.change || !shadow.expiresAt) return undefined;
+  return {
+    version: withoutPolicyTypes(shadowVersion(entry.guardrail, shadow), managed),
+    expiresAtMs: timestampMs(shadow.expiresAt),
+  };
 }

@@ -97,6 +97,11 @@ export class GuardrailReplay {
     private readonly proposed: Guardrail,
     private readonly catalog: ModelCatalog,
     account: AccountSettings,
+    /**
+     * The rules the replayed layer can give, when fewer than a guardrail's: a policy holds one
+     * type's, and a guardrail whose part it replaced keeps its id for the others' refusals.
+     */
+    private readonly ownRules?: ReadonlySet<ReplayRule>,
   ) {
     // The source only decides whose budget counts; each request's own is applied in budgetOf.
     this.policy = effectivePolicy([{ source: "key", guardrail: proposed }], account);
@@ -207,7 +212,7 @@ export class GuardrailReplay {
   private recorded(r: RecordedRequest): ReplayedRequest["before"] {
     if (r.outcome === "served") return { allowed: true };
     const rule = RULE_OF_REASON[r.refusalReason];
-    return rule && r.decidedBy === this.proposed.id
+    return rule && r.decidedBy === this.proposed.id && (this.ownRules?.has(rule) ?? true)
       ? { allowed: false, rule }
       : { allowed: false, rule: "other" };
   }

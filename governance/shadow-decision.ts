@@ -54,6 +54,7 @@ export async function decideUnderShadow(
 /** One running shadow's decision of a request. */
 export interface ShadowDecision extends ExampleDecision {
   guardrailId: string;
+  isPolicy?: true;
 }
 
 /**
@@ -70,7 +71,12 @@ export async function shadowDecisions(
   for (const s of shadows) {
     if (s.expiresAtMs <= nowMs) continue;
     const decided = await decideUnderShadow(s, req, signal).catch(() => undefined);
-    if (decided) out.push({ guardrailId: s.guardrailId, ...decided });
+    if (decided)
+      out.push({
+        guardrailId: s.guardrailId,
+        ...(s.isPolicy ? { isPolicy: s.isPolicy } : {}),
+        ...decided,
+      });
   }
   return out;
 }
@@ -85,6 +91,7 @@ export function differingShadow(
     d &&
     create(ShadowOutcomeSchema, {
       guardrailId: d.guardrailId,
+      policyId: d.isPolicy ? d.guardrailId : "",
       live,
       shadow: d.outcome,
       reason: d.reason,

@@ -30,8 +30,11 @@ import {
 import { ModelIds } from "../../services/guardrail/model-ids.js";
 import { checkedGuardrailService } from "../../services/guardrail/request-rules.js";
 import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
+import { shadowReport } from "../../services/guardrail/shadow.js";
 import { ShadowExpirySweep } from "../../services/guardrail/shadow-expiry.js";
+import { replayWindow, simulate } from "../../services/guardrail/simulate.js";
 import { GuardrailPolicyServiceImpl } from "../../services/guardrail-policies/service.js";
+import type { GuardrailWhatIf } from "../../services/guardrail-policies/what-if.js";
 import { loadCatalog } from "../../services/speech/catalog/load-catalog.js";
 import { checkedWebhookService } from "../../services/webhooks/request-rules.js";
 import { WebhookServiceImpl } from "../../services/webhooks/service.js";
@@ -190,6 +193,12 @@ export async function startGuardrailServer(
   const deciding = new ModelCatalog(catalog, []);
   // Made with the webhooks below; the guardrail service tells it of an expiry a report noticed.
   let shadowExpiry: ShadowExpirySweep | undefined;
+  const simulation = options.database && {
+    database: options.database,
+    catalog: deciding,
+    account,
+    retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+  };
   const guardrails = new GuardrailServiceImpl(
     store,
     new ModelIds(catalog),
@@ -204,13 +213,31 @@ export async function startGuardrailServer(
             log.warn({ err: String(err), guardrailId }, "shadow expiry not announced yet"),
           ),
     },
-    options.database && {
-      database: options.database,
-      catalog: deciding,
-      account,
-      retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
-    },
+    simulation,
   );
+  // A policy's what-if and shadow report are the guardrail's, run on the policy as a guardrail.
+  const policyWhatIf: GuardrailWhatIf = {
+    report: (live, proposed, shadow, nowMs) =>
+      shadowReport(
+        {
+          simulation,
+          memberOf: async (hash) =>
+            (await store.getKey(live.workspaceId, hash))?.memberUserId ?? "",
+        },
+        live,
+        proposed,
+        shadow,
+        nowMs,
+      ),
+    ...(simulation && {
+      replay: {
+        simulate: (memberOf, current, proposed, fromMs, toMs, ownRules) =>
+          simulate(simulation, memberOf, current, proposed, fromMs, toMs, ownRules),
+        window: (nowMs, fromMs, toMs) =>
+          replayWindow(nowMs, simulation.retentionDays, fromMs, toMs),
+      },
+    }),
+  };
   const principals = new GovernanceCache(store, account);
   const ping = { store: () => store.ping() };
   const webhooks =
@@ -253,6 +280,7 @@ export async function startGuardrailServer(
           {
             versions: options.database && new PolicyVersions(options.database),
             checks: { catalog: deciding, account },
+            whatIf: policyWhatIf,
           },
           options.clock,
         ),

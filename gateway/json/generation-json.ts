@@ -100,6 +100,7 @@ export function generationToJson(g: Generation) {
     shadow_outcome: g.shadowOutcome
       ? {
           guardrail_id: g.shadowOutcome.guardrailId,
+          policy_id: g.shadowOutcome.policyId || null,
           live: g.shadowOutcome.live,
           shadow: g.shadowOutcome.shadow,
           reason: g.shadowOutcome.reason || null,
@@ -200,6 +201,7 @@ export const GENERATION_SCHEMA = shapeOf<GenerationJson>({
   shadow_outcome: orNull(
     shapeOf<NonNullable<GenerationJson["shadow_outcome"]>>({
       guardrail_id: STRING,
+      policy_id: NULLABLE_STRING,
       live: SHADOW_OUTCOMES,
       shadow: SHADOW_OUTCOMES,
       reason: NULLABLE_STRING,

@@ -104,6 +104,21 @@ export function policyAsGuardrail(
 }
 
 /**
+ * A policy's running shadow as enforcement decides it: the guardrail holding the proposed
+ * settings. Built when a principal loads, never per request.
+ */
+function policyShadowOf(p: StoredPolicy): Pick<GoverningGuardrail, "policyShadow"> {
+  const s = p.shadow;
+  if (!s) return {};
+  return {
+    policyShadow: {
+      version: policyAsGuardrail({ ...p, name: s.name, config: s.config }),
+      expiresAtMs: s.expiresAtMs,
+    },
+  };
+}
+
+/**
  * The policies that govern a key, as guardrails: those assigned to the key (source "key"), to
  * its member ("member"), and the workspace defaults the key inherits ("workspace_default": not
  * when it opted out or holds a policy of the type directly). Every one adds its restrictions;
@@ -119,7 +134,13 @@ export function governingPolicies(
   const add = (ids: string[], source: GuardrailSource) => {
     for (const id of ids) {
       const p = byId.get(id);
-      if (p) out.push({ source, guardrail: policyAsGuardrail(p), ...policyFacts(p) });
+      if (p)
+        out.push({
+          source,
+          guardrail: policyAsGuardrail(p),
+          ...policyFacts(p),
+          ...policyShadowOf(p),
+        });
     }
   };
   for (const type of new Set(doc.policies.map((p) => p.policyType))) {

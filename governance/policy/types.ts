@@ -19,6 +19,8 @@ export interface GoverningGuardrail {
   /** The policy's type, and the guardrails whose part of it the policy replaced (explanations). */
   policyType?: string;
   replacedGuardrailIds?: string[];
+  /** A policy's running shadow: the guardrail of its proposed settings, and when it ends. */
+  policyShadow?: { version: Guardrail; expiresAtMs: number };
 }
 
 export interface FilterRuleSpec {

@@ -1,10 +1,11 @@
 import { create, toJson } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { auditOrigin } from "../../domain/audit.js";
 import { isUuid, newId } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { pageParams } from "../../domain/paging.js";
+import { shadowExpiry } from "../../domain/shadow-expiry.js";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailCheckRunSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
@@ -13,26 +14,40 @@ import {
   type CreateGuardrailPolicyRequest,
   type DeleteAccountPolicyRequest,
   type DeleteGuardrailPolicyRequest,
+  type EndGuardrailPolicyShadowRequest,
   type GetGuardrailPolicyRequest,
+  type GetGuardrailPolicyShadowRequest,
+  GetGuardrailPolicyShadowResponseSchema,
   type GetGuardrailPolicyVersionRequest,
   type GetPolicyAssignmentRequest,
   type GuardrailPolicy,
   type GuardrailPolicyInput,
+  GuardrailPolicyInputSchema,
   GuardrailPolicySchema,
   type GuardrailPolicyService,
   type ListAccountPoliciesRequest,
   type ListGuardrailPoliciesRequest,
   type ListGuardrailPolicyVersionsRequest,
   PolicyAssignmentStateSchema,
+  type PromoteGuardrailPolicyShadowRequest,
   type RestoreGuardrailPolicyVersionRequest,
   type RunGuardrailPolicyChecksRequest,
+  type SimulateGuardrailPolicyRequest,
+  type StartGuardrailPolicyShadowRequest,
   type SubjectList,
   type UpdateAccountPolicyRequest,
   type UpdateGuardrailPolicyRequest,
+  UpdateGuardrailPolicyRequestSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { type CheckContext, runSummary } from "../../governance/checks/run-checks.js";
 import { quote } from "../../platform/quote.js";
-import { conflict, failedPrecondition, notFound } from "../../platform/rpc/errors.js";
+import {
+  conflict,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  withReason,
+} from "../../platform/rpc/errors.js";
 import type { Clock } from "../../platform/time.js";
 import { systemClock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";
@@ -43,11 +58,13 @@ import {
   sameState,
 } from "../../store/policies/policy-doc.js";
 import {
+  ACCOUNT_DOC,
   managesType,
   type PolicyDoc,
   type PolicyDocStore,
   type PolicyType,
   type StoredPolicy,
+  type StoredPolicyShadow,
   type SubjectKind,
 } from "../../store/policies/types.js";
 import {
@@ -63,6 +80,7 @@ import {
   type PolicyVersionRow,
   type PolicyVersions,
 } from "../../store/request-log/policy-versions.js";
+import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
 import type { Store } from "../../store/types.js";
 import { AccountPolicies } from "./account-policies.js";
 import {
@@ -85,8 +103,20 @@ import {
   policyType,
   subjects,
 } from "./rules.js";
+import {
+  checkNoRunningShadow,
+  noPolicyShadow,
+  policyShadowReport,
+  shadowChange,
+  shadowSummary,
+  shadowToProto,
+  storedShadow,
+  withoutShadow,
+} from "./shadow.js";
+import { reassignedFields, simulatePolicy } from "./simulate.js";
 import { takenOver } from "./takeover.js";
 import { mappedHasNoHistory, restoredPolicy, versionMessage, versionNotFound } from "./versions.js";
+import type { GuardrailWhatIf } from "./what-if.js";
 
 /** What the audit log records of a policy. */
 function auditFields(p: StoredPolicy): Record<string, unknown> {
@@ -110,6 +140,8 @@ export interface GuardrailPolicyServiceOptions {
   versions?: PolicyVersions;
   /** What running checks needs: the models and the account's settings. */
   checks: CheckContext;
+  /** The guardrail what-if and shadow report a policy's are computed by. */
+  whatIf?: GuardrailWhatIf;
 }
 
 /** The audit notes of a change forced past failing checks, or restoring a version. */
@@ -176,7 +208,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       policyId: p.id,
       workspaceId: p.workspaceId,
       version: p.revision ?? 1,
-      data: p as unknown as Record<string, unknown>,
+      // A running shadow is no part of what the change made the policy.
+      data: withoutShadow(p) as unknown as Record<string, unknown>,
     };
     return this.recordWith(ctx, entry, (tx, event) => insertPolicyVersion(tx, event, snapshot));
   }
@@ -199,6 +232,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       replacedLegacyGuardrailIds: p.replacedLegacyGuardrailIds ?? [],
       checks: checksOf(p),
       lastCheckRun: lastRunOf(p),
+      shadow: p.shadow && shadowToProto(p.shadow),
     });
   }
 
@@ -381,26 +415,46 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     return { policy: this.toProto(doc, policy) };
   }
 
-  async updateGuardrailPolicy(req: UpdateGuardrailPolicyRequest, ctx: HandlerContext) {
-    const input = req.policy ?? fail("policy is required");
+  /** A replace's input checked as UpdateGuardrailPolicy checks it (same rules, same messages). */
+  private async checkedReplace(id: string, input: GuardrailPolicyInput) {
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
     const checks = inputChecks(type, input.checks);
-    const workspaceId = await this.workspaceOfPolicy(type, req.id);
+    const workspaceId = await this.workspaceOfPolicy(type, id);
     if (input.workspaceId !== undefined && input.workspaceId !== workspaceId)
-      policyNotFound(type, req.id);
+      policyNotFound(type, id);
     if ((input.apiKeyHashes === undefined) !== (input.memberIds === undefined))
       fail(
         "api_key_hashes and member_ids are sent together (the complete new lists) or both omitted",
       );
     const lists = await this.inputLists(input, workspaceId);
+    return { type, name, config, checks, workspaceId, lists };
+  }
+
+  async updateGuardrailPolicy(req: UpdateGuardrailPolicyRequest, ctx: HandlerContext) {
+    return this.replace(req, ctx);
+  }
+
+  /** A replace; `promotes` is the shadow whose change it is, which it ends in the same write. */
+  private async replace(
+    req: UpdateGuardrailPolicyRequest,
+    ctx: HandlerContext,
+    promotes?: StoredPolicyShadow,
+  ) {
+    const input = req.policy ?? fail("policy is required");
+    const { type, name, config, checks, workspaceId, lists } = await this.checkedReplace(
+      req.id,
+      input,
+    );
     let before: StoredPolicy | undefined;
     const answer = await this.edit(workspaceId, async (read) => {
       // Editing a mapped policy is what moves its type here: it is then a policy of the workspace.
       const { doc, replacements } = await this.managing(read, workspaceId, type);
       const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
       if (!stored) policyNotFound(type, req.id);
+      if (promotes && stored.shadow?.startedAtMs !== promotes.startedAtMs)
+        noPolicyShadow(type, req.id);
       before = stored;
       const after: StoredPolicy = {
         ...stored,
@@ -416,6 +470,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       };
       if (checks === null) delete after.checks;
       else if (checks !== undefined) after.checks = checks;
+      if (promotes) delete after.shadow;
       // Checks run on the policy the change leaves, each time it is decided again.
       const failing = await checkedChange(after, req.force, this.options.checks);
       const next = placed(doc, after);
@@ -429,7 +484,10 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
         resource: { type: "guardrail_policy", id: req.id, label: name },
         workspaceId,
         changes: noted(
-          changesBetween(before ? auditFields(before) : null, auditFields(answer.after)),
+          {
+            ...changesBetween(before ? auditFields(before) : null, auditFields(answer.after)),
+            ...(promotes ? { shadow: { before: shadowSummary(promotes), after: null } } : {}),
+          },
           answer.failing,
         ),
       },
@@ -542,6 +600,140 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       });
     }
     return { changed };
+  }
+
+  /**
+   * A policy of the workspace's own, for a what-if or a shadow. A mapped policy is the view of a
+   * guardrail, whose records and shadow are the guardrail's: its change is tried there.
+   */
+  private async ownPolicy(type: PolicyType, id: string) {
+    if (await this.mapped(type, id))
+      fail(
+        `${type} policy ${quote(id)} is the view of guardrail ${id} (is_legacy_mapped): try the change on the guardrail, /api/v1/guardrails/${id}/simulate or /shadow`,
+      );
+    return this.find(type, id);
+  }
+
+  /** The change of a what-if or a shadow: the input a replace takes, of the path's type. */
+  private changeOf(type: PolicyType, change: GuardrailPolicyInput | undefined) {
+    const input = change ?? fail("change is required (the body a PUT takes)");
+    return create(GuardrailPolicyInputSchema, { ...input, policyType: type });
+  }
+
+  /**
+   * Replays the requests the policy governed under the settings the change would give it (the
+   * change checked as a replace is), writing nothing.
+   */
+  async simulateGuardrailPolicy(req: SimulateGuardrailPolicyRequest) {
+    const type = policyType(req.policyType);
+    const input = this.changeOf(type, req.change);
+    const { name, config, lists } = await this.checkedReplace(req.id, input);
+    const { policy } = await this.ownPolicy(type, req.id);
+    const replay =
+      this.options.whatIf?.replay ??
+      storeUnavailable("this process runs without the request-log database");
+    const window = replay.window(Date.now(), msOf(req.from), msOf(req.to));
+    if ("error" in window) throw invalidArgument(window.error);
+    const account = (await this.docs.read(ACCOUNT_DOC)).doc.accountPolicies ?? [];
+    const memberOf = async (hash: string) =>
+      (await this.store.getKey(policy.workspaceId, hash))?.memberUserId ?? "";
+    const proposed = { name, config, reassigned: reassignedFields(policy, lists, input) };
+    const simulation = await simulatePolicy(
+      replay,
+      memberOf,
+      policy,
+      proposed,
+      account,
+      window.fromMs,
+      window.toMs,
+    ).catch(unavailableAsRetry);
+    return { simulation };
+  }
+
+  /**
+   * Starts deciding a proposed replace beside the live policy: the change is checked as a
+   * replace is, and the settings it leaves are kept with the shadow (a later replace of the
+   * live policy does not move them).
+   */
+  async startGuardrailPolicyShadow(req: StartGuardrailPolicyShadowRequest, ctx: HandlerContext) {
+    const type = policyType(req.policyType);
+    const input = this.changeOf(type, req.change);
+    const { name, config, workspaceId } = await this.checkedReplace(req.id, input);
+    await this.ownPolicy(type, req.id);
+    // Requests compare a shadow's expiry with the wall clock, so it is set by the same.
+    const nowMs = Date.now();
+    shadowExpiry(msOf(req.expiresAt), nowMs);
+    const expiresAtMs = msOf(req.expiresAt) ?? nowMs;
+    const started = await this.edit(workspaceId, async (doc) => {
+      const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
+      if (!stored) policyNotFound(type, req.id);
+      checkNoRunningShadow(stored, nowMs);
+      const shadow = storedShadow(input, { name, config }, nowMs, expiresAtMs);
+      return {
+        doc: placed(doc, { ...stored, shadow }),
+        result: { before: stored.shadow, shadow, label: stored.name },
+      };
+    });
+    // Written before the answer, as a change's event is.
+    await this.recordWith(ctx, {
+      action: "guardrail_policy.shadow_start",
+      resource: { type: "guardrail_policy", id: req.id, label: started.label },
+      workspaceId,
+      changes: {
+        shadow: { before: shadowSummary(started.before), after: shadowSummary(started.shadow) },
+      },
+    });
+    return { shadow: shadowToProto(started.shadow) };
+  }
+
+  /** The shadow and what it would have changed since it started (an expired one says so). */
+  async getGuardrailPolicyShadow(req: GetGuardrailPolicyShadowRequest) {
+    const type = policyType(req.policyType);
+    const { policy } = await this.find(type, req.id);
+    const shadow = policy.shadow ?? noPolicyShadow(type, req.id);
+    const running = { ...policy, shadow };
+    if (this.options.whatIf)
+      return policyShadowReport(this.options.whatIf, running, Date.now()).catch(unavailableAsRetry);
+    return create(GetGuardrailPolicyShadowResponseSchema, {
+      shadow: shadowToProto(shadow),
+      expired: shadow.expiresAtMs <= Date.now(),
+    });
+  }
+
+  /** Applies the shadow's change as a replace and ends the shadow in the same write. */
+  async promoteGuardrailPolicyShadow(
+    req: PromoteGuardrailPolicyShadowRequest,
+    ctx: HandlerContext,
+  ) {
+    const type = policyType(req.policyType);
+    const { policy } = await this.find(type, req.id);
+    const shadow = policy.shadow ?? noPolicyShadow(type, req.id);
+    const update = create(UpdateGuardrailPolicyRequestSchema, {
+      id: req.id,
+      policy: { ...shadowChange(shadow), policyType: type },
+      force: req.force,
+    });
+    return this.replace(update, ctx, shadow);
+  }
+
+  async endGuardrailPolicyShadow(req: EndGuardrailPolicyShadowRequest, ctx: HandlerContext) {
+    const type = policyType(req.policyType);
+    const { workspaceId } = await this.find(type, req.id);
+    const ended = await this.edit(workspaceId, async (doc) => {
+      const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
+      if (!stored) policyNotFound(type, req.id);
+      const shadow = stored.shadow ?? noPolicyShadow(type, req.id);
+      const { shadow: _ended, ...rest } = stored;
+      return { doc: placed(doc, rest), result: { shadow, label: stored.name } };
+    });
+    // Written before the answer, as a change's event is.
+    await this.recordWith(ctx, {
+      action: "guardrail_policy.shadow_end",
+      resource: { type: "guardrail_policy", id: req.id, label: ended.label },
+      workspaceId,
+      changes: { shadow: { before: shadowSummary(ended.shadow), after: null } },
+    });
+    return { ended: true };
   }
 
   listAccountPolicies(req: ListAccountPoliciesRequest) {
@@ -671,6 +863,24 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     });
     return { run: answer.run };
   }
+}
+
+function msOf(t: Timestamp | undefined): number | undefined {
+  return t && timestampMs(t);
+}
+
+/** The request log's database away is a 503 worth retrying; anything else stays internal. */
+function unavailableAsRetry(err: unknown): never {
+  if (!isDatabaseUnavailable(err)) throw err;
+  return storeUnavailable("the request log's database is not answering; retry shortly");
+}
+
+function storeUnavailable(why: string): never {
+  throw withReason(
+    Code.Unavailable,
+    ErrorReason.STORE_UNAVAILABLE,
+    `What-if replays are not available: ${why}`,
+  );
 }
 
 /**

@@ -4,6 +4,7 @@ import { GUARDRAIL_FIELDS } from "../../domain/guardrail-fields.js";
 import { isKeyHash, isUuid } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
 import { page } from "../../domain/paging.js";
+import { shadowExpiry } from "../../domain/shadow-expiry.js";
 import {
   type GuardrailInput,
   GuardrailInputSchema,
@@ -169,16 +170,7 @@ export const GUARDRAIL_REQUEST_RULES: RequestRules<typeof GuardrailService> = {
   endGuardrailShadow: (req) => uuid("guardrail_id", req.guardrailId),
 };
 
-/** How far ahead a shadow may run: long enough for a month's traffic, never forgotten. */
-export const SHADOW_MAX_DAYS = 30;
-
-/** expires_at of a new shadow: after now, at most SHADOW_MAX_DAYS ahead. */
-function shadowExpiry(ms: number | undefined, nowMs: number): void {
-  if (ms === undefined) fail(`expires_at is required (at most ${SHADOW_MAX_DAYS} days ahead)`);
-  if (ms <= nowMs) fail("expires_at must be in the future");
-  if (ms > nowMs + SHADOW_MAX_DAYS * 86_400_000)
-    fail(`expires_at must be at most ${SHADOW_MAX_DAYS} days ahead`);
-}
+export { SHADOW_MAX_DAYS } from "../../domain/shadow-expiry.js";
 
 /** The service with its rules in front of every method. */
 export function checkedGuardrailService(

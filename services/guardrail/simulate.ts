@@ -143,8 +143,19 @@ export async function simulate(
   proposed: Guardrail,
   fromMs: number,
   toMs: number,
+  /** The rules the replayed layer can give, when fewer than a guardrail's (a policy's type). */
+  ownRules?: ReadonlySet<ReplayRule>,
 ): Promise<SimulateGuardrailResponse> {
-  const tally = await replayTally(deps, memberOf, current, proposed, fromMs, toMs);
+  const tally = await replayTally(
+    deps,
+    memberOf,
+    current,
+    proposed,
+    fromMs,
+    toMs,
+    SAMPLE_MAX,
+    ownRules,
+  );
   const moved = [...tally.spend.entries()]
     .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
     .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
@@ -185,8 +196,10 @@ export async function replayTally(
   fromMs: number,
   toMs: number,
   budgetSampleMax = SAMPLE_MAX,
+  /** The rules the replayed layer can give, when fewer than a guardrail's (a policy's type). */
+  ownRules?: ReadonlySet<ReplayRule>,
 ): Promise<Tally> {
-  const replay = new GuardrailReplay(proposed, deps.catalog, deps.account);
+  const replay = new GuardrailReplay(proposed, deps.catalog, deps.account, ownRules);
   const sources = GUARDRAIL_SOURCES.names;
   const labels = sources.map((s) => `${s}:${current.id}`);
   const groups = await replayGroups(

@@ -221,6 +221,7 @@ function draftOf(
             live: shadowOutcome.live,
             shadow: shadowOutcome.shadow,
             reason: shadowOutcome.reason,
+            ...(shadowOutcome.policyId ? { policyId: shadowOutcome.policyId } : {}),
           },
         }
       : {}),

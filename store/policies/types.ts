@@ -36,6 +36,20 @@ export interface StoredPolicy {
   checks?: JsonValue;
   /** The checks' last run (GuardrailCheckRun as protobuf JSON); absent: never run. */
   lastCheckRun?: JsonValue;
+  /** A proposed replace decided beside this policy (services/guardrail-policies/shadow.ts). */
+  shadow?: StoredPolicyShadow;
+}
+
+/**
+ * A policy's shadow: the change as UpdateGuardrailPolicy took it (protobuf JSON, replayed as the
+ * replace on promote) and the settings it leaves, validated when the shadow started.
+ */
+export interface StoredPolicyShadow {
+  change: unknown;
+  name: string;
+  config: Record<string, unknown>;
+  startedAtMs: number;
+  expiresAtMs: number;
 }
 
 /** A workspace-wide ("account") policy: it governs every key and member of the workspaces it covers. */

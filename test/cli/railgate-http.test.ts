@@ -622,6 +622,77 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     await json(["guardrails", "delete", id]);
   });
 
+  it("simulates and shadows a policy change, reports what it decided differently, and promotes or ends it", async () => {
+    // A workspace of its own: a policy write moves its type there, away from guardrails.
+    const ws = (await h.admin.post("/api/v1/workspaces", { name: "cli policy shadow" })).body.data;
+    const key = await h.createKey({ workspace_id: ws.id });
+    const emails = { content_filter_builtins: [{ slug: "email", action: "flag" }] };
+    const created = await json([
+      "policies",
+      "moderation",
+      "create",
+      "--workspace",
+      ws.id,
+      "--name",
+      "cli moderation",
+      "--config",
+      JSON.stringify(emails),
+      "--keys",
+      key.hash,
+    ]);
+    const id = created.data.id as string;
+    const cards = {
+      name: "cards",
+      config: { content_filter_builtins: [{ slug: "credit-card", action: "redact" }] },
+    };
+    const simulated = await json([
+      "policies",
+      "moderation",
+      "simulate",
+      id,
+      "--change",
+      JSON.stringify(cards),
+    ]);
+    expect(simulated.data.not_replayed.map((u: Json) => u.field)).to.deep.equal([
+      "config.content_filter_builtins",
+    ]);
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const start = ["policies", "moderation", "shadow", "start", id, "--change"];
+    const started = await json([...start, JSON.stringify(cards), "--expires-at", expires]);
+    expect(started.data.change).to.deep.equal(cards);
+    expectRefusal(
+      await railgate([...start, JSON.stringify(cards), "--expires-at", expires]),
+      "409 Conflict",
+      (
+        await h.admin.post(`/api/v1/guardrails/policies/moderation/${id}/shadow`, {
+          change: cards,
+          expires_at: expires,
+        })
+      ).body.error.message,
+    );
+    const spoken = await h.speak(
+      { model: MODELS.basic, voice: "alloy", input: "Card 4111 1111 1111 1111." },
+      { key: key.secret },
+    );
+    expect(spoken.status).to.equal(200);
+    const report = await pollUntil(
+      () => json(["policies", "moderation", "shadow", "show", id]),
+      (r: Json) => r.data.outcomes_changed >= 1,
+    );
+    expect(report.data.changes).to.deep.equal([{ live: "allowed", shadow: "redacted", count: 1 }]);
+    await json(["policies", "moderation", "shadow", "promote", id]);
+    expect((await json(["policies", "moderation", "get", id])).data.config).to.deep.equal(
+      cards.config,
+    );
+    expect((await railgate(["policies", "moderation", "shadow", "show", id])).code).to.not.equal(0);
+    await json([...start, JSON.stringify({ ...cards, name: "next" }), "--expires-at", expires]);
+    await railgate(["policies", "moderation", "shadow", "end", id]);
+    expect(
+      (await h.admin.get(`/api/v1/guardrails/policies/moderation/${id}/shadow`)).status,
+    ).to.equal(404);
+    expectUsageError(await railgate(["policies", "moderation", "shadow", "start", id]), "--change");
+  });
+
   it("lists, counts and describes models; a standard key's own models", async () => {
     const listed = await json(["models", "list", "--providers", "acme", "--limit", "50"]);
     const ids = listed.data.map((m: Json) => m.id);

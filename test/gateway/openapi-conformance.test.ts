@@ -299,6 +299,20 @@ describe("gateway: OpenAPI document against real answers", function () {
         await call(admin, "PUT", akp, ak, change);
         await call(admin, "PUT", amp, am, change);
       }
+      // Its what-if, and a change in shadow: started, reported, promoted; started again and ended.
+      const own = `${base}/${policy.id}`;
+      await call(admin, "POST", `${base}/{id}/simulate`, `${own}/simulate`, {
+        change: { name: "what if", config },
+      });
+      const shadowBody = {
+        change: { name: "shadowed", config },
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      };
+      await call(admin, "POST", `${base}/{id}/shadow`, `${own}/shadow`, shadowBody);
+      await call(admin, "GET", `${base}/{id}/shadow`, `${own}/shadow`);
+      await call(admin, "POST", `${base}/{id}/shadow/promote`, `${own}/shadow/promote`, {});
+      await call(admin, "POST", `${base}/{id}/shadow`, `${own}/shadow`, shadowBody);
+      await call(admin, "DELETE", `${base}/{id}/shadow`, `${own}/shadow`);
       await call(admin, "DELETE", `${base}/{id}`, `${base}/${policy.id}`);
     }
 
@@ -513,7 +527,7 @@ describe("gateway: OpenAPI document against real answers", function () {
     function concrete(path: string): string {
       // /workspaces/{id} takes the workspace, /webhooks/{id} the webhook; every other {id} is
       // the guardrail.
-      const policyType = /^\/api\/v1\/guardrails\/policies\/(\w+)\/\{id\}$/.exec(path)?.[1];
+      const policyType = /^\/api\/v1\/guardrails\/policies\/(\w+)\/\{id\}(\/.*)?$/.exec(path)?.[1];
       if (policyType) return path.replace("{id}", params[`policy:${policyType}`] ?? "x");
       if (path.startsWith("/api/v1/guardrails/policies/assignments/api-keys/"))
         return path.replace("{subject}", params.hash ?? "x");
@@ -561,6 +575,12 @@ describe("gateway: OpenAPI document against real answers", function () {
         /^\/api\/v1\/guardrails\/policies\/(budget|model_availability|moderation)/.exec(
           path,
         )?.[1] as keyof typeof POLICY_CONFIGS | undefined;
+      // A policy's what-if and shadow take the change a PUT takes.
+      const change = policy && { name: `rule probe ${probes}`, config: POLICY_CONFIGS[policy] };
+      if (policy && path.endsWith("/simulate")) return { change };
+      if (policy && path.endsWith("/shadow/promote")) return {};
+      if (policy && path.endsWith("/shadow"))
+        return { change, expires_at: new Date(Date.now() + 86_400_000).toISOString() };
       if (policy)
         return {
           name: `rule probe ${probes}`,

@@ -4,6 +4,7 @@ import { guardrailApiCommands } from "./resources/guardrails.js";
 import { logApiCommands } from "./resources/logs.js";
 import { modelApiCommands } from "./resources/models.js";
 import { policyApiCommands } from "./resources/policies.js";
+import { policyShadowApiCommands } from "./resources/policy-shadow.js";
 import { speakApiCommand } from "./resources/speech.js";
 import { webhookApiCommands } from "./resources/webhooks.js";
 
@@ -12,6 +13,7 @@ export const HTTP_COMMANDS: Command[] = [
   ...accountApiCommands,
   ...guardrailApiCommands,
   ...policyApiCommands,
+  ...policyShadowApiCommands,
   ...webhookApiCommands,
   ...logApiCommands,
   ...modelApiCommands,

@@ -46,7 +46,14 @@ export interface RecordDraft {
   /** "<source>:<guardrail id>" of each governing guardrail (Generation.governed_by). */
   governedBy: string[];
   /** Where a guardrail's shadow decided the request differently (Generation.shadow_outcome). */
-  shadowOutcome?: { guardrailId: string; live: string; shadow: string; reason: string };
+  shadowOutcome?: {
+    guardrailId: string;
+    /** Set when the shadow is a guardrail policy's. */
+    policyId?: string;
+    live: string;
+    shadow: string;
+    reason: string;
+  };
 }
 
 /** What a record says about how its request ended; absent fields read as nothing served. */
