@@ -215,6 +215,7 @@ export async function startGuardrailServer(
       catalog: deciding,
       account,
       retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+      replayDataKey: options.replayDataKey,
     },
   );
   const principals = new GovernanceCache(store, account);

@@ -1,11 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { REPLAY_DATA_MODES } from "../../domain/enums.js";
 import { ACCOUNT_LIMITS } from "../../domain/limits.js";
-import {
-  REPLAY_DATA_DAYS_MAX,
-  replayDataDaysOf,
-  replayDataOf,
-} from "../../domain/replay-data.js";
+import { REPLAY_DATA_DAYS_MAX, replayDataDaysOf, replayDataOf } from "../../domain/replay-data.js";
 import { SLUG_RE } from "../../domain/slug.js";
 import type { ReplayData, Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 import type {
@@ -14,6 +10,7 @@ import type {
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { GetAudioCacheResponse } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { quote } from "../../platform/quote.js";
 import {
   BOOLEAN,
   DATE_TIME,
@@ -34,7 +31,6 @@ import {
   queryPage,
   type Spec,
 } from "./fields.js";
-import { quote } from "../../platform/quote.js";
 import { isoOrNull } from "./proto-json.js";
 
 type Json = Record<string, unknown>;

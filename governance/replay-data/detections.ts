@@ -1,7 +1,7 @@
 import { BUILTIN_SLUGS, SCOPED_BUILTIN } from "../../domain/builtin-filters.js";
 import { CompiledFilters } from "../filters/compiled-filters.js";
 import { applyFilters } from "../filters/off-thread.js";
-import type { FilterActionName, FilterRule, TextPart } from "../filters/types.js";
+import type { FilterActionName, FilterResult, FilterRule, TextPart } from "../filters/types.js";
 
 /**
  * How often each builtin detector matched a request's text, by slug; a slug that found nothing
@@ -83,5 +83,13 @@ export function decideFromDetections(
     const count = detections[key] ?? (key === USER_ONLY_KEY ? detections[r.slug] : undefined) ?? 0;
     if (count > 0) outcome = stronger(outcome, OUTCOME_OF[r.action]);
   }
+  return outcome;
+}
+
+/** What the filters' result decides for a request: a block, else a redaction, else a flag. */
+export function outcomeOfFilters(result: FilterResult): ContentOutcome {
+  if (result.blockedBy) return "blocked";
+  let outcome: ContentOutcome = "allowed";
+  for (const o of result.outcomes) outcome = stronger(outcome, OUTCOME_OF[o.action]);
   return outcome;
 }

@@ -25,7 +25,11 @@ export function sealInput(key: Buffer, recordId: string, parts: readonly TextPar
  * The text sealed by sealInput, or undefined when it does not open: another key (the setting
  * was changed since), another record, or bytes that are not a sealed input.
  */
-export function openInput(key: Buffer, recordId: string, sealed: Uint8Array): TextPart[] | undefined {
+export function openInput(
+  key: Buffer,
+  recordId: string,
+  sealed: Uint8Array,
+): TextPart[] | undefined {
   if (sealed.length < HEADER || sealed[0] !== VERSION) return undefined;
   const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
   try {

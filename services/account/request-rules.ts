@@ -82,7 +82,10 @@ function limitReset(v: KeyLimitReset | undefined): void {
 
 /** What a workspace's records keep for a what-if replay; unset leaves it as it is. */
 function replayData(v: ReplayData | undefined): void {
-  if (v !== undefined && (v === ReplayData.UNSPECIFIED || REPLAY_DATA_MODES.name(v) === undefined)) {
+  if (
+    v !== undefined &&
+    (v === ReplayData.UNSPECIFIED || REPLAY_DATA_MODES.name(v) === undefined)
+  ) {
     fail(`replay_data must be ${REPLAY_DATA_MODES.quoted}`);
   }
 }

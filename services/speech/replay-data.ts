@@ -1,5 +1,5 @@
-import type { Principal } from "../../governance/governance-cache.js";
 import type { TextPart } from "../../governance/filters/index.js";
+import type { Principal } from "../../governance/governance-cache.js";
 import type { EffectivePolicy } from "../../governance/policy/types.js";
 import { detectBuiltins } from "../../governance/replay-data/detections.js";
 import { sealInput } from "../../governance/replay-data/sealed-input.js";

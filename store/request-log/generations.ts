@@ -18,7 +18,6 @@ import {
   GenerationStatus,
 } from "../../gen/railgate/speech/v1/speech_pb.js";
 import type { SqlDatabase } from "./database.js";
-import { expireReplayInputs } from "./replay-inputs.js";
 import { containing, countMatches, type MatchCount } from "./match-count.js";
 import {
   DayPartitions,
@@ -26,6 +25,7 @@ import {
   ensureDayPartitions,
   utcDay,
 } from "./partitions.js";
+import { expireReplayInputs } from "./replay-inputs.js";
 
 const TABLE = "generations";
 const DAY_MS = 86_400_000;
