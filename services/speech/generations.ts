@@ -126,12 +126,12 @@ export class GenerationLog {
   }
 
   private async replayDataOf(batch: readonly Generation[]): Promise<void> {
-    let waits: Promise<void>[] | undefined;
+    const waits: Promise<void>[] = [];
     for (const g of batch) {
       const pending = this.replayPending.get(g);
-      if (pending) (waits ??= []).push(pending);
+      if (pending) waits.push(pending);
     }
-    if (waits) await Promise.all(waits);
+    if (waits.length > 0) await Promise.all(waits);
   }
 
   /** Outbox entries of the records queued here, by record. */
