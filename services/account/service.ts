@@ -155,15 +155,15 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     const deployment = this.options.replayData;
     const mode = replayDataOf(ws);
     if (mode !== ReplayData.ENCRYPTED_INPUT) return;
+    const days = replayDataDaysOf(ws);
+    if (deployment && days > deployment.logRetentionDays) {
+      throw invalidArgument(
+        `replay_data_days must be at most the request log's retention of ${deployment.logRetentionDays} days (got ${days})`,
+      );
+    }
     if (!deployment?.keyConfigured) {
       throw invalidArgument(
         'replay_data "encrypted_input" needs RAILGATE_REPLAY_DATA_KEY, which this deployment does not set (choose "detections" or "none", or ask the operator to set it)',
-      );
-    }
-    const days = replayDataDaysOf(ws);
-    if (days > deployment.logRetentionDays) {
-      throw invalidArgument(
-        `replay_data_days must be at most the request log's retention of ${deployment.logRetentionDays} days (got ${days})`,
       );
     }
   }
