@@ -67,8 +67,12 @@ export class GenerationLog {
     this.writer = new BatchWriter<Generation>({
       name: "generations",
       write: async (batch) => {
-        await this.replayDataOf(batch);
-        await this.records.insert(batch, (g) => this.replay.get(g));
+        // A process no workspace with replay data has sent a request through looks up nothing.
+        if (this.keepsReplayData) await this.replayDataOf(batch);
+        await this.records.insert(
+          batch,
+          this.keepsReplayData ? (g) => this.replay.get(g) : undefined,
+        );
         await this.cleared(batch);
       },
       maxDelayMs: options.maxDelayMs ?? (db.kind === "embedded" ? EMBEDDED_WRITE_DELAY_MS : 50),
@@ -102,6 +106,7 @@ export class GenerationLog {
   /** What records of workspaces that keep replay data keep, by record (see withReplayData). */
   private readonly replay = new WeakMap<Generation, RecordReplayData>();
   private readonly replayPending = new WeakMap<Generation, Promise<void>>();
+  private keepsReplayData = false;
 
   /**
    * Gives a record what it keeps for a what-if replay, worked out off the request's answer:
@@ -110,6 +115,7 @@ export class GenerationLog {
    * is left out: the record is written without it, and the replay counts it as having none.
    */
   withReplayData(record: Generation, data: Promise<RecordReplayData | undefined>): void {
+    this.keepsReplayData = true;
     this.replayPending.set(
       record,
       data.then(
