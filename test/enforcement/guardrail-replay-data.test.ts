@@ -1,7 +1,6 @@
 import { expect } from "chai";
-import { Gateway } from "../kit/enforcement-gateway.js";
 import { MODELS } from "../kit/enforcement-catalog.js";
-import { expectAudio, type Key } from "../kit/enforcement-gateway.js";
+import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
 import { Api, type JsonResponse } from "../kit/http.js";
