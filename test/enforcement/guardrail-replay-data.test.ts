@@ -1,4 +1,6 @@
+import { fromBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { ReplayData, WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
 import { MODELS } from "../kit/enforcement-catalog.js";
 import { expectAudio, Gateway, type Key } from "../kit/enforcement-gateway.js";
 import { useWorld } from "../kit/enforcement-world.js";
@@ -71,6 +73,19 @@ describe("enforcement: what workspaces keep for what-if replays of content filte
     expect(ok.body.data).to.include({ replay_data: "encrypted_input", replay_data_days: 3 });
     const read = await w.gw.admin.get(`/api/v1/workspaces/${ws.id}`);
     expect(read.body.data).to.include({ replay_data: "encrypted_input", replay_data_days: 3 });
+    // Durable: the configuration's copy in the database (store/config-outbox) has it too.
+    const durable = await pollUntil(
+      () =>
+        w.system.database.query<{ data: Uint8Array }>(
+          "SELECT data FROM config_workspaces WHERE id = $1",
+          [ws.id],
+        ),
+      (rows) =>
+        rows[0] !== undefined &&
+        fromBinary(WorkspaceSchema, rows[0].data).replayData === ReplayData.ENCRYPTED_INPUT,
+    );
+    const copy = fromBinary(WorkspaceSchema, (durable[0] as { data: Uint8Array }).data);
+    expect([copy.replayData, copy.replayDataDays]).to.deep.equal([ReplayData.ENCRYPTED_INPUT, 3]);
     const audit = await w.gw.admin.get(
       `/api/v1/audit-log?resource_type=workspace&resource_id=${ws.id}&action=workspace.update`,
     );
