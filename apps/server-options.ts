@@ -27,6 +27,7 @@ export function guardrailServerOptions(config: RailgateConfig): GuardrailServerO
     budgetGaugesTtlMs: config.budgetGaugesTtlMs,
     auditRetentionDays: config.auditRetentionDays,
     logRetentionDays: config.logRetentionDays,
+    replayDataKey: config.replayDataKey,
     auditQueueMax: config.requestLogQueueMax,
     configRefill: config.configRefill === "on",
     // Deliveries run on real time (signatures are checked against the receiver's clock).
@@ -50,6 +51,7 @@ export function speechServerOptions(config: RailgateConfig): Omit<SpeechServerOp
     retryQueueMax: config.retryQueueMax,
     recovery: config.recovery,
     logRetentionDays: config.logRetentionDays,
+    replayDataKey: config.replayDataKey,
     requestLogQueueMax: config.requestLogQueueMax,
     audioCache: config.audioCache,
     routing: config.speechRouting,

@@ -37,6 +37,9 @@ import { prose } from "./texts.js";
  * HOT_PATH_GUARDRAIL=live assigns the key a guardrail with the card and email redactions;
  * HOT_PATH_GUARDRAIL=shadow also runs a shadow of it that adds every other builtin, so the pair
  * measures what a running shadow costs a request.
+ * HOT_PATH_REPLAY_DATA=detections (or encrypted_input, with RAILGATE_REPLAY_DATA_KEY in
+ * HOT_PATH_SYSTEM_ENV) sets the default workspace's replay_data, against none by default: the
+ * pair measures what a workspace's replay data costs a request.
  */
 const INPUT = prose(110);
 
@@ -58,6 +61,19 @@ async function governKey(api: ManagementApi, keyHash: string): Promise<void> {
       expires_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
   }
+}
+
+/** HOT_PATH_REPLAY_DATA: the default workspace's (the key's) replay_data. */
+async function keepReplayData(api: ManagementApi): Promise<void> {
+  const mode = process.env.HOT_PATH_REPLAY_DATA ?? "none";
+  if (mode === "none") return;
+  const list = await api.call<{ data: { id: string; is_default: boolean }[] }>(
+    "GET",
+    "/workspaces",
+  );
+  const ws = list.data.find((w) => w.is_default);
+  if (!ws) throw new Error("HOT_PATH_REPLAY_DATA: no default workspace");
+  await api.call("PATCH", `/workspaces/${ws.id}`, { replay_data: mode });
 }
 
 function envNumber(name: string, fallback: number): number {
@@ -136,6 +152,7 @@ async function main(): Promise<void> {
     const api = new ManagementApi(origin);
     const key = await api.createKey("bench hot path");
     await governKey(api, key.hash);
+    await keepReplayData(api);
     const base = {
       origin,
       requests: [

@@ -8,7 +8,7 @@
  * BENCH_WARMUP_SECONDS (2), BENCH_ENGINE_SAMPLES (5), BENCH_ONLY
  * (comma-separated; runs the scenarios whose id contains one of them:
  * management, speech-proxy, engine, enforcement, audio-cache, peers, engine-memory, request-log,
- * what-if), BENCH_LOG_ROWS (records of the request-log scenario, default 1,000,000),
+ * what-if; or detections alone: bench/detections.ts, no system), BENCH_LOG_ROWS (records of the request-log scenario, default 1,000,000),
  * BENCH_WHATIF_ROWS (records of the what-if replay, default 1,000,000, on PostgreSQL),
  * BENCH_PEERS_REQUESTS / BENCH_PEERS_WARMUP (1500 / 1000), BENCH_CPU_PROF=1 (profile the system children
  * into bench/results/prof and print a summary), BENCH_LOG_LEVEL (warn).
@@ -171,4 +171,10 @@ async function main(config: BenchConfig): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main(loadBenchConfig());
+const benchConfig = loadBenchConfig();
+// The detectors' cost per request needs no system: BENCH_ONLY=detections prints its own table.
+if (benchConfig.only.length > 0 && benchConfig.only.every((o) => o === "detections")) {
+  await import("./detections.js");
+} else {
+  process.exitCode = await main(benchConfig);
+}

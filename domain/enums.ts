@@ -1,4 +1,9 @@
-import { type KeyLimitReset, KeyLimitResetSchema } from "../gen/railgate/account/v1/account_pb.js";
+import {
+  type KeyLimitReset,
+  KeyLimitResetSchema,
+  type ReplayData,
+  ReplayDataSchema,
+} from "../gen/railgate/account/v1/account_pb.js";
 import {
   type CheckOutcome,
   CheckOutcomeSchema,
@@ -181,3 +186,11 @@ export const NEVER_SERVED: readonly GenerationStatusName[] = ["refused", "unavai
 export type CheckOutcomeName = EnumApiName<typeof CheckOutcome>;
 
 export const CHECK_OUTCOMES = enumNames<typeof CheckOutcome>(CheckOutcomeSchema);
+
+/**
+ * What a workspace's records keep for a what-if replay of content filters
+ * (railgate.account.v1.ReplayData): "none", "detections", "encrypted_input".
+ */
+export type ReplayDataName = EnumApiName<typeof ReplayData>;
+
+export const REPLAY_DATA_MODES = enumNames<typeof ReplayData>(ReplayDataSchema);

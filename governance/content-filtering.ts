@@ -85,6 +85,21 @@ function blockedError(blocked: Blocked) {
   );
 }
 
+/** Every piece of text the content filters read, in the order filterText maps them back. */
+export function filteredParts(
+  segments: readonly SynthesisSegment[],
+  references: readonly ReferenceInput[],
+): TextPart[] {
+  const parts: TextPart[] = [];
+  for (const s of segments) {
+    parts.push({ text: s.text, role: "user" });
+    if (s.instructions) parts.push({ text: s.instructions, role: "instructions" });
+  }
+  // A transcript is the caller's own text, like the input.
+  for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
+  return parts;
+}
+
 /**
  * Runs the policy's content filters over every piece of text that reaches a
  * provider (input, turns, instructions, and reference-clip transcripts):
@@ -102,13 +117,7 @@ export async function filterText(
   signal?: AbortSignal,
 ): Promise<FilteredText> {
   if (filters.empty) return { segments, references, outcomes: [] };
-  const parts: TextPart[] = [];
-  for (const s of segments) {
-    parts.push({ text: s.text, role: "user" });
-    if (s.instructions) parts.push({ text: s.instructions, role: "instructions" });
-  }
-  // A transcript is the caller's own text, like the input.
-  for (const r of references) if (r.kind === "text") parts.push({ text: r.value, role: "user" });
+  const parts = filteredParts(segments, references);
   const result = await applyFilters(filters, parts, signal);
   // One increment per rule that matched (not per match): what an operator alerts on is how
   // often a guardrail acted, the counts per request stay in the generation record.

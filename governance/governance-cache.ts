@@ -1,5 +1,6 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import type { ApiKey } from "../gen/railgate/account/v1/account_pb.js";
+import { replayDataDaysOf, replayDataOf } from "../domain/replay-data.js";
+import { type ApiKey, ReplayData, type Workspace } from "../gen/railgate/account/v1/account_pb.js";
 import type { Guardrail } from "../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { componentLogger } from "../platform/observability/logger.js";
 import { ScopedCache } from "../platform/scoped-cache.js";
@@ -28,11 +29,29 @@ export interface Principal {
   filters: CompiledFilters;
   /** The workspace opted in to the audio cache (its audio_cache setting); absent = off. */
   audioCache?: boolean;
+  /** What the workspace's records keep for what-if replays (replay_data); absent = none. */
+  replayData?: PrincipalReplayData;
   /**
    * The shadows of the guardrails that govern the key, each as the effective policy with the
    * shadow's version in place of the live guardrail; absent when none runs (the common case).
    */
   shadows?: ShadowPolicy[];
+}
+
+/** A workspace's replay_data other than none, as enforcement reads it. */
+export interface PrincipalReplayData {
+  mode: "detections" | "encrypted_input";
+  /** encrypted_input: days an input is kept. */
+  days: number;
+}
+
+function replayDataOfWorkspace(w: Workspace | undefined): PrincipalReplayData | undefined {
+  if (!w) return undefined;
+  const mode = replayDataOf(w);
+  if (mode === ReplayData.DETECTIONS) return { mode: "detections", days: 0 };
+  if (mode === ReplayData.ENCRYPTED_INPUT)
+    return { mode: "encrypted_input", days: replayDataDaysOf(w) };
+  return undefined;
 }
 
 /** A guardrail's shadow as enforcement decides it: the policy the key would have under it. */
@@ -115,6 +134,7 @@ export class GovernanceCache {
     // A workspace change is announced on the same scope, so its audio_cache setting is as fresh
     // as the key's guardrails (read only when a key's principal is (re)loaded).
     const workspace = scope === "org" ? undefined : await this.store.getWorkspace(scope);
+    const replayData = replayDataOfWorkspace(workspace);
     const principal: Principal = {
       key: gov.key,
       scope,
@@ -122,6 +142,7 @@ export class GovernanceCache {
       filters,
       audioCache: workspace?.audioCache === true,
       ...(shadows.length > 0 ? { shadows } : {}),
+      ...(replayData ? { replayData } : {}),
     };
     // Only cache what no invalidation overtook while it was loading.
     this.cache.set(keyHash, scope, principal, since);

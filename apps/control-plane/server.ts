@@ -86,6 +86,8 @@ export interface GuardrailServerOptions {
   configRefill?: boolean;
   /** RAILGATE_REQUEST_LOG_RETENTION_DAYS: how far back a what-if replay may reach. */
   logRetentionDays?: number;
+  /** RAILGATE_REPLAY_DATA_KEY: decrypts the inputs a what-if replay reads; unset, none are kept. */
+  replayDataKey?: Buffer;
   /** RAILGATE_AUDIT_LOG_RETENTION_DAYS. Unset options take the configuration's defaults (CONFIG_DEFAULTS). */
   auditRetentionDays?: number;
   /** RAILGATE_REQUEST_LOG_QUEUE_MAX: audit events waiting for the database at most. */
@@ -174,6 +176,10 @@ export async function startGuardrailServer(
     ...(options.database && {
       lastUsed: lastUsedFrom(new GenerationRecords(options.database)),
     }),
+    replayData: {
+      keyConfigured: options.replayDataKey !== undefined,
+      logRetentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+    },
   });
   const defaultWorkspaceId = await accounts.bootstrap();
   if (operatorKey) {
@@ -198,6 +204,7 @@ export async function startGuardrailServer(
     catalog: deciding,
     account,
     retentionDays: options.logRetentionDays ?? CONFIG_DEFAULTS.logRetentionDays,
+    replayDataKey: options.replayDataKey,
   };
   const guardrails = new GuardrailServiceImpl(
     store,

@@ -10,6 +10,7 @@ import {
   INTEGER,
   type JsonSchema,
   NUMBER,
+  orNull,
   STRING,
   STRINGS,
   shapeOf,
@@ -76,6 +77,14 @@ export function simulationToJson(r: SimulateGuardrailResponse) {
     })),
     affected_generation_ids: r.affectedGenerationIds,
     not_replayed: r.notReplayed.map((u) => ({ field: u.field, reason: u.reason })),
+    // Per content-filter field the change touches: from what each request was decided.
+    content_replay: r.contentReplay.map((c) => ({
+      field: c.field,
+      from_detections: Number(c.fromDetections),
+      from_encrypted_input: Number(c.fromEncryptedInput),
+      not_replayed: Number(c.notReplayed),
+      reason: c.reason || null,
+    })),
   };
 }
 
@@ -106,5 +115,14 @@ export const SIMULATION_JSON_SCHEMA: JsonSchema = shapeOf<SimulationJson>({
   affected_generation_ids: STRINGS,
   not_replayed: arrayOf(
     shapeOf<SimulationJson["not_replayed"][number]>({ field: STRING, reason: STRING }),
+  ),
+  content_replay: arrayOf(
+    shapeOf<SimulationJson["content_replay"][number]>({
+      field: { type: "string", enum: ["content_filter_builtins", "content_filters"] },
+      from_detections: INTEGER,
+      from_encrypted_input: INTEGER,
+      not_replayed: INTEGER,
+      reason: orNull(STRING),
+    }),
   ),
 });

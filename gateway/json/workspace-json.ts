@@ -1,13 +1,16 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { REPLAY_DATA_MODES } from "../../domain/enums.js";
 import { ACCOUNT_LIMITS } from "../../domain/limits.js";
+import { REPLAY_DATA_DAYS_MAX, replayDataDaysOf, replayDataOf } from "../../domain/replay-data.js";
 import { SLUG_RE } from "../../domain/slug.js";
-import type { Workspace } from "../../gen/railgate/account/v1/account_pb.js";
+import type { ReplayData, Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 import type {
   CreateWorkspaceRequestSchema,
   ListWorkspacesRequestSchema,
   UpdateWorkspaceRequestSchema,
 } from "../../gen/railgate/account/v1/account_service_pb.js";
 import type { GetAudioCacheResponse } from "../../gen/railgate/speech/v1/speech_service_pb.js";
+import { quote } from "../../platform/quote.js";
 import {
   BOOLEAN,
   DATE_TIME,
@@ -42,6 +45,9 @@ export function workspaceToJson(w: Workspace) {
     is_default: w.isDefault,
     // Opt-in audio cache of POST /audio/speech (docs/api.md "Audio cache").
     audio_cache: w.audioCache,
+    // What the request log keeps for what-if replays (docs/guardrail-changes.md "Replay data").
+    replay_data: REPLAY_DATA_MODES.name(replayDataOf(w)) ?? "none",
+    replay_data_days: replayDataDaysOf(w),
     created_at: isoOrNull(w.createdAt) ?? "",
     updated_at: isoOrNull(w.updatedAt),
     // OpenRouter's workspace settings that Railgate has no feature for: none set, all off.
@@ -66,6 +72,8 @@ export const WORKSPACE_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof works
   default_guardrail_id: STRING,
   is_default: BOOLEAN,
   audio_cache: BOOLEAN,
+  replay_data: { enum: [...REPLAY_DATA_MODES.names] },
+  replay_data_days: { type: "integer", minimum: 1, maximum: REPLAY_DATA_DAYS_MAX },
   created_at: { anyOf: [DATE_TIME, { const: "" }] },
   updated_at: orNull(DATE_TIME),
   created_by: NULL,
@@ -132,7 +140,18 @@ const WORKSPACE_SPEC: Spec = {
     rules: { maxLength: ACCOUNT_LIMITS.descriptionMax },
   },
   audio_cache: { type: "boolean" },
+  replay_data: { type: "string", rules: { enum: REPLAY_DATA_MODES.names } },
+  replay_data_days: { type: "int32", rules: { minimum: 1, maximum: REPLAY_DATA_DAYS_MAX } },
 };
+
+/** replay_data's JSON value (checked by checkFields to be a string) as the enum. */
+function replayDataOfJson(v: unknown): ReplayData | undefined {
+  if (v === undefined) return undefined;
+  if (!REPLAY_DATA_MODES.is(v)) {
+    throw badRequest(`replay_data must be ${REPLAY_DATA_MODES.quoted}, got ${quote(String(v))}`);
+  }
+  return REPLAY_DATA_MODES.value(v);
+}
 
 /** On a create an empty slug (or none) is derived from the name. */
 const CREATE_WORKSPACE_SPEC: Spec = {
@@ -166,6 +185,8 @@ export function createWorkspaceRequestFromJson(
     slug: (body.slug as string | undefined) ?? "",
     description: (body.description as string | null | undefined) ?? "",
     audioCache: (body.audio_cache as boolean | undefined) ?? false,
+    replayData: replayDataOfJson(body.replay_data),
+    replayDataDays: body.replay_data_days as number | undefined,
   };
 }
 
@@ -184,6 +205,8 @@ export function updateWorkspaceRequestFromJson(
     slug: body.slug as string | undefined,
     description: (body.description as string | null | undefined) ?? undefined,
     audioCache: body.audio_cache as boolean | undefined,
+    replayData: replayDataOfJson(body.replay_data),
+    replayDataDays: body.replay_data_days as number | undefined,
     updateMask: { paths: Object.keys(body) },
   };
 }

@@ -176,6 +176,11 @@ export interface RailgateConfig {
   requestLogQueueMax: number;
   /** Audit events older than this many days are deleted (whole daily partitions). */
   auditRetentionDays: number;
+  /**
+   * RAILGATE_REPLAY_DATA_KEY: the AES-256-GCM key of the inputs kept for what-if replays
+   * (workspaces with replay_data "encrypted_input"); unset, no workspace may choose it.
+   */
+  replayDataKey?: Buffer;
 
   /** Per gateway listener: node:http time-outs and a connection cap. */
   http: {
@@ -489,6 +494,21 @@ function secret(min: number) {
   });
 }
 
+/** 32 bytes, base64 (standard or url-safe): an AES-256 key. */
+const aes256Key = raw.transform((v, ctx) => {
+  if (v === undefined || v === "") return undefined;
+  const bytes = Buffer.from(v, v.includes("-") || v.includes("_") ? "base64url" : "base64");
+  if (bytes.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) {
+    // A key: say what it must be, never what it is.
+    ctx.addIssue({
+      code: "custom",
+      message: "must be 32 bytes in base64 (e.g. the output of `openssl rand -base64 32`)",
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
 const clusterNodes = raw.transform((v, ctx) => {
   if (v === undefined) return undefined;
   const nodes = v
@@ -659,6 +679,7 @@ export const configSchema = z
       1,
       3650,
     )(365),
+    RAILGATE_REPLAY_DATA_KEY: aes256Key,
     RAILGATE_HTTP_HEADERS_TIMEOUT_MS: millis(10_000),
     // Long enough to receive a 21 MiB speech body over a slow link (~1 Mbit/s), but bounded.
     RAILGATE_HTTP_REQUEST_TIMEOUT_MS: millis(180_000),
@@ -845,6 +866,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RailgateConfig
     logRetentionDays: e.RAILGATE_REQUEST_LOG_RETENTION_DAYS,
     requestLogQueueMax: e.RAILGATE_REQUEST_LOG_QUEUE_MAX,
     auditRetentionDays: e.RAILGATE_AUDIT_LOG_RETENTION_DAYS,
+    replayDataKey: e.RAILGATE_REPLAY_DATA_KEY,
     http: {
       headersTimeoutMs: e.RAILGATE_HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.RAILGATE_HTTP_REQUEST_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { KEY_LIMIT_RESETS } from "../../domain/enums.js";
+import { KEY_LIMIT_RESETS, REPLAY_DATA_MODES } from "../../domain/enums.js";
+import { replayDataDaysOf, replayDataOf } from "../../domain/replay-data.js";
 import { type ApiKey, KeyKind, type Workspace } from "../../gen/railgate/account/v1/account_pb.js";
 
 /**
@@ -30,5 +31,7 @@ export function workspaceAuditFields(w: Workspace): Record<string, JsonValue> {
     slug: w.slug,
     description: w.description || null,
     audio_cache: w.audioCache,
+    replay_data: REPLAY_DATA_MODES.name(replayDataOf(w)) ?? "none",
+    replay_data_days: replayDataDaysOf(w),
   };
 }

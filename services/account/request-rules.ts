@@ -1,12 +1,17 @@
 import { type Timestamp, timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { AUDIT_RESOURCE_TYPES } from "../../domain/audit.js";
-import { KEY_LIMIT_RESETS } from "../../domain/enums.js";
+import { KEY_LIMIT_RESETS, REPLAY_DATA_MODES } from "../../domain/enums.js";
 import { isKeyHash, isUuid } from "../../domain/ids.js";
 import { ACCOUNT_LIMITS, AUDIT_LIMITS } from "../../domain/limits.js";
 import { page } from "../../domain/paging.js";
+import { REPLAY_DATA_DAYS_MAX } from "../../domain/replay-data.js";
 import { isSlug, slugify } from "../../domain/slug.js";
-import { KeyKind, type KeyLimitReset } from "../../gen/railgate/account/v1/account_pb.js";
+import {
+  KeyKind,
+  type KeyLimitReset,
+  ReplayData,
+} from "../../gen/railgate/account/v1/account_pb.js";
 import {
   AccountService,
   UpdateKeyRequestSchema,
@@ -75,6 +80,22 @@ function limitReset(v: KeyLimitReset | undefined): void {
   }
 }
 
+/** What a workspace's records keep for a what-if replay; unset leaves it as it is. */
+function replayData(v: ReplayData | undefined): void {
+  if (
+    v !== undefined &&
+    (v === ReplayData.UNSPECIFIED || REPLAY_DATA_MODES.name(v) === undefined)
+  ) {
+    fail(`replay_data must be ${REPLAY_DATA_MODES.quoted}`);
+  }
+}
+
+function replayDataDays(v: number | undefined): void {
+  if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > REPLAY_DATA_DAYS_MAX)) {
+    fail(`replay_data_days must be an integer from 1 to ${REPLAY_DATA_DAYS_MAX}`);
+  }
+}
+
 /** A key cannot be created (or extended) already expired: that would be a key nobody can use. */
 function expiresAt(at: Timestamp | undefined, nowMs = Date.now()): void {
   if (at !== undefined && timestampMs(at) <= nowMs) {
@@ -120,6 +141,14 @@ const WORKSPACE_UPDATE: UpdateMaskRules<typeof UpdateWorkspaceRequestSchema> = {
     audio_cache(req) {
       if (req.audioCache === undefined) fail("audio_cache cannot be null");
     },
+    replay_data(req) {
+      if (req.replayData === undefined) fail("replay_data cannot be null");
+      replayData(req.replayData);
+    },
+    replay_data_days(req) {
+      if (req.replayDataDays === undefined) fail("replay_data_days cannot be null");
+      replayDataDays(req.replayDataDays);
+    },
   },
   notUpdatable: (path) => `${quote(path)} is not an updatable workspace field`,
 };
@@ -164,6 +193,8 @@ export const ACCOUNT_REQUEST_RULES: RequestRules<typeof AccountService> = {
       );
     }
     description(req.description);
+    replayData(req.replayData);
+    replayDataDays(req.replayDataDays);
   },
   // An id or a slug: either names a workspace or it is not found.
   getWorkspace: noRule,

@@ -15,12 +15,18 @@ import {
   secretLabel,
 } from "../../domain/ids.js";
 import { pageParams } from "../../domain/paging.js";
+import {
+  REPLAY_DATA_DAYS_DEFAULT,
+  replayDataDaysOf,
+  replayDataOf,
+} from "../../domain/replay-data.js";
 import { slugify } from "../../domain/slug.js";
 import {
   type ApiKey,
   ApiKeySchema,
   KeyKind,
   type KeyUsage,
+  ReplayData,
   type Workspace,
   WorkspaceSchema,
 } from "../../gen/railgate/account/v1/account_pb.js";
@@ -91,6 +97,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       clock?: Clock;
       /** Each key's newest request-log record, by hash; absent when the process has no database. */
       lastUsed?: (keyHashes: readonly string[]) => Promise<Map<string, number>>;
+      /**
+       * What a workspace's replay_data may be here: encrypted_input only with a key
+       * (RAILGATE_REPLAY_DATA_KEY), and no input kept past the request log's retention.
+       */
+      replayData?: { keyConfigured: boolean; logRetentionDays: number };
     } = { rateLimitPerMinute: CONFIG_DEFAULTS.rateLimitPerMinute },
   ) {}
 
@@ -136,6 +147,27 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
     if (!this.store.recordsAudit) await this.options.audit?.recordDurably(note.origin, note.entry);
   }
 
+  /**
+   * What a workspace's replay_data needs of this deployment, checked on the workspace a write
+   * would leave (so a retention shortened since is caught by the next write too).
+   */
+  private checkReplayData(ws: Workspace): void {
+    const deployment = this.options.replayData;
+    const mode = replayDataOf(ws);
+    if (mode !== ReplayData.ENCRYPTED_INPUT) return;
+    const days = replayDataDaysOf(ws);
+    if (deployment && days > deployment.logRetentionDays) {
+      throw invalidArgument(
+        `replay_data_days must be at most the request log's retention of ${deployment.logRetentionDays} days (got ${days})`,
+      );
+    }
+    if (!deployment?.keyConfigured) {
+      throw invalidArgument(
+        'replay_data "encrypted_input" needs RAILGATE_REPLAY_DATA_KEY, which this deployment does not set (choose "detections" or "none", or ask the operator to set it)',
+      );
+    }
+  }
+
   /** Resolves an id or a slug to a stored workspace, or 404. */
   private async workspace(idOrSlug: string): Promise<Workspace> {
     const id = isUuid(idOrSlug) ? idOrSlug : await this.store.workspaceIdBySlug(idOrSlug);
@@ -162,7 +194,14 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
   }
 
   async createWorkspace(
-    req: { name: string; slug: string; description: string; audioCache?: boolean },
+    req: {
+      name: string;
+      slug: string;
+      description: string;
+      audioCache?: boolean;
+      replayData?: ReplayData;
+      replayDataDays?: number;
+    },
     ctx: HandlerContext,
   ) {
     const slug = req.slug || slugify(req.name);
@@ -174,8 +213,11 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       description: req.description,
       defaultGuardrailId: defaultGuardrailId(id),
       audioCache: req.audioCache ?? false,
+      replayData: req.replayData ?? ReplayData.NONE,
+      replayDataDays: req.replayDataDays ?? REPLAY_DATA_DAYS_DEFAULT,
       createdAt: nowTimestamp(),
     });
+    this.checkReplayData(ws);
     const note = this.note(ctx, {
       action: "workspace.create",
       resource: { type: "workspace", id: ws.id, label: ws.name },
@@ -221,6 +263,7 @@ export class AccountServiceImpl implements ServiceImpl<typeof AccountService> {
       req,
       req.updateMask?.paths ?? [],
     );
+    this.checkReplayData(ws);
     ws.updatedAt = nowTimestamp();
     const note = this.note(ctx, {
       action: "workspace.update",

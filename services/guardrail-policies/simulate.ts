@@ -37,7 +37,7 @@ export interface ProposedPolicy {
  * give it, by the guardrail what-if's replay (the policy as the guardrail holding exactly its
  * settings, as enforcement folds it): budgets by running spend per entity and window, model
  * availability from what each record holds. What the replay holds as recorded is named in
- * not_replayed: content filters (no text is kept), a change of who the policy governs, and the
+ * not_replayed: content filters where the records kept no replay data, a change of who the policy governs, and the
  * workspace-wide budget policies that count the same requests.
  */
 export async function simulatePolicy(
@@ -61,6 +61,7 @@ export async function simulatePolicy(
   );
   // A policy's settings are under config.
   for (const u of answer.notReplayed) u.field = `config.${u.field}`;
+  for (const c of answer.contentReplay) c.field = `config.${c.field}`;
   for (const field of proposed.reassigned) {
     answer.notReplayed.push(
       create(UnreplayedRuleSchema, {

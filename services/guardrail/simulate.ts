@@ -20,6 +20,7 @@ import type { AccountSettings, GuardrailSource } from "../../governance/policy/t
 import type { SqlDatabase } from "../../store/request-log/database.js";
 import { type BudgetGroup, replayBudget } from "../../store/request-log/replay-budget.js";
 import { type ReplayGroup, replayGroups } from "../../store/request-log/replay-rows.js";
+import { replayContent } from "./content-replay.js";
 
 const DAY_MS = 86_400_000;
 /** The answer's sample of affected generation ids, and its list of entities whose spend moves. */
@@ -33,6 +34,8 @@ export interface SimulationDeps {
   account: AccountSettings;
   /** RAILGATE_REQUEST_LOG_RETENTION_DAYS: how far back the request log reaches. */
   retentionDays: number;
+  /** RAILGATE_REPLAY_DATA_KEY: opens the inputs kept for replays (content-replay.ts). */
+  replayDataKey?: Buffer;
 }
 
 const REFUSAL_VALUE: Readonly<Record<ReplayRule, ReplayRefusal>> = {
@@ -60,18 +63,6 @@ const DATA_POLICIES: readonly DataPolicy[] = Array.from({ length: 16 }, (_, bits
 
 function dataPolicyOf(bits: number | null): DataPolicy | undefined {
   return bits === null ? undefined : DATA_POLICIES[bits & 15];
-}
-
-/** The content-filter rules of a version, which a replay cannot decide without the text. */
-function unreplayedRules(g: Guardrail): { field: string; reason: string }[] {
-  const reason =
-    "content filters need the request's text, which the request log does not keep (replay_data: none)";
-  return [
-    ...((g.contentFilterBuiltins?.values.length ?? 0) > 0
-      ? [{ field: "content_filter_builtins", reason }]
-      : []),
-    ...((g.contentFilters?.values.length ?? 0) > 0 ? [{ field: "content_filters", reason }] : []),
-  ];
 }
 
 /** The outcomes the budget decided differently: by "live>replayed" outcome, and a sample. */
@@ -156,6 +147,26 @@ export async function simulate(
     SAMPLE_MAX,
     ownRules,
   );
+  // Content filters, from what the records kept for replays (content-replay.ts); a policy of
+  // another type leaves them as they are, so it replays none. Spend and budgets are replayed as
+  // if the content outcomes stayed as recorded.
+  const content = await replayContent(
+    deps,
+    current,
+    proposed,
+    {
+      workspaceId: current.workspaceId,
+      guardrailId: current.id,
+      labels: GUARDRAIL_SOURCES.names.map((s) => `${s}:${current.id}`),
+      fromMs,
+      toMs,
+      nowMs: Date.now(),
+    },
+    SAMPLE_MAX,
+  );
+  if (content.newlyRefused > 0)
+    tally.refused.set("content", (tally.refused.get("content") ?? 0) + content.newlyRefused);
+  for (const id of content.sample) if (tally.sample.length < SAMPLE_MAX) tally.sample.push(id);
   const moved = [...tally.spend.entries()]
     .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
     .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
@@ -165,14 +176,13 @@ export async function simulate(
     from: timestampFromMs(fromMs),
     to: timestampFromMs(toMs),
     requestsReplayed: BigInt(tally.replayed),
-    outcomesChanged: BigInt(tally.changed),
+    outcomesChanged: BigInt(tally.changed + content.changed),
     newlyRefused: [...tally.refused.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([rule, count]) => ({ reason: REFUSAL_VALUE[rule], count: BigInt(count) })),
-    newlyAllowed: BigInt(tally.newlyAllowed),
-    // Filter actions are decided from the text, which a replay does not have.
-    newlyRedacted: 0n,
-    newlyFlagged: 0n,
+    newlyAllowed: BigInt(tally.newlyAllowed + content.newlyAllowed),
+    newlyRedacted: BigInt(content.newlyRedacted),
+    newlyFlagged: BigInt(content.newlyFlagged),
     spend: moved.map((s) => {
       const cut = s.entity.indexOf(":");
       return {
@@ -183,7 +193,8 @@ export async function simulate(
       };
     }),
     affectedGenerationIds: tally.sample,
-    notReplayed: unreplayedRules(proposed),
+    notReplayed: content.notReplayed,
+    contentReplay: content.fields,
   });
 }
 

@@ -8,6 +8,7 @@ import {
   GenerationRecords,
   type ListQuery,
   type LogScope,
+  type RecordReplayData,
   type UsageRow,
 } from "../../store/request-log/generations.js";
 import type { MatchCount } from "../../store/request-log/match-count.js";
@@ -66,7 +67,12 @@ export class GenerationLog {
     this.writer = new BatchWriter<Generation>({
       name: "generations",
       write: async (batch) => {
-        await this.records.insert(batch);
+        // A process no workspace with replay data has sent a request through looks up nothing.
+        if (this.keepsReplayData) await this.replayDataOf(batch);
+        await this.records.insert(
+          batch,
+          this.keepsReplayData ? (g) => this.replay.get(g) : undefined,
+        );
         await this.cleared(batch);
       },
       maxDelayMs: options.maxDelayMs ?? (db.kind === "embedded" ? EMBEDDED_WRITE_DELAY_MS : 50),
@@ -95,6 +101,43 @@ export class GenerationLog {
     run();
     this.maintenance = setInterval(run, HOUR_MS);
     this.maintenance.unref();
+  }
+
+  /** What records of workspaces that keep replay data keep, by record (see withReplayData). */
+  private readonly replay = new WeakMap<Generation, RecordReplayData>();
+  private readonly replayPending = new WeakMap<Generation, Promise<void>>();
+  private keepsReplayData = false;
+
+  /**
+   * Gives a record what it keeps for a what-if replay, worked out off the request's answer:
+   * the record is queued at once (a GET right after finds it), and its batch waits for this
+   * (the detectors run in a few milliseconds, well within the batch's delay). Data that fails
+   * is left out: the record is written without it, and the replay counts it as having none.
+   */
+  withReplayData(record: Generation, data: Promise<RecordReplayData | undefined>): void {
+    this.keepsReplayData = true;
+    this.replayPending.set(
+      record,
+      data.then(
+        (d) => {
+          if (d) this.replay.set(record, d);
+          this.replayPending.delete(record);
+        },
+        (err: unknown) => {
+          this.replayPending.delete(record);
+          log.warn({ err: String(err) }, "replay data not kept for a record");
+        },
+      ),
+    );
+  }
+
+  private async replayDataOf(batch: readonly Generation[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const g of batch) {
+      const pending = this.replayPending.get(g);
+      if (pending) waits.push(pending);
+    }
+    if (waits.length > 0) await Promise.all(waits);
   }
 
   /** Outbox entries of the records queued here, by record. */

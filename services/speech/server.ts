@@ -77,6 +77,8 @@ export interface SpeechServerOptions {
   logRetentionDays?: number;
   /** RAILGATE_REQUEST_LOG_QUEUE_MAX. */
   requestLogQueueMax?: number;
+  /** RAILGATE_REPLAY_DATA_KEY: seals the inputs kept for what-if replays; unset, none are kept. */
+  replayDataKey?: Buffer;
   /** RAILGATE_EMBEDDED_ENGINE (default "auto": eSpeak NG when its package is installed). */
   embeddedEngine?: EmbeddedEngineSetting;
   /** Admission's clock (rate window, budget days): the system clock unless a test pins one. */
@@ -193,6 +195,7 @@ export async function startSpeechServer(
       alerts: detector,
       routing: options.routing,
       keeper,
+      replayDataKey: options.replayDataKey,
       audioCache: new AudioCache(
         store.openAudioClips({ memoryBytes: audioCache.memoryBytes }),
         audioCache,

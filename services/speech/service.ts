@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { audioContentType, audioFormatValue } from "../../domain/audio-formats.js";
 import { callerOf } from "../../domain/auth/caller-auth.js";
@@ -38,11 +38,13 @@ import {
   decidingOutcome,
   FilterBlocked,
   type FilteredText,
+  filteredParts,
   filterText,
 } from "../../governance/content-filtering.js";
 import type { ExampleOutcome } from "../../governance/decide-example.js";
 import { budgetRefusalOf, markDecidedBy } from "../../governance/decided-by.js";
 import { explain } from "../../governance/explain.js";
+import type { TextPart } from "../../governance/filters/index.js";
 import type { GovernanceCache, Principal } from "../../governance/governance-cache.js";
 import { governedBy } from "../../governance/policy/governed-by.js";
 import {
@@ -85,6 +87,7 @@ import {
 } from "./recovery/record-parts.js";
 import type { HeldReservation, ReservationKeeper } from "./recovery/reservation-keeper.js";
 import { invalidRequestRecord, refusalRecord } from "./refusal-record.js";
+import { replayDataFor } from "./replay-data.js";
 import { planSpeech, type SpeechPlan } from "./request.js";
 import { RequestLogQueries } from "./request-log-queries.js";
 import { returnOnAbort } from "./return-on-abort.js";
@@ -112,6 +115,8 @@ export interface SpeechServiceDeps {
   audioCache?: AudioCache;
   /** Leases and checkpoints of the reservations in flight; none = untracked (tests). */
   keeper?: ReservationKeeper;
+  /** RAILGATE_REPLAY_DATA_KEY: seals the inputs of workspaces whose replay_data is encrypted_input. */
+  replayDataKey?: Buffer;
 }
 
 /** How a stream ended: who served it, what it is billed for, and its record to write. */
@@ -360,7 +365,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       // The interceptor resolved the key from the call's metadata and already
       // applied region rule 1: nothing in the message can name another caller.
       const { principal, region } = callerOf<Principal>(ctx);
-      const { plan, outcomes, endpoints, excluded, admitted, draft } = await this.admit(
+      const { plan, outcomes, endpoints, excluded, admitted, draft, input } = await this.admit(
         req,
         ctx,
         principal,
@@ -508,11 +513,13 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
             );
             // Not applied: a live process settled it (this one stalled past its lease) with the
             // record of its last checkpoint, which is the one that matches the counters.
-            if (applied)
+            if (applied) {
+              if (input) this.keepReplayData(record, principal, input, plan.zdr);
               this.generations.add(
                 record,
                 recordBytes && { scope: admission.scope, id: admission.id ?? "" },
               );
+            }
           },
         );
         this.deps.keeper?.release(admission);
@@ -546,6 +553,11 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     }
     let outcomes: FilteredText["outcomes"] = [];
     let plan: SpeechPlan = validated;
+    // The text as the client sent it, for a workspace that keeps replay data (one property
+    // check for every other).
+    const input = principal.replayData
+      ? filteredParts(validated.segments, validated.references.parts)
+      : undefined;
     // Past the rules a shadow decides: a refusal from here on (budget, credits, rate, key limit)
     // would refuse under the shadow too, so it records no shadow outcome.
     let counting = false;
@@ -619,7 +631,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
             recovery,
           ),
       );
-      return { plan, outcomes, endpoints, excluded, admitted, draft };
+      return { plan, outcomes, endpoints, excluded, admitted, draft, input };
     } catch (err) {
       const error = err instanceof FilterBlocked ? err.error : err;
       if (err instanceof FilterBlocked) outcomes = err.outcomes;
@@ -633,6 +645,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       );
       if (record && shadowing && !counting)
         record.shadowOutcome = differingShadow(await shadowing, "refused");
+      if (record && input) this.keepReplayData(record, principal, input, validated.zdr);
       if (record) this.generations.add(record);
       // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
       const refusal = budgetRefusalOf(error);
@@ -642,6 +655,27 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       }
       throw error;
     }
+  }
+
+  /**
+   * What the record keeps for what-if replays (services/speech/replay-data.ts), worked out after
+   * the answer: on the next turn of the event loop, so neither a refusal nor the end of a
+   * stream waits for the detectors; the request log's batch waits for it instead.
+   */
+  private keepReplayData(
+    record: Generation,
+    principal: Principal,
+    input: TextPart[],
+    zdrRequested: boolean,
+  ): void {
+    const at = { id: record.id, createdAtMs: record.createdAt ? timestampMs(record.createdAt) : 0 };
+    const key = this.deps.replayDataKey;
+    this.generations.withReplayData(
+      record,
+      new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        replayDataFor(principal, input, at, zdrRequested, key),
+      ),
+    );
   }
 
   /**

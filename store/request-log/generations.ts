@@ -25,6 +25,7 @@ import {
   ensureDayPartitions,
   utcDay,
 } from "./partitions.js";
+import { expireReplayInputs } from "./replay-inputs.js";
 
 const TABLE = "generations";
 const DAY_MS = 86_400_000;
@@ -164,7 +165,13 @@ interface GenerationRow {
 }
 
 const COLUMNS =
-  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, policy_id, record, trace, governed_by, data_region, endpoint_policy, shadow_guardrail_id, shadow_change";
+  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, filter_actions, guardrail_id, policy_id, record, trace, governed_by, data_region, endpoint_policy, shadow_guardrail_id, shadow_change, replay_detections, replay_input, replay_input_until";
+/**
+ * What a read of records selects: the columns fromRow reads, never the replay data (an input
+ * kept for a replay is read by the replay alone, and no API answer carries it).
+ */
+const READ_COLUMNS =
+  "id, created_at, workspace_id, key_hash, model, provider, status, refusal_reason, byok, cost_usd, characters, ttfb_ms, guardrail_id, policy_id, record, trace, governed_by, data_region, endpoint_policy";
 /** Each column's type, in COLUMNS' order: a batch travels as one array per column. */
 const COLUMN_TYPES = [
   "text",
@@ -191,8 +198,13 @@ const COLUMN_TYPES = [
   "int2",
   "text",
   "text",
+  // replay_detections: JSON text, cast in the statement (an array of jsonb travels as text).
+  "text",
+  "bytea",
+  "timestamptz",
 ] as const;
-const GOVERNED_BY = COLUMN_TYPES.length - 5;
+const GOVERNED_BY = 17;
+const REPLAY_DETECTIONS = 22;
 
 /** The served endpoint's data policy as the endpoint_policy column's bits. */
 function dataPolicyBits(p: DataPolicy): number {
@@ -220,7 +232,7 @@ function dataPolicyOf(bits: number): DataPolicy {
  * PGlite (where PostgreSQL runs on the writing process's own thread), about a quarter less CPU
  * per record at batches of 100.
  */
-const INSERT_SQL = `INSERT INTO ${TABLE} (${COLUMNS}) SELECT ${COLUMN_TYPES.map((_, i) => (i === GOVERNED_BY ? `string_to_array(c${i}, ',')` : `c${i}`)).join(", ")} FROM unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(", ")}) AS u(${COLUMN_TYPES.map((_, i) => `c${i}`).join(", ")}) ON CONFLICT (id, created_at) DO NOTHING`;
+const INSERT_SQL = `INSERT INTO ${TABLE} (${COLUMNS}) SELECT ${COLUMN_TYPES.map((_, i) => (i === GOVERNED_BY ? `string_to_array(c${i}, ',')` : i === REPLAY_DETECTIONS ? `c${i}::jsonb` : `c${i}`)).join(", ")} FROM unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(", ")}) AS u(${COLUMN_TYPES.map((_, i) => `c${i}`).join(", ")}) ON CONFLICT (id, created_at) DO NOTHING`;
 
 /**
  * The bytes of a record without what has a column (read back from the columns) and without its
@@ -270,8 +282,19 @@ export function shadowChange(live: string, shadow: string): string {
   return `${live}>${shadow}`;
 }
 
+/**
+ * What a record keeps for a what-if replay of content filters, beside the record and never part
+ * of it (no API reads these columns back): its workspace's replay_data decides which.
+ */
+export interface RecordReplayData {
+  /** Builtin detector matches by slug (governance/replay-data/detections.ts). */
+  detections?: Readonly<Record<string, number>>;
+  /** The input, sealed (governance/replay-data/sealed-input.ts), and until when it is kept. */
+  input?: { sealed: Uint8Array; untilMs: number };
+}
+
 /** Appends one record to the column arrays of a batch (COLUMNS' order). */
-function pushRow(columns: unknown[][], g: Generation): void {
+function pushRow(columns: unknown[][], g: Generation, replay: RecordReplayData | undefined): void {
   const values = [
     g.id,
     new Date(createdMs(g)).toISOString(),
@@ -296,6 +319,9 @@ function pushRow(columns: unknown[][], g: Generation): void {
     g.servedDataPolicy ? dataPolicyBits(g.servedDataPolicy) : null,
     g.shadowOutcome?.guardrailId || null,
     g.shadowOutcome ? shadowChange(g.shadowOutcome.live, g.shadowOutcome.shadow) : null,
+    replay?.detections ? JSON.stringify(replay.detections) : null,
+    replay?.input?.sealed ?? null,
+    replay?.input ? new Date(replay.input.untilMs).toISOString() : null,
   ];
   for (let i = 0; i < values.length; i++) (columns[i] as unknown[]).push(values[i]);
 }
@@ -403,12 +429,18 @@ export class GenerationRecords {
     this.partitions = new DayPartitions(db, TABLE);
   }
 
-  /** Inserts a batch; a record already there (a retried batch) is left as it is. */
-  async insert(batch: readonly Generation[]): Promise<void> {
+  /**
+   * Inserts a batch; a record already there (a retried batch) is left as it is. `replayOf`
+   * gives what a record keeps for a what-if replay, when its workspace keeps any.
+   */
+  async insert(
+    batch: readonly Generation[],
+    replayOf?: (g: Generation) => RecordReplayData | undefined,
+  ): Promise<void> {
     if (batch.length === 0) return;
     await this.partitions.ensure(batch.map(createdMs));
     const columns: unknown[][] = COLUMN_TYPES.map(() => []);
-    for (const g of batch) pushRow(columns, g);
+    for (const g of batch) pushRow(columns, g, replayOf?.(g));
     await this.db.query(INSERT_SQL, columns);
   }
 
@@ -456,7 +488,7 @@ export class GenerationRecords {
     where.add((p) => `id = ${p(id)}`);
     where.scope(scope);
     const rows = await this.db.query<GenerationRow>(
-      `SELECT * FROM ${TABLE} ${where.sql} LIMIT 1`,
+      `SELECT ${READ_COLUMNS} FROM ${TABLE} ${where.sql} LIMIT 1`,
       where.params,
     );
     return rows[0] && fromRow(rows[0]);
@@ -473,7 +505,7 @@ export class GenerationRecords {
       );
     }
     const rows = await this.db.query<GenerationRow>(
-      `SELECT * FROM ${TABLE} ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1}`,
+      `SELECT ${READ_COLUMNS} FROM ${TABLE} ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1}`,
       where.params,
     );
     const page = rows.slice(0, q.limit);
@@ -625,6 +657,7 @@ export class GenerationRecords {
       new Date(nowMs - retentionDays * DAY_MS),
     );
     this.partitions.forget(dropped);
+    await expireReplayInputs(this.db, nowMs);
     return dropped;
   }
 }

@@ -34,6 +34,11 @@ export interface World {
   ): Promise<RunningSystem>;
 }
 
+/** The shared system's RAILGATE_REPLAY_DATA_KEY (32 bytes, base64). */
+export const REPLAY_DATA_KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString(
+  "base64",
+);
+
 let shared: Promise<World> | undefined;
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -43,7 +48,11 @@ async function build(): Promise<World> {
   cleanups.push(() => Promise.all(PROVIDERS.map((p) => fakes[p].close())).then(() => {}));
   const dir = mkdtempSync(join(tmpdir(), "railgate-enforcement-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const env = { RAILGATE_SPEECH_CATALOG_FILE: writeCatalog(dir, fakes) };
+  const env = {
+    RAILGATE_SPEECH_CATALOG_FILE: writeCatalog(dir, fakes),
+    // Workspaces may keep their inputs for what-if replays (replay_data "encrypted_input").
+    RAILGATE_REPLAY_DATA_KEY: REPLAY_DATA_KEY,
+  };
   const redis = await startLaneStore();
   cleanups.push(() => redis.stop());
   const startSystem: World["startSystem"] = (redisUrl, extra = {}, options = {}) =>

@@ -9,6 +9,7 @@ import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
 import { migration as workspaceMembers } from "./0010-workspace-members.js";
 import { migration as policyVersions } from "./0012-policy-versions.js";
+import { migration as replayData } from "./0014-replay-data.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -25,6 +26,7 @@ import type { Migration } from "./migration.js";
  *   0009 shadow outcomes (where a guardrail's shadow decided a request differently)
  *   0010 workspace members (the durable copy of added members: store/config-outbox)
  *   0012 guardrail policy versions (each change of a policy, written with its audit event)
+ *   0014 replay data (detections or an encrypted input a what-if replay decides content filters by)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -39,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   shadowOutcomes,
   workspaceMembers,
   policyVersions,
+  replayData,
 ];

@@ -6,6 +6,7 @@ import {
   ApiKeySchema,
   KeyKind,
   KeyLimitReset,
+  ReplayData,
   WorkspaceSchema,
 } from "../../../gen/railgate/account/v1/account_pb.js";
 import {
@@ -98,7 +99,7 @@ describe("account request rules", () => {
   it("walks a workspace update's mask with the workspace's words", () => {
     expectInvalidArgument(
       () => ACCOUNT_REQUEST_RULES.updateWorkspace(updateWorkspace([])),
-      "Update is empty: send at least one of name, slug, description, audio_cache (update_mask must name at least 1 field)",
+      "Update is empty: send at least one of name, slug, description, audio_cache, replay_data, replay_data_days (update_mask must name at least 1 field)",
     );
     expectInvalidArgument(
       () => ACCOUNT_REQUEST_RULES.updateWorkspace(updateWorkspace(["is_default"])),
@@ -124,6 +125,27 @@ describe("account request rules", () => {
       "description must be at most 500 characters",
     );
     ACCOUNT_REQUEST_RULES.updateWorkspace(updateWorkspace(["description"]));
+    // A gRPC caller can send the enum's zero: it names no choice.
+    expectInvalidArgument(
+      () =>
+        ACCOUNT_REQUEST_RULES.updateWorkspace(
+          updateWorkspace(["replay_data"], { replayData: ReplayData.UNSPECIFIED }),
+        ),
+      'replay_data must be "none", "detections", "encrypted_input"',
+    );
+    expectInvalidArgument(
+      () =>
+        ACCOUNT_REQUEST_RULES.updateWorkspace(
+          updateWorkspace(["replay_data_days"], { replayDataDays: 31 }),
+        ),
+      "replay_data_days must be an integer from 1 to 30",
+    );
+    ACCOUNT_REQUEST_RULES.updateWorkspace(
+      updateWorkspace(["replay_data", "replay_data_days"], {
+        replayData: ReplayData.DETECTIONS,
+        replayDataDays: 30,
+      }),
+    );
   });
 
   it("checks a new key before anything is looked up", () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file railgate/account/v1/account.proto.
  */
 export const file_railgate_account_v1_account: GenFile = /*@__PURE__*/
-  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEi7wEKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthdWRpb19jYWNoZRgUIAEoCCK+AQoPV29ya3NwYWNlTWVtYmVyEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEjYKBHJvbGUYBCABKA4yKC5yYWlsZ2F0ZS5hY2NvdW50LnYxLldvcmtzcGFjZU1lbWJlclJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIaW1wbGljaXQYBiABKAgijgQKBkFwaUtleRIMCgRoYXNoGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFbGFiZWwYAyABKAkSKgoEa2luZBgEIAEoDjIcLnJhaWxnYXRlLmFjY291bnQudjEuS2V5S2luZBIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSFgoObWVtYmVyX3VzZXJfaWQYBiABKAkSEAoIZGlzYWJsZWQYByABKAgSEgoFbGltaXQYCCABKAFIAIgBARIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxndWFyZHJhaWxfaWQYCyABKAkSIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAwgASgFSAGIAQESPAoLbGltaXRfcmVzZXQYDSABKA4yIi5yYWlsZ2F0ZS5hY2NvdW50LnYxLktleUxpbWl0UmVzZXRIAogBARIuCgpleHBpcmVzX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdChVpbmNsdWRlX2J5b2tfaW5fbGltaXQYDyABKAhCCAoGX2xpbWl0QhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCDgoMX2xpbWl0X3Jlc2V0IpICCghLZXlVc2FnZRIRCgl1c2FnZV91c2QYASABKAESFwoPdXNhZ2VfZGFpbHlfdXNkGAIgASgBEhgKEHVzYWdlX3dlZWtseV91c2QYAyABKAESGQoRdXNhZ2VfbW9udGhseV91c2QYBCABKAESFgoOYnlva191c2FnZV91c2QYBSABKAESHAoUYnlva191c2FnZV9kYWlseV91c2QYBiABKAESHQoVYnlva191c2FnZV93ZWVrbHlfdXNkGAcgASgBEh4KFmJ5b2tfdXNhZ2VfbW9udGhseV91c2QYCCABKAESMAoMbGFzdF91c2VkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCp/ChNXb3Jrc3BhY2VNZW1iZXJSb2xlEiUKIVdPUktTUEFDRV9NRU1CRVJfUk9MRV9VTlNQRUNJRklFRBAAEh8KG1dPUktTUEFDRV9NRU1CRVJfUk9MRV9BRE1JThABEiAKHFdPUktTUEFDRV9NRU1CRVJfUk9MRV9NRU1CRVIQAiqEAQoNS2V5TGltaXRSZXNldBIfChtLRVlfTElNSVRfUkVTRVRfVU5TUEVDSUZJRUQQABIZChVLRVlfTElNSVRfUkVTRVRfREFJTFkQARIaChZLRVlfTElNSVRfUkVTRVRfV0VFS0xZEAISGwoXS0VZX0xJTUlUX1JFU0VUX01PTlRITFkQAypTCgdLZXlLaW5kEhgKFEtFWV9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTS0VZX0tJTkRfTUFOQUdFTUVOVBABEhUKEUtFWV9LSU5EX1NUQU5EQVJEEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiFyYWlsZ2F0ZS9hY2NvdW50L3YxL2FjY291bnQucHJvdG8SE3JhaWxnYXRlLmFjY291bnQudjEivwIKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSHAoUZGVmYXVsdF9ndWFyZHJhaWxfaWQYBSABKAkSEgoKaXNfZGVmYXVsdBgGIAEoCBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgthdWRpb19jYWNoZRgUIAEoCBI0CgtyZXBsYXlfZGF0YRgVIAEoDjIfLnJhaWxnYXRlLmFjY291bnQudjEuUmVwbGF5RGF0YRIYChByZXBsYXlfZGF0YV9kYXlzGBYgASgFIr4BCg9Xb3Jrc3BhY2VNZW1iZXISCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSNgoEcm9sZRgEIAEoDjIoLnJhaWxnYXRlLmFjY291bnQudjEuV29ya3NwYWNlTWVtYmVyUm9sZRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghpbXBsaWNpdBgGIAEoCCKOBAoGQXBpS2V5EgwKBGhhc2gYASABKAkSDAoEbmFtZRgCIAEoCRINCgVsYWJlbBgDIAEoCRIqCgRraW5kGAQgASgOMhwucmFpbGdhdGUuYWNjb3VudC52MS5LZXlLaW5kEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIWCg5tZW1iZXJfdXNlcl9pZBgGIAEoCRIQCghkaXNhYmxlZBgHIAEoCBISCgVsaW1pdBgIIAEoAUgAiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGd1YXJkcmFpbF9pZBgLIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYDCABKAVIAYgBARI8CgtsaW1pdF9yZXNldBgNIAEoDjIiLnJhaWxnYXRlLmFjY291bnQudjEuS2V5TGltaXRSZXNldEgCiAEBEi4KCmV4cGlyZXNfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh0KFWluY2x1ZGVfYnlva19pbl9saW1pdBgPIAEoCEIICgZfbGltaXRCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIOCgxfbGltaXRfcmVzZXQikgIKCEtleVVzYWdlEhEKCXVzYWdlX3VzZBgBIAEoARIXCg91c2FnZV9kYWlseV91c2QYAiABKAESGAoQdXNhZ2Vfd2Vla2x5X3VzZBgDIAEoARIZChF1c2FnZV9tb250aGx5X3VzZBgEIAEoARIWCg5ieW9rX3VzYWdlX3VzZBgFIAEoARIcChRieW9rX3VzYWdlX2RhaWx5X3VzZBgGIAEoARIdChVieW9rX3VzYWdlX3dlZWtseV91c2QYByABKAESHgoWYnlva191c2FnZV9tb250aGx5X3VzZBgIIAEoARIwCgxsYXN0X3VzZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKnwKClJlcGxheURhdGESGwoXUkVQTEFZX0RBVEFfVU5TUEVDSUZJRUQQABIUChBSRVBMQVlfREFUQV9OT05FEAESGgoWUkVQTEFZX0RBVEFfREVURUNUSU9OUxACEh8KG1JFUExBWV9EQVRBX0VOQ1JZUFRFRF9JTlBVVBADKn8KE1dvcmtzcGFjZU1lbWJlclJvbGUSJQohV09SS1NQQUNFX01FTUJFUl9ST0xFX1VOU1BFQ0lGSUVEEAASHwobV09SS1NQQUNFX01FTUJFUl9ST0xFX0FETUlOEAESIAocV09SS1NQQUNFX01FTUJFUl9ST0xFX01FTUJFUhACKoQBCg1LZXlMaW1pdFJlc2V0Eh8KG0tFWV9MSU1JVF9SRVNFVF9VTlNQRUNJRklFRBAAEhkKFUtFWV9MSU1JVF9SRVNFVF9EQUlMWRABEhoKFktFWV9MSU1JVF9SRVNFVF9XRUVLTFkQAhIbChdLRVlfTElNSVRfUkVTRVRfTU9OVEhMWRADKlMKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIXChNLRVlfS0lORF9NQU5BR0VNRU5UEAESFQoRS0VZX0tJTkRfU1RBTkRBUkQQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message railgate.account.v1.Workspace
@@ -67,6 +67,22 @@ export type Workspace = Message<"railgate.account.v1.Workspace"> & {
    * @generated from field: bool audio_cache = 20;
    */
   audioCache: boolean;
+
+  /**
+   * What the request log keeps of each request so a guardrail's what-if replay can decide
+   * content filters (docs/guardrail-changes.md "Replay data"). UNSPECIFIED reads as NONE.
+   *
+   * @generated from field: railgate.account.v1.ReplayData replay_data = 21;
+   */
+  replayData: ReplayData;
+
+  /**
+   * REPLAY_DATA_ENCRYPTED_INPUT: days an input is kept (1..30, at most the request log's
+   * retention); 0 reads as the default, 7.
+   *
+   * @generated from field: int32 replay_data_days = 22;
+   */
+  replayDataDays: number;
 };
 
 /**
@@ -302,6 +318,46 @@ export const KeyUsageSchema: GenMessage<KeyUsage> = /*@__PURE__*/
   messageDesc(file_railgate_account_v1_account, 3);
 
 /**
+ * What a workspace's records carry for a what-if replay of content filters.
+ *
+ * @generated from enum railgate.account.v1.ReplayData
+ */
+export enum ReplayData {
+  /**
+   * @generated from enum value: REPLAY_DATA_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Nothing: content filters are not replayed.
+   *
+   * @generated from enum value: REPLAY_DATA_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * Which builtin content filters would match each request's input, and how often.
+   *
+   * @generated from enum value: REPLAY_DATA_DETECTIONS = 2;
+   */
+  DETECTIONS = 2,
+
+  /**
+   * The input itself, encrypted at rest (AES-256-GCM) for replay_data_days, never for a
+   * request whose guardrails enforce zero data retention, never returned by any API.
+   *
+   * @generated from enum value: REPLAY_DATA_ENCRYPTED_INPUT = 3;
+   */
+  ENCRYPTED_INPUT = 3,
+}
+
+/**
+ * Describes the enum railgate.account.v1.ReplayData.
+ */
+export const ReplayDataSchema: GenEnum<ReplayData> = /*@__PURE__*/
+  enumDesc(file_railgate_account_v1_account, 0);
+
+/**
  * OpenRouter's workspace roles; UNSPECIFIED is never valid.
  *
  * @generated from enum railgate.account.v1.WorkspaceMemberRole
@@ -327,7 +383,7 @@ export enum WorkspaceMemberRole {
  * Describes the enum railgate.account.v1.WorkspaceMemberRole.
  */
 export const WorkspaceMemberRoleSchema: GenEnum<WorkspaceMemberRole> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 0);
+  enumDesc(file_railgate_account_v1_account, 1);
 
 /**
  * The window a key's limit applies to (OpenRouter's limit_reset). Windows are the budget
@@ -362,7 +418,7 @@ export enum KeyLimitReset {
  * Describes the enum railgate.account.v1.KeyLimitReset.
  */
 export const KeyLimitResetSchema: GenEnum<KeyLimitReset> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 1);
+  enumDesc(file_railgate_account_v1_account, 2);
 
 /**
  * @generated from enum railgate.account.v1.KeyKind
@@ -392,5 +448,5 @@ export enum KeyKind {
  * Describes the enum railgate.account.v1.KeyKind.
  */
 export const KeyKindSchema: GenEnum<KeyKind> = /*@__PURE__*/
-  enumDesc(file_railgate_account_v1_account, 2);
+  enumDesc(file_railgate_account_v1_account, 3);
 
