@@ -82,6 +82,7 @@ describe("railgate config import / export (the built bin, on Redis and PostgreSQ
       keys: 0,
       guardrails: 0,
       assignments: 0,
+      policies: 0,
       credits: 0,
     });
     // What the import wrote went through the outbox: its audit events are in the database.

@@ -137,6 +137,7 @@ describe("railgate config export / import", () => {
       keys: 0,
       guardrails: 0,
       assignments: 0,
+      policies: 0,
       credits: 0,
     });
   });

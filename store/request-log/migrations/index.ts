@@ -9,6 +9,7 @@ import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
 import { migration as workspaceMembers } from "./0010-workspace-members.js";
 import { migration as policyVersions } from "./0012-policy-versions.js";
+import { migration as policyDocuments } from "./0017-policy-documents.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -25,6 +26,7 @@ import type { Migration } from "./migration.js";
  *   0009 shadow outcomes (where a guardrail's shadow decided a request differently)
  *   0010 workspace members (the durable copy of added members: store/config-outbox)
  *   0012 guardrail policy versions (each change of a policy, written with its audit event)
+ *   0017 policy documents (the durable copy of guardrail policy documents: store/config-outbox)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -39,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   shadowOutcomes,
   workspaceMembers,
   policyVersions,
+  policyDocuments,
 ];
