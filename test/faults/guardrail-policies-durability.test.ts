@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import type { ConfigEntry } from "../../store/config-outbox/entry.js";
@@ -31,6 +34,7 @@ describe("faults: guardrail policies survive an emptied Redis across the split t
   let redis: ThrowawayRedis;
   let database: TestDatabase;
   let upstream: FakeOpenAi;
+  let dir: string;
   let system: SplitSystem | undefined;
   let env: Record<string, string>;
 
@@ -39,15 +43,17 @@ describe("faults: guardrail policies survive an emptied Redis across the split t
     database = await createTestDatabase("postgres");
     if (!database.url) throw new Error("the postgres test database has no URL");
     upstream = await new FakeOpenAi().start();
+    dir = mkdtempSync(join(tmpdir(), "rg-policy-durable-"));
     env = {
       DATABASE_URL: database.url,
       RAILGATE_CONFIG_REFILL: "on",
-      RAILGATE_SPEECH_CATALOG_FILE: policyCatalog(upstream),
+      RAILGATE_SPEECH_CATALOG_FILE: policyCatalog(upstream, dir),
     };
   });
   after(async () => {
     await system?.stop();
     await upstream?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
     await redis?.stop();
     await database?.dispose();
   });

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import type { RunningSystem } from "../../apps/all-in-one/system.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
@@ -20,6 +23,7 @@ describe("embedded store: guardrail policies survive a restart", function () {
   this.timeout(60_000);
   let database: TestDatabase;
   let upstream: FakeOpenAi;
+  let dir: string;
   let catalog: string;
   let system: RunningSystem | undefined;
 
@@ -36,11 +40,13 @@ describe("embedded store: guardrail policies survive a restart", function () {
   before(async () => {
     database = await createTestDatabase("embedded");
     upstream = await new FakeOpenAi().start();
-    catalog = policyCatalog(upstream);
+    dir = mkdtempSync(join(tmpdir(), "rg-policy-durable-"));
+    catalog = policyCatalog(upstream, dir);
   });
   after(async () => {
     await system?.close();
     await upstream?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
     await database?.dispose();
   });
 

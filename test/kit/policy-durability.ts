@@ -3,7 +3,6 @@ import { endpoint, model, provider, writeCatalogFile } from "./catalog-entries.j
 import { expectError, expectStatus } from "./expect.js";
 import type { FakeOpenAi } from "./fake-openai.js";
 import { type Api, postSpeech } from "./http.js";
-import { makeTempDir } from "./processes.js";
 
 /** What the policy durability suites create, then expect back after a restart or a refill. */
 
@@ -12,9 +11,9 @@ export const OTHER = "other/tts";
 const NONE = { opted_out: false, policy_ids: [], workspace_default_policy_ids: [] };
 const POLICIES = "/api/v1/guardrails/policies";
 
-/** A catalog of two paid models on the fake upstream; answers its file. */
-export function policyCatalog(upstream: FakeOpenAi): string {
-  return writeCatalogFile(makeTempDir("rg-policy-durable-"), {
+/** A catalog of two paid models on the fake upstream, written in `dir`; answers its file. */
+export function policyCatalog(upstream: FakeOpenAi, dir: string): string {
+  return writeCatalogFile(dir, {
     providers: { quick: provider(upstream.baseUrl), other: provider(upstream.baseUrl) },
     models: [
       model(ALLOWED, [endpoint("quick", { price: 10 })], { voices: ["alloy"], description: "A" }),
