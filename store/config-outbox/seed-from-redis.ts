@@ -23,7 +23,8 @@ function guardrailBytes(raw: Buffer[]): { data: Buffer; version: number } | unde
  * Copies into the configuration tables what a Redis from before the outbox holds and the
  * database lacks: every workspace, key, guardrail, assignment, added member and policy document
  * (the account's too), the default workspace's id, and each metered workspace's balance as an
- * opening ledger row (from which later charges count). Rows already recorded are left alone, so running it again changes nothing.
+ * opening ledger row (from which later charges count). Rows already recorded are left alone,
+ * so running it again changes nothing.
  */
 export async function seedFromRedis(
   client: Redis | Cluster,
