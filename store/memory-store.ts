@@ -162,7 +162,12 @@ export class MemoryStore implements Store {
 
   /** One per store, as on Redis: whoever opens it sees the same clips (the first cap holds). */
   openPolicyDocs(): MemoryPolicyDocs {
-    this.policyDocs ??= new MemoryPolicyDocs((scope) => this.changed(scope));
+    this.policyDocs ??= new MemoryPolicyDocs(
+      (scope) => this.changed(scope),
+      async (scope, version, doc, audit) => {
+        await this.journal?.write(scope, audit, [{ type: "policies", version, doc }]);
+      },
+    );
     return this.policyDocs;
   }
 
@@ -234,6 +239,7 @@ export class MemoryStore implements Store {
       const m = JSON.parse(r.record) as MemberRecord;
       this.scopes.get(m.workspaceId)?.members.set(m.userId, m);
     }
+    this.openPolicyDocs().load(config.policyDocs);
     for (const c of config.credits) {
       this.bump(`${c.workspaceId}/credits-added`, c.addedMicros);
       this.bump(`${c.workspaceId}/credits`, c.addedMicros - c.spentMicros);
@@ -395,6 +401,7 @@ export class MemoryStore implements Store {
     this.guardrailScopes.delete(defaultGuardrailId(id));
     for (const k of scope.keys.keys()) this.keyScopes.delete(k);
     this.scopes.delete(id);
+    this.policyDocs?.forget(id);
     if (this.defaultWs === id) this.defaultWs = undefined;
     this.changed(id);
     await this.journal?.write(id, audit, [this.workspaceSnapshot(id)]);

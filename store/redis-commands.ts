@@ -130,6 +130,7 @@ export type DeleteWorkspaceArgs = [
   keyAssignmentIndex: RedisKey,
   memberAssignmentIndex: RedisKey,
   members: RedisKey,
+  policies: RedisKey,
   scopePrefix: string,
 ];
 export type AddMembersArgs = [
@@ -303,7 +304,7 @@ const COMMANDS: Record<CommandName, { lua: string; numberOfKeys?: number }> = {
   rgAssign: { lua: withConfigOutbox(lua.ASSIGN) },
   rgUnassign: { lua: withConfigOutbox(lua.UNASSIGN), numberOfKeys: 4 },
   rgLoadGovernance: { lua: lua.LOAD_GOVERNANCE, numberOfKeys: 3 },
-  rgDeleteWorkspace: { lua: withConfigOutbox(lua.DELETE_WORKSPACE), numberOfKeys: 10 },
+  rgDeleteWorkspace: { lua: withConfigOutbox(lua.DELETE_WORKSPACE), numberOfKeys: 11 },
   rgAddMembers: { lua: withConfigOutbox(lua.ADD_MEMBERS), numberOfKeys: 3 },
   rgRemoveMembers: { lua: withConfigOutbox(lua.REMOVE_MEMBERS), numberOfKeys: 2 },
   rgPutWorkspace: { lua: withConfigOutbox(lua.PUT_WORKSPACE), numberOfKeys: 2 },

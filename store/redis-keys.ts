@@ -22,6 +22,8 @@ export class RedisKeys {
   slugs = () => `${this.prefix}:ws-slugs`;
   guardrailPointer = (id: string) => `${this.prefix}:gw:${id}`;
   keyPointer = (hash: string) => `${this.prefix}:kw:${hash}`;
+  /** Guardrail policy id -> the scope of the document holding it (store/policies). */
+  policyIndex = () => `${this.prefix}:policy-index`;
 
   // Per workspace (hash tag).
   workspace = (ws: string) => this.tagged(ws, "ws");
@@ -40,6 +42,8 @@ export class RedisKeys {
     this.tagged(ws, `${assignmentTag(kind)}:g:${guardrailId}`);
   /** The workspace's added members: user id -> MemberRecord JSON (outbox-lua.ts reads "wm"). */
   members = (ws: string) => this.tagged(ws, "wm");
+  /** The scope's guardrail policy document: "doc", its version "v", guardrail writes "gw". */
+  policies = (ws: string) => this.tagged(ws, "policies");
   rate = (ws: string, hash: string, window: number) => this.tagged(ws, `rate:${hash}:${window}`);
   credits = (ws: string) => this.tagged(ws, "credits");
   /** Every credit ever added: with the balance it tells the workspace's total usage. */

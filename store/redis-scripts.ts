@@ -276,7 +276,7 @@ return { key, guardrail(assigned(KEYS[2], ARGV[1])), guardrail(assigned(KEYS[3],
 
 /**
  * KEYS: workspace, guardrail index, key index, key assignments, member
- * assignments, enabled key index, key and member assignment indexes, members.
+ * assignments, enabled key index, key and member assignment indexes, members, policy document.
  * ARGV: scope prefix.
  * Returns { "ok", deleted guardrail ids, deleted key hashes } (their global
  * pointers are removed by the caller), { "active-keys", count } when enabled
@@ -292,7 +292,7 @@ for _, id in ipairs(gs) do
   redis.call("DEL", ARGV[1] .. "g:" .. id, ARGV[1] .. "ka:g:" .. id, ARGV[1] .. "ma:g:" .. id)
 end
 for _, h in ipairs(ks) do redis.call("DEL", ARGV[1] .. "k:" .. h) end
-redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+redis.call("DEL", KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10])
 return { "ok", gs, ks }
 `;
 

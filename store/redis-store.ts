@@ -46,8 +46,9 @@ import {
   usageWindows,
 } from "./key-usage.js";
 import type { LimitReached } from "./limits.js";
+import { policyIdsOf } from "./policies/policy-ids.js";
 import { RedisPolicyDocs } from "./policies/redis-policy-docs.js";
-import type { PolicyDocStore } from "./policies/types.js";
+import type { PolicyDoc, PolicyDocStore } from "./policies/types.js";
 import {
   type AdmitReply,
   admitGroupArgs,
@@ -234,7 +235,12 @@ export class RedisStore implements Store {
   }
 
   openPolicyDocs(): PolicyDocStore {
-    return new RedisPolicyDocs(this.client, this.prefix, (scope) => this.changed(scope));
+    return new RedisPolicyDocs(
+      this.client,
+      this.prefix,
+      (scope) => this.changed(scope),
+      (scope, audit, run) => this.outboxed(scope, audit, [["p"]], {}, run),
+    );
   }
 
   openAudioClips(): AudioClipStore {
@@ -456,6 +462,8 @@ export class RedisStore implements Store {
   ): Promise<"ok" | "missing" | { activeKeys: number }> {
     const ws = await this.getWorkspace(id);
     if (!ws) return "missing";
+    // The script deletes the policy document; the ids it indexed (a global key) go after it.
+    const policyDoc = await this.client.hget(this.k.policies(id), "doc");
     const reply = await this.outboxed(id, audit, [["ws", id]], {}, (outbox, event, snaps) =>
       this.client.rgDeleteWorkspace(
         outbox,
@@ -468,6 +476,7 @@ export class RedisStore implements Store {
         this.k.assignmentIndex(id, "key"),
         this.k.assignmentIndex(id, "member"),
         this.k.members(id),
+        this.k.policies(id),
         this.k.scopePrefix(id),
         event,
         snaps,
@@ -483,6 +492,8 @@ export class RedisStore implements Store {
     ];
     // Pointers live on other slots: delete them one by one (cluster-safe).
     await Promise.all(pointers.map((p) => this.client.del(p)));
+    const policyIds = policyDoc ? policyIdsOf(JSON.parse(policyDoc) as PolicyDoc) : [];
+    if (policyIds.length > 0) await this.client.hdel(this.k.policyIndex(), ...policyIds);
     await this.client.zrem(this.k.workspaces(), id);
     await this.client.hdel(this.k.slugs(), ws.slug);
     if ((await this.defaultWorkspaceId()) === id)

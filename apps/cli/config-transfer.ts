@@ -9,6 +9,7 @@ import {
 import { type Guardrail, GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import type { AuditNote } from "../../store/config-outbox/entry.js";
 import { encodeField, STORED_FIELDS } from "../../store/guardrail-fields.js";
+import { ACCOUNT_DOC } from "../../store/policies/types.js";
 import {
   type AssignmentKind,
   type AssignmentRecord,
@@ -16,6 +17,7 @@ import {
   ORG_SCOPE,
   type Store,
 } from "../../store/types.js";
+import { exportPolicyDocs, importPolicyDocs, type PolicyDocEntry } from "./policy-transfer.js";
 
 /** What `railgate config export` writes; an import refuses any other format or version. */
 export const CONFIG_FORMAT = "railgate-config";
@@ -36,6 +38,8 @@ export interface ConfigFile {
   assignments: (AssignmentRecord & { kind: AssignmentKind })[];
   /** Added workspace members; absent in a file exported before members were stored. */
   members?: MemberRecord[];
+  /** Guardrail policy documents (the account's as "org"); absent in a file from before them. */
+  policy_docs?: PolicyDocEntry[];
   credits: { workspace_id: string; balance_micros: number }[];
 }
 
@@ -63,6 +67,10 @@ export async function exportConfig(store: Store, now = new Date()): Promise<Conf
   }
   const members: MemberRecord[] = [];
   for (const ws of workspaces) members.push(...(await store.listMembers(ws.id)));
+  const policyDocs = await exportPolicyDocs(
+    store,
+    workspaces.map((w) => w.id),
+  );
   const credits: ConfigFile["credits"] = [];
   for (const ws of workspaces) {
     const balance = await store.getCredits(ws.id);
@@ -82,6 +90,7 @@ export async function exportConfig(store: Store, now = new Date()): Promise<Conf
     guardrails: guardrails.map((g) => toJson(GuardrailSchema, g)),
     assignments,
     members,
+    policy_docs: policyDocs,
     credits,
   };
 }
@@ -106,6 +115,14 @@ export function checkConfigFile(value: unknown): ConfigFile {
   }
   if (f.members !== undefined && !Array.isArray(f.members))
     throw new ConfigFileRefused("members must be a list");
+  if (f.policy_docs !== undefined && !Array.isArray(f.policy_docs))
+    throw new ConfigFileRefused("policy_docs must be a list");
+  f.policy_docs?.forEach((d, i) => {
+    if (typeof d?.scope !== "string" || !Array.isArray(d.doc?.policies))
+      throw new ConfigFileRefused(
+        `policy_docs[${i}] must have a scope (string) and a doc with a list of policies`,
+      );
+  });
   return f as ConfigFile;
 }
 
@@ -115,6 +132,8 @@ export interface ImportCounts {
   keys: number;
   guardrails: number;
   assignments: number;
+  /** Policy documents written (a workspace's or the account's). */
+  policies: number;
   credits: number;
 }
 
@@ -147,6 +166,7 @@ export async function importConfig(store: Store, file: ConfigFile): Promise<Impo
     keys: 0,
     guardrails: 0,
     assignments: 0,
+    policies: 0,
     credits: 0,
   };
   const workspaces = file.workspaces.map((w) => fromJson(WorkspaceSchema, w));
@@ -188,6 +208,14 @@ export async function importConfig(store: Store, file: ConfigFile): Promise<Impo
     );
     if (typeof result === "object" && "added" in result && result.added > 0) counts.workspaces++;
   }
+  counts.policies = await importPolicyDocs(store, file.policy_docs ?? [], (scope) =>
+    note(
+      "guardrail_policy.import",
+      "guardrail_policy",
+      scope,
+      scope === ACCOUNT_DOC ? null : scope,
+    ),
+  );
   for (const c of file.credits) {
     const current = await store.getCredits(c.workspace_id);
     const delta = c.balance_micros - (current ?? 0);

@@ -65,6 +65,14 @@ async function applySnapshot(
         ]) {
           await tx.query(sql, [s.id, stamp]);
         }
+        // A tombstone even where no document was recorded yet: a late entry of one cannot
+        // bring the deleted workspace's policies back.
+        await tx.query(
+          `INSERT INTO config_policy_docs (scope, version, doc, stamp, deleted) VALUES ($1, 0, NULL, $2, true)
+           ON CONFLICT (scope) DO UPDATE SET doc = NULL, stamp = EXCLUDED.stamp, deleted = true,
+             updated_at = now()`,
+          [s.id, stamp],
+        );
         await tx.query(
           `UPDATE config_org SET value = '', stamp = $2 WHERE name = 'default_workspace' AND value = $1`,
           [s.id, stamp],
@@ -128,6 +136,19 @@ async function applySnapshot(
            stamp = EXCLUDED.stamp, deleted = EXCLUDED.deleted
          WHERE config_workspace_members.stamp < EXCLUDED.stamp`,
         [scope, s.userId, s.record ?? null, stamp, s.record === undefined],
+      );
+      return;
+    case "policies":
+      // Ordered by the document's own version (taken in the write's atomic step), not by the
+      // stamp: a drain repeated or out of order never puts an older document back.
+      if (s.doc === undefined) return;
+      await tx.query(
+        `INSERT INTO config_policy_docs (scope, version, doc, stamp, deleted)
+         VALUES ($1, $2, $3::jsonb, $4, false)
+         ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version, doc = EXCLUDED.doc,
+           stamp = EXCLUDED.stamp, updated_at = now()
+         WHERE NOT config_policy_docs.deleted AND config_policy_docs.version < EXCLUDED.version`,
+        [scope, s.version, s.doc, stamp],
       );
       return;
     case "credits":

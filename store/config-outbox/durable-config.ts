@@ -12,6 +12,8 @@ export interface DurableConfig {
   assignments: { kind: "key" | "member"; workspaceId: string; subject: string; record: string }[];
   /** Added workspace members, each a MemberRecord's JSON. */
   members: { workspaceId: string; userId: string; record: string }[];
+  /** Guardrail policy documents (a workspace's, or the account's under "org"), as JSON. */
+  policyDocs: { scope: string; version: number; doc: string }[];
   /** Per workspace with a ledger: every credit added, and what the request log charged since. */
   credits: { workspaceId: string; addedMicros: number; spentMicros: number }[];
   /** Per key: its credit spend all-time and in each current window, and its BYOK spend. */
@@ -46,7 +48,7 @@ function bytes(v: unknown): Uint8Array {
 export async function hasDurableConfig(db: SqlDatabase): Promise<boolean> {
   const rows = await db.query<{ n: number }>(
     `SELECT (SELECT count(*) FROM config_workspaces) + (SELECT count(*) FROM config_api_keys)
-       + (SELECT count(*) FROM config_org) AS n`,
+       + (SELECT count(*) FROM config_org) + (SELECT count(*) FROM config_policy_docs) AS n`,
   );
   return Number(rows[0]?.n ?? 0) > 0;
 }
@@ -82,6 +84,9 @@ export async function readDurableConfig(db: SqlDatabase, now: Date): Promise<Dur
   );
   const members = await db.query<{ workspace_id: string; user_id: string; record: unknown }>(
     "SELECT workspace_id, user_id, record FROM config_workspace_members WHERE NOT deleted ORDER BY user_id",
+  );
+  const policyDocs = await db.query<{ scope: string; version: unknown; doc: unknown }>(
+    "SELECT scope, version, doc FROM config_policy_docs WHERE NOT deleted ORDER BY scope",
   );
   const credits = await db.query<{ workspace_id: string; added: unknown; spent: unknown }>(
     `SELECT l.workspace_id, l.added,
@@ -154,6 +159,11 @@ export async function readDurableConfig(db: SqlDatabase, now: Date): Promise<Dur
       workspaceId: r.workspace_id,
       userId: r.user_id,
       record: typeof r.record === "string" ? r.record : JSON.stringify(r.record),
+    })),
+    policyDocs: policyDocs.map((r) => ({
+      scope: r.scope,
+      version: Number(r.version),
+      doc: typeof r.doc === "string" ? r.doc : JSON.stringify(r.doc),
     })),
     credits: credits.map((r) => ({
       workspaceId: r.workspace_id,

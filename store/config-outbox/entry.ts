@@ -23,10 +23,11 @@ export interface OutboxEvent {
  * The objects a write's outbox entry carries after the change, read by the script itself in
  * the same atomic step (so the snapshot is exactly what Redis holds then):
  * ["ws", id], ["g", guardrail id], ["k", key hash], ["a", "ka" | "ma", subject], ["m", user id]
- * (a workspace member), ["c"] (credits).
+ * (a workspace member), ["c"] (credits), ["p"] (the scope's policy document and its version).
  */
 export type SnapshotSpec =
   | ["ws", string]
+  | ["p"]
   | ["m", string]
   | ["g", string]
   | ["k", string]
@@ -40,7 +41,9 @@ export type Snapshot =
   | { type: "key"; hash: string; data?: Uint8Array }
   | { type: "assignment"; kind: "key" | "member"; subject: string; record?: string }
   | { type: "member"; userId: string; record?: string }
-  | { type: "credits"; balanceMicros?: number; addedMicros?: number };
+  | { type: "credits"; balanceMicros?: number; addedMicros?: number }
+  /** The scope's guardrail policy document (store/policies' JSON) at `version`. */
+  | { type: "policies"; version: number; doc?: string };
 
 /** One drained change: where it sits in its scope's order, what it recorded, what it left. */
 export interface ConfigEntry {
@@ -65,7 +68,7 @@ const STRING = (b: Buffer) => b.toString("utf8");
 /**
  * One outbox stream entry read back: fields "e" (event), "r" (reply numbers), then one per
  * snapshot (see CONFIG_OUTBOX_LUA): "ws:<id>", "g:<id>" with "gv:<id>", "k:<hash>",
- * "a:<ka|ma>:<subject>", "m:<user id>", "c" with "ca". An empty value is a tombstone.
+ * "a:<ka|ma>:<subject>", "m:<user id>", "c" with "ca", "p" with "pv". An empty value is a tombstone.
  */
 export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): ConfigEntry {
   let event: OutboxEvent = {};
@@ -73,6 +76,7 @@ export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): C
   const snapshots: Snapshot[] = [];
   const versions = new Map<string, number>();
   let credits: { balanceMicros?: number; addedMicros?: number } | undefined;
+  let policies: { version: number; doc?: string } | undefined;
   const pending: { name: string; value: Buffer }[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const name = STRING(fields[i] as Buffer);
@@ -89,6 +93,10 @@ export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): C
       const n = value.length === 0 ? undefined : Number(STRING(value));
       if (name === "c") credits.balanceMicros = n;
       else credits.addedMicros = n;
+    } else if (name === "p" || name === "pv") {
+      policies ??= { version: 0 };
+      if (name === "pv") policies.version = Number(STRING(value) || "0");
+      else if (value.length > 0) policies.doc = STRING(value);
     } else pending.push({ name, value });
   }
   for (const { name, value } of pending) {
@@ -117,5 +125,6 @@ export function parseOutboxEntry(scope: string, id: string, fields: Buffer[]): C
     }
   }
   if (credits) snapshots.push({ type: "credits", ...credits });
+  if (policies) snapshots.push({ type: "policies", ...policies });
   return { scope, stamp: stampOf(id), event, reply, snapshots };
 }

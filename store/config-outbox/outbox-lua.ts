@@ -46,6 +46,10 @@ if EVENT ~= "" and rg_changed(rg_reply) then
     elseif t == "k" then add("k:" .. s[2], redis.call("GET", P .. "k:" .. s[2]))
     elseif t == "a" then add("a:" .. s[2] .. ":" .. s[3], redis.call("HGET", P .. s[2], s[3]))
     elseif t == "m" then add("m:" .. s[2], redis.call("HGET", P .. "wm", s[2]))
+    elseif t == "p" then
+      local doc = redis.call("HMGET", P .. "policies", "doc", "v")
+      add("p", doc[1])
+      add("pv", doc[2])
     elseif t == "c" then
       add("c", redis.call("GET", P .. "credits"))
       add("ca", redis.call("GET", P .. "credits-added"))

@@ -82,7 +82,7 @@ export class RedisConfigRefiller {
       await this.client.set(this.markerKey(), newId());
       log.warn(
         counts,
-        "Redis had lost its configuration: refilled from the database (workspaces, keys, guardrails, assignments, credits, key usage)",
+        "Redis had lost its configuration: refilled from the database (workspaces, keys, guardrails, assignments, members, policies, credits, key usage)",
       );
       await this.onRefilled();
       return counts;

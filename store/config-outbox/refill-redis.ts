@@ -3,6 +3,8 @@ import type { Cluster, Redis } from "ioredis";
 import { defaultGuardrailId } from "../../domain/ids.js";
 import { ApiKeySchema, WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
 import { decodeFields, encodeFields } from "../guardrail-fields.js";
+import { policyIdsOf } from "../policies/policy-ids.js";
+import type { PolicyDoc } from "../policies/types.js";
 import { RedisKeys } from "../redis-keys.js";
 import type { AssignmentRecord } from "../types.js";
 import type { DurableConfig } from "./durable-config.js";
@@ -22,6 +24,7 @@ export interface RefillCounts {
   guardrails: number;
   assignments: number;
   members: number;
+  policyDocs: number;
   credits: number;
   usage: number;
 }
@@ -86,6 +89,13 @@ export async function refillRedis(
   for (const m of config.members) {
     writes.push(client.hset(k.members(m.workspaceId), m.userId, m.record));
   }
+  for (const p of config.policyDocs) {
+    writes.push(client.hset(k.policies(p.scope), "v", p.version, "doc", p.doc));
+    // The index is rebuilt from the documents: the policies they hold are the ones that exist.
+    const ids = policyIdsOf(JSON.parse(p.doc) as PolicyDoc);
+    if (ids.length > 0)
+      writes.push(client.hset(k.policyIndex(), ...ids.flatMap((id) => [id, p.scope])));
+  }
   for (const c of config.credits) {
     writes.push(
       client.set(k.credits(c.workspaceId), c.addedMicros - c.spentMicros),
@@ -127,6 +137,7 @@ export async function refillRedis(
     guardrails: config.guardrails.length,
     assignments: config.assignments.length,
     members: config.members.length,
+    policyDocs: config.policyDocs.length,
     credits: config.credits.length,
     usage: config.usage.length,
   };

@@ -21,9 +21,10 @@ function guardrailBytes(raw: Buffer[]): { data: Buffer; version: number } | unde
 
 /**
  * Copies into the configuration tables what a Redis from before the outbox holds and the
- * database lacks: every workspace, key, guardrail, assignment and added member, the default workspace's id,
- * and each metered workspace's balance as an opening ledger row (from which later charges
- * count). Rows already recorded are left alone, so running it again changes nothing.
+ * database lacks: every workspace, key, guardrail, assignment, added member and policy document
+ * (the account's too), the default workspace's id, and each metered workspace's balance as an
+ * opening ledger row (from which later charges count). Rows already recorded are left alone,
+ * so running it again changes nothing.
  */
 export async function seedFromRedis(
   client: Redis | Cluster,
@@ -62,6 +63,8 @@ export async function seedFromRedis(
         snapshots.push({ type: "member", userId, record });
       }
     }
+    const [version, doc] = await client.hmget(k.policies(scope), "v", "doc");
+    if (doc) snapshots.push({ type: "policies", version: Number(version ?? 0), doc });
     for (const hash of await client.zrange(k.keyIndex(scope), 0, -1)) {
       const key = await client.getBuffer(k.key(scope, hash));
       if (key) snapshots.push({ type: "key", hash, data: new Uint8Array(key) });

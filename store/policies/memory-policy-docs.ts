@@ -1,5 +1,15 @@
+import type { AuditNote } from "../config-outbox/entry.js";
 import { announced } from "./announced.js";
+import { policyIdsOf } from "./policy-ids.js";
 import type { PolicyDoc, PolicyDocStore, VersionedDoc } from "./types.js";
+
+/** Records a document written (the embedded store's journal) before the write answers. */
+export type PolicyDocJournal = (
+  scope: string,
+  version: number,
+  text: string,
+  audit: AuditNote | undefined,
+) => Promise<void>;
 
 /** Policy documents in the embedded store's memory, kept as JSON text so that no reader shares a writer's objects. */
 export class MemoryPolicyDocs implements PolicyDocStore {
@@ -8,7 +18,25 @@ export class MemoryPolicyDocs implements PolicyDocStore {
   private readonly guardrailWrites = new Map<string, number>();
 
   /** `changed` announces a workspace whose policies changed (the store's invalidation). */
-  constructor(private readonly changed: (workspaceId: string) => void) {}
+  constructor(
+    private readonly changed: (workspaceId: string) => void,
+    private readonly journal: PolicyDocJournal = async () => {},
+  ) {}
+
+  /** At start: the documents the database holds, and the index rebuilt from them. */
+  load(docs: readonly { scope: string; version: number; doc: string }[]): void {
+    for (const d of docs) {
+      this.docs.set(d.scope, { version: d.version, text: d.doc });
+      for (const id of policyIdsOf(JSON.parse(d.doc) as PolicyDoc)) this.ids.set(id, d.scope);
+    }
+  }
+
+  /** A deleted workspace's document goes with it, and the index entries of its policies. */
+  forget(workspaceId: string): void {
+    this.docs.delete(workspaceId);
+    this.guardrailWrites.delete(workspaceId);
+    for (const [id, scope] of this.ids) if (scope === workspaceId) this.ids.delete(id);
+  }
 
   async read(workspaceId: string): Promise<VersionedDoc> {
     const found = this.docs.get(workspaceId);
@@ -32,6 +60,7 @@ export class MemoryPolicyDocs implements PolicyDocStore {
     expectedVersion: number,
     doc: PolicyDoc,
     expectedGuardrailWrites?: number,
+    audit?: AuditNote,
   ): Promise<boolean> {
     // Check and write in one synchronous step: no other call can come between them.
     const version = this.docs.get(workspaceId)?.version ?? 0;
@@ -41,8 +70,10 @@ export class MemoryPolicyDocs implements PolicyDocStore {
       (this.guardrailWrites.get(workspaceId) ?? 0) !== expectedGuardrailWrites
     )
       return false;
-    this.docs.set(workspaceId, { version: version + 1, text: JSON.stringify(doc) });
+    const text = JSON.stringify(doc);
+    this.docs.set(workspaceId, { version: version + 1, text });
     this.changed(announced(workspaceId));
+    await this.journal(workspaceId, version + 1, text, audit);
     return true;
   }
 

@@ -1,4 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
+import type { AuditNote } from "../config-outbox/entry.js";
 
 /** The three policy types OpenRouter's Guardrail Policies API serves. */
 export const POLICY_TYPES = ["budget", "model_availability", "moderation"] as const;
@@ -116,12 +117,15 @@ export interface PolicyDocStore {
   /**
    * False when the stored version is no longer `expectedVersion`, or, when given, the
    * workspace's guardrail writes are no longer `expectedGuardrailWrites` (nothing written).
+   * A document written is in the durable copy (store/config-outbox) as the other configuration
+   * is, with `audit`'s event when given.
    */
   write(
     workspaceId: string,
     expectedVersion: number,
     doc: PolicyDoc,
     expectedGuardrailWrites?: number,
+    audit?: AuditNote,
   ): Promise<boolean>;
   /** The workspace of a policy id, as indexed. */
   workspaceOf(policyId: string): Promise<string | undefined>;

@@ -8,6 +8,7 @@ import { WorkspaceSchema } from "../../gen/railgate/account/v1/account_pb.js";
 import { GuardrailSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import { nowTimestamp } from "../../platform/time.js";
 import { MemoryStore } from "../../store/memory-store.js";
+import { ORG_SCOPE } from "../../store/types.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { makeTempDir } from "../kit/processes.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
@@ -35,6 +36,24 @@ async function sample(): Promise<ConfigFile> {
     }),
   );
   await store.addCredits(id, 4_000_000);
+  const policies = store.openPolicyDocs();
+  await policies.index("account-policy", ORG_SCOPE);
+  await policies.write(ORG_SCOPE, 0, {
+    policies: [],
+    accountPolicies: [
+      {
+        id: "account-policy",
+        policyType: "model_availability",
+        name: "Everyone",
+        config: { enforce_zdr: true },
+        isDefault: true,
+        workspaceIds: [],
+        optedOutWorkspaceIds: [],
+        createdAtMs: 1,
+        updatedAtMs: 1,
+      },
+    ],
+  });
   return exportConfig(store);
 }
 
@@ -61,7 +80,7 @@ describe("railgate config import / export (the built bin, on Redis and PostgreSQ
     writeFileSync(path, JSON.stringify(file));
     const first = await runBin(["config", "import", path, "--json"], env);
     expect(first.code, first.stderr).to.equal(0);
-    expect(JSON.parse(first.stdout)).to.deep.include({ guardrails: 1, credits: 1 });
+    expect(JSON.parse(first.stdout)).to.deep.include({ guardrails: 1, policies: 1, credits: 1 });
 
     const out = join(dir, "out.json");
     const exported = await runBin(["config", "export", "--out", out, "--json"], env);
@@ -71,6 +90,7 @@ describe("railgate config import / export (the built bin, on Redis and PostgreSQ
     expect(back.default_workspace_id).to.equal(file.default_workspace_id);
     expect(back.workspaces).to.deep.equal(file.workspaces);
     expect(back.credits).to.deep.equal(file.credits);
+    expect(back.policy_docs).to.deep.equal(file.policy_docs);
     expect(back.guardrails.map((g) => (g as { id: string }).id)).to.deep.equal(
       file.guardrails.map((g) => (g as { id: string }).id),
     );
@@ -82,13 +102,23 @@ describe("railgate config import / export (the built bin, on Redis and PostgreSQ
       keys: 0,
       guardrails: 0,
       assignments: 0,
+      policies: 0,
       credits: 0,
     });
     // What the import wrote went through the outbox: its audit events are in the database.
     const events = await database.db.query<{ action: string }>(
       "SELECT action FROM audit_events WHERE actor_label = 'railgate config import' ORDER BY id",
     );
-    expect(events.map((e) => e.action)).to.include.members(["guardrail.create", "credits.add"]);
+    expect(events.map((e) => e.action)).to.include.members([
+      "guardrail.create",
+      "guardrail_policy.import",
+      "credits.add",
+    ]);
+    // The document went through the outbox too.
+    const docs = await database.db.query<{ scope: string; version: number }>(
+      "SELECT scope, version FROM config_policy_docs WHERE NOT deleted",
+    );
+    expect(docs.map((d) => [d.scope, Number(d.version)])).to.deep.equal([[ORG_SCOPE, 1]]);
   });
 
   it("refuses a file of another version with exit 2", async () => {

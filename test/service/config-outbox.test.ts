@@ -8,10 +8,12 @@ import { applyConfigEntries } from "../../store/config-outbox/apply-sql.js";
 import { ConfigOutboxDrainer } from "../../store/config-outbox/drainer.js";
 import { type ConfigEntry, parseOutboxEntry } from "../../store/config-outbox/entry.js";
 import { createRedisClient } from "../../store/open-store.js";
+import type { AccountPolicy, StoredPolicy } from "../../store/policies/types.js";
 import { defineCommands } from "../../store/redis-commands.js";
 import { RedisKeys } from "../../store/redis-keys.js";
 import { RedisStore } from "../../store/redis-store.js";
 import type { SqlDatabase } from "../../store/request-log/database.js";
+import { ORG_SCOPE } from "../../store/types.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { startRedis, type ThrowawayRedis } from "../kit/redis-server.js";
 
@@ -240,6 +242,36 @@ describe("store: the configuration outbox", () => {
   });
 });
 
+function policyOf(id: string, workspaceId: string): StoredPolicy {
+  return {
+    id,
+    workspaceId,
+    policyType: "budget",
+    name: "Old budget",
+    config: { limit_usd: 1, reset_interval: "daily", include_byok_in_budgets: false },
+    apiKeyHashes: [],
+    memberIds: ["ann"],
+    isWorkspaceDefault: false,
+    optedOutApiKeyHashes: [],
+    optedOutMemberIds: [],
+    updatedAtMs: 1_700_000_000_000,
+  };
+}
+
+function accountPolicyOf(id: string): AccountPolicy {
+  return {
+    id,
+    policyType: "model_availability",
+    name: "Everyone",
+    config: { enforce_zdr: true },
+    isDefault: true,
+    workspaceIds: [],
+    optedOutWorkspaceIds: [],
+    createdAtMs: 1_700_000_000_000,
+    updatedAtMs: 1_700_000_000_000,
+  };
+}
+
 describe("store: a Redis from before the outbox", () => {
   let redis: ThrowawayRedis;
   let database: TestDatabase;
@@ -283,6 +315,13 @@ describe("store: a Redis from before the outbox", () => {
     });
     expect(await old.createKey(wsId, key)).to.equal("ok");
     expect(await old.addCredits(wsId, 3_000_000)).to.equal(3_000_000);
+    const policies = old.openPolicyDocs();
+    const doc = { policies: [policyOf("p-old", wsId)], managedTypes: ["budget" as const] };
+    await policies.index("p-old", wsId);
+    expect(await policies.write(wsId, 0, doc)).to.equal(true);
+    const accountDoc = { policies: [], accountPolicies: [accountPolicyOf("a-old")] };
+    await policies.index("a-old", ORG_SCOPE);
+    expect(await policies.write(ORG_SCOPE, 0, accountDoc)).to.equal(true);
     await old.close();
 
     const upgraded = await open();
@@ -299,6 +338,11 @@ describe("store: a Redis from before the outbox", () => {
     expect((await after.getKey(wsId, key.hash))?.name).to.equal("old");
     expect(await after.keyScope(key.hash)).to.equal(wsId);
     expect(await after.getCredits(wsId)).to.equal(3_000_000);
+    const back = after.openPolicyDocs();
+    expect(await back.read(wsId)).to.deep.equal({ doc, version: 1, guardrailWrites: 0 });
+    expect(await back.read(ORG_SCOPE)).to.deep.include({ doc: accountDoc, version: 1 });
+    expect(await back.workspaceOf("p-old")).to.equal(wsId);
+    expect(await back.workspaceOf("a-old")).to.equal(ORG_SCOPE);
     await after.close();
   });
 });

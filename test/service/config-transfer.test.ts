@@ -137,6 +137,7 @@ describe("railgate config export / import", () => {
       keys: 0,
       guardrails: 0,
       assignments: 0,
+      policies: 0,
       credits: 0,
     });
   });
@@ -165,6 +166,75 @@ describe("railgate config export / import", () => {
     // A file from before members were exported imports as it always did.
     const { members: _, ...older } = file;
     expect((await importConfig(new MemoryStore(), checkConfigFile(older))).keys).to.equal(2);
+  });
+
+  it("carries the policy documents over (the account's too), and an import of them again changes nothing", async () => {
+    const source = new MemoryStore();
+    await populate(source);
+    const [ws] = (await source.listWorkspaces(0, 10)).items.filter((w) => w.slug === "team");
+    const wsId = ws?.id ?? "";
+    const docs = source.openPolicyDocs();
+    const doc = {
+      policies: [
+        {
+          id: "p1",
+          workspaceId: wsId,
+          policyType: "budget" as const,
+          name: "Team budget",
+          config: { limit_usd: 2, reset_interval: "daily", include_byok_in_budgets: false },
+          apiKeyHashes: ["s".repeat(64)],
+          memberIds: [],
+          isWorkspaceDefault: false,
+          optedOutApiKeyHashes: [],
+          optedOutMemberIds: [],
+          updatedAtMs: 1_700_000_000_000,
+          revision: 1,
+        },
+      ],
+      managedTypes: ["budget" as const],
+    };
+    await docs.index("p1", wsId);
+    await docs.write(wsId, 0, doc);
+    const accountDoc = {
+      policies: [],
+      accountPolicies: [
+        {
+          id: "a1",
+          policyType: "moderation" as const,
+          name: "Everyone",
+          config: {},
+          isDefault: true,
+          workspaceIds: [],
+          optedOutWorkspaceIds: [],
+          createdAtMs: 1,
+          updatedAtMs: 1,
+        },
+      ],
+    };
+    await docs.index("a1", ORG_SCOPE);
+    await docs.write(ORG_SCOPE, 0, accountDoc);
+    const file = await exportConfig(source);
+    expect(file.policy_docs).to.deep.equal([
+      { scope: ORG_SCOPE, doc: accountDoc },
+      { scope: wsId, doc },
+    ]);
+
+    const target = new MemoryStore();
+    const counts = await importConfig(target, checkConfigFile(JSON.parse(JSON.stringify(file))));
+    expect(counts.policies).to.equal(2);
+    const imported = target.openPolicyDocs();
+    expect((await imported.read(wsId)).doc).to.deep.equal(doc);
+    expect((await imported.read(ORG_SCOPE)).doc).to.deep.equal(accountDoc);
+    expect(await imported.workspaceOf("p1")).to.equal(wsId);
+    expect(await imported.workspaceOf("a1")).to.equal(ORG_SCOPE);
+    expect((await importConfig(target, file)).policies).to.equal(0);
+    // A file from before policy documents were exported imports as it always did.
+    const { policy_docs: _, ...older } = file;
+    expect((await importConfig(new MemoryStore(), checkConfigFile(older))).policies).to.equal(0);
+    expect(() => checkConfigFile({ ...file, policy_docs: [{ scope: 1 }] })).to.throw(
+      ConfigFileRefused,
+      /policy_docs\[0\] must have a scope/,
+    );
   });
 
   it("refuses a file of another format or version before writing anything", async () => {
