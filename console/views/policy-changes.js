@@ -113,5 +113,9 @@ export function policyDeleted(p) {
 /** `refresh` reads the list again after a restore or a promote. */
 export function setupPolicyChanges(refresh) {
   history.setup(refresh);
-  whatIf.setup(refresh);
+  // A promote is a save: the history on show of the policy gains its version.
+  whatIf.setup(async (p) => {
+    await refresh();
+    await policySaved(p);
+  });
 }

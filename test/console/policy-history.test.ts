@@ -273,6 +273,27 @@ describe("console: a guardrail policy's history, checks, what-if and shadow (hea
     );
   });
 
+  it("says a budget policy takes no checks, and hides the checks field and Run checks", async () => {
+    const budget = await h.api.post("/api/v1/guardrails/policies/budget", {
+      name: "Team cap",
+      policy_type: "budget",
+      workspace_id: workspaceId,
+      config: { limit_usd: 5, reset_interval: "daily", include_byok_in_budgets: false },
+    });
+    expect(budget.status).to.equal(201);
+    await openPolicies("budget");
+    await row("#policies-list", "Team cap").waitFor();
+    await view().getByRole("button", { name: "History of policy Team cap" }).click();
+    await versions().first().waitFor();
+    expect(await page.locator("#pol-history-checks").textContent()).to.match(
+      /^Budget policies take no checks: /,
+    );
+    expect(await page.getByRole("button", { name: "Run checks" }).count()).to.equal(0);
+    await view().getByRole("button", { name: "Edit policy Team cap" }).click();
+    await page.locator("#policy-form-h").filter({ hasText: "Edit policy Team cap" }).waitFor();
+    expect(await view().getByLabel("Checks (JSON)").isHidden()).to.equal(true);
+  });
+
   it("says a mapped policy follows its guardrail and links to it", async () => {
     await openPolicies("moderation");
     await row("#policies-list", "Legacy filter").waitFor();
