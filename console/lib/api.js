@@ -16,16 +16,27 @@ export function forgetKey() {
   sessionStorage.removeItem(STORE);
 }
 
-/** The API's own message, verbatim: it names the field and the rule. */
-export async function errorMessage(res) {
+/**
+ * The API's refusal as an Error: its own message, verbatim (it names the field and the rule),
+ * with the status and the error's metadata (a failing check's names) for the caller to act on.
+ */
+export async function apiError(res) {
   const text = await res.text();
+  let body;
   try {
-    const body = JSON.parse(text);
-    if (body?.error?.message) return `${res.status}: ${body.error.message}`;
+    body = JSON.parse(text);
   } catch {
     // not JSON: show what came
   }
-  return `${res.status}: ${text || res.statusText}`;
+  const said = body?.error?.message ? body.error.message : text || res.statusText;
+  const err = new Error(`${res.status}: ${said}`);
+  err.status = res.status;
+  err.metadata = body?.error?.metadata;
+  return err;
+}
+
+export async function errorMessage(res) {
+  return (await apiError(res)).message;
 }
 
 /**
@@ -55,7 +66,7 @@ export async function call(method, path, body, key = managementKey()) {
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(await errorMessage(res));
+  if (!res.ok) throw await apiError(res);
   return res.json();
 }
 

@@ -1,0 +1,121 @@
+// A policy's history and checks, what-if and shadow (the guardrail's panels, console/lib/, on the
+// policy's routes). A mapped policy is the view of a guardrail: its history, checks, what-if and
+// shadow are the guardrail's, so the panels say so and link to it instead.
+
+import { call } from "../lib/api.js";
+import { $, el } from "../lib/dom.js";
+import { historyPanel } from "../lib/history-panel.js";
+import { guardrailName } from "../lib/names.js";
+import { shadowPanel } from "../lib/shadow-panel.js";
+import { whatIfPanel } from "../lib/whatif-panel.js";
+import { policyPath } from "./policy-common.js";
+import { policyChange } from "./policy-form.js";
+
+/**
+ * The policy's shadow, or undefined when none runs. The policy's GET keeps OpenRouter's shape and
+ * does not say whether one runs, so "none" is the shadow route's 404.
+ */
+async function readShadow(p) {
+  try {
+    return (await call("GET", `${policyPath(p)}/shadow`)).data;
+  } catch (err) {
+    if (err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+const history = historyPanel({
+  prefix: "pol-history",
+  path: policyPath,
+  tables: { versions: "policy-versions", checks: "policy-checks" },
+  noChecks: (p) =>
+    p.policy_type === "budget"
+      ? "Budget policies take no checks: an example request has no spend, so nothing a budget policy sets could change its outcome."
+      : undefined,
+});
+
+const whatIf = whatIfPanel({
+  prefix: "pol-whatif",
+  path: policyPath,
+  takeEdit: policyChange,
+  example: '{"name": "Team", "config": {"allowed_models": ["openai/tts-1"]}}',
+  shadow: shadowPanel({
+    prefix: "pol-shadow",
+    path: (p) => `${policyPath(p)}/shadow`,
+    read: readShadow,
+    kind: "policy",
+  }),
+});
+
+/** The policy as its GET answers it: the list's summary has no checks. */
+async function detail(p) {
+  return (await call("GET", policyPath(p))).data;
+}
+
+/** Says that mapped policy `p` follows its guardrail, with a link to each it was mapped from. */
+function showFollows(p) {
+  const links = p.legacy_guardrail_ids.map((id) => {
+    const a = el("a", { href: `#guardrails?${new URLSearchParams({ q: id })}` }, guardrailName(id));
+    // The Guardrails view lists one workspace: the policy's, where its guardrail is.
+    a.addEventListener("click", () => {
+      const pick = $("g-list-workspace");
+      if ([...pick.options].some((o) => o.value === p.workspace_id)) pick.value = p.workspace_id;
+    });
+    return a;
+  });
+  const joined = links.flatMap((a, i) => (i === 0 ? [a] : [", ", a]));
+  $("pol-follows-h").textContent = `${p.name} follows its guardrail`;
+  $("pol-follows-text").replaceChildren(
+    `${p.name} is mapped from guardrail `,
+    ...joined,
+    ": its history, checks, what-if and shadow are the guardrail's, on the Guardrails view. " +
+      "Saving it here makes it a policy of its own, with a history from then on.",
+  );
+  $("pol-follows").hidden = false;
+}
+
+async function open(p, panel) {
+  $("pol-follows").hidden = true;
+  $("pol-changes-error").textContent = "";
+  if (p.is_legacy_mapped) {
+    history.hide();
+    whatIf.hide();
+    showFollows(p);
+    return;
+  }
+  try {
+    panel.show(await detail(p));
+  } catch (err) {
+    $("pol-changes-error").textContent = `Policy ${p.name}: ${err.message}`;
+  }
+}
+
+export const showPolicyHistory = (p) => open(p, history);
+export const showPolicyWhatIf = (p) => open(p, whatIf);
+
+export function hidePolicyChanges() {
+  history.hide();
+  whatIf.hide();
+  $("pol-follows").hidden = true;
+  $("pol-changes-error").textContent = "";
+}
+
+/** After a save of `p`: a history on show of it gains the version. */
+export async function policySaved(p) {
+  if (history.shown()?.id === p.id) await history.show(p);
+}
+
+export function policyDeleted(p) {
+  if (history.shown()?.id === p.id) history.hide();
+  if (whatIf.shown()?.id === p.id) whatIf.hide();
+}
+
+/** `refresh` reads the list again after a restore or a promote. */
+export function setupPolicyChanges(refresh) {
+  history.setup(refresh);
+  // A promote is a save: the history on show of the policy gains its version.
+  whatIf.setup(async (p) => {
+    await refresh();
+    await policySaved(p);
+  });
+}
