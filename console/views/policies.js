@@ -151,6 +151,9 @@ export function fillSubjects() {
 }
 
 async function edit(p) {
+  // Until the policy is read the form is not its edit form: typing into what a late answer would
+  // overwrite is lost work, so the heading (what tells an operator, or a test, it is ready) waits.
+  $("policy-form-h").textContent = `Loading policy ${p.name}…`;
   try {
     const res = await call("GET", policyPath(p));
     fillForm(res.data);

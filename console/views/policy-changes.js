@@ -11,17 +11,11 @@ import { whatIfPanel } from "../lib/whatif-panel.js";
 import { policyPath } from "./policy-common.js";
 import { policyChange } from "./policy-form.js";
 
-/**
- * The policy's shadow, or undefined when none runs. The policy's GET keeps OpenRouter's shape and
- * does not say whether one runs, so "none" is the shadow route's 404.
- */
+/** The policy's shadow report, or undefined when none runs (the policy's `shadow` says). */
 async function readShadow(p) {
-  try {
-    return (await call("GET", `${policyPath(p)}/shadow`)).data;
-  } catch (err) {
-    if (err.status === 404) return undefined;
-    throw err;
-  }
+  const policy = (await call("GET", policyPath(p))).data;
+  if (!policy.shadow) return undefined;
+  return (await call("GET", `${policyPath(p)}/shadow`)).data;
 }
 
 const history = historyPanel({

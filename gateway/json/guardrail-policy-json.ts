@@ -146,6 +146,10 @@ export function policyDetailToJson(p: GuardrailPolicy) {
     legacy_guardrail_ids: p.legacyGuardrailIds,
     updated_at: isoOrNull(p.updatedAt),
     ...policyChecksToJson(p),
+    // Whether a shadow runs, so a reader need not probe .../shadow (which has its report).
+    shadow: p.shadow
+      ? { started_at: isoOrNull(p.shadow.startedAt), expires_at: isoOrNull(p.shadow.expiresAt) }
+      : null,
   };
 }
 
@@ -189,6 +193,11 @@ export const POLICY_DETAIL_SCHEMA = shapeOf<ReturnType<typeof policyDetailToJson
   legacy_guardrail_ids: STRINGS,
   updated_at: orNull(DATE_TIME),
   ...POLICY_CHECKS_OUTPUT,
+  shadow: orNull({
+    type: "object",
+    required: ["started_at", "expires_at"],
+    properties: { started_at: orNull(DATE_TIME), expires_at: orNull(DATE_TIME) },
+  }),
 });
 
 export const POLICY_SUMMARY_SCHEMA = shapeOf<ReturnType<typeof policySummaryToJson>>({

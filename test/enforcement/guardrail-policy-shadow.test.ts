@@ -72,6 +72,11 @@ describe("enforcement: a guardrail policy change in shadow beside the live polic
     // The live policy is as it was.
     const detail = (await w.gw.admin.get(`/api/v1/guardrails/policies/moderation/${id}`)).body.data;
     expect(detail).to.deep.include({ name: "Emails", config: EMAILS });
+    // The policy says a shadow runs (its report is at .../shadow).
+    expect(detail.shadow).to.deep.equal({
+      started_at: started.body.data.started_at,
+      expires_at: started.body.data.expires_at,
+    });
     const carded = await speak(key, CARD);
     expectAudio(carded);
     const plain = await speak(key, "nothing to hide here");
@@ -110,6 +115,8 @@ describe("enforcement: a guardrail policy change in shadow beside the live polic
     ]);
     expect(live.shadow_outcome).to.equal(null);
     expectError(await w.gw.admin.get(path("moderation", id)), 404, /runs no shadow/);
+    const ended = (await w.gw.admin.get(`/api/v1/guardrails/policies/moderation/${id}`)).body.data;
+    expect(ended.shadow).to.equal(null);
     expect((await audited(id, "guardrail_policy.shadow_start")).changes).to.have.property("shadow");
     const update = await audited(id, "guardrail_policy.update");
     expect(update.changes).to.have.property("shadow");

@@ -27,6 +27,7 @@ const DETAIL_KEYS = [
   "overridden_member_ids",
   "policy_type",
   "reference",
+  "shadow",
   "updated_at",
   "workspace_id",
 ];
