@@ -9,6 +9,7 @@ import { GuardrailPolicyService } from "../../gen/railgate/guardrail/v1/guardrai
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { WebhookService } from "../../gen/railgate/webhook/v1/webhook_service_pb.js";
 import { catchUpThresholds, type PrincipalLookup } from "../../governance/alerts/catch-up.js";
+import { ShadowExpiryAnnouncer, type ShadowNotice } from "../../governance/alerts/shadow-expiry.js";
 import { GovernanceCache } from "../../governance/governance-cache.js";
 import type { AccountSettings } from "../../governance/policy/types.js";
 import { CONFIG_DEFAULTS, type WebhookDeliveryConfig } from "../../platform/config/config.js";
@@ -31,9 +32,13 @@ import { ModelIds } from "../../services/guardrail/model-ids.js";
 import { checkedGuardrailService } from "../../services/guardrail/request-rules.js";
 import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
 import { shadowReport } from "../../services/guardrail/shadow.js";
-import { ShadowExpirySweep } from "../../services/guardrail/shadow-expiry.js";
+import { guardrailShadowNotice, guardrailShadows } from "../../services/guardrail/shadow-expiry.js";
 import { replayWindow, simulate } from "../../services/guardrail/simulate.js";
 import { GuardrailPolicyServiceImpl } from "../../services/guardrail-policies/service.js";
+import {
+  policyShadowNotice,
+  policyShadows,
+} from "../../services/guardrail-policies/shadow-expiry.js";
 import type { GuardrailWhatIf } from "../../services/guardrail-policies/what-if.js";
 import { loadCatalog } from "../../services/speech/catalog/load-catalog.js";
 import { checkedWebhookService } from "../../services/webhooks/request-rules.js";
@@ -197,8 +202,15 @@ export async function startGuardrailServer(
   // The catalog a check or a what-if replay decides and prices by (no voices needed: the
   // engine's voices are the speech service's to know, so an engine model's voice is not checked).
   const deciding = new ModelCatalog(catalog, []);
-  // Made with the webhooks below; the guardrail service tells it of an expiry a report noticed.
-  let shadowExpiry: ShadowExpirySweep | undefined;
+  // Made with the webhooks below; the guardrail and policy services tell it of an expiry a
+  // report noticed.
+  let shadowExpiry: ShadowExpiryAnnouncer | undefined;
+  const announce = (notice: ShadowNotice | undefined, logged: Record<string, string>) =>
+    void shadowExpiry
+      ?.notice(notice)
+      .catch((err: unknown) =>
+        log.warn({ err: String(err), ...logged }, "shadow expiry not announced yet"),
+      );
   const simulation = options.database && {
     database: options.database,
     catalog: deciding,
@@ -214,11 +226,7 @@ export async function startGuardrailServer(
       versions: options.database && new GuardrailVersions(options.database),
       checks: { catalog: deciding, account },
       shadowExpired: (workspaceId, guardrailId, report) =>
-        void shadowExpiry
-          ?.notice(workspaceId, guardrailId, report)
-          .catch((err: unknown) =>
-            log.warn({ err: String(err), guardrailId }, "shadow expiry not announced yet"),
-          ),
+        announce(guardrailShadowNotice(workspaceId, guardrailId, report), { guardrailId }),
     },
     simulation,
   );
@@ -245,6 +253,21 @@ export async function startGuardrailServer(
       },
     }),
   };
+  const policies = new GuardrailPolicyServiceImpl(
+    store,
+    audit,
+    {
+      versions: options.database && new PolicyVersions(options.database),
+      checks: { catalog: deciding, account },
+      whatIf: policyWhatIf,
+      shadowExpired: (policy, report) =>
+        announce(policyShadowNotice(policy, report), {
+          policyId: policy.id,
+          policyType: policy.policyType,
+        }),
+    },
+    options.clock,
+  );
   const principals = new GovernanceCache(store, account);
   const ping = { store: () => store.ping() };
   const webhooks =
@@ -257,10 +280,19 @@ export async function startGuardrailServer(
       budgetClock: options.clock,
     });
   if (webhooks) {
-    shadowExpiry = new ShadowExpirySweep(
+    shadowExpiry = new ShadowExpiryAnnouncer(
       {
-        listGuardrails: (ws, offset, limit) => store.listGuardrails(ws, offset, limit),
-        report: async (id) => (await guardrails.shadowReportOf(id)).answer,
+        sources: [
+          guardrailShadows({
+            listGuardrails: (ws, offset, limit) => store.listGuardrails(ws, offset, limit),
+            report: async (id) => (await guardrails.shadowReportOf(id)).answer,
+          }),
+          policyShadows({
+            listWorkspaces: (offset, limit) => store.listWorkspaces(offset, limit),
+            shadowedPolicies: (ws) => policies.shadowedPolicies(ws),
+            report: (type, id) => policies.shadowReportOf(type, id),
+          }),
+        ],
         webhooks: webhooks.store,
         kick: () => webhooks.worker.kick(),
         clock: options.webhookClock,
@@ -279,19 +311,7 @@ export async function startGuardrailServer(
     [
       served(GuardrailService, checkedGuardrailService(guardrails)),
       served(AccountService, checkedAccountService(accounts)),
-      served(
-        GuardrailPolicyService,
-        new GuardrailPolicyServiceImpl(
-          store,
-          audit,
-          {
-            versions: options.database && new PolicyVersions(options.database),
-            checks: { catalog: deciding, account },
-            whatIf: policyWhatIf,
-          },
-          options.clock,
-        ),
-      ),
+      served(GuardrailPolicyService, policies),
       ...(webhooks ? [served(WebhookService, checkedWebhookService(webhooks.service))] : []),
       served(Health, health),
     ],

@@ -130,6 +130,7 @@ export const DELIVERY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof delive
       "budget.exhausted",
       "credits.low",
       "guardrail.shadow_expired",
+      "guardrail_policy.shadow_expired",
       "webhook.test",
     ],
   },

@@ -1,6 +1,7 @@
 import { newId } from "../../domain/ids.js";
 import type { WindowInterval } from "../../domain/windows.js";
 import { budgetWindow } from "../../domain/windows.js";
+import type { PolicyType } from "../../store/policies/types.js";
 import type { BudgetScope } from "../policy/budget-counters.js";
 import { fromMicros } from "../policy/money.js";
 
@@ -9,6 +10,7 @@ export type AlertEventType =
   | "budget.exhausted"
   | "credits.low"
   | "guardrail.shadow_expired"
+  | "guardrail_policy.shadow_expired"
   | "webhook.test";
 
 /** A limit window: a guardrail's reset_interval, or a key limit's (all-time unless it resets). */
@@ -27,8 +29,14 @@ export interface AlertWindow {
  */
 export interface AlertEventData {
   guardrail_id: string | null;
-  /** Set when the budget is a guardrail policy's (guardrail_id then holds the same id). */
+  /**
+   * Set when the budget is a guardrail policy's (guardrail_id then holds the same id), and on
+   * guardrail_policy.shadow_expired (guardrail_id null: a policy may share its id with the
+   * guardrail whose part it took over, whose shadow is another one).
+   */
   policy_id: string | null;
+  /** The policy's type wherever policy_id is set (a budget's is "budget"). */
+  policy_type: PolicyType | null;
   key_hash: string | null;
   member: string | null;
   scope: BudgetScope | "key_limit" | null;
@@ -38,7 +46,7 @@ export interface AlertEventData {
   window: { interval: AlertWindow["interval"]; start: string | null; end: string | null } | null;
   balance_usd: number | null;
   credits_below_usd: number | null;
-  /** guardrail.shadow_expired: the shadow and its report's counts as it expired. */
+  /** guardrail(_policy).shadow_expired: the shadow and its report's counts as it expired. */
   shadow: ShadowExpiredData | null;
 }
 
@@ -77,6 +85,7 @@ export interface AlertEvent {
 const NO_DATA: AlertEventData = {
   guardrail_id: null,
   policy_id: null,
+  policy_type: null,
   key_hash: null,
   member: null,
   scope: null,

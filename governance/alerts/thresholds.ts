@@ -84,6 +84,7 @@ export function thresholdAlerts(
         event: alertEvent("budget.threshold", workspaceId, now, {
           guardrail_id: reading.guardrailId,
           policy_id: reading.policyId ?? null,
+          policy_type: reading.policyId ? "budget" : null,
           key_hash: reading.keyHash,
           member: reading.member,
           scope: reading.scope,
@@ -116,6 +117,7 @@ export function exhaustedAlerts(
   const data = {
     guardrail_id: reading.guardrailId,
     policy_id: reading.policyId ?? null,
+    policy_type: reading.policyId ? ("budget" as const) : null,
     key_hash: reading.keyHash,
     member: reading.member,
     scope: reading.scope,

@@ -17,6 +17,7 @@ import {
   type EndGuardrailPolicyShadowRequest,
   type GetGuardrailPolicyRequest,
   type GetGuardrailPolicyShadowRequest,
+  type GetGuardrailPolicyShadowResponse,
   GetGuardrailPolicyShadowResponseSchema,
   type GetGuardrailPolicyVersionRequest,
   type GetPolicyAssignmentRequest,
@@ -142,6 +143,8 @@ export interface GuardrailPolicyServiceOptions {
   checks: CheckContext;
   /** The guardrail what-if and shadow report a policy's are computed by. */
   whatIf?: GuardrailWhatIf;
+  /** A report found its shadow expired (its webhook event is due, unless already queued). */
+  shadowExpired?: (policy: StoredPolicy, report: GetGuardrailPolicyShadowResponse) => void;
 }
 
 /** The audit notes of a change forced past failing checks, or restoring a version. */
@@ -688,16 +691,30 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   /** The shadow and what it would have changed since it started (an expired one says so). */
   async getGuardrailPolicyShadow(req: GetGuardrailPolicyShadowRequest) {
-    const type = policyType(req.policyType);
-    const { policy } = await this.find(type, req.id);
-    const shadow = policy.shadow ?? noPolicyShadow(type, req.id);
+    const { answer, policy } = await this.shadowReportOf(policyType(req.policyType), req.id);
+    // Whoever notices an expiry first announces it: this read, or the control plane's sweep.
+    if (answer.expired) this.options.shadowExpired?.(policy, answer);
+    return answer;
+  }
+
+  /** A policy's shadow report, and the policy as read (for the expiry's event). */
+  async shadowReportOf(type: PolicyType, id: string) {
+    const { policy } = await this.find(type, id);
+    const shadow = policy.shadow ?? noPolicyShadow(type, id);
     const running = { ...policy, shadow };
-    if (this.options.whatIf)
-      return policyShadowReport(this.options.whatIf, running, Date.now()).catch(unavailableAsRetry);
-    return create(GetGuardrailPolicyShadowResponseSchema, {
-      shadow: shadowToProto(shadow),
-      expired: shadow.expiresAtMs <= Date.now(),
-    });
+    const answer = this.options.whatIf
+      ? await policyShadowReport(this.options.whatIf, running, Date.now()).catch(unavailableAsRetry)
+      : create(GetGuardrailPolicyShadowResponseSchema, {
+          shadow: shadowToProto(shadow),
+          expired: shadow.expiresAtMs <= Date.now(),
+        });
+    return { answer, policy: running };
+  }
+
+  /** The workspace's policies that run (or ran until they expired) a shadow: the expiry sweep's read. */
+  async shadowedPolicies(workspaceId: string): Promise<StoredPolicy[]> {
+    const { doc } = await this.docs.read(workspaceId);
+    return doc.policies.filter((p) => p.shadow !== undefined);
   }
 
   /** Applies the shadow's change as a replace and ends the shadow in the same write. */

@@ -282,6 +282,7 @@ for (const kind of ["postgres", "embedded"] as DatabaseKind[]) {
         expect(e.data).to.deep.include({
           guardrail_id: policyId,
           policy_id: policyId,
+          policy_type: "budget",
           key_hash: null,
           member,
           scope: "member",

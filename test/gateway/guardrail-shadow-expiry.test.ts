@@ -3,7 +3,8 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
 import { newId } from "../../domain/ids.js";
 import { GetGuardrailShadowResponseSchema } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import { ShadowExpirySweep } from "../../services/guardrail/shadow-expiry.js";
+import { ShadowExpiryAnnouncer } from "../../governance/alerts/shadow-expiry.js";
+import { guardrailShadowNotice } from "../../services/guardrail/shadow-expiry.js";
 import { SqlWebhookStore } from "../../store/webhooks/sql-webhook-store.js";
 import { createTestDatabase, type TestDatabase } from "../kit/databases.js";
 import { expectStatus } from "../kit/expect.js";
@@ -132,17 +133,9 @@ describe("gateway: a shadow's expiry queued once across sweeps that do not share
     });
     let kicks = 0;
     const sweep = () =>
-      new ShadowExpirySweep(
-        {
-          listGuardrails: async () => ({ items: [], total: 0 }),
-          report: async () => report,
-          webhooks,
-          kick: () => kicks++,
-        },
-        60_000,
-      );
-    await sweep().notice(ws, "g-1", report);
-    await sweep().notice(ws, "g-1", report);
+      new ShadowExpiryAnnouncer({ sources: [], webhooks, kick: () => kicks++ }, 60_000);
+    await sweep().notice(guardrailShadowNotice(ws, "g-1", report));
+    await sweep().notice(guardrailShadowNotice(ws, "g-1", report));
     const queued = await webhooks.listDeliveries(hookId, undefined, 10);
     expect(queued.map((d) => d.eventType)).to.deep.equal([TYPE]);
     expect(kicks).to.equal(1);
@@ -152,7 +145,7 @@ describe("gateway: a shadow's expiry queued once across sweeps that do not share
       { live: "allowed", shadow: "refused", count: 3 },
     ]);
     // A report of a shadow still running queues nothing.
-    await sweep().notice(ws, "g-2", { ...report, expired: false });
+    await sweep().notice(guardrailShadowNotice(ws, "g-2", { ...report, expired: false }));
     expect(await webhooks.listDeliveries(hookId, undefined, 10)).to.have.length(1);
   });
 });

@@ -43,6 +43,15 @@ describe("webhooks: threshold rules", () => {
     expect(reachedThresholds(reading(10_000_000), [50, 80, 100])).to.deep.equal([50, 80, 100]);
   });
 
+  it("a guardrail policy's budget names the policy and its type beside the guardrail id", () => {
+    const [alert] = thresholdAlerts("w", reading(5_000_000, { policyId: "g1" }), [HOOK], NOW);
+    expect(alert?.event.data).to.deep.include({
+      guardrail_id: "g1",
+      policy_id: "g1",
+      policy_type: "budget",
+    });
+  });
+
   it("a limit of 0 has no percentages", () => {
     expect(reachedThresholds(reading(5, { limitMicros: 0 }), [50])).to.deep.equal([]);
   });
@@ -56,6 +65,7 @@ describe("webhooks: threshold rules", () => {
     expect(first?.event.data).to.deep.equal({
       guardrail_id: "g1",
       policy_id: null,
+      policy_type: null,
       key_hash: "k1",
       member: null,
       scope: "api_key",

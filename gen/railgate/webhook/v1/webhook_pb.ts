@@ -104,7 +104,8 @@ export type WebhookDelivery = Message<"railgate.webhook.v1.WebhookDelivery"> & {
   eventId: string;
 
   /**
-   * budget.threshold, budget.exhausted, credits.low, guardrail.shadow_expired or webhook.test.
+   * budget.threshold, budget.exhausted, credits.low, guardrail.shadow_expired,
+   * guardrail_policy.shadow_expired or webhook.test.
    *
    * @generated from field: string event_type = 4;
    */
