@@ -34,14 +34,152 @@ export interface BudgetPart {
 
 const KINDS = ["admitted", "refused", "ordered"] as const;
 
+type Column = [name: string, type: string, values: unknown[]];
+
+/** A table of one array per column, unnested (the parameters from `push`). */
+function arrayTable(
+  push: (values: unknown, type: string) => string,
+  name: string,
+  columns: Column[],
+): string {
+  const arrays = columns.map(([, type, values]) => push(values, `${type}[]`));
+  return `unnest(${arrays.join(", ")}) AS ${name}(${columns.map(([c]) => c).join(", ")})`;
+}
+
 /**
- * Replays the budget in the database for the given groups' records: each counter's spend runs
- * (a window sum, oldest first) as if every request were admitted. A request whose every counter
- * stays below the limit is admitted whatever came before it (refusals only lower the spend), and
- * one that no longer fits beside what those sure admissions already spent on one of its counters
- * is refused whatever came before it; only the rest, after a counter's first crossing, is read
- * record by record, with the few columns the caller needs, through a cursor a page at a time.
- * The caller starts each counter at the micros of its admitted parts, then replays the ordered
+ * The groups' records, each with its group, counters and amount: the tables to make first, and
+ * the query (parameters from `push`).
+ */
+function recordsOf(
+  groups: readonly BudgetGroup[],
+  push: (values: unknown, type: string) => string,
+  idParam: number,
+  labelCount: number,
+): string {
+  // Counters travel as numbers: the window sums sort every record by its counter.
+  const counterIds = new Map<string, number>();
+  for (const x of groups)
+    for (const c of x.counters) if (!counterIds.has(c)) counterIds.set(c, counterIds.size);
+  // A counter no group pairs with another is decided whole by the aggregate; a pair's requests
+  // are refused as soon as either counter is spent, so their order spans two counters.
+  const paired = new Set(groups.flatMap((x) => (x.counters.length > 1 ? x.counters : [])));
+  // A group is a key, a day and a class (what the rules read): the records find theirs by one
+  // number, made of each class column's place among the values the groups have (a record with
+  // any other value has none) and of the key's (a small table the planner hashes). Joined on
+  // the twelve columns, or on the classes as a table, the planner hashes the records instead.
+  const keyIds = new Map<string, number>();
+  let firstDay = Number.POSITIVE_INFINITY;
+  let lastDay = Number.NEGATIVE_INFINITY;
+  for (const { group: x } of groups) {
+    if (!keyIds.has(x.keyHash)) keyIds.set(x.keyHash, keyIds.size);
+    firstDay = Math.min(firstDay, x.day);
+    lastDay = Math.max(lastDay, x.day);
+  }
+  const classColumns: [column: string, type: string, of: (x: ReplayGroup) => unknown][] = [
+    ["model", "text", (x) => x.model],
+    ["provider", "text", (x) => x.provider],
+    ["status", "text", (x) => x.status],
+    ["refusal_reason", "text", (x) => x.refusalReason],
+    ["here", "bool", (x) => x.decidedHere],
+    ["byok", "bool", (x) => x.byok],
+    ["paid", "bool", (x) => x.paid],
+    ["data_region", "int4", (x) => x.dataRegion],
+    ["endpoint_policy", "int4", (x) => x.endpointPolicy ?? -1],
+    ["governed_as", "int4", (x) => x.governedAs],
+  ];
+  let radix = 1n;
+  // A column every group has one value of is a filter; the others count in the number.
+  const filters: string[] = [];
+  const places: { sql: string; of: (x: ReplayGroup) => bigint }[] = [];
+  for (const [column, type, of] of classColumns) {
+    const values = [...new Set(groups.map((x) => of(x.group)))];
+    if (values.length === 1) {
+      filters.push(`t.${column} = ${push(values[0], type)}`);
+      continue;
+    }
+    const at = new Map(values.map((v, i) => [v, BigInt(i)]));
+    const weight = radix;
+    radix *= BigInt(values.length);
+    places.push({
+      sql: `(array_position(${push(values, `${type}[]`)}, t.${column}) - 1)::int8 * ${weight}`,
+      of: (x: ReplayGroup) => (at.get(of(x)) ?? 0n) * weight,
+    });
+  }
+  const keys = BigInt(keyIds.size);
+  const days = BigInt(lastDay - firstDay + 1);
+  // So many keys, days and values that the number would overflow: every column joined instead.
+  const coded = radix * keys * days < 2n ** 63n;
+  const codeOf = (x: ReplayGroup) =>
+    (places.reduce((sum, p) => sum + p.of(x), 0n) * keys + BigInt(keyIds.get(x.keyHash) ?? 0)) *
+      days +
+    BigInt(x.day - firstDay);
+  const keyTable = arrayTable(push, "ky", [
+    ["key_hash", "text", [...keyIds.keys()]],
+    ["kidx", "int4", [...keyIds.values()]],
+  ]);
+  const groupTable = arrayTable(push, "g", [
+    ["code", "int8", groups.map((x) => (coded ? codeOf(x.group).toString() : null))],
+    ...(coded
+      ? []
+      : [
+          ["key_hash", "text", groups.map((x) => x.group.keyHash)] as Column,
+          ["day", "int4", groups.map((x) => x.group.day - firstDay)] as Column,
+          ...classColumns.map(([c, type, of]): Column => [c, type, groups.map((x) => of(x.group))]),
+        ]),
+    ["idx", "int4", groups.map((_, i) => i)],
+    ["c1", "int4", groups.map((x) => counterIds.get(x.counters[0]))],
+    [
+      "c2",
+      "int4",
+      groups.map((x) => (x.counters[1] === undefined ? null : counterIds.get(x.counters[1]))),
+    ],
+    ["price", "float8", groups.map((x) => x.pricePerMillion)],
+    ["charged", "bool", groups.map((x) => x.charged)],
+    ["solo", "bool", groups.map((x) => x.counters.length === 1 && !paired.has(x.counters[0]))],
+  ]);
+  // Only the days the groups span, which also keeps a record's number from reaching the next
+  // key's: the partitions outside them are not read.
+  const from = push(firstDay * 86_400, "float8");
+  const to = push((lastDay + 1) * 86_400, "float8");
+  const select = `SELECT t.id, t.created_at, t.cost_usd, t.characters, g.idx, g.c1, g.c2, g.solo,
+             CASE WHEN g.charged
+                  THEN ceil(CASE WHEN g.price IS NULL THEN t.cost_usd
+                                 ELSE t.characters::float8 * g.price / 1000000 END
+                            * 1000000 - 1e-9)
+                  ELSE 0 END AS amt
+        FROM (SELECT id, created_at, cost_usd, characters, key_hash,
+                     floor(date_part('epoch', created_at) / 86400)::int4 - ${firstDay} AS day,
+                     ${groupColumns(idParam, labelCount)}
+                FROM generations
+               WHERE ${WINDOW_WHERE}
+                 AND created_at >= to_timestamp(${from}) AND created_at < to_timestamp(${to})) AS t
+        ${
+          coded
+            ? `JOIN ${keyTable} USING (key_hash)
+               JOIN ${groupTable}
+                 ON g.code = ((${["0", ...places.map((p) => p.sql)].join(" + ")}) * ${keys} + kidx)
+                             * ${days} + t.day
+              ${filters.length > 0 ? `WHERE ${filters.join(" AND ")}` : ""}`
+            : `JOIN ${groupTable} USING (key_hash, day, ${classColumns.map(([c]) => c).join(", ")})`
+        }`;
+  return select;
+}
+
+/**
+ * Replays the budget in the database for the given groups' records, oldest first per counter
+ * (a window of its records ordered by time): a counter that is the only one its requests are
+ * checked against (a key's, or a member's, alone) is replayed whole by replay_budget_admit
+ * (migration 0016), which carries the admitted spend from one request to the next, and its
+ * records come back added up per group, admitted and refused.
+ *
+ * Requests checked against two counters (a member's beside its key's) are refused as soon as
+ * either is spent, which ties the two counters' orders together. Each counter's spend runs
+ * (a window sum) as if every request were admitted: a request whose counters all stay below the
+ * limit is admitted whatever came before it (refusals only lower the spend), and one that no
+ * longer fits beside what those sure admissions already spent on one of its counters is refused
+ * whatever came before it; only the rest, after a counter's first crossing, is handed over record
+ * by record, with the few columns the caller needs, through a cursor a page at a time. The
+ * caller starts each counter at the micros of its admitted parts, then replays the ordered
  * records in turn: exact, since the sure admissions of a counter come before its first crossing.
  */
 export async function replayBudget(
@@ -59,117 +197,109 @@ export async function replayBudget(
   if (groups.length === 0) return;
   const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, guardrailId];
   const idParam = params.length;
-  const g = groups.map((x) => x.group);
-  // Counters travel as numbers: the window sums sort every record by its counter.
-  const counterIds = new Map<string, number>();
-  for (const x of groups)
-    for (const c of x.counters) if (!counterIds.has(c)) counterIds.set(c, counterIds.size);
-  // The groups travel as one array per column, unnested into a table to join the records to.
-  const table: [unknown[], string][] = [
-    [groups.map((_, i) => i), "int4"],
-    [g.map((x) => x.keyHash), "text"],
-    [g.map((x) => x.day), "int4"],
-    [g.map((x) => x.model), "text"],
-    [g.map((x) => x.provider), "text"],
-    [g.map((x) => x.status), "text"],
-    [g.map((x) => x.refusalReason), "text"],
-    [g.map((x) => x.decidedHere), "bool"],
-    [g.map((x) => x.byok), "bool"],
-    [g.map((x) => x.paid), "bool"],
-    [g.map((x) => x.dataRegion), "int4"],
-    [g.map((x) => x.endpointPolicy ?? -1), "int4"],
-    [g.map((x) => x.governedAs), "int4"],
-    [groups.map((x) => counterIds.get(x.counters[0])), "int4"],
-    [
-      groups.map((x) => (x.counters[1] === undefined ? null : counterIds.get(x.counters[1]))),
-      "int4",
-    ],
-    [groups.map((x) => x.pricePerMillion), "float8"],
-    [groups.map((x) => x.charged), "bool"],
-  ];
-  const columns = table.map(([values, type]) => {
+  const push = (values: unknown, type: string) => {
     params.push(values);
-    return `$${params.length}::${type}[]`;
-  });
-  params.push(limitMicros);
-  const limit = `$${params.length}::float8`;
-  // A second counter (a member's beside the key's) costs a second sort: only when one has it.
-  const two = groups.some((x) => x.counters.length > 1);
+    return `$${params.length}::${type}`;
+  };
+  const records = recordsOf(groups, push, idParam, labels.length);
+  const limit = push(limitMicros, "float8");
   const order = `ORDER BY created_at, id COLLATE "C" ROWS UNBOUNDED PRECEDING`;
-  const sql = `DECLARE replay_budget NO SCROLL CURSOR FOR
-    WITH g AS (
-      SELECT * FROM unnest(${columns.join(", ")})
-        AS g(idx, key_hash, day, model, provider, status, refusal_reason, here, byok, paid,
-             data_region, endpoint_policy, governed_as, c1, c2, price, charged)
-    ), r AS (
-      SELECT t.id, t.created_at, t.cost_usd, t.characters, g.idx, g.c1, g.c2,
-             CASE WHEN g.charged
-                  THEN ceil(CASE WHEN g.price IS NULL THEN t.cost_usd
-                                 ELSE t.characters::float8 * g.price / 1000000 END
-                            * 1000000 - 1e-9)
-                  ELSE 0 END AS amt
-        FROM (SELECT id, created_at, cost_usd, characters, key_hash,
-                     floor(date_part('epoch', created_at) / 86400)::int4 AS day,
-                     ${groupColumns(idParam, labels.length)}
-                FROM generations WHERE ${WINDOW_WHERE}) AS t
-        JOIN g USING (key_hash, day, model, provider, status, refusal_reason, here, byok, paid,
-                      data_region, endpoint_policy, governed_as)
-    ), s AS (
-      SELECT *, sum(amt) OVER (PARTITION BY c1 ${order}) AS run1,
-             ${two ? `sum(amt) OVER (PARTITION BY c2 ${order})` : "NULL::float8"} AS run2
+  const paired = groups.some((x) => x.counters.length > 1);
+  // Every counter alone: one ordered pass decides every request (window sums before it, which
+  // would leave the aggregate only the requests after a counter's first crossing, cost more).
+  const solo = `
+    WITH r AS (${records}), k AS (
+      SELECT id, created_at, cost_usd, characters, idx, amt,
+             CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${order}) >= 0
+                  THEN 0 ELSE 1 END AS kind
         FROM r
-    ), c AS (
+    )`;
+  // Requests checked against two counters. Each window over the whole counter keeps the order
+  // of the running sums', so one sort per counter serves them all.
+  const whole = `ORDER BY created_at, id COLLATE "C" ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING`;
+  const pairs = `
+    WITH r AS (${records}), s AS (
+      SELECT *, sum(amt) OVER (PARTITION BY c1 ${order}) AS run1,
+             sum(amt) OVER (PARTITION BY c2 ${order}) AS run2
+        FROM r
+    ), d AS (
       SELECT *, run1 < ${limit} AND (c2 IS NULL OR run2 < ${limit}) AS sure FROM s
-    ), k AS MATERIALIZED (
+    ), e AS (
+      SELECT *,
+             ${limit} - coalesce(sum(amt) FILTER (WHERE sure) OVER (PARTITION BY c1 ${whole}), 0)
+               AS room1,
+             ${limit} - coalesce(sum(amt) FILTER (WHERE sure) OVER (PARTITION BY c2 ${whole}), 0)
+               AS room2
+        FROM d
+    ), k AS (
       SELECT id, created_at, cost_usd, characters, idx, amt,
              CASE WHEN sure THEN 0
-                  WHEN coalesce(sum(amt) FILTER (WHERE sure) OVER (PARTITION BY c1), 0) + amt > ${limit}
-                    ${two ? `OR (c2 IS NOT NULL AND coalesce(sum(amt) FILTER (WHERE sure) OVER (PARTITION BY c2), 0) + amt > ${limit})` : ""}
-                  THEN 1 ELSE 2 END AS kind
-        FROM c
-    )
+                  WHEN amt > room1 OR (c2 IS NOT NULL AND amt > room2) THEN 1
+                  WHEN NOT solo THEN 2
+                  -- A lone counter's undecided requests start from its sure admissions' spend.
+                  WHEN replay_budget_admit(amt, room1)
+                         FILTER (WHERE NOT sure AND amt <= room1 AND solo)
+                         OVER (PARTITION BY c1 ${order}) >= 0 THEN 0
+                  ELSE 1 END AS kind
+        FROM e
+    )`;
+  const select = `${paired ? pairs : solo}
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
-           min(id COLLATE "C") AS id, 0::float8 AS at_ms
-      FROM k WHERE kind < 2 GROUP BY kind, idx
-    UNION ALL
-    SELECT kind, idx, 1, cost_usd, characters, amt, id COLLATE "C",
-           date_part('epoch', created_at) * 1000
-      FROM k WHERE kind = 2
-    ORDER BY 1, 8, 7, 2`;
+           min(id COLLATE "C") AS id,
+           CASE WHEN kind = 2 THEN min(date_part('epoch', created_at) * 1000) ELSE 0 END AS at_ms
+      FROM k GROUP BY kind, idx, CASE WHEN kind = 2 THEN id END
+     ORDER BY 1, 8, 7, 2`;
+  type Row = {
+    kind: number;
+    idx: number;
+    n: number;
+    cost: number;
+    chars: number;
+    micros: number;
+    id: string;
+    at_ms: number;
+  };
+  const hand = (rows: Row[]) => {
+    for (const r of rows) {
+      visit({
+        kind: KINDS[r.kind] ?? "ordered",
+        group: r.idx,
+        count: Number(r.n),
+        id: r.id,
+        atMs: r.at_ms,
+        costUsd: r.cost,
+        characters: Number(r.chars),
+        micros: r.micros,
+      });
+    }
+  };
   await db.transaction(async (tx) => {
-    // The window sums sort the records of every overflowing counter: in memory, not on disk.
+    // The window sorts the records of every overflowing counter: in memory, not on disk.
     await tx.query("SET LOCAL work_mem = '128MB'");
-    // The planner cannot estimate the unnested groups and would sort every record on all twelve
-    // columns to merge-join them: hashing the groups reads the records once.
+    // The planner cannot estimate how many records the groups hold (it expects a few): it would
+    // merge-join them after sorting, or loop over them, where hashing reads them once.
     await tx.query("SET LOCAL enable_mergejoin = off");
     await tx.query("SET LOCAL enable_nestloop = off");
     // Those estimates also make it compile the query, which costs more than it saves here.
     await tx.query("SET LOCAL jit = off");
-    await tx.query(sql, params);
+    // The records come out of the window sorted by counter and time, and the planner, which
+    // expects a few, would sort them again to add them up per group: hashing them is cheaper.
+    await tx.query("SET LOCAL enable_sort = off");
+    if (!paired) {
+      // A row or two per group: read at once, which lets workers scan the records (a cursor
+      // runs alone), however few the planner expects.
+      await tx.query("SET LOCAL parallel_setup_cost = 0");
+      await tx.query("SET LOCAL parallel_tuple_cost = 0");
+      hand(await tx.query<Row>(select, params));
+      return;
+    }
+    // Every row is fetched: the plan for all of them, not for the first few.
+    await tx.query("SET LOCAL cursor_tuple_fraction = 1");
+    await tx.query(`DECLARE replay_budget NO SCROLL CURSOR FOR ${select}`, params);
     for (;;) {
-      const rows = await tx.query<{
-        kind: number;
-        idx: number;
-        n: number;
-        cost: number;
-        chars: number;
-        micros: number;
-        id: string;
-        at_ms: number;
-      }>(`FETCH FORWARD ${pageSize} FROM replay_budget`);
-      for (const r of rows) {
-        visit({
-          kind: KINDS[r.kind] ?? "ordered",
-          group: r.idx,
-          count: Number(r.n),
-          id: r.id,
-          atMs: r.at_ms,
-          costUsd: r.cost,
-          characters: Number(r.chars),
-          micros: r.micros,
-        });
-      }
+      const rows = await tx.query<Row>(`FETCH FORWARD ${pageSize} FROM replay_budget`);
+      hand(rows);
       if (rows.length < pageSize) break;
     }
     await tx.query("CLOSE replay_budget");

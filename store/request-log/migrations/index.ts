@@ -7,6 +7,7 @@ import { migration as refusals } from "./0006-refusals.js";
 import { migration as replayColumns } from "./0007-replay-columns.js";
 import { migration as guardrailVersions } from "./0008-guardrail-versions.js";
 import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
+import { migration as replayBudgetAggregate } from "./0016-replay-budget-aggregate.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -21,6 +22,7 @@ import type { Migration } from "./migration.js";
  *   0007 replay columns (what a guardrail what-if replay reads of each record)
  *   0008 guardrail versions (each change of a guardrail, filled by the outbox's drain)
  *   0009 shadow outcomes (where a guardrail's shadow decided a request differently)
+ *   0016 replay budget aggregate (a what-if replay's budget recurrence, in the database)
  * A new migration takes the next free number and is appended here.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -33,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   replayColumns,
   guardrailVersions,
   shadowOutcomes,
+  replayBudgetAggregate,
 ];
