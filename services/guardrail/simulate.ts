@@ -113,8 +113,9 @@ class Tally {
  * Replays the requests `current` governed in [fromMs, toMs) under `proposed`. The database adds
  * the records up by key, day and everything a rule reads, and each group is decided once; the
  * budget windows whose candidate spend reaches the proposed limit are replayed by the database
- * (replay-budget.ts), which hands over one by one, oldest first, only the records after a
- * window's first crossing whose outcome depends on which earlier ones were refused.
+ * (replay-budget.ts), which adds up each group's admitted and refused records, and hands over
+ * one by one, oldest first, only those checked against two counters whose outcome depends on
+ * which earlier ones were refused.
  */
 export async function simulate(
   deps: SimulationDeps,

@@ -34,6 +34,9 @@ export interface BudgetPart {
 
 const KINDS = ["admitted", "refused", "ordered"] as const;
 
+/** Runs of days replayed side by side, each on a connection of its own (two cores and more). */
+const SHARDS = 3;
+
 type Column = [name: string, type: string, values: unknown[]];
 
 /** A table of one array per column, unnested (the parameters from `push`). */
@@ -47,15 +50,15 @@ function arrayTable(
 }
 
 /**
- * The groups' records, each with its group, counters and amount: the tables to make first, and
- * the query (parameters from `push`).
+ * The query of the groups' records, each with its group, counters and amount, of the UTC days
+ * `from` to `to` (inclusive; the groups' every day when not given).
  */
 function recordsOf(
   groups: readonly BudgetGroup[],
   push: (values: unknown, type: string) => string,
   idParam: number,
   labelCount: number,
-): string {
+): (days?: [from: number, to: number]) => string {
   // Counters travel as numbers: the window sums sort every record by its counter.
   const counterIds = new Map<string, number>();
   for (const x of groups)
@@ -139,9 +142,9 @@ function recordsOf(
   ]);
   // Only the days the groups span, which also keeps a record's number from reaching the next
   // key's: the partitions outside them are not read.
-  const from = push(firstDay * 86_400, "float8");
-  const to = push((lastDay + 1) * 86_400, "float8");
-  const select = `SELECT t.id, t.created_at, t.cost_usd, t.characters, g.idx, g.c1, g.c2, g.solo,
+  return (
+    [fromDay, toDay] = [firstDay, lastDay],
+  ) => `SELECT t.id, t.created_at, t.cost_usd, t.characters, g.idx, g.c1, g.c2, g.solo,
              CASE WHEN g.charged
                   THEN ceil(CASE WHEN g.price IS NULL THEN t.cost_usd
                                  ELSE t.characters::float8 * g.price / 1000000 END
@@ -152,7 +155,8 @@ function recordsOf(
                      ${groupColumns(idParam, labelCount)}
                 FROM generations
                WHERE ${WINDOW_WHERE}
-                 AND created_at >= to_timestamp(${from}) AND created_at < to_timestamp(${to})) AS t
+                 AND created_at >= to_timestamp(${push(fromDay * 86_400, "float8")})
+                 AND created_at < to_timestamp(${push((toDay + 1) * 86_400, "float8")})) AS t
         ${
           coded
             ? `JOIN ${keyTable} USING (key_hash)
@@ -162,7 +166,45 @@ function recordsOf(
               ${filters.length > 0 ? `WHERE ${filters.join(" AND ")}` : ""}`
             : `JOIN ${groupTable} USING (key_hash, day, ${classColumns.map(([c]) => c).join(", ")})`
         }`;
-  return select;
+}
+
+/**
+ * The groups' days cut into up to `n` runs of about as many records, never inside a counter's
+ * window (a counter's days all fall in one run): its requests are replayed in one pass.
+ */
+function shardDays(groups: readonly BudgetGroup[], n: number): [from: number, to: number][] {
+  const spans = new Map<string, [from: number, to: number, records: number]>();
+  for (const { group: x, counters } of groups) {
+    for (const c of counters) {
+      const s = spans.get(c);
+      if (s) {
+        s[0] = Math.min(s[0], x.day);
+        s[1] = Math.max(s[1], x.day);
+      } else spans.set(c, [x.day, x.day, 0]);
+    }
+    const first = spans.get(counters[0]);
+    if (first) first[2] += x.count;
+  }
+  // Overlapping windows merge (a weekly and a daily one, or windows of keys that differ).
+  const merged: [number, number, number][] = [];
+  for (const [from, to, records] of [...spans.values()].sort((a, b) => a[0] - b[0])) {
+    const last = merged.at(-1);
+    if (last && from <= last[1]) {
+      last[1] = Math.max(last[1], to);
+      last[2] += records;
+    } else merged.push([from, to, records]);
+  }
+  const total = merged.reduce((sum, m) => sum + m[2], 0);
+  const runs: [number, number][] = [];
+  let taken = 0;
+  for (const [from, to, records] of merged) {
+    const last = runs.at(-1);
+    // A new run once the ones so far hold their share of the records.
+    if (last && taken < (total * runs.length) / n) last[1] = to;
+    else runs.push([from, to]);
+    taken += records;
+  }
+  return runs;
 }
 
 /**
@@ -195,32 +237,106 @@ export async function replayBudget(
   pageSize = 20_000,
 ): Promise<void> {
   if (groups.length === 0) return;
-  const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, guardrailId];
-  const idParam = params.length;
-  const push = (values: unknown, type: string) => {
-    params.push(values);
-    return `$${params.length}::${type}`;
+  /** The query of the records of `days` (all when not given), with its parameters. */
+  const query = (make: (records: string, limit: string) => string, days?: [number, number]) => {
+    const params: unknown[] = [workspaceId, labels, fromMs, toMs, ...labels, guardrailId];
+    const idParam = params.length;
+    const push = (values: unknown, type: string) => {
+      params.push(values);
+      return `$${params.length}::${type}`;
+    };
+    const records = recordsOf(groups, push, idParam, labels.length)(days);
+    return { sql: make(records, push(limitMicros, "float8")), params };
   };
-  const records = recordsOf(groups, push, idParam, labels.length);
-  const limit = push(limitMicros, "float8");
-  const order = `ORDER BY created_at, id COLLATE "C" ROWS UNBOUNDED PRECEDING`;
-  const paired = groups.some((x) => x.counters.length > 1);
-  // Every counter alone: one ordered pass decides every request (window sums before it, which
-  // would leave the aggregate only the requests after a counter's first crossing, cost more).
-  const solo = `
-    WITH r AS (${records}), k AS (
-      SELECT id, created_at, cost_usd, characters, idx, amt,
-             CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${order}) >= 0
-                  THEN 0 ELSE 1 END AS kind
-        FROM r
-    )`;
-  // Requests checked against two counters. Each window over the whole counter keeps the order
-  // of the running sums', so one sort per counter serves them all.
+  const hand = (rows: PartRow[]) => {
+    for (const r of rows) {
+      visit({
+        kind: KINDS[r.kind] ?? "ordered",
+        group: r.idx,
+        count: Number(r.n),
+        id: r.id,
+        atMs: r.at_ms,
+        costUsd: r.cost,
+        characters: Number(r.chars),
+        micros: r.micros,
+      });
+    }
+  };
+  if (groups.some((x) => x.counters.length > 1)) {
+    const { sql, params } = query(pairedParts);
+    await db.transaction(async (tx) => {
+      await planFor(tx);
+      // Every row is fetched: the plan for all of them, not for the first few.
+      await tx.query("SET LOCAL cursor_tuple_fraction = 1");
+      await tx.query(`DECLARE replay_budget NO SCROLL CURSOR FOR ${sql}`, params);
+      for (;;) {
+        const rows = await tx.query<PartRow>(`FETCH FORWARD ${pageSize} FROM replay_budget`);
+        hand(rows);
+        if (rows.length < pageSize) break;
+      }
+      await tx.query("CLOSE replay_budget");
+    });
+    return;
+  }
+  // Every counter alone: the days are cut in runs, each replayed by a connection of its own at
+  // the same time (PostgreSQL runs a window in one process, and a query's parallel workers would
+  // only read the records for it), none inside a counter's window.
+  const runs = await Promise.all(
+    shardDays(groups, SHARDS).map((days) => {
+      const { sql, params } = query(loneParts, days);
+      return db.transaction(async (tx) => {
+        await planFor(tx);
+        await tx.query("SET LOCAL max_parallel_workers_per_gather = 0");
+        return tx.query<PartRow>(sql, params);
+      });
+    }),
+  );
+  for (const rows of runs) hand(rows);
+}
+
+/** A row of the replay's answer: a part (BudgetPart) as the database gives it. */
+interface PartRow {
+  kind: number;
+  idx: number;
+  n: number;
+  cost: number;
+  chars: number;
+  micros: number;
+  id: string;
+  at_ms: number;
+}
+
+const ORDER = `ORDER BY created_at, id COLLATE "C" ROWS UNBOUNDED PRECEDING`;
+
+/**
+ * Every counter alone: one ordered pass decides every request, and each group's admitted and
+ * refused requests are added up (window sums before it, which would leave the aggregate only
+ * the requests after a counter's first crossing, cost more than they save).
+ */
+function loneParts(records: string, limit: string): string {
+  return `
+    SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
+           sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
+           min(id COLLATE "C") AS id, 0::float8 AS at_ms
+      FROM (SELECT id, cost_usd, characters, idx, amt,
+                   CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${ORDER}) >= 0
+                        THEN 0 ELSE 1 END AS kind
+              FROM (${records}) AS r) AS k
+     GROUP BY kind, idx`;
+}
+
+/**
+ * Requests checked against two counters: window sums sort out the sure ones, and the rest of
+ * them come one by one, oldest first, after every added-up part.
+ */
+function pairedParts(records: string, limit: string): string {
+  // Each window over a whole counter keeps the order of the running sums', so one sort per
+  // counter serves them all.
   const whole = `ORDER BY created_at, id COLLATE "C" ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING`;
-  const pairs = `
+  return `
     WITH r AS (${records}), s AS (
-      SELECT *, sum(amt) OVER (PARTITION BY c1 ${order}) AS run1,
-             sum(amt) OVER (PARTITION BY c2 ${order}) AS run2
+      SELECT *, sum(amt) OVER (PARTITION BY c1 ${ORDER}) AS run1,
+             sum(amt) OVER (PARTITION BY c2 ${ORDER}) AS run2
         FROM r
     ), d AS (
       SELECT *, run1 < ${limit} AND (c2 IS NULL OR run2 < ${limit}) AS sure FROM s
@@ -239,69 +355,29 @@ export async function replayBudget(
                   -- A lone counter's undecided requests start from its sure admissions' spend.
                   WHEN replay_budget_admit(amt, room1)
                          FILTER (WHERE NOT sure AND amt <= room1 AND solo)
-                         OVER (PARTITION BY c1 ${order}) >= 0 THEN 0
+                         OVER (PARTITION BY c1 ${ORDER}) >= 0 THEN 0
                   ELSE 1 END AS kind
         FROM e
-    )`;
-  const select = `${paired ? pairs : solo}
+    )
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
            min(id COLLATE "C") AS id,
            CASE WHEN kind = 2 THEN min(date_part('epoch', created_at) * 1000) ELSE 0 END AS at_ms
       FROM k GROUP BY kind, idx, CASE WHEN kind = 2 THEN id END
      ORDER BY 1, 8, 7, 2`;
-  type Row = {
-    kind: number;
-    idx: number;
-    n: number;
-    cost: number;
-    chars: number;
-    micros: number;
-    id: string;
-    at_ms: number;
-  };
-  const hand = (rows: Row[]) => {
-    for (const r of rows) {
-      visit({
-        kind: KINDS[r.kind] ?? "ordered",
-        group: r.idx,
-        count: Number(r.n),
-        id: r.id,
-        atMs: r.at_ms,
-        costUsd: r.cost,
-        characters: Number(r.chars),
-        micros: r.micros,
-      });
-    }
-  };
-  await db.transaction(async (tx) => {
-    // The window sorts the records of every overflowing counter: in memory, not on disk.
-    await tx.query("SET LOCAL work_mem = '128MB'");
-    // The planner cannot estimate how many records the groups hold (it expects a few): it would
-    // merge-join them after sorting, or loop over them, where hashing reads them once.
-    await tx.query("SET LOCAL enable_mergejoin = off");
-    await tx.query("SET LOCAL enable_nestloop = off");
-    // Those estimates also make it compile the query, which costs more than it saves here.
-    await tx.query("SET LOCAL jit = off");
-    // The records come out of the window sorted by counter and time, and the planner, which
-    // expects a few, would sort them again to add them up per group: hashing them is cheaper.
-    await tx.query("SET LOCAL enable_sort = off");
-    if (!paired) {
-      // A row or two per group: read at once, which lets workers scan the records (a cursor
-      // runs alone), however few the planner expects.
-      await tx.query("SET LOCAL parallel_setup_cost = 0");
-      await tx.query("SET LOCAL parallel_tuple_cost = 0");
-      hand(await tx.query<Row>(select, params));
-      return;
-    }
-    // Every row is fetched: the plan for all of them, not for the first few.
-    await tx.query("SET LOCAL cursor_tuple_fraction = 1");
-    await tx.query(`DECLARE replay_budget NO SCROLL CURSOR FOR ${select}`, params);
-    for (;;) {
-      const rows = await tx.query<Row>(`FETCH FORWARD ${pageSize} FROM replay_budget`);
-      hand(rows);
-      if (rows.length < pageSize) break;
-    }
-    await tx.query("CLOSE replay_budget");
-  });
+}
+
+/** The planner settings a replay's query needs (for the transaction). */
+async function planFor(tx: SqlDatabase): Promise<void> {
+  // The window sorts the records of every overflowing counter: in memory, not on disk.
+  await tx.query("SET LOCAL work_mem = '128MB'");
+  // The planner cannot estimate how many records the groups hold (it expects a few): it would
+  // merge-join them after sorting, or loop over them, where hashing reads them once.
+  await tx.query("SET LOCAL enable_mergejoin = off");
+  await tx.query("SET LOCAL enable_nestloop = off");
+  // Those estimates also make it compile the query, which costs more than it saves here.
+  await tx.query("SET LOCAL jit = off");
+  // The records come out of the window sorted by counter and time, and the planner, which
+  // expects a few, would sort them again to add them up per group: hashing them is cheaper.
+  await tx.query("SET LOCAL enable_sort = off");
 }
