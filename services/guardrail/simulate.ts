@@ -84,7 +84,14 @@ class Tally {
   /** Per entity ("key:<hash>", "member:<id>"): [recorded, replayed] spend in USD. */
   readonly spend = new Map<string, [number, number]>();
 
-  add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
+  /** `ids`: one or more of the `n` requests, for the sample. */
+  add(
+    r: ReplayedRequest,
+    n: number,
+    ids: string | readonly string[],
+    keyHash: string,
+    member: string,
+  ): void {
     this.replayed += n;
     // Every request's spend, so an entity's move is stated against its whole recorded spend.
     if (r.recordedUsd !== 0 || r.replayedUsd !== 0) {
@@ -94,7 +101,10 @@ class Tally {
     const { before, after } = r;
     if (before.allowed === after.allowed) return;
     this.changed += n;
-    if (this.sample.length < SAMPLE_MAX) this.sample.push(id);
+    for (const id of typeof ids === "string" ? [ids] : ids) {
+      if (this.sample.length >= SAMPLE_MAX) break;
+      this.sample.push(id);
+    }
     if (after.allowed) this.newlyAllowed += n;
     else if (after.rule !== "other")
       this.refused.set(after.rule, (this.refused.get(after.rule) ?? 0) + n);
@@ -261,7 +271,7 @@ export async function simulate(
           replayedUsd: admitted ? pre.candidateUsd : 0,
         },
         part.count,
-        part.id,
+        part.ids,
         w.g.keyHash,
         r.memberUserId,
       );

@@ -24,6 +24,8 @@ export interface BudgetPart {
   group: number;
   count: number;
   id: string;
+  /** Up to SAMPLE_IDS of them, oldest first (for a sample of the records whose outcome moved). */
+  ids: string[];
   /** The record's time (for "ordered"; 0 for the others). */
   atMs: number;
   costUsd: number;
@@ -33,6 +35,9 @@ export interface BudgetPart {
 }
 
 const KINDS = ["admitted", "refused", "ordered"] as const;
+
+/** How many ids of its records a part carries. */
+export const SAMPLE_IDS = 20;
 
 /** Runs of days replayed side by side, each on a connection of its own (two cores and more). */
 const SHARDS = 3;
@@ -255,6 +260,7 @@ export async function replayBudget(
         group: r.idx,
         count: Number(r.n),
         id: r.id,
+        ids: r.ids,
         atMs: r.at_ms,
         costUsd: r.cost,
         characters: Number(r.chars),
@@ -303,6 +309,7 @@ interface PartRow {
   chars: number;
   micros: number;
   id: string;
+  ids: string[];
   at_ms: number;
 }
 
@@ -317,12 +324,13 @@ function loneParts(records: string, limit: string): string {
   return `
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
-           min(id COLLATE "C") AS id, 0::float8 AS at_ms
+           min(id COLLATE "C") AS id, (array_agg(id))[1:${SAMPLE_IDS}] AS ids, 0::float8 AS at_ms
       FROM (SELECT id, cost_usd, characters, idx, amt,
                    CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${ORDER}) >= 0
                         THEN 0 ELSE 1 END AS kind
               FROM (${records}) AS r) AS k
-     GROUP BY kind, idx`;
+     GROUP BY kind, idx
+     ORDER BY 1, 7, 2`;
 }
 
 /**
@@ -349,7 +357,7 @@ function pairedParts(records: string, limit: string): string {
         FROM d
     ), k AS (
       SELECT id, created_at, cost_usd, characters, idx, amt,
-             CASE WHEN sure THEN 0
+             CASE WHEN sure OR amt = 0 THEN 0
                   WHEN amt > room1 OR (c2 IS NOT NULL AND amt > room2) THEN 1
                   WHEN NOT solo THEN 2
                   -- A lone counter's undecided requests start from its sure admissions' spend.
@@ -361,10 +369,10 @@ function pairedParts(records: string, limit: string): string {
     )
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
-           min(id COLLATE "C") AS id,
+           min(id COLLATE "C") AS id, (array_agg(id))[1:${SAMPLE_IDS}] AS ids,
            CASE WHEN kind = 2 THEN min(date_part('epoch', created_at) * 1000) ELSE 0 END AS at_ms
       FROM k GROUP BY kind, idx, CASE WHEN kind = 2 THEN id END
-     ORDER BY 1, 8, 7, 2`;
+     ORDER BY 1, 9, 7, 2`;
 }
 
 /** The planner settings a replay's query needs (for the transaction). */

@@ -213,7 +213,14 @@ onBothDatabases(
     before(async () => {
       const policy = create(DataPolicySchema, {});
       const batch: Generation[] = [];
-      const add = (id: string, keyHash: string, atMs: number, costUsd: number, refused = false) => {
+      const add = (
+        id: string,
+        keyHash: string,
+        atMs: number,
+        costUsd: number,
+        refused = false,
+        byok = false,
+      ) => {
         const characters = 100 + (batch.length % 400);
         batch.push(
           create(GenerationSchema, {
@@ -222,6 +229,7 @@ onBothDatabases(
             provider: refused ? "" : provider,
             characters,
             costUsd: refused ? 0 : costUsd,
+            byok,
             format: AudioFormat.MP3,
             keyHash,
             workspaceId: ws,
@@ -245,7 +253,7 @@ onBothDatabases(
           outcome: refused ? "refused" : "served",
           refusalReason: refused ? "budget_exceeded" : "",
           decidedBy: refused ? guardrailId : "",
-          byok: false,
+          byok,
           costUsd: refused ? 0 : costUsd,
           characters,
           region: "global",
@@ -260,6 +268,8 @@ onBothDatabases(
       add("a-3", a, start + 3 * HOUR, 0.03);
       add("a-4", a, start + 4 * HOUR, 0.01);
       add("a-5", a, start + 5 * HOUR, 0.001);
+      // A BYOK request the budget leaves out costs it nothing: admitted however spent the window.
+      add("a-6", a, start + 6 * HOUR, 0.02, false, true);
       // Key b: three requests in the same millisecond, replayed in id order: b-0, b-1, b-2.
       add("b-1", b, start + HOUR, 0.06);
       add("b-0", b, start + HOUR, 0.05);
@@ -307,14 +317,16 @@ onBothDatabases(
       };
     };
 
-    it("admits what fits after a refusal, to the limit exactly, and breaks ties by id", async () => {
+    it("admits what fits after a refusal, to the limit exactly, what costs it nothing, and breaks ties by id", async () => {
       const { proposed, result } = replayed(0.1, ResetInterval.DAILY);
       const res = await result;
       expectAgreement(res, oneByOne(catalog, recorded, proposed), recorded.length);
       const spendOf = (k: string) => res.spend.find((s) => s.subject === k);
-      // a: a-1, a-3, a-4 admitted ($0.10); b: b-0 and b-2; c: ten of the $0.01 requests.
-      for (const k of crafted) expect(spendOf(k)?.replayedUsd).to.be.closeTo(0.1, 1e-9);
-      expect(spendOf(crafted[0])?.recordedUsd).to.be.closeTo(0.151, 1e-9);
+      // a: a-1, a-3, a-4 admitted ($0.10) and the BYOK a-6; b: b-0 and b-2; c: ten of the $0.01.
+      expect(spendOf(crafted[0])?.replayedUsd).to.be.closeTo(0.12, 1e-9);
+      expect(spendOf(crafted[1])?.replayedUsd).to.be.closeTo(0.1, 1e-9);
+      expect(spendOf(crafted[2])?.replayedUsd).to.be.closeTo(0.1, 1e-9);
+      expect(spendOf(crafted[0])?.recordedUsd).to.be.closeTo(0.171, 1e-9);
       expect(spendOf(crafted[1])?.recordedUsd).to.be.closeTo(0.16, 1e-9);
       expect(spendOf(crafted[2])?.recordedUsd).to.be.closeTo(0.62, 1e-9);
     });
