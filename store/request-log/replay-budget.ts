@@ -24,7 +24,7 @@ export interface BudgetPart {
   group: number;
   count: number;
   id: string;
-  /** Up to SAMPLE_IDS of them, oldest first (for a sample of the records whose outcome moved). */
+  /** For a sample: `id` and, of several, another (the first and last of them by id). */
   ids: string[];
   /** The record's time (for "ordered"; 0 for the others). */
   atMs: number;
@@ -35,9 +35,6 @@ export interface BudgetPart {
 }
 
 const KINDS = ["admitted", "refused", "ordered"] as const;
-
-/** How many ids of its records a part carries. */
-export const SAMPLE_IDS = 20;
 
 /** Runs of days replayed side by side, each on a connection of its own (two cores and more). */
 const SHARDS = 3;
@@ -260,7 +257,7 @@ export async function replayBudget(
         group: r.idx,
         count: Number(r.n),
         id: r.id,
-        ids: r.ids,
+        ids: r.last_id === r.id ? [r.id] : [r.id, r.last_id],
         atMs: r.at_ms,
         costUsd: r.cost,
         characters: Number(r.chars),
@@ -309,7 +306,7 @@ interface PartRow {
   chars: number;
   micros: number;
   id: string;
-  ids: string[];
+  last_id: string;
   at_ms: number;
 }
 
@@ -324,7 +321,7 @@ function loneParts(records: string, limit: string): string {
   return `
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
-           min(id COLLATE "C") AS id, (array_agg(id))[1:${SAMPLE_IDS}] AS ids, 0::float8 AS at_ms
+           min(id COLLATE "C") AS id, max(id COLLATE "C") AS last_id, 0::float8 AS at_ms
       FROM (SELECT id, cost_usd, characters, idx, amt,
                    CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${ORDER}) >= 0
                         THEN 0 ELSE 1 END AS kind
@@ -369,7 +366,7 @@ function pairedParts(records: string, limit: string): string {
     )
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
-           min(id COLLATE "C") AS id, (array_agg(id))[1:${SAMPLE_IDS}] AS ids,
+           min(id COLLATE "C") AS id, max(id COLLATE "C") AS last_id,
            CASE WHEN kind = 2 THEN min(date_part('epoch', created_at) * 1000) ELSE 0 END AS at_ms
       FROM k GROUP BY kind, idx, CASE WHEN kind = 2 THEN id END
      ORDER BY 1, 9, 7, 2`;
