@@ -282,6 +282,9 @@ export class GuardrailReplay {
     const limit = this.limitMicros;
     if (limit === undefined) return true;
     const amount = this.chargedMicros(r.byok, costUsd);
+    // A request that costs the budget nothing (BYOK it leaves out, a free model) is not checked
+    // against it, however spent: admission checks only an amount above zero.
+    if (amount === 0) return true;
     const counters = this.countersOf(r);
     for (const c of counters) {
       const spent = this.spent.get(c) ?? 0;

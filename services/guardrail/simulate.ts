@@ -86,7 +86,14 @@ export class Tally {
   /** `budgetSampleMax`: how many ids of budget differences to keep (a caller may filter them). */
   constructor(private readonly budgetSampleMax = SAMPLE_MAX) {}
 
-  add(r: ReplayedRequest, n: number, id: string, keyHash: string, member: string): void {
+  /** `ids`: one or more of the `n` requests, for the sample. */
+  add(
+    r: ReplayedRequest,
+    n: number,
+    ids: string | readonly string[],
+    keyHash: string,
+    member: string,
+  ): void {
     this.replayed += n;
     // Every request's spend, so an entity's move is stated against its whole recorded spend.
     if (r.recordedUsd !== 0 || r.replayedUsd !== 0) {
@@ -96,14 +103,21 @@ export class Tally {
     const { before, after } = r;
     if (before.allowed === after.allowed) return;
     this.changed += n;
-    if (this.sample.length < SAMPLE_MAX) this.sample.push(id);
+    const sampled = typeof ids === "string" ? [ids] : ids;
+    for (const id of sampled) {
+      if (this.sample.length >= SAMPLE_MAX) break;
+      this.sample.push(id);
+    }
     if (
       (!after.allowed && after.rule === "budget") ||
       (!before.allowed && before.rule === "budget")
     ) {
       const change = before.allowed ? "allowed>refused" : "refused>allowed";
       this.budget.changes.set(change, (this.budget.changes.get(change) ?? 0) + n);
-      if (this.budget.sample.length < this.budgetSampleMax) this.budget.sample.push(id);
+      for (const id of sampled) {
+        if (this.budget.sample.length >= this.budgetSampleMax) break;
+        this.budget.sample.push(id);
+      }
     }
     if (after.allowed) this.newlyAllowed += n;
     else if (after.rule !== "other")
@@ -123,8 +137,9 @@ export class Tally {
  * Replays the requests `current` governed in [fromMs, toMs) under `proposed`. The database adds
  * the records up by key, day and everything a rule reads, and each group is decided once; the
  * budget windows whose candidate spend reaches the proposed limit are replayed by the database
- * (replay-budget.ts), which hands over one by one, oldest first, only the records after a
- * window's first crossing whose outcome depends on which earlier ones were refused.
+ * (replay-budget.ts), which adds up each group's admitted and refused records, and hands over
+ * one by one, oldest first, only those checked against two counters whose outcome depends on
+ * which earlier ones were refused.
  */
 export async function simulate(
   deps: SimulationDeps,
@@ -345,7 +360,7 @@ export async function replayTally(
           replayedUsd: admitted ? pre.candidateUsd : 0,
         },
         part.count,
-        part.id,
+        part.ids,
         w.g.keyHash,
         r.memberUserId,
       );

@@ -10,6 +10,7 @@ import { migration as shadowOutcomes } from "./0009-shadow-outcomes.js";
 import { migration as workspaceMembers } from "./0010-workspace-members.js";
 import { migration as policyVersions } from "./0012-policy-versions.js";
 import { migration as replayData } from "./0014-replay-data.js";
+import { migration as replayBudgetAggregate } from "./0016-replay-budget-aggregate.js";
 import { migration as policyDocuments } from "./0017-policy-documents.js";
 import type { Migration } from "./migration.js";
 
@@ -28,6 +29,7 @@ import type { Migration } from "./migration.js";
  *   0010 workspace members (the durable copy of added members: store/config-outbox)
  *   0012 guardrail policy versions (each change of a policy, written with its audit event)
  *   0014 replay data (detections or an encrypted input a what-if replay decides content filters by)
+ *   0016 replay budget aggregate (a what-if replay's budget recurrence, in the database)
  *   0017 policy documents (the durable copy of guardrail policy documents: store/config-outbox)
  * A new migration takes the next free number and is appended here.
  */
@@ -44,5 +46,6 @@ export const MIGRATIONS: readonly Migration[] = [
   workspaceMembers,
   policyVersions,
   replayData,
+  replayBudgetAggregate,
   policyDocuments,
 ];
