@@ -115,7 +115,7 @@ import {
   withoutShadow,
 } from "./shadow.js";
 import { reassignedFields, simulatePolicy } from "./simulate.js";
-import { takenOver } from "./takeover.js";
+import { asManaged, takenOver } from "./takeover.js";
 import { mappedHasNoHistory, restoredPolicy, versionMessage, versionNotFound } from "./versions.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
@@ -560,7 +560,10 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
   async getPolicyAssignment(req: GetPolicyAssignmentRequest) {
     const type = policyType(req.policyType);
     const { kind, workspaceId } = await this.subjectOf(req);
-    const { doc } = await this.docs.read(workspaceId);
+    const read = (await this.docs.read(workspaceId)).doc;
+    // While guardrails still govern the type, the state names their mapped policies: what governs
+    // the subject, and what a first change of the type will find.
+    const { doc } = await asManaged(this.store, read, workspaceId, type, this.clock.now());
     return {
       state: create(PolicyAssignmentStateSchema, assignmentState(doc, type, kind, req.subject)),
     };

@@ -30,6 +30,24 @@ export async function takenOver(
   type: PolicyType,
   nowMs: number,
 ): Promise<TakenOver> {
+  const moved = await asManaged(store, doc, workspaceId, type, nowMs);
+  // Indexed before the document names them: an index entry whose write then failed reads as 404.
+  for (const r of moved.replacements) await docs.index(r.id, workspaceId);
+  return moved;
+}
+
+/**
+ * The document as the first write of `type` would make it, written nowhere: what a read of an
+ * assignment state answers before the move, so that the state a client reads is the state that
+ * write then checks its `expected_assignment` against.
+ */
+export async function asManaged(
+  store: Store,
+  doc: PolicyDoc,
+  workspaceId: string,
+  type: PolicyType,
+  nowMs: number,
+): Promise<TakenOver> {
   if (managesType(doc, type)) return { doc, replacements: [] };
   const owned = new Set(doc.policies.map((p) => p.id));
   const replacements: StoredPolicy[] = (await mappedPolicies(store, workspaceId, type))
@@ -50,8 +68,6 @@ export async function takenOver(
       // Its create is its first version.
       revision: 1,
     }));
-  // Indexed before the document names them: an index entry whose write then failed reads as 404.
-  for (const r of replacements) await docs.index(r.id, workspaceId);
   return {
     doc: {
       ...doc,

@@ -533,6 +533,49 @@ describe("gateway: guardrail policies", () => {
       );
     });
 
+    it("a key a guardrail governs shows its mapped policy, and a first change sent with that state applies", async () => {
+      const ws = await createWorkspace(h.api);
+      const key = await createKey(h.api, { workspace_id: ws.id });
+      const legacy = async (name: string) =>
+        (
+          await h.api.post("/api/v1/guardrails", {
+            name,
+            workspace_id: ws.id,
+            limit_usd: 5,
+            reset_interval: "daily",
+          })
+        ).body.data;
+      const g1 = await legacy("Assigned");
+      const g2 = await legacy("Other");
+      expectStatus(
+        await h.api.post(`/api/v1/guardrails/${g1.id}/assignments/keys`, {
+          key_hashes: [key.data.hash],
+        }),
+        200,
+      );
+      // The type is still the guardrails': the state is what governs the key, the mapped policy.
+      const state = (await keyAssignment(key.data.hash, ws.id)).body.data;
+      expect(state).to.deep.equal({
+        opted_out: false,
+        policy_ids: [g1.id],
+        workspace_default_policy_ids: [],
+      });
+      // The first policies write of the type (this assignment) moves it, and the state read before
+      // is the state it finds, so the change applies instead of a 409 no read could avoid.
+      const moved = await put(`/api/v1/guardrails/policies/assignments/api-keys/${key.data.hash}`, {
+        assigned: true,
+        expected_assignment: state,
+        policy_id: g2.id,
+        policy_type: "budget",
+        workspace_id: ws.id,
+      });
+      expectStatus(moved, 200);
+      expect(moved.body).to.deep.equal({ data: true });
+      expect((await keyAssignment(key.data.hash, ws.id)).body.data.policy_ids).to.deep.equal([
+        g2.id,
+      ]);
+    });
+
     it("removing the workspace default from a subject opts it out; assigning it again opts back in", async () => {
       const ws = await createWorkspace(h.api);
       const d = await createPolicy("moderation", {
