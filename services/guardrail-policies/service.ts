@@ -15,6 +15,7 @@ import {
   type DeleteAccountPolicyRequest,
   type DeleteGuardrailPolicyRequest,
   type EndGuardrailPolicyShadowRequest,
+  type GetAccountPolicyVersionRequest,
   type GetGuardrailPolicyRequest,
   type GetGuardrailPolicyShadowRequest,
   GetGuardrailPolicyShadowResponseSchema,
@@ -26,10 +27,12 @@ import {
   GuardrailPolicySchema,
   type GuardrailPolicyService,
   type ListAccountPoliciesRequest,
+  type ListAccountPolicyVersionsRequest,
   type ListGuardrailPoliciesRequest,
   type ListGuardrailPolicyVersionsRequest,
   PolicyAssignmentStateSchema,
   type PromoteGuardrailPolicyShadowRequest,
+  type RestoreAccountPolicyVersionRequest,
   type RestoreGuardrailPolicyVersionRequest,
   type RunGuardrailPolicyChecksRequest,
   type SimulateGuardrailPolicyRequest,
@@ -180,7 +183,8 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     this.account = new AccountPolicies(
       this.docs,
       store,
-      (ctx, entry) => this.record(ctx, entry),
+      (ctx, entry, writtenWith) => this.recordWith(ctx, entry, writtenWith),
+      () => this.versionStore(),
       clock,
     );
   }
@@ -750,6 +754,18 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
     return this.account.delete(req, ctx);
+  }
+
+  listAccountPolicyVersions(req: ListAccountPolicyVersionsRequest) {
+    return this.account.listVersions(req);
+  }
+
+  getAccountPolicyVersion(req: GetAccountPolicyVersionRequest) {
+    return this.account.getVersion(req);
+  }
+
+  restoreAccountPolicyVersion(req: RestoreAccountPolicyVersionRequest, ctx: HandlerContext) {
+    return this.account.restoreVersion(req, ctx);
   }
 
   /** The versions reader, or 400 when this process has no database to keep them. */

@@ -193,6 +193,28 @@ const accountCommands: ApiCommandSpec[] = [
     ],
   },
   {
+    words: "policies account versions",
+    summary: "a workspace-wide policy's versions, newest first (who, when, what changed)",
+    method: "GET",
+    path: `${ACCOUNT_BASE}/:id/versions`,
+    query: OFFSET_PAGING,
+    columns: ["version", "created_at", "action", "forced", "restored_from", "deleted_at"],
+  },
+  {
+    words: "policies account version",
+    summary: "one version, with the workspace-wide policy as that change left it",
+    method: "GET",
+    path: `${ACCOUNT_BASE}/:id/versions/:n`,
+  },
+  {
+    words: "policies account restore",
+    summary:
+      "make a new version with version N's name, config and checks (its checks must pass, or --force)",
+    method: "POST",
+    path: `${ACCOUNT_BASE}/:id/versions/:n/restore`,
+    switches: [FORCE],
+  },
+  {
     words: "policies account delete",
     summary: "delete a workspace-wide policy",
     method: "DELETE",
