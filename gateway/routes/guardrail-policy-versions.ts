@@ -165,7 +165,7 @@ function checksRoute(
 
 const ACCOUNT_BASE = "/api/v1/guardrails/policies/account/:id";
 
-/** A workspace-wide policy's history and restore, as a workspace policy's (the type is the policy's). */
+/** A workspace-wide policy's history, restore and checks, as a workspace policy's (the type is the policy's). */
 const accountRoutes: Route[] = [
   {
     pattern: `${ACCOUNT_BASE}/versions`,
@@ -236,6 +236,30 @@ const accountRoutes: Route[] = [
           ctx.call,
         );
         sendJson(ctx.res, 200, { data: res.policy ? accountPolicyToJson(res.policy) : null });
+      },
+    },
+  },
+  {
+    pattern: `${ACCOUNT_BASE}/checks/run`,
+    access: accessOf(M.runAccountPolicyChecks),
+    docs: {
+      POST: {
+        summary:
+          "Run a workspace-wide policy's checks now; the result is kept as its last_check_run",
+        description:
+          "A budget policy takes no checks (an example request has no spend): 400 for one.",
+        status: 200,
+        response: dataOf(CHECK_RUN_JSON_SCHEMA),
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        checkFields(await optionalBody(ctx), {});
+        const res = await ctx.clients.policies.runAccountPolicyChecks(
+          { policyId: ctx.params.id ?? "" },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.run ? checkRunToJson(res.run) : null });
       },
     },
   },

@@ -1,10 +1,11 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { isUuid, newId } from "../../domain/ids.js";
 import { GUARDRAIL_LIMITS as LIMITS } from "../../domain/limits.js";
 import { pageParams } from "../../domain/paging.js";
+import { GuardrailCheckRunSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
   type AccountPolicyInput,
   type AccountPolicy as AccountPolicyMessage,
@@ -15,9 +16,11 @@ import {
   type ListAccountPoliciesRequest,
   type ListAccountPolicyVersionsRequest,
   type RestoreAccountPolicyVersionRequest,
+  type RunAccountPolicyChecksRequest,
   type SubjectList,
   type UpdateAccountPolicyRequest,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
+import { type CheckContext, runSummary } from "../../governance/checks/run-checks.js";
 import { quote } from "../../platform/quote.js";
 import type { Clock } from "../../platform/time.js";
 import { limitError } from "../../store/limits.js";
@@ -31,7 +34,6 @@ import {
   changesBetween,
   type WrittenWith,
 } from "../../store/request-log/audit-log.js";
-import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
 import {
   ACCOUNT_POLICY_VERSIONS,
   insertPolicyVersion,
@@ -40,6 +42,15 @@ import {
   type PolicyVersions,
 } from "../../store/request-log/policy-versions.js";
 import type { Store } from "../../store/types.js";
+import {
+  checkedChange,
+  checksForAudit,
+  checksOf,
+  inputChecks,
+  lastRunOf,
+  refuseBudgetChecks,
+  runPolicyChecks,
+} from "./checks.js";
 import { checkedConfig } from "./config-rules.js";
 import {
   editDoc,
@@ -50,7 +61,7 @@ import {
   policyType,
   subjects,
 } from "./rules.js";
-import { accountVersionMessage, restoredPolicy, versionNotFound } from "./versions.js";
+import { accountVersionMessage, noted, restoredPolicy, versionNotFound } from "./versions.js";
 
 /**
  * A workspace-wide policy with what its versions and checks keep on it, as workspace policies
@@ -81,6 +92,8 @@ export function accountToProto(p: VersionedAccountPolicy): AccountPolicyMessage 
     optedOutWorkspaceIds: p.optedOutWorkspaceIds,
     createdAt: timestampFromMs(p.createdAtMs),
     updatedAt: timestampFromMs(p.updatedAtMs),
+    checks: checksOf(p),
+    lastCheckRun: lastRunOf(p),
   });
 }
 
@@ -95,6 +108,8 @@ export class AccountPolicies {
     private readonly recordWith: RecordWith,
     /** The versions reader; refuses without a database. */
     private readonly versionStore: () => Promise<PolicyVersions>,
+    /** What running checks needs: the models and the account's settings. */
+    private readonly checkContext: CheckContext,
     private readonly clock: Clock,
   ) {}
 
@@ -152,6 +167,7 @@ export class AccountPolicies {
     const type = policyType(input.policyType);
     const name = policyName(input.name);
     const config = checkedConfig(type, input.config);
+    const checks = inputChecks(type, input.checks);
     const lists = await this.workspaceLists(input);
     const now = this.clock.now();
     const policy: VersionedAccountPolicy = {
@@ -165,7 +181,14 @@ export class AccountPolicies {
       createdAtMs: now,
       updatedAtMs: now,
       revision: 1,
+      ...(checks ? { checks } : {}),
     };
+    // A new policy has no earlier version its checks protect: they run and are kept.
+    if (policy.checks !== undefined)
+      policy.lastCheckRun = toJson(
+        GuardrailCheckRunSchema,
+        await runPolicyChecks(policy, this.checkContext),
+      );
     await this.docs.index(policy.id, ACCOUNT_DOC);
     await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
       const existing = doc.accountPolicies ?? [];
@@ -192,6 +215,7 @@ export class AccountPolicies {
     const name = policyName(input.name);
     const lists = await this.workspaceLists(input);
     let before: VersionedAccountPolicy | undefined;
+    let failing: string[] = [];
     const after = await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
       const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
       const stored = all.find((p) => p.id === req.id) ?? policyNotFound("account", req.id);
@@ -208,6 +232,11 @@ export class AccountPolicies {
         updatedAtMs: this.clock.now(),
         revision: (stored.revision ?? 0) + 1,
       };
+      const checks = inputChecks(stored.policyType, input.checks);
+      if (checks === null) delete next.checks;
+      else if (checks !== undefined) next.checks = checks;
+      // Checks run on the policy the change leaves, each time it is decided again.
+      failing = await checkedChange(next, req.force, this.checkContext);
       return {
         doc: { ...doc, accountPolicies: all.map((p) => (p.id === req.id ? next : p)) },
         result: next,
@@ -218,9 +247,9 @@ export class AccountPolicies {
       {
         action: "guardrail_policy.update",
         resource: { type: "guardrail_policy", id: req.id, label: name },
-        changes: changesBetween(
-          before ? accountAuditFields(before) : null,
-          accountAuditFields(after),
+        changes: noted(
+          changesBetween(before ? accountAuditFields(before) : null, accountAuditFields(after)),
+          failing,
         ),
       },
       after,
@@ -300,9 +329,10 @@ export class AccountPolicies {
       const stored = all.find((p) => p.id === req.policyId);
       if (!stored) policyNotFound("account", req.policyId);
       const after = restoredPolicy(stored, row, this.clock.now());
+      const failing = await checkedChange(after, req.force, this.checkContext);
       return {
         doc: { ...doc, accountPolicies: all.map((p) => (p.id === stored.id ? after : p)) },
-        result: { before: stored, after },
+        result: { before: stored, after, failing },
       };
     });
     await this.recordVersion(
@@ -310,14 +340,47 @@ export class AccountPolicies {
       {
         action: "guardrail_policy.restore",
         resource: { type: "guardrail_policy", id: req.policyId, label: answer.after.name },
-        changes: {
-          ...changesBetween(accountAuditFields(answer.before), accountAuditFields(answer.after)),
-          [CHANGE_NOTES.restoredFrom]: { before: null, after: req.version },
-        },
+        changes: noted(
+          changesBetween(accountAuditFields(answer.before), accountAuditFields(answer.after)),
+          answer.failing,
+          req.version,
+        ),
       },
       answer.after,
     );
     return { policy: accountToProto(answer.after) };
+  }
+
+  /**
+   * Runs the checks against the policy as it is and keeps the run on it (audited; no version:
+   * its rule did not change).
+   */
+  async runChecks(req: RunAccountPolicyChecksRequest, ctx: HandlerContext) {
+    const live = (await this.stored(req.policyId)) ?? policyNotFound("account", req.policyId);
+    refuseBudgetChecks(live.policyType);
+    const answer = await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
+      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
+      const stored = all.find((p) => p.id === req.policyId);
+      if (!stored) policyNotFound("account", req.policyId);
+      const run = await runPolicyChecks(stored, this.checkContext);
+      const after = { ...stored, lastCheckRun: toJson(GuardrailCheckRunSchema, run) };
+      return {
+        doc: { ...doc, accountPolicies: all.map((p) => (p.id === stored.id ? after : p)) },
+        result: { run, before: stored },
+      };
+    });
+    const before = lastRunOf(answer.before);
+    await this.recordWith(ctx, {
+      action: "guardrail_policy.checks_run",
+      resource: { type: "guardrail_policy", id: req.policyId, label: answer.before.name },
+      changes: {
+        last_check_run: {
+          before: before ? runSummary(before) : null,
+          after: runSummary(answer.run),
+        },
+      },
+    });
+    return { run: answer.run };
   }
 }
 
@@ -328,5 +391,6 @@ function accountAuditFields(p: VersionedAccountPolicy): Record<string, unknown> 
     is_default: p.isDefault,
     workspace_ids: p.workspaceIds,
     opted_out_workspace_ids: p.optedOutWorkspaceIds,
+    checks: checksForAudit(p),
   };
 }

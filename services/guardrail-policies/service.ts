@@ -34,6 +34,7 @@ import {
   type PromoteGuardrailPolicyShadowRequest,
   type RestoreAccountPolicyVersionRequest,
   type RestoreGuardrailPolicyVersionRequest,
+  type RunAccountPolicyChecksRequest,
   type RunGuardrailPolicyChecksRequest,
   type SimulateGuardrailPolicyRequest,
   type StartGuardrailPolicyShadowRequest,
@@ -76,7 +77,6 @@ import {
   changesBetween,
   type WrittenWith,
 } from "../../store/request-log/audit-log.js";
-import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
 import {
   insertPolicyVersion,
   markPolicyVersionsDeleted,
@@ -118,7 +118,13 @@ import {
 } from "./shadow.js";
 import { reassignedFields, simulatePolicy } from "./simulate.js";
 import { takenOver } from "./takeover.js";
-import { mappedHasNoHistory, restoredPolicy, versionMessage, versionNotFound } from "./versions.js";
+import {
+  mappedHasNoHistory,
+  noted,
+  restoredPolicy,
+  versionMessage,
+  versionNotFound,
+} from "./versions.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
 /** What the audit log records of a policy. */
@@ -147,22 +153,6 @@ export interface GuardrailPolicyServiceOptions {
   whatIf?: GuardrailWhatIf;
 }
 
-/** The audit notes of a change forced past failing checks, or restoring a version. */
-function noted(
-  changes: AuditEntry["changes"],
-  failing: string[],
-  restoredFrom?: number,
-): AuditEntry["changes"] {
-  const out = { ...changes };
-  if (restoredFrom !== undefined)
-    out[CHANGE_NOTES.restoredFrom] = { before: null, after: restoredFrom };
-  if (failing.length > 0) {
-    out[CHANGE_NOTES.forced] = { before: null, after: true };
-    out[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
-  }
-  return out;
-}
-
 /**
  * Guardrail policies over the store's policy documents (store/policies): each workspace's
  * policies are one document, so every rule that spans policies (one default per type, one
@@ -185,6 +175,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       store,
       (ctx, entry, writtenWith) => this.recordWith(ctx, entry, writtenWith),
       () => this.versionStore(),
+      options.checks,
       clock,
     );
   }
@@ -766,6 +757,10 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   restoreAccountPolicyVersion(req: RestoreAccountPolicyVersionRequest, ctx: HandlerContext) {
     return this.account.restoreVersion(req, ctx);
+  }
+
+  runAccountPolicyChecks(req: RunAccountPolicyChecksRequest, ctx: HandlerContext) {
+    return this.account.runChecks(req, ctx);
   }
 
   /** The versions reader, or 400 when this process has no database to keep them. */

@@ -10,7 +10,25 @@ import {
 import { quote } from "../../platform/quote.js";
 import { failedPrecondition, notFound } from "../../platform/rpc/errors.js";
 import type { PolicyType, StoredPolicy } from "../../store/policies/types.js";
+import type { AuditEntry } from "../../store/request-log/audit-log.js";
+import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
 import type { PolicyVersionRow } from "../../store/request-log/policy-versions.js";
+
+/** The audit notes of a change forced past failing checks, or restoring a version. */
+export function noted(
+  changes: AuditEntry["changes"],
+  failing: string[],
+  restoredFrom?: number,
+): AuditEntry["changes"] {
+  const out = { ...changes };
+  if (restoredFrom !== undefined)
+    out[CHANGE_NOTES.restoredFrom] = { before: null, after: restoredFrom };
+  if (failing.length > 0) {
+    out[CHANGE_NOTES.forced] = { before: null, after: true };
+    out[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
+  }
+  return out;
+}
 
 /** A stored version as the API answers it; the policy it left only when asked for one. */
 export function versionMessage(

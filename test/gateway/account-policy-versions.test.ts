@@ -13,8 +13,23 @@ type Json = any;
 
 const BASE = "/api/v1/guardrails/policies/account";
 
+/** A check the embedded engine passes from Europe only while europe is an allowed region. */
+const EU_ENGINE = {
+  name: "an EU key may use the embedded engine",
+  request: { model: "railgate/espeak-ng", region: "europe" },
+  expect: "allowed",
+};
+const CARD_REDACTED = {
+  name: "a card number is redacted",
+  request: { model: "railgate/espeak-ng", input: "pay with 4111 1111 1111 1111 today" },
+  expect: "redacted",
+};
+const EU_ONLY = { allowed_data_regions: ["europe"] };
+const REDACT_CARDS = { content_filter_builtins: [{ slug: "credit-card", action: "redact" }] };
+const BLOCK_CARDS = { content_filter_builtins: [{ slug: "credit-card", action: "block" }] };
+
 for (const kind of LANE_DATABASES) {
-  describe(`gateway: workspace-wide policy versions and restore (${kind} database)`, () => {
+  describe(`gateway: workspace-wide policy versions, restore and checks (${kind} database)`, () => {
     let redis: LaneStore;
     let database: TestDatabase;
     let system: RunningSystem;
@@ -132,6 +147,81 @@ for (const kind of LANE_DATABASES) {
       expect(listed.name).to.equal(p.name);
     });
 
+    /** A 409 of failing checks: the message names each, and error.metadata lists them. */
+    function expectChecksFailed(res: JsonResponse, message: RegExp): string[] {
+      expect(res.status, JSON.stringify(res.body)).to.equal(409);
+      expect(res.body.error.message).to.match(message);
+      return res.body.error.metadata.failing_checks;
+    }
+
+    it("runs the checks on a replace and a restore: 409 naming the failing one, unless forced", async () => {
+      const p = await created("model_availability", EU_ONLY, { checks: [EU_ENGINE] });
+      expect(p.checks).to.have.length(1);
+      expect(p.last_check_run.passed).to.equal(true);
+      expect(p.last_check_run.results[0].outcome).to.equal("allowed");
+      const path = `${BASE}/${p.id}`;
+      const change = { name: p.name, config: { allowed_data_regions: ["us"] } };
+      const failing = expectChecksFailed(
+        await api.request("PUT", path, change),
+        /an EU key may use the embedded engine: expected allowed, got refused/,
+      );
+      expect(failing).to.have.length(1);
+      const stored = (await ok("GET", BASE)).data.find((x: Json) => x.id === p.id);
+      expect(stored.config).to.deep.equal(EU_ONLY);
+      expect((await ok("GET", `${path}/versions`)).total_count).to.equal(1);
+      const forced = (await ok("PUT", path, { ...change, force: true })).data;
+      expect(forced.config).to.deep.equal({ allowed_data_regions: ["us"] });
+      expect(forced.checks).to.have.length(1);
+      expect(forced.last_check_run).to.include({ forced: true, passed: false });
+      const [event] = await audit(p.id, "guardrail_policy.update");
+      expect(event.changes.forced).to.deep.equal({ before: null, after: true });
+      expect(event.changes.failing_checks.after[0]).to.match(/^an EU key may use/);
+      const list = await ok("GET", `${path}/versions`);
+      expect(list.data[0]).to.include({ version: 2, forced: true });
+      expect(list.data[0].changes).to.not.have.property("forced");
+      // Restoring version 2 (forced, failing) is refused in turn, and forced through.
+      expectChecksFailed(
+        await api.post(`${path}/versions/2/restore`, {}),
+        /expected allowed, got refused/,
+      );
+      const again = (await ok("POST", `${path}/versions/2/restore`, { force: true })).data;
+      expect(again.last_check_run.forced).to.equal(true);
+      expect((await ok("GET", `${path}/versions`)).data[0]).to.include({
+        action: "guardrail_policy.restore",
+        forced: true,
+        restored_from: 2,
+      });
+      // Version 1's checks pass on version 1's config: no force needed.
+      const back = (await ok("POST", `${path}/versions/1/restore`)).data;
+      expect(back.config).to.deep.equal(EU_ONLY);
+      expect(back.last_check_run).to.include({ forced: false, passed: true });
+    });
+
+    it("decides a moderation policy's checks by its filters alone, on demand too", async () => {
+      const p = await created("moderation", REDACT_CARDS, { checks: [CARD_REDACTED] });
+      expect(p.last_check_run.results[0]).to.include({ outcome: "redacted", passed: true });
+      const path = `${BASE}/${p.id}`;
+      expectChecksFailed(
+        await api.request("PUT", path, { name: p.name, config: BLOCK_CARDS }),
+        /a card number is redacted: expected redacted, got refused/,
+      );
+      // Checks left out of a PUT keep the stored ones; null removes them.
+      const kept = (await ok("PUT", path, { name: "renamed", config: REDACT_CARDS })).data;
+      expect(kept.checks).to.have.length(1);
+      const run = (await ok("POST", `${path}/checks/run`)).data;
+      expect(run.passed).to.equal(true);
+      const listed = (await ok("GET", BASE)).data.find((x: Json) => x.id === p.id);
+      expect(listed.last_check_run.ran_at).to.equal(run.ran_at);
+      const [event] = await audit(p.id, "guardrail_policy.checks_run");
+      expect(event.changes.last_check_run.after.passed).to.equal(true);
+      // Running checks changes no rule: no new version.
+      expect((await ok("GET", `${path}/versions`)).total_count).to.equal(2);
+      const removed = (
+        await ok("PUT", path, { name: "no checks", config: BLOCK_CARDS, checks: null })
+      ).data;
+      expect(removed).to.include({ checks: null, last_check_run: null });
+    });
+
     it("keeps a deleted policy's versions readable and refuses to restore it", async () => {
       const p = await created("budget", { limit_usd: 5, reset_interval: "daily" });
       const path = `${BASE}/${p.id}`;
@@ -185,8 +275,47 @@ for (const kind of LANE_DATABASES) {
           [api.get(`${path}/versions?page=2`), /page/],
           [api.post(`${path}/versions/1/restore`, { force: "yes" }), /force must be true or false/],
           [api.post(`${path}/versions/1/restore`, { other: 1 }), /Unknown field "other"/],
+          [api.post(`${path}/checks/run`, { now: true }), /Unknown field "now"/],
         ];
         for (const [call, message] of cases) expectError(await call, 400, message);
+      });
+
+      it("answers 400 for bad checks, checks on a budget policy, and a bad force", async () => {
+        const m = await created("moderation", REDACT_CARDS);
+        const b = await created("budget", { limit_usd: 1, reset_interval: "daily" });
+        const put = (body: object) =>
+          api.request("PUT", `${BASE}/${m.id}`, { name: "n", config: REDACT_CARDS, ...body });
+        const budgetConfig = { limit_usd: 1, reset_interval: "daily" };
+        const aCheck = [{ name: "a", request: { model: "m" }, expect: "allowed" }];
+        const cases: [Promise<JsonResponse>, RegExp][] = [
+          [put({ force: 1 }), /force must be true or false/],
+          [put({ checks: [{ name: "x", expect: "allowed" }] }), /checks\[0\]\.request is required/],
+          [
+            put({ checks: [{ name: "x", request: { model: "m" }, expect: "maybe" }] }),
+            /checks\[0\]\.expect/,
+          ],
+          [put({ checks: "none" }), /checks/],
+          [
+            api.request("PUT", `${BASE}/${b.id}`, {
+              name: "b",
+              config: budgetConfig,
+              checks: aCheck,
+            }),
+            /checks are not available on budget policies/,
+          ],
+          [
+            api.post(BASE, {
+              name: "b2",
+              policy_type: "budget",
+              config: budgetConfig,
+              checks: aCheck,
+            }),
+            /checks are not available on budget policies/,
+          ],
+          [api.post(`${BASE}/${b.id}/checks/run`), /checks are not available on budget policies/],
+        ];
+        for (const [call, message] of cases) expectError(await call, 400, message);
+        expectError(await api.post(`${BASE}/${randomUUID()}/checks/run`), 404, /account policy/);
       });
     });
   });

@@ -159,6 +159,7 @@ const ACCOUNT_FIELDS = [
   f("is_default", "boolean", { flag: "default", help: "is_default: covers every workspace" }),
   f("workspace_ids", "list", { flag: "workspaces" }),
   f("opted_out_workspace_ids", "list", { flag: "opted-out-workspaces" }),
+  CHECKS,
 ];
 
 const accountCommands: ApiCommandSpec[] = [
@@ -188,6 +189,7 @@ const accountCommands: ApiCommandSpec[] = [
     path: `${ACCOUNT_BASE}/:id`,
     body: ACCOUNT_FIELDS,
     rawBody: true,
+    switches: [FORCE],
     examples: [
       `railgate policies account replace ID --name cap --config '{"limit_usd":50,"reset_interval":"monthly"}' --workspaces WORKSPACE_ID`,
     ],
@@ -213,6 +215,13 @@ const accountCommands: ApiCommandSpec[] = [
     method: "POST",
     path: `${ACCOUNT_BASE}/:id/versions/:n/restore`,
     switches: [FORCE],
+  },
+  {
+    words: "policies account checks",
+    summary:
+      "run a workspace-wide policy's checks now and show each one's outcome (kept as last_check_run)",
+    method: "POST",
+    path: `${ACCOUNT_BASE}/:id/checks/run`,
   },
   {
     words: "policies account delete",
