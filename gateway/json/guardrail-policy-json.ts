@@ -306,18 +306,32 @@ const ACCOUNT_SPEC: Spec = {
   is_default: { type: "boolean" },
   workspace_ids: SUBJECTS,
   opted_out_workspace_ids: SUBJECTS,
+  checks: CHECKS_SPEC,
 };
 const ACCOUNT_LISTS = ["workspace_ids", "opted_out_workspace_ids"] as const;
-const ACCOUNT_REFINE = Object.fromEntries(ACCOUNT_LISTS.map((f) => [f, STRINGS]));
+const ACCOUNT_REFINE = {
+  ...Object.fromEntries(ACCOUNT_LISTS.map((f) => [f, STRINGS])),
+  checks: POLICY_CHECKS_INPUT,
+};
 
 export const CREATE_ACCOUNT_POLICY_BODY_SCHEMA: JsonSchema = specSchema(ACCOUNT_SPEC, {
   required: ["name", "policy_type", "config"],
   refine: ACCOUNT_REFINE,
 });
-export const UPDATE_ACCOUNT_POLICY_BODY_SCHEMA: JsonSchema = specSchema(ACCOUNT_SPEC, {
-  required: ["name", "config"],
-  refine: ACCOUNT_REFINE,
-});
+export const UPDATE_ACCOUNT_POLICY_BODY_SCHEMA: JsonSchema = specSchema(
+  { ...ACCOUNT_SPEC, force: { type: "boolean" } },
+  {
+    required: ["name", "config"],
+    refine: {
+      ...ACCOUNT_REFINE,
+      force: {
+        type: "boolean",
+        description:
+          "Apply the change although some of the policy's checks fail (audited as forced)",
+      },
+    },
+  },
+);
 
 /** A create or update body of a workspace-wide policy as the service's input. */
 export function accountPolicyInputFromJson(
@@ -331,6 +345,7 @@ export function accountPolicyInputFromJson(
     name: body.name as string,
     config: body.config as JsonObject,
     isDefault: body.is_default as boolean | undefined,
+    checks: policyChecksFromJson(body),
   });
   for (const field of ACCOUNT_LISTS) {
     if (!has(body, field)) continue;
@@ -360,6 +375,7 @@ export function accountPolicyToJson(p: AccountPolicy) {
     is_workspace_default_synced: false,
     created_at: isoOrNull(p.createdAt),
     updated_at: isoOrNull(p.updatedAt),
+    ...policyChecksToJson(p),
   };
 }
 
@@ -376,4 +392,5 @@ export const ACCOUNT_POLICY_SCHEMA = shapeOf<ReturnType<typeof accountPolicyToJs
   is_workspace_default_synced: BOOLEAN,
   created_at: orNull(DATE_TIME),
   updated_at: orNull(DATE_TIME),
+  ...POLICY_CHECKS_OUTPUT,
 });

@@ -52,7 +52,7 @@ export function forceOf(body: Record<string, unknown>): {
 }
 
 /** A policy's `checks` and `last_check_run` as the guardrail's JSON writes them. */
-export function policyChecksToJson(p: GuardrailPolicy): {
+export function policyChecksToJson(p: Pick<GuardrailPolicy, "checks" | "lastCheckRun">): {
   checks: unknown;
   last_check_run: unknown;
 } {

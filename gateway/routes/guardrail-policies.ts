@@ -229,6 +229,8 @@ const accountRoutes: Route[] = [
     docs: {
       PUT: {
         summary: "Replace a workspace-wide policy and its workspace coverage",
+        description:
+          "The policy's checks run on the policy the change leaves: a failing one refuses it (409) unless the body says force: true. Every replace is a new version.",
         body: UPDATE_ACCOUNT_POLICY_BODY_SCHEMA,
         status: 200,
         response: dataOf(ACCOUNT_POLICY_SCHEMA),
@@ -237,10 +239,10 @@ const accountRoutes: Route[] = [
     },
     methods: {
       async PUT(ctx) {
-        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        const policy = accountPolicyInputFromJson(body, "update");
+        const { force, fields } = forceOf(await readJsonObject(ctx.req, ctx.maxBodyBytes));
+        const policy = accountPolicyInputFromJson(fields, "update");
         const res = await ctx.clients.policies.updateAccountPolicy(
-          { id: ctx.params.id ?? "", policy },
+          { id: ctx.params.id ?? "", policy, force },
           ctx.call,
         );
         sendJson(ctx.res, 200, { data: res.policy && accountPolicyToJson(res.policy) });

@@ -7,7 +7,12 @@ import type { Route } from "../context.js";
 import { sendJson } from "../http-io.js";
 import { checkFields, checkQuery, queryPage } from "../json/fields.js";
 import { CHECK_RUN_JSON_SCHEMA, checkRunToJson } from "../json/guardrail-json.js";
-import { POLICY_DETAIL_SCHEMA, policyDetailToJson } from "../json/guardrail-policy-json.js";
+import {
+  ACCOUNT_POLICY_SCHEMA,
+  accountPolicyToJson,
+  POLICY_DETAIL_SCHEMA,
+  policyDetailToJson,
+} from "../json/guardrail-policy-json.js";
 import { RESTORE_BODY, restoreForceOf, versionOfPath } from "../json/guardrail-version-json.js";
 import {
   POLICY_VERSION_PROPERTIES,
@@ -28,6 +33,18 @@ function versionWithPolicyToJson(v: GuardrailPolicyVersion) {
 const VERSION_WITH_POLICY_SCHEMA = shapeOf<ReturnType<typeof versionWithPolicyToJson>>({
   ...POLICY_VERSION_PROPERTIES,
   policy: orNull(POLICY_DETAIL_SCHEMA),
+});
+
+function accountVersionToJson(v: GuardrailPolicyVersion) {
+  return {
+    ...policyVersionToJson(v),
+    policy: v.accountPolicy ? accountPolicyToJson(v.accountPolicy) : null,
+  };
+}
+
+const ACCOUNT_VERSION_SCHEMA = shapeOf<ReturnType<typeof accountVersionToJson>>({
+  ...POLICY_VERSION_PROPERTIES,
+  policy: orNull(ACCOUNT_POLICY_SCHEMA),
 });
 
 const MAPPED =
@@ -146,4 +163,109 @@ function checksRoute(
   };
 }
 
-export const guardrailPolicyVersionRoutes: Route[] = POLICY_TYPES.flatMap(typeRoutes);
+const ACCOUNT_BASE = "/api/v1/guardrails/policies/account/:id";
+
+/** A workspace-wide policy's history, restore and checks, as a workspace policy's (the type is the policy's). */
+const accountRoutes: Route[] = [
+  {
+    pattern: `${ACCOUNT_BASE}/versions`,
+    access: accessOf(M.listAccountPolicyVersions),
+    docs: {
+      GET: {
+        summary: "List a workspace-wide policy's versions, newest first",
+        description:
+          "Every create, replace and restore is a version. A deleted policy's versions stay readable for the audit log's retention.",
+        query: PAGE_QUERY,
+        status: 200,
+        response: pageOf(POLICY_VERSION_SCHEMA),
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        checkQuery(ctx.url.searchParams, PAGE_QUERY);
+        const res = await ctx.clients.policies.listAccountPolicyVersions(
+          { policyId: ctx.params.id ?? "", ...queryPage(ctx.url.searchParams) },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, {
+          data: res.versions.map(policyVersionToJson),
+          total_count: res.totalCount,
+        });
+      },
+    },
+  },
+  {
+    pattern: `${ACCOUNT_BASE}/versions/:n`,
+    access: accessOf(M.getAccountPolicyVersion),
+    docs: {
+      GET: {
+        summary: "Get one version of a workspace-wide policy, with the policy as it left it",
+        status: 200,
+        response: dataOf(ACCOUNT_VERSION_SCHEMA),
+      },
+    },
+    methods: {
+      async GET(ctx) {
+        const res = await ctx.clients.policies.getAccountPolicyVersion(
+          { policyId: ctx.params.id ?? "", version: versionOfPath(ctx.params.n) },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.version ? accountVersionToJson(res.version) : null });
+      },
+    },
+  },
+  {
+    pattern: `${ACCOUNT_BASE}/versions/:n/restore`,
+    access: accessOf(M.restoreAccountPolicyVersion),
+    docs: {
+      POST: {
+        summary:
+          "Restore a version of a workspace-wide policy: a new version with its name, config and checks",
+        description:
+          "The workspaces it covers stay as they are. The restored checks run first: a failing one refuses the restore (409) unless the body says force: true. The body may be left out.",
+        body: specSchema(RESTORE_BODY),
+        status: 200,
+        response: dataOf(ACCOUNT_POLICY_SCHEMA),
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        const force = restoreForceOf(await optionalBody(ctx));
+        const res = await ctx.clients.policies.restoreAccountPolicyVersion(
+          { policyId: ctx.params.id ?? "", version: versionOfPath(ctx.params.n), force },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.policy ? accountPolicyToJson(res.policy) : null });
+      },
+    },
+  },
+  {
+    pattern: `${ACCOUNT_BASE}/checks/run`,
+    access: accessOf(M.runAccountPolicyChecks),
+    docs: {
+      POST: {
+        summary:
+          "Run a workspace-wide policy's checks now; the result is kept as its last_check_run",
+        description:
+          "A budget policy takes no checks (an example request has no spend): 400 for one.",
+        status: 200,
+        response: dataOf(CHECK_RUN_JSON_SCHEMA),
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        checkFields(await optionalBody(ctx), {});
+        const res = await ctx.clients.policies.runAccountPolicyChecks(
+          { policyId: ctx.params.id ?? "" },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.run ? checkRunToJson(res.run) : null });
+      },
+    },
+  },
+];
+
+export const guardrailPolicyVersionRoutes: Route[] = [
+  ...accountRoutes,
+  ...POLICY_TYPES.flatMap(typeRoutes),
+];

@@ -26,6 +26,12 @@ import { fail } from "./rules.js";
 export const NO_BUDGET_CHECKS =
   "checks are not available on budget policies: an example request has no spend, so a budget cannot change its outcome";
 
+/** What checks read and keep of a policy: a workspace policy's or a workspace-wide one's. */
+export type CheckedPolicy = Pick<
+  StoredPolicy,
+  "id" | "name" | "policyType" | "config" | "checks" | "lastCheckRun"
+> & { workspaceId?: string };
+
 /**
  * The checks an input sets, validated as a guardrail's are (the same messages), as stored:
  * undefined when the input leaves them out, null when it removes them.
@@ -41,11 +47,11 @@ export function inputChecks(
   return toJson(GuardrailCheckListSchema, list);
 }
 
-export function checksOf(p: StoredPolicy): GuardrailCheckList | undefined {
+export function checksOf(p: CheckedPolicy): GuardrailCheckList | undefined {
   return p.checks === undefined ? undefined : fromJson(GuardrailCheckListSchema, p.checks);
 }
 
-export function lastRunOf(p: StoredPolicy): GuardrailCheckRun | undefined {
+export function lastRunOf(p: CheckedPolicy): GuardrailCheckRun | undefined {
   return p.lastCheckRun === undefined
     ? undefined
     : fromJson(GuardrailCheckRunSchema, p.lastCheckRun);
@@ -57,7 +63,7 @@ export function lastRunOf(p: StoredPolicy): GuardrailCheckRun | undefined {
  * decision is the one a guardrail's check gets (governance/decide-example.ts).
  */
 export async function runPolicyChecks(
-  p: StoredPolicy,
+  p: CheckedPolicy,
   ctx: CheckContext,
 ): Promise<GuardrailCheckRun> {
   const guardrail = policyAsGuardrail(p);
@@ -71,7 +77,7 @@ export async function runPolicyChecks(
  * failing checks are returned for the audit event.
  */
 export async function checkedChange(
-  next: StoredPolicy,
+  next: CheckedPolicy,
   force: boolean,
   ctx: CheckContext,
 ): Promise<string[]> {
@@ -86,7 +92,7 @@ export async function checkedChange(
 }
 
 /** A policy's checks in the API's names and values, as the audit log and versions show them. */
-export function checksForAudit(p: StoredPolicy): unknown {
+export function checksForAudit(p: CheckedPolicy): unknown {
   const list = checksOf(p);
   if (!list) return null;
   return list.values.map((c) => {

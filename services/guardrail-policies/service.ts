@@ -15,6 +15,7 @@ import {
   type DeleteAccountPolicyRequest,
   type DeleteGuardrailPolicyRequest,
   type EndGuardrailPolicyShadowRequest,
+  type GetAccountPolicyVersionRequest,
   type GetGuardrailPolicyRequest,
   type GetGuardrailPolicyShadowRequest,
   type GetGuardrailPolicyShadowResponse,
@@ -27,11 +28,14 @@ import {
   GuardrailPolicySchema,
   type GuardrailPolicyService,
   type ListAccountPoliciesRequest,
+  type ListAccountPolicyVersionsRequest,
   type ListGuardrailPoliciesRequest,
   type ListGuardrailPolicyVersionsRequest,
   PolicyAssignmentStateSchema,
   type PromoteGuardrailPolicyShadowRequest,
+  type RestoreAccountPolicyVersionRequest,
   type RestoreGuardrailPolicyVersionRequest,
+  type RunAccountPolicyChecksRequest,
   type RunGuardrailPolicyChecksRequest,
   type SimulateGuardrailPolicyRequest,
   type StartGuardrailPolicyShadowRequest,
@@ -74,7 +78,6 @@ import {
   changesBetween,
   type WrittenWith,
 } from "../../store/request-log/audit-log.js";
-import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
 import {
   insertPolicyVersion,
   markPolicyVersionsDeleted,
@@ -116,7 +119,13 @@ import {
 } from "./shadow.js";
 import { reassignedFields, simulatePolicy } from "./simulate.js";
 import { asManaged, takenOver } from "./takeover.js";
-import { mappedHasNoHistory, restoredPolicy, versionMessage, versionNotFound } from "./versions.js";
+import {
+  mappedHasNoHistory,
+  noted,
+  restoredPolicy,
+  versionMessage,
+  versionNotFound,
+} from "./versions.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
 /** What the audit log records of a policy. */
@@ -147,22 +156,6 @@ export interface GuardrailPolicyServiceOptions {
   shadowExpired?: (policy: StoredPolicy, report: GetGuardrailPolicyShadowResponse) => void;
 }
 
-/** The audit notes of a change forced past failing checks, or restoring a version. */
-function noted(
-  changes: AuditEntry["changes"],
-  failing: string[],
-  restoredFrom?: number,
-): AuditEntry["changes"] {
-  const out = { ...changes };
-  if (restoredFrom !== undefined)
-    out[CHANGE_NOTES.restoredFrom] = { before: null, after: restoredFrom };
-  if (failing.length > 0) {
-    out[CHANGE_NOTES.forced] = { before: null, after: true };
-    out[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
-  }
-  return out;
-}
-
 /**
  * Guardrail policies over the store's policy documents (store/policies): each workspace's
  * policies are one document, so every rule that spans policies (one default per type, one
@@ -183,7 +176,9 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     this.account = new AccountPolicies(
       this.docs,
       store,
-      (ctx, entry) => this.record(ctx, entry),
+      (ctx, entry, writtenWith) => this.recordWith(ctx, entry, writtenWith),
+      () => this.versionStore(),
+      options.checks,
       clock,
     );
   }
@@ -770,6 +765,22 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   deleteAccountPolicy(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {
     return this.account.delete(req, ctx);
+  }
+
+  listAccountPolicyVersions(req: ListAccountPolicyVersionsRequest) {
+    return this.account.listVersions(req);
+  }
+
+  getAccountPolicyVersion(req: GetAccountPolicyVersionRequest) {
+    return this.account.getVersion(req);
+  }
+
+  restoreAccountPolicyVersion(req: RestoreAccountPolicyVersionRequest, ctx: HandlerContext) {
+    return this.account.restoreVersion(req, ctx);
+  }
+
+  runAccountPolicyChecks(req: RunAccountPolicyChecksRequest, ctx: HandlerContext) {
+    return this.account.runChecks(req, ctx);
   }
 
   /** The versions reader, or 400 when this process has no database to keep them. */

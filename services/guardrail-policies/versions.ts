@@ -2,6 +2,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import {
+  type AccountPolicy,
   type GuardrailPolicy,
   type GuardrailPolicyVersion,
   GuardrailPolicyVersionSchema,
@@ -9,7 +10,25 @@ import {
 import { quote } from "../../platform/quote.js";
 import { failedPrecondition, notFound } from "../../platform/rpc/errors.js";
 import type { PolicyType, StoredPolicy } from "../../store/policies/types.js";
+import type { AuditEntry } from "../../store/request-log/audit-log.js";
+import { CHANGE_NOTES } from "../../store/request-log/guardrail-versions.js";
 import type { PolicyVersionRow } from "../../store/request-log/policy-versions.js";
+
+/** The audit notes of a change forced past failing checks, or restoring a version. */
+export function noted(
+  changes: AuditEntry["changes"],
+  failing: string[],
+  restoredFrom?: number,
+): AuditEntry["changes"] {
+  const out = { ...changes };
+  if (restoredFrom !== undefined)
+    out[CHANGE_NOTES.restoredFrom] = { before: null, after: restoredFrom };
+  if (failing.length > 0) {
+    out[CHANGE_NOTES.forced] = { before: null, after: true };
+    out[CHANGE_NOTES.failingChecks] = { before: null, after: failing };
+  }
+  return out;
+}
 
 /** A stored version as the API answers it; the policy it left only when asked for one. */
 export function versionMessage(
@@ -31,19 +50,38 @@ export function versionMessage(
   });
 }
 
+/** What a restore sets back, and counts: a workspace policy's or a workspace-wide one's. */
+type Restorable = Pick<StoredPolicy, "name" | "config" | "checks" | "revision" | "updatedAtMs">;
+
+/**
+ * A workspace-wide policy's version: the rows are kept under ACCOUNT_POLICY_VERSIONS, and the
+ * type is the policy's; the policy it left only when asked for one.
+ */
+export function accountVersionMessage(
+  row: PolicyVersionRow,
+  type: string,
+  policy?: AccountPolicy,
+): GuardrailPolicyVersion {
+  const v = versionMessage(row);
+  v.policyType = type;
+  v.accountPolicy = policy;
+  return v;
+}
+
 /**
  * The policy a restore of `version` leaves: its rule (name, config, checks) as the version had
  * it. Who it governs (the assignment lists, the workspace default) stays as it is now: those
  * change through assignments as well, which are no versions, and setting them back could give
- * a key two policies of a type or take a subject off a policy someone assigned since.
+ * a key two policies of a type or take a subject off a policy someone assigned since. A
+ * workspace-wide policy keeps the workspaces it covers for the same reason.
  */
-export function restoredPolicy(
-  current: StoredPolicy,
+export function restoredPolicy<P extends Restorable>(
+  current: P,
   version: PolicyVersionRow,
   nowMs: number,
-): StoredPolicy {
-  const then = version.data as unknown as StoredPolicy;
-  const next: StoredPolicy = {
+): P {
+  const then = version.data as unknown as Restorable;
+  const next: P = {
     ...current,
     name: then.name,
     config: then.config,
@@ -57,7 +95,7 @@ export function restoredPolicy(
 
 /** 404 for a version the policy does not have, naming the ones it has. */
 export function versionNotFound(
-  type: PolicyType,
+  type: PolicyType | "account",
   id: string,
   n: number,
   range: { first: number; last: number } | undefined,

@@ -2,6 +2,12 @@ import type { AuditChanges, AuditEvent } from "./audit-log.js";
 import type { SqlDatabase } from "./database.js";
 import { CHANGE_NOTES } from "./guardrail-versions.js";
 
+/**
+ * The name workspace-wide policies' versions are kept under in place of a type: their routes
+ * name no type, and a workspace policy's route must not find them. The type is in the snapshot.
+ */
+export const ACCOUNT_POLICY_VERSIONS = "account";
+
 const NOTE_NAMES: ReadonlySet<string> = new Set(Object.values(CHANGE_NOTES));
 
 /** A policy as one change left it: what its version stores beside the change's audit event. */

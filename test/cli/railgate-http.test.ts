@@ -371,6 +371,58 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expectUsageError(await railgate(["policies", "budget", "checks", id]), "checks");
   });
 
+  it("keeps a workspace-wide policy's history: versions, restore past failing checks with --force, checks", async () => {
+    const check = {
+      name: "the basic model is allowed",
+      request: { model: MODELS.basic },
+      expect: "allowed",
+    };
+    const created = await json([
+      "policies",
+      "account",
+      "create",
+      "--name",
+      "cli account",
+      "--type",
+      "model_availability",
+      "--config",
+      JSON.stringify({ allowed_models: [MODELS.basic] }),
+      "--checks",
+      JSON.stringify([check]),
+    ]);
+    const id = created.data.id as string;
+    expect(created.data.last_check_run.passed).to.equal(true);
+    const replace = (...more: string[]) =>
+      railgate([
+        "policies",
+        "account",
+        "replace",
+        id,
+        "--name",
+        "elsewhere",
+        "--config",
+        '{"allowed_models":["openai/tts-1"]}',
+        ...more,
+      ]);
+    const refused = await replace();
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(
+      /^railgate: \[409 Conflict\] .*the basic model is allowed: expected allowed, got refused/,
+    );
+    expect((await replace("--force")).code).to.equal(0);
+    const { lines } = await table(["policies", "account", "versions", id]);
+    expect(lines.map((l) => l.split(/\s+/)[0]).slice(0, 2)).to.deep.equal(["2", "1"]);
+    const first = await json(["policies", "account", "version", id, "1"]);
+    expect(first.data.policy.name).to.equal("cli account");
+    const againRefused = await railgate(["policies", "account", "restore", id, "2"]);
+    expect(againRefused.code).to.equal(1);
+    const restored = await json(["policies", "account", "restore", id, "1"]);
+    expect(restored.data.name).to.equal("cli account");
+    const run = await json(["policies", "account", "checks", id]);
+    expect(run.data.passed).to.equal(true);
+    expect(await json(["policies", "account", "delete", id])).to.deep.equal({ deleted: true });
+  });
+
   it("words a refusal like the API (status, reason, the API's message) and exits 1", async () => {
     const api = await h.api.withKey(speaker.secret).get("/api/v1/keys");
     expect(api.status).to.equal(403);

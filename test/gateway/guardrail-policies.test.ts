@@ -295,12 +295,14 @@ describe("gateway: guardrail policies", () => {
       expectStatus(created, 201);
       const p = created.body.data;
       expect(Object.keys(p).sort()).to.deep.equal([
+        "checks",
         "config",
         "created_at",
         "id",
         "is_default",
         "is_synced",
         "is_workspace_default_synced",
+        "last_check_run",
         "name",
         "opted_out_workspace_ids",
         "policy_type",

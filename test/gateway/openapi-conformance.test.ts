@@ -330,7 +330,19 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(admin, "PUT", `${account}/{id}`, `${account}/${wide.id}`, {
       name: "renamed",
       config: {},
+      checks: [{ name: "the engine", request: { model: MODELS.espeak }, expect: "allowed" }],
     });
+    // Its history, a restore, and its checks run on demand.
+    const widePath = `${account}/${wide.id}`;
+    await call(admin, "GET", `${account}/{id}/versions`, `${widePath}/versions`);
+    await call(admin, "GET", `${account}/{id}/versions/{n}`, `${widePath}/versions/2`);
+    await call(admin, "POST", `${account}/{id}/checks/run`, `${widePath}/checks/run`);
+    await call(
+      admin,
+      "POST",
+      `${account}/{id}/versions/{n}/restore`,
+      `${widePath}/versions/1/restore`,
+    );
     await call(admin, "DELETE", `${account}/{id}`, `${account}/${wide.id}`);
 
     // Models: the list, the count, one by id (both spellings), its endpoints.

@@ -78,6 +78,54 @@ describe("gRPC: guardrail policy versions and checks in a process without a data
     expect(run.run.passed).to.equal(false);
   });
 
+  it("answers FAILED_PRECONDITION for a workspace-wide policy's versions, and enforces its checks", async () => {
+    const input = {
+      policy_type: "model_availability",
+      name: "account, no database",
+      config: modelsConfig("railgate/espeak-ng"),
+      is_default: true,
+      checks: {
+        values: [
+          {
+            name: "the engine is allowed",
+            request: { model: "railgate/espeak-ng" },
+            expect: "CHECK_OUTCOME_ALLOWED",
+          },
+        ],
+      },
+    };
+    const { policy } = (await call("CreateAccountPolicy", { policy: input })) as {
+      policy: { id: string; last_check_run: { passed: boolean } };
+    };
+    expect(policy.last_check_run.passed).to.equal(true);
+    for (const [method, req] of [
+      ["ListAccountPolicyVersions", { policy_id: policy.id }],
+      ["GetAccountPolicyVersion", { policy_id: policy.id, version: 1 }],
+      ["RestoreAccountPolicyVersion", { policy_id: policy.id, version: 1 }],
+    ] as const) {
+      const status = await statusOf(call(method, req));
+      expect(status.code, method).to.equal(grpc.status.FAILED_PRECONDITION);
+      expect(status.details, method).to.match(/policy versions are kept in the database/);
+    }
+    const change = { ...input, config: modelsConfig("openai/tts-1") };
+    const refused = await statusOf(call("UpdateAccountPolicy", { id: policy.id, policy: change }));
+    expect(refused.code).to.equal(grpc.status.ABORTED);
+    const forced = (await call("UpdateAccountPolicy", {
+      id: policy.id,
+      policy: change,
+      force: true,
+    })) as { policy: { last_check_run: { forced: boolean } } };
+    expect(forced.policy.last_check_run.forced).to.equal(true);
+    const run = (await call("RunAccountPolicyChecks", { policy_id: policy.id })) as {
+      run: { passed: boolean };
+    };
+    expect(run.run.passed).to.equal(false);
+    const unauthenticated = await statusOf(
+      unary(policies, "RunAccountPolicyChecks", { policy_id: policy.id }, metadata({})),
+    );
+    expect(unauthenticated.code).to.equal(grpc.status.UNAUTHENTICATED);
+  });
+
   it("refuses a bad type, version number or budget checks, naming the rule", async () => {
     for (const [method, req, code, message] of [
       [

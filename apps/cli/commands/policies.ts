@@ -8,6 +8,7 @@ import {
   policyInputFromJson,
   policySummaryToJson,
 } from "../../../gateway/json/guardrail-policy-json.js";
+import { forceOf } from "../../../gateway/json/policy-checks-json.js";
 import { POLICY_TYPES, type PolicyType } from "../../../store/policies/types.js";
 import type { Command } from "../command.js";
 import { type GrpcOperation, grpcCommands } from "../http/api-command.js";
@@ -91,8 +92,9 @@ const accountOperations: [string, GrpcOperation][] = [
   [
     `PUT ${ACCOUNT}/:id`,
     async ({ policies }, { params, body = {} }) => {
-      const policy = accountPolicyInputFromJson(body, "update");
-      const res = await policies.updateAccountPolicy({ id: params.id ?? "", policy });
+      const { force, fields } = forceOf(body);
+      const policy = accountPolicyInputFromJson(fields, "update");
+      const res = await policies.updateAccountPolicy({ id: params.id ?? "", policy, force });
       return { data: res.policy && accountPolicyToJson(res.policy) };
     },
   ],

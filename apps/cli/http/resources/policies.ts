@@ -159,6 +159,7 @@ const ACCOUNT_FIELDS = [
   f("is_default", "boolean", { flag: "default", help: "is_default: covers every workspace" }),
   f("workspace_ids", "list", { flag: "workspaces" }),
   f("opted_out_workspace_ids", "list", { flag: "opted-out-workspaces" }),
+  CHECKS,
 ];
 
 const accountCommands: ApiCommandSpec[] = [
@@ -188,9 +189,39 @@ const accountCommands: ApiCommandSpec[] = [
     path: `${ACCOUNT_BASE}/:id`,
     body: ACCOUNT_FIELDS,
     rawBody: true,
+    switches: [FORCE],
     examples: [
       `railgate policies account replace ID --name cap --config '{"limit_usd":50,"reset_interval":"monthly"}' --workspaces WORKSPACE_ID`,
     ],
+  },
+  {
+    words: "policies account versions",
+    summary: "a workspace-wide policy's versions, newest first (who, when, what changed)",
+    method: "GET",
+    path: `${ACCOUNT_BASE}/:id/versions`,
+    query: OFFSET_PAGING,
+    columns: ["version", "created_at", "action", "forced", "restored_from", "deleted_at"],
+  },
+  {
+    words: "policies account version",
+    summary: "one version, with the workspace-wide policy as that change left it",
+    method: "GET",
+    path: `${ACCOUNT_BASE}/:id/versions/:n`,
+  },
+  {
+    words: "policies account restore",
+    summary:
+      "make a new version with version N's name, config and checks (its checks must pass, or --force)",
+    method: "POST",
+    path: `${ACCOUNT_BASE}/:id/versions/:n/restore`,
+    switches: [FORCE],
+  },
+  {
+    words: "policies account checks",
+    summary:
+      "run a workspace-wide policy's checks now and show each one's outcome (kept as last_check_run)",
+    method: "POST",
+    path: `${ACCOUNT_BASE}/:id/checks/run`,
   },
   {
     words: "policies account delete",
