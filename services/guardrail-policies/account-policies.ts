@@ -275,6 +275,17 @@ export class AccountPolicies {
     return { live, name, config, lists };
   }
 
+  /** The budget policies of `workspaceIds` (each counts the requests a workspace-wide budget does). */
+  async workspaceBudgets(workspaceIds: readonly string[]) {
+    const out: { workspaceId: string; id: string; name: string }[] = [];
+    for (const workspaceId of workspaceIds) {
+      const { doc } = await this.docs.read(workspaceId);
+      for (const p of doc.policies)
+        if (p.policyType === "budget") out.push({ workspaceId, id: p.id, name: p.name });
+    }
+    return out;
+  }
+
   /** The workspaces a workspace-wide policy covers now. */
   async covered(p: AccountPolicy): Promise<string[]> {
     if (!p.isDefault) return p.workspaceIds;

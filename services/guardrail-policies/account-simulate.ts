@@ -17,6 +17,13 @@ export interface ProposedAccountPolicy {
   reassigned: string[];
 }
 
+/** A workspace budget policy that counts the same requests, by its workspace. */
+export interface SiblingBudget {
+  workspaceId: string;
+  id: string;
+  name: string;
+}
+
 /**
  * Replays, workspace by workspace, the requests a workspace-wide policy governed in
  * [fromMs, toMs) under the settings a replace would give it, and adds the answers up. Each
@@ -31,6 +38,8 @@ export async function simulateAccountPolicy(
   live: AccountPolicy,
   proposed: ProposedAccountPolicy,
   workspaceIds: readonly string[],
+  /** The covered workspaces' own budget policies (a budget policy's replay names them). */
+  siblings: readonly SiblingBudget[],
   fromMs: number,
   toMs: number,
 ): Promise<SimulateGuardrailResponse> {
@@ -59,6 +68,14 @@ export async function simulateAccountPolicy(
         field,
         reason:
           "which workspaces the policy covers is not replayed: the requests replayed are those it governed in the workspaces it covers now",
+      }),
+    );
+  }
+  for (const p of siblings) {
+    answer.notReplayed.push(
+      create(UnreplayedRuleSchema, {
+        field: `workspace_policies[${p.id}]`,
+        reason: `the budget policy "${p.name}" of workspace ${p.workspaceId} also counts these requests and is held as recorded: what it refused stays refused, what it admitted is admitted again`,
       }),
     );
   }

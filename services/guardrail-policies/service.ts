@@ -800,12 +800,16 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const memberOf = async (workspaceId: string, hash: string) =>
       (await this.store.getKey(workspaceId, hash))?.memberUserId ?? "";
     const reassigned = reassignedCoverage(live, lists, input.isDefault);
+    const covered = await this.account.covered(live);
+    const siblings =
+      live.policyType === "budget" ? await this.account.workspaceBudgets(covered) : [];
     const simulation = await simulateAccountPolicy(
       replay,
       memberOf,
       live,
       { name, config, reassigned },
-      await this.account.covered(live),
+      covered,
+      siblings,
       window.fromMs,
       window.toMs,
     ).catch(unavailableAsRetry);

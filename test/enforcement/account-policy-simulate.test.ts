@@ -52,6 +52,15 @@ describe("enforcement: a what-if replay of a workspace-wide policy change across
       config: budgetConfig(1),
       workspace_ids: [a.id, b.id],
     });
+    // Workspace b's own budget counts the same requests: it is held as recorded, and said so.
+    const own = await w.gw.admin.post("/api/v1/guardrails/policies/budget", {
+      name: "B's own",
+      policy_type: "budget",
+      workspace_id: b.id,
+      config: budgetConfig(5),
+      is_workspace_default: true,
+    });
+    expect(own.status, shown(own)).to.equal(201);
     const first = await speak(inA, LONG);
     expectAudio(first);
     expectAudio(await speak(inA, SHORT));
@@ -83,7 +92,11 @@ describe("enforcement: a what-if replay of a workspace-wide policy change across
     expect(moved[`key:${inA.hash}`].replayed_usd).to.be.closeTo(0.00012, 1e-12);
     expect(moved["member:mia"].recorded_usd).to.be.closeTo(0.0006, 1e-12);
     expect(moved["member:mia"].replayed_usd).to.be.closeTo(0.00024, 1e-12);
-    expect(data.not_replayed).to.deep.equal([]);
+    expect(data.not_replayed).to.have.length(1);
+    expect(data.not_replayed[0].field).to.equal(`workspace_policies[${own.body.data.id}]`);
+    expect(data.not_replayed[0].reason).to.match(
+      new RegExp(`"B's own" of workspace ${b.id} .*held as recorded`),
+    );
     // A change of coverage is named, not replayed.
     const widened = await simulated(
       id,
@@ -93,6 +106,7 @@ describe("enforcement: a what-if replay of a workspace-wide policy change across
     expect(widened.not_replayed.map((u: { field: string }) => u.field)).to.have.members([
       "is_default",
       "workspace_ids",
+      `workspace_policies[${own.body.data.id}]`,
     ]);
     // A window before the traffic replays nothing.
     const earlier = await simulate(id, {
