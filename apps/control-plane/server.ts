@@ -246,8 +246,8 @@ export async function startGuardrailServer(
       ),
     ...(simulation && {
       replay: {
-        simulate: (memberOf, current, proposed, fromMs, toMs, ownRules) =>
-          simulate(simulation, memberOf, current, proposed, fromMs, toMs, ownRules),
+        simulate: (memberOf, current, proposed, fromMs, toMs, ownRules, everySpend) =>
+          simulate(simulation, memberOf, current, proposed, fromMs, toMs, ownRules, everySpend),
         window: (nowMs, fromMs, toMs) =>
           replayWindow(nowMs, simulation.retentionDays, fromMs, toMs),
       },

@@ -24,7 +24,7 @@ type Body = Record<string, unknown>;
 
 const INSTANT = { type: "string", nullable: true, rules: { pattern: INSTANT_PATTERN } } as const;
 
-const SIMULATE_BODY: Spec = { change: { type: "object" }, from: INSTANT, to: INSTANT };
+export const SIMULATE_BODY: Spec = { change: { type: "object" }, from: INSTANT, to: INSTANT };
 const SHADOW_BODY: Spec = {
   change: { type: "object" },
   expires_at: { type: "string", rules: { pattern: INSTANT_PATTERN } },
@@ -40,7 +40,7 @@ export const POLICY_SHADOW_BODY_SCHEMA: JsonSchema = specSchema(SHADOW_BODY, {
   refine: { change: UPDATE_POLICY_BODY_SCHEMA },
 });
 
-function instant(body: Body, name: string): Timestamp | undefined {
+export function instant(body: Body, name: string): Timestamp | undefined {
   const raw = body[name];
   if (raw === undefined || raw === null) return undefined;
   const at = parseInstant(raw as string);

@@ -118,7 +118,16 @@ export const SIMULATION_JSON_SCHEMA: JsonSchema = shapeOf<SimulationJson>({
   ),
   content_replay: arrayOf(
     shapeOf<SimulationJson["content_replay"][number]>({
-      field: { type: "string", enum: ["content_filter_builtins", "content_filters"] },
+      // A policy's settings are under config (a guardrail's are not).
+      field: {
+        type: "string",
+        enum: [
+          "content_filter_builtins",
+          "content_filters",
+          "config.content_filter_builtins",
+          "config.content_filters",
+        ],
+      },
       from_detections: INTEGER,
       from_encrypted_input: INTEGER,
       not_replayed: INTEGER,

@@ -6,6 +6,10 @@ import {
 import { POLICY_TYPES, type PolicyType } from "../../store/policies/types.js";
 import type { Route } from "../context.js";
 import { readBody, readJsonObject, sendJson } from "../http-io.js";
+import {
+  ACCOUNT_SIMULATE_BODY_SCHEMA,
+  accountSimulateRequestFromJson,
+} from "../json/account-simulate-json.js";
 import { POLICY_DETAIL_SCHEMA, policyDetailToJson } from "../json/guardrail-policy-json.js";
 import { RESTORE_BODY, restoreForceOf } from "../json/guardrail-version-json.js";
 import {
@@ -132,4 +136,35 @@ function typeRoutes(type: PolicyType): Route[] {
   ];
 }
 
-export const guardrailPolicyShadowRoutes: Route[] = POLICY_TYPES.flatMap(typeRoutes);
+/** What-if of a workspace-wide policy: its requests in every workspace it covers. */
+const accountSimulateRoute: Route = {
+  pattern: "/api/v1/guardrails/policies/account/:id/simulate",
+  access: accessOf(M.simulateAccountPolicy),
+  docs: {
+    POST: {
+      summary:
+        "What a replace of a workspace-wide policy would have done: its requests in every workspace it covers replayed under it (nothing is written)",
+      description:
+        "The change is the body its PUT takes and gets the PUT's 400s; each covered workspace is replayed on its own (a budget counts each key and member per workspace, as enforcement does) and the answers are added up.",
+      body: ACCOUNT_SIMULATE_BODY_SCHEMA,
+      status: 200,
+      response: dataOf(SIMULATION_JSON_SCHEMA),
+    },
+  },
+  methods: {
+    async POST(ctx) {
+      const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+      const { change, from, to } = accountSimulateRequestFromJson(body);
+      const res = await ctx.clients.policies.simulateAccountPolicy(
+        { id: ctx.params.id ?? "", change, from, to },
+        ctx.call,
+      );
+      sendJson(ctx.res, 200, { data: res.simulation && simulationToJson(res.simulation) });
+    },
+  },
+};
+
+export const guardrailPolicyShadowRoutes: Route[] = [
+  accountSimulateRoute,
+  ...POLICY_TYPES.flatMap(typeRoutes),
+];

@@ -27,6 +27,7 @@ import { limitError } from "../../store/limits.js";
 import {
   ACCOUNT_DOC,
   type AccountPolicy,
+  coversWorkspace,
   type PolicyDocStore,
 } from "../../store/policies/types.js";
 import {
@@ -62,6 +63,8 @@ import {
   subjects,
 } from "./rules.js";
 import { accountVersionMessage, noted, restoredPolicy, versionNotFound } from "./versions.js";
+
+const WORKSPACE_PAGE = 200;
 
 /**
  * A workspace-wide policy with what its versions and checks keep on it, as workspace policies
@@ -255,6 +258,44 @@ export class AccountPolicies {
       after,
     );
     return { policy: accountToProto(after) };
+  }
+
+  /**
+   * A proposed replace (a what-if's change) checked as update checks it, with the same messages,
+   * and the live policy it would replace; nothing is written.
+   */
+  async checkedChange(id: string, input: AccountPolicyInput) {
+    const name = policyName(input.name);
+    const lists = await this.workspaceLists(input);
+    const live = (await this.stored(id)) ?? policyNotFound("account", id);
+    if (input.policyType && input.policyType !== live.policyType)
+      fail(`policy_type must stay "${live.policyType}"`);
+    const config = checkedConfig(live.policyType, input.config);
+    inputChecks(live.policyType, input.checks);
+    return { live, name, config, lists };
+  }
+
+  /** The budget policies of `workspaceIds` (each counts the requests a workspace-wide budget does). */
+  async workspaceBudgets(workspaceIds: readonly string[]) {
+    const out: { workspaceId: string; id: string; name: string }[] = [];
+    for (const workspaceId of workspaceIds) {
+      const { doc } = await this.docs.read(workspaceId);
+      for (const p of doc.policies)
+        if (p.policyType === "budget") out.push({ workspaceId, id: p.id, name: p.name });
+    }
+    return out;
+  }
+
+  /** The workspaces a workspace-wide policy covers now. */
+  async covered(p: AccountPolicy): Promise<string[]> {
+    if (!p.isDefault) return p.workspaceIds;
+    const out: string[] = [];
+    for (let offset = 0; ; ) {
+      const page = await this.store.listWorkspaces(offset, WORKSPACE_PAGE);
+      for (const w of page.items) if (coversWorkspace(p, w.id)) out.push(w.id);
+      offset += page.items.length;
+      if (page.items.length === 0 || offset >= page.total) return out;
+    }
   }
 
   async delete(req: DeleteAccountPolicyRequest, ctx: HandlerContext) {

@@ -37,6 +37,7 @@ import {
   type RestoreGuardrailPolicyVersionRequest,
   type RunAccountPolicyChecksRequest,
   type RunGuardrailPolicyChecksRequest,
+  type SimulateAccountPolicyRequest,
   type SimulateGuardrailPolicyRequest,
   type StartGuardrailPolicyShadowRequest,
   type SubjectList,
@@ -87,6 +88,7 @@ import {
 import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
 import type { Store } from "../../store/types.js";
 import { AccountPolicies } from "./account-policies.js";
+import { reassignedCoverage, simulateAccountPolicy } from "./account-simulate.js";
 import {
   checkedChange,
   checksForAudit,
@@ -781,6 +783,37 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
 
   runAccountPolicyChecks(req: RunAccountPolicyChecksRequest, ctx: HandlerContext) {
     return this.account.runChecks(req, ctx);
+  }
+
+  /**
+   * Replays, in each workspace a workspace-wide policy covers, the requests it governed under
+   * the settings the change would give it (the change checked as a replace is), writing nothing.
+   */
+  async simulateAccountPolicy(req: SimulateAccountPolicyRequest) {
+    const input = req.change ?? fail("change is required (the body a PUT takes)");
+    const { live, name, config, lists } = await this.account.checkedChange(req.id, input);
+    const replay =
+      this.options.whatIf?.replay ??
+      storeUnavailable("this process runs without the request-log database");
+    const window = replay.window(Date.now(), msOf(req.from), msOf(req.to));
+    if ("error" in window) throw invalidArgument(window.error);
+    const memberOf = async (workspaceId: string, hash: string) =>
+      (await this.store.getKey(workspaceId, hash))?.memberUserId ?? "";
+    const reassigned = reassignedCoverage(live, lists, input.isDefault);
+    const covered = await this.account.covered(live);
+    const siblings =
+      live.policyType === "budget" ? await this.account.workspaceBudgets(covered) : [];
+    const simulation = await simulateAccountPolicy(
+      replay,
+      memberOf,
+      live,
+      { name, config, reassigned },
+      covered,
+      siblings,
+      window.fromMs,
+      window.toMs,
+    ).catch(unavailableAsRetry);
+    return { simulation };
   }
 
   /** The versions reader, or 400 when this process has no database to keep them. */

@@ -18,7 +18,7 @@ import type { GuardrailWhatIf } from "./what-if.js";
  * the guardrail's id, and the guardrail still decides its other types under that id: a recorded
  * refusal by another type's rule is not this policy's to lift.
  */
-const RULES_OF_TYPE: Readonly<Record<PolicyType, ReadonlySet<ReplayRule>>> = {
+export const RULES_OF_TYPE: Readonly<Record<PolicyType, ReadonlySet<ReplayRule>>> = {
   budget: new Set<ReplayRule>(["budget"]),
   model_availability: new Set<ReplayRule>(["model", "provider", "region", "zdr", "data_policy"]),
   moderation: new Set<ReplayRule>(["content"]),

@@ -31,6 +31,8 @@ export interface GuardrailWhatIf {
       fromMs: number,
       toMs: number,
       ownRules: ReadonlySet<ReplayRule>,
+      /** Every entity's spend, moved or not (for answers added up with others'). */
+      everySpend?: boolean,
     ): Promise<SimulateGuardrailResponse>;
     /** The window asked for, defaulted and checked against the request log's retention. */
     window(

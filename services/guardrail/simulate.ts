@@ -151,6 +151,11 @@ export async function simulate(
   toMs: number,
   /** The rules the replayed layer can give, when fewer than a guardrail's (a policy's type). */
   ownRules?: ReadonlySet<ReplayRule>,
+  /**
+   * Every entity's spend, moved or not, unbounded: for answers that are added up with others'
+   * (an entity's move is stated against its whole recorded spend).
+   */
+  everySpend = false,
 ): Promise<SimulateGuardrailResponse> {
   const tally = await replayTally(
     deps,
@@ -184,9 +189,9 @@ export async function simulate(
   for (const id of content.sample) if (tally.sample.length < SAMPLE_MAX) tally.sample.push(id);
   const moved = [...tally.spend.entries()]
     .map(([entity, [recorded, now]]) => ({ entity, recorded, now }))
-    .filter((s) => Math.abs(s.recorded - s.now) > 1e-12)
+    .filter((s) => everySpend || Math.abs(s.recorded - s.now) > 1e-12)
     .sort((a, b) => Math.abs(b.recorded - b.now) - Math.abs(a.recorded - a.now))
-    .slice(0, SPEND_MAX);
+    .slice(0, everySpend ? undefined : SPEND_MAX);
   return create(SimulateGuardrailResponseSchema, {
     from: timestampFromMs(fromMs),
     to: timestampFromMs(toMs),

@@ -371,7 +371,7 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expectUsageError(await railgate(["policies", "budget", "checks", id]), "checks");
   });
 
-  it("keeps a workspace-wide policy's history: versions, restore past failing checks with --force, checks", async () => {
+  it("keeps a workspace-wide policy's history: versions, restore past failing checks with --force, checks, its what-if", async () => {
     const check = {
       name: "the basic model is allowed",
       request: { model: MODELS.basic },
@@ -420,6 +420,26 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expect(restored.data.name).to.equal("cli account");
     const run = await json(["policies", "account", "checks", id]);
     expect(run.data.passed).to.equal(true);
+    // Its what-if: the change a replace takes, over the workspaces it covers (none here).
+    const simulated = await json([
+      "policies",
+      "account",
+      "simulate",
+      id,
+      "--change",
+      JSON.stringify({ name: "what if", config: { allowed_models: ["openai/tts-1"] } }),
+    ]);
+    expect(simulated.data.requests_replayed).to.equal(0);
+    const badChange = await railgate([
+      "policies",
+      "account",
+      "simulate",
+      id,
+      "--change",
+      JSON.stringify({ name: "what if" }),
+    ]);
+    expect(badChange.code).to.equal(1);
+    expect(badChange.stderr).to.match(/^railgate: \[400 Bad Request\] .*config is required/);
     expect(await json(["policies", "account", "delete", id])).to.deep.equal({ deleted: true });
   });
 

@@ -337,6 +337,10 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(admin, "GET", `${account}/{id}/versions`, `${widePath}/versions`);
     await call(admin, "GET", `${account}/{id}/versions/{n}`, `${widePath}/versions/2`);
     await call(admin, "POST", `${account}/{id}/checks/run`, `${widePath}/checks/run`);
+    // Its what-if over the workspaces it covers.
+    await call(admin, "POST", `${account}/{id}/simulate`, `${widePath}/simulate`, {
+      change: { name: "what if", config: POLICY_CONFIGS.moderation },
+    });
     await call(
       admin,
       "POST",
@@ -577,6 +581,9 @@ describe("gateway: OpenAPI document against real answers", function () {
         "POST /api/v1/guardrails/{id}/assignments/members": { member_user_ids: ["u"] },
         "POST /api/v1/guardrails/{id}/assignments/members/remove": { member_user_ids: ["u"] },
       };
+      // A workspace-wide policy's what-if takes the change its PUT takes.
+      if (path.startsWith("/api/v1/guardrails/policies/account") && path.endsWith("/simulate"))
+        return { change: { name: `rule probe ${probes}`, config: POLICY_CONFIGS.budget } };
       if (path.startsWith("/api/v1/guardrails/policies/account"))
         return {
           name: `rule probe ${probes}`,

@@ -126,6 +126,37 @@ describe("gRPC: guardrail policy versions and checks in a process without a data
     expect(unauthenticated.code).to.equal(grpc.status.UNAUTHENTICATED);
   });
 
+  it("authenticates a workspace-wide policy's what-if, checks its change, and says the replay needs the database", async () => {
+    const { policy } = (await call("CreateAccountPolicy", {
+      policy: {
+        policy_type: "model_availability",
+        name: "account what-if",
+        config: modelsConfig("railgate/espeak-ng"),
+      },
+    })) as { policy: { id: string } };
+    const req = {
+      id: policy.id,
+      change: { name: "what if", config: modelsConfig("openai/tts-1") },
+    };
+    const anonymous = await statusOf(unary(policies, "SimulateAccountPolicy", req, metadata({})));
+    expect(anonymous.code).to.equal(grpc.status.UNAUTHENTICATED);
+    const missing = await statusOf(
+      call("SimulateAccountPolicy", { ...req, id: "00000000-0000-4000-8000-000000000000" }),
+    );
+    expect(missing.code).to.equal(grpc.status.NOT_FOUND);
+    const bad = await statusOf(
+      call("SimulateAccountPolicy", { ...req, change: { ...req.change, name: "" } }),
+    );
+    expect(bad.code).to.equal(grpc.status.INVALID_ARGUMENT);
+    expect(bad.details).to.match(/^name /);
+    const noChange = await statusOf(call("SimulateAccountPolicy", { id: policy.id }));
+    expect(noChange.code).to.equal(grpc.status.INVALID_ARGUMENT);
+    expect(noChange.details).to.match(/^change is required/);
+    const replay = await statusOf(call("SimulateAccountPolicy", req));
+    expect(replay.code).to.equal(grpc.status.UNAVAILABLE);
+    expect(replay.details).to.match(/without the request-log database/);
+  });
+
   it("refuses a bad type, version number or budget checks, naming the rule", async () => {
     for (const [method, req, code, message] of [
       [

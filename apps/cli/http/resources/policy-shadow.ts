@@ -80,4 +80,25 @@ function typeCommands(type: PolicyType): ApiCommandSpec[] {
   ];
 }
 
-export const policyShadowApiCommands = apiCommands(TYPES.flatMap(typeCommands));
+/** A workspace-wide policy's what-if, over the requests of every workspace it covers. */
+const accountSimulate: ApiCommandSpec = {
+  words: "policies account simulate",
+  summary:
+    "what a replace of a workspace-wide policy would have done to its recorded requests in every workspace it covers (default: last 7 days); writes nothing",
+  method: "POST",
+  path: "/api/v1/guardrails/policies/account/:id/simulate",
+  body: [
+    CHANGE,
+    f("from", "string", { help: "window start, ISO 8601 (default: 7 days ago)" }),
+    f("to", "string", { help: "window end, ISO 8601 (default: now)" }),
+  ],
+  required: ["change"],
+  examples: [
+    `railgate policies account simulate ID --change '{"name":"cap","config":{"limit_usd":50,"reset_interval":"monthly"}}' --from 2026-11-01T00:00:00Z`,
+  ],
+};
+
+export const policyShadowApiCommands = apiCommands([
+  accountSimulate,
+  ...TYPES.flatMap(typeCommands),
+]);
