@@ -725,9 +725,16 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
       "--change",
       JSON.stringify(cards),
     ]);
-    expect(simulated.data.not_replayed.map((u: Json) => u.field)).to.deep.equal([
-      "config.content_filter_builtins",
-    ]);
+    // No request was recorded yet: the changed filters had nothing to replay, and none went unreplayed.
+    expect(simulated.data.not_replayed).to.deep.equal([]);
+    expect(
+      simulated.data.content_replay.map((c: Json) => [
+        c.field,
+        c.from_detections,
+        c.from_encrypted_input,
+        c.not_replayed,
+      ]),
+    ).to.deep.equal([["config.content_filter_builtins", 0, 0, 0]]);
     const expires = new Date(Date.now() + 86_400_000).toISOString();
     const start = ["policies", "moderation", "shadow", "start", id, "--change"];
     const started = await json([...start, JSON.stringify(cards), "--expires-at", expires]);

@@ -67,10 +67,13 @@ describe("gRPC: AccountService.ListAuditEvents", () => {
     expect(taggedEvent._request_id).to.equal("request_id");
     expect(taggedEvent.request_id).to.equal("grpc-req-1");
     // Only what a create set: no description (null before and after) is no change; the audio
-    // cache switch is always set (off unless asked), so the record says it started off.
+    // cache switch and the replay data choice are always set (off and none unless asked), so the
+    // record says how they started.
     expect(Object.keys(taggedEvent.changes.fields).sort()).to.deep.equal([
       "audio_cache",
       "name",
+      "replay_data",
+      "replay_data_days",
       "slug",
     ]);
   });
