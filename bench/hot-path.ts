@@ -36,28 +36,34 @@ import { prose } from "./texts.js";
  * separated by spaces, to compare one setting's cost.
  * HOT_PATH_GUARDRAIL=live assigns the key a guardrail with the card and email redactions;
  * HOT_PATH_GUARDRAIL=shadow also runs a shadow of it that adds every other builtin, so the pair
- * measures what a running shadow costs a request.
+ * measures what a running shadow costs a request (with the filter work it adds), and
+ * HOT_PATH_GUARDRAIL=shadow-rules a shadow that changes only the allowed regions (the shadow's
+ * own cost: its rules decided again, the live filters' result taken as it is).
  * HOT_PATH_REPLAY_DATA=detections (or encrypted_input, with RAILGATE_REPLAY_DATA_KEY in
  * HOT_PATH_SYSTEM_ENV) sets the default workspace's replay_data, against none by default: the
  * pair measures what a workspace's replay data costs a request.
  */
 const INPUT = prose(110);
 
-/** HOT_PATH_GUARDRAIL: none (the default), live, or shadow (see above). */
+/** HOT_PATH_GUARDRAIL: none (the default), live, shadow or shadow-rules (see above). */
 async function governKey(api: ManagementApi, keyHash: string): Promise<void> {
   const mode = process.env.HOT_PATH_GUARDRAIL ?? "none";
   if (mode === "none") return;
-  if (mode !== "live" && mode !== "shadow")
-    throw new Error(`HOT_PATH_GUARDRAIL: "${mode}" is not none, live or shadow`);
+  if (mode !== "live" && mode !== "shadow" && mode !== "shadow-rules")
+    throw new Error(`HOT_PATH_GUARDRAIL: "${mode}" is not none, live, shadow or shadow-rules`);
   const redact = (slug: string) => ({ slug, action: "redact" });
   const id = await api.createGuardrail({
     name: "bench hot path",
     content_filter_builtins: ["credit-card", "email"].map(redact),
   });
   await api.assignKeys(id, [keyHash]);
-  if (mode === "shadow") {
+  if (mode !== "live") {
+    const change =
+      mode === "shadow"
+        ? { content_filter_builtins: BUILTIN_SLUGS.map(redact) }
+        : { allowed_data_regions: ["global", "europe", "us"] };
     await api.call("POST", `/guardrails/${id}/shadow`, {
-      change: { content_filter_builtins: BUILTIN_SLUGS.map(redact) },
+      change,
       expires_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
   }

@@ -4,7 +4,7 @@ import type { CatalogModel } from "../domain/catalog/types.js";
 import type { RegionName } from "../domain/enums.js";
 import { type ShadowOutcome, ShadowOutcomeSchema } from "../gen/railgate/speech/v1/speech_pb.js";
 import { decisionOfFilters, type ExampleDecision, type ExampleOutcome } from "./decide-example.js";
-import { applyFilters, type TextPart } from "./filters/index.js";
+import { applyFilters, type CompiledFilters, type TextPart } from "./filters/index.js";
 import type { ShadowPolicy } from "./governance-cache.js";
 import { modelRefusal, policyRules } from "./policy-rules.js";
 
@@ -29,6 +29,16 @@ function textParts(req: ShadowedRequest): TextPart[] {
 }
 
 /**
+ * What the live decision's content filters made of the request, when they ran: a shadow whose
+ * filters are the live ones (compiled once per filter set, so the same object) takes it instead
+ * of filtering the text again, so a shadow that changes no filter costs no filter work.
+ */
+export interface LiveFiltering {
+  filters: CompiledFilters;
+  decision: ExampleDecision;
+}
+
+/**
  * Decides a request under a shadow's policy with enforcement's rules in its order (region, model
  * lists, the endpoints' data policies, then the content filters), counting and changing
  * nothing: no metric, no counter, no answer depends on it. Budgets are not decided here.
@@ -37,6 +47,7 @@ export async function decideUnderShadow(
   shadow: ShadowPolicy,
   req: ShadowedRequest,
   signal?: AbortSignal,
+  live?: LiveFiltering,
 ): Promise<ExampleDecision> {
   const { policy } = shadow;
   const refused = (reason: string): ExampleDecision => ({ outcome: "refused", reason });
@@ -48,6 +59,7 @@ export async function decideUnderShadow(
   if (!req.model.endpoints.some((e) => rules.every((rule) => rule(e) === undefined)))
     return refused(`no endpoint of model ${req.model.id} is allowed`);
   if (shadow.filters.empty) return { outcome: "allowed", reason: "" };
+  if (live && live.filters === shadow.filters) return live.decision;
   return decisionOfFilters(await applyFilters(shadow.filters, textParts(req), signal));
 }
 
@@ -66,11 +78,12 @@ export async function shadowDecisions(
   req: ShadowedRequest,
   nowMs: number,
   signal?: AbortSignal,
+  live?: LiveFiltering,
 ): Promise<ShadowDecision[]> {
   const out: ShadowDecision[] = [];
   for (const s of shadows) {
     if (s.expiresAtMs <= nowMs) continue;
-    const decided = await decideUnderShadow(s, req, signal).catch(() => undefined);
+    const decided = await decideUnderShadow(s, req, signal, live).catch(() => undefined);
     if (decided)
       out.push({
         guardrailId: s.guardrailId,

@@ -53,7 +53,11 @@ import {
   policyRules,
   usableModels,
 } from "../../governance/policy-rules.js";
-import { differingShadow, shadowDecisions } from "../../governance/shadow-decision.js";
+import {
+  differingShadow,
+  type LiveFiltering,
+  shadowDecisions,
+} from "../../governance/shadow-decision.js";
 import { CONFIG_DEFAULTS, type SpeechRoutingConfig } from "../../platform/config/config.js";
 import { InFlight } from "../../platform/in-flight.js";
 import {
@@ -561,9 +565,9 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     // Past the rules a shadow decides: a refusal from here on (budget, credits, rate, key limit)
     // would refuse under the shadow too, so it records no shadow outcome.
     let counting = false;
-    // With no shadow running this is one property check; with one, its decision runs beside
-    // the live one and is only recorded.
-    const shadowing =
+    // With no shadow running this is one property check; with one, it is decided once the live
+    // filters have run (a shadow with the same filters takes their result) and only recorded.
+    const shadowed = (live?: LiveFiltering) =>
       principal.shadows &&
       shadowDecisions(
         principal.shadows,
@@ -576,6 +580,7 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         },
         Date.now(),
         ctx.signal,
+        live,
       );
     try {
       const refusal = modelRefusal(principal.policy, validated.model);
@@ -612,7 +617,12 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       });
       const at = new Date((this.deps.clock ?? systemClock).now());
       const characters = plan.characters;
-      const shadowOutcome = shadowing && differingShadow(await shadowing, liveOutcome(outcomes));
+      const live = liveOutcome(outcomes);
+      const shadowing = shadowed({
+        filters: principal.filters,
+        decision: { outcome: live, reason: "" },
+      });
+      const shadowOutcome = shadowing && differingShadow(await shadowing, live);
       const draft = draftOf(principal, region, plan, outcomes, Date.now(), shadowOutcome);
       const keeper = this.deps.keeper;
       const recovery = keeper && { leaseUntilMs: keeper.leaseUntil(), record: encodeDraft(draft) };
@@ -643,8 +653,16 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         outcomes,
         GenerationStatus.REFUSED,
       );
-      if (record && shadowing && !counting)
-        record.shadowOutcome = differingShadow(await shadowing, "refused");
+      // A block is the live filters' result; a refusal before them leaves the shadow to filter.
+      const shadowing =
+        record &&
+        !counting &&
+        shadowed(
+          err instanceof FilterBlocked
+            ? { filters: principal.filters, decision: { outcome: "refused", reason: "" } }
+            : undefined,
+        );
+      if (record && shadowing) record.shadowOutcome = differingShadow(await shadowing, "refused");
       if (record && input) this.keepReplayData(record, principal, input, validated.zdr);
       if (record) this.generations.add(record);
       // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
