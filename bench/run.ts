@@ -172,9 +172,12 @@ async function main(config: BenchConfig): Promise<number> {
 }
 
 const benchConfig = loadBenchConfig();
-// The detectors' cost per request needs no system: BENCH_ONLY=detections prints its own table.
+// The detectors' and a shadow's cost per request need no system: BENCH_ONLY=detections and
+// BENCH_ONLY=shadow print their own tables.
 if (benchConfig.only.length > 0 && benchConfig.only.every((o) => o === "detections")) {
   await import("./detections.js");
+} else if (benchConfig.only.length > 0 && benchConfig.only.every((o) => o === "shadow")) {
+  await import("./shadow-decision.js");
 } else {
   process.exitCode = await main(benchConfig);
 }
