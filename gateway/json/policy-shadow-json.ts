@@ -4,21 +4,11 @@ import type {
   GetGuardrailPolicyShadowResponse,
   GuardrailPolicyInput,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
-import {
-  arrayOf,
-  BOOLEAN,
-  DATE_TIME,
-  INTEGER,
-  type JsonSchema,
-  orNull,
-  STRINGS,
-  shapeOf,
-  specSchema,
-} from "../openapi/spec-schema.js";
+import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkFields, type Spec } from "./fields.js";
 import { policyInputFromJson, UPDATE_POLICY_BODY_SCHEMA } from "./guardrail-policy-json.js";
 import { INSTANT_PATTERN, parseInstant } from "./instant.js";
-import { isoOrNull } from "./proto-json.js";
+import { shadowReportToJson } from "./shadow-json.js";
 
 type Body = Record<string, unknown>;
 
@@ -92,52 +82,7 @@ export function policyChangeToJson(input: GuardrailPolicyInput | undefined): Jso
   return out;
 }
 
-const OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
-const BUDGET_OUTCOMES: JsonSchema = { enum: ["allowed", "refused"] };
-
+/** A policy shadow's report: a guardrail shadow's, with the change as its PUT body. */
 export function policyShadowToJson(r: GetGuardrailPolicyShadowResponse) {
-  const s = r.shadow;
-  return {
-    change: policyChangeToJson(s?.change),
-    started_at: isoOrNull(s?.startedAt),
-    expires_at: isoOrNull(s?.expiresAt),
-    expired: r.expired,
-    outcomes_changed: Number(r.outcomesChanged),
-    changes: r.changes.map((c) => ({ live: c.live, shadow: c.shadow, count: Number(c.count) })),
-    affected_generation_ids: r.affectedGenerationIds,
-    budget: {
-      outcomes_changed: Number(r.budget?.outcomesChanged ?? 0n),
-      changes: (r.budget?.changes ?? []).map((c) => ({
-        live: c.live,
-        shadow: c.shadow,
-        count: Number(c.count),
-      })),
-      affected_generation_ids: r.budget?.affectedGenerationIds ?? [],
-    },
-  };
+  return shadowReportToJson(r, policyChangeToJson(r.shadow?.change));
 }
-
-type ShadowJson = ReturnType<typeof policyShadowToJson>;
-
-export const POLICY_SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<ShadowJson>({
-  change: { type: "object" },
-  started_at: orNull(DATE_TIME),
-  expires_at: orNull(DATE_TIME),
-  expired: BOOLEAN,
-  outcomes_changed: INTEGER,
-  changes: arrayOf(
-    shapeOf<ShadowJson["changes"][number]>({ live: OUTCOMES, shadow: OUTCOMES, count: INTEGER }),
-  ),
-  affected_generation_ids: STRINGS,
-  budget: shapeOf<ShadowJson["budget"]>({
-    outcomes_changed: INTEGER,
-    changes: arrayOf(
-      shapeOf<ShadowJson["budget"]["changes"][number]>({
-        live: BUDGET_OUTCOMES,
-        shadow: BUDGET_OUTCOMES,
-        count: INTEGER,
-      }),
-    ),
-    affected_generation_ids: STRINGS,
-  }),
-});

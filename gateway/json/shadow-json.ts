@@ -50,10 +50,17 @@ export function shadowRequestFromJson(body: Record<string, unknown>): {
 const OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
 const BUDGET_OUTCOMES: JsonSchema = { enum: ["allowed", "refused"] };
 
-export function shadowToJson(r: GetGuardrailShadowResponse) {
+/** What a shadow's report holds, a guardrail's or a guardrail policy's alike. */
+export type ShadowReport = Pick<
+  GetGuardrailShadowResponse,
+  "expired" | "outcomesChanged" | "changes" | "affectedGenerationIds" | "budget"
+> & { shadow?: { startedAt?: Timestamp; expiresAt?: Timestamp } };
+
+/** A shadow's report as `GET .../shadow` answers it, with its change in the words of its body. */
+export function shadowReportToJson(r: ShadowReport, change: Record<string, unknown>) {
   const s = r.shadow;
   return {
-    change: s?.change ? guardrailChangeToJson(s.change, s.updateMask) : {},
+    change,
     started_at: isoOrNull(s?.startedAt),
     expires_at: isoOrNull(s?.expiresAt),
     expired: r.expired,
@@ -72,7 +79,12 @@ export function shadowToJson(r: GetGuardrailShadowResponse) {
   };
 }
 
-type ShadowJson = ReturnType<typeof shadowToJson>;
+export function shadowToJson(r: GetGuardrailShadowResponse) {
+  const s = r.shadow;
+  return shadowReportToJson(r, s?.change ? guardrailChangeToJson(s.change, s.updateMask) : {});
+}
+
+type ShadowJson = ReturnType<typeof shadowReportToJson>;
 
 export const SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<ShadowJson>({
   change: { type: "object" },

@@ -14,12 +14,12 @@ import { POLICY_DETAIL_SCHEMA, policyDetailToJson } from "../json/guardrail-poli
 import { RESTORE_BODY, restoreForceOf } from "../json/guardrail-version-json.js";
 import {
   POLICY_SHADOW_BODY_SCHEMA,
-  POLICY_SHADOW_JSON_SCHEMA,
   POLICY_SIMULATE_BODY_SCHEMA,
   policyShadowRequestFromJson,
   policyShadowToJson,
   policySimulateRequestFromJson,
 } from "../json/policy-shadow-json.js";
+import { SHADOW_JSON_SCHEMA } from "../json/shadow-json.js";
 import { SIMULATION_JSON_SCHEMA, simulationToJson } from "../json/simulation-json.js";
 import { DELETED, dataOf, specSchema } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
@@ -70,13 +70,13 @@ function typeRoutes(type: PolicyType): Route[] {
             "The change is the body a PUT takes and gets the PUT's 400s; expires_at is at most 30 days ahead. A policy runs at most one shadow (409).",
           body: POLICY_SHADOW_BODY_SCHEMA,
           status: 201,
-          response: dataOf(POLICY_SHADOW_JSON_SCHEMA),
+          response: dataOf(SHADOW_JSON_SCHEMA),
         },
         GET: {
           summary:
             "The shadow, and the requests it would have decided differently since it started",
           status: 200,
-          response: dataOf(POLICY_SHADOW_JSON_SCHEMA),
+          response: dataOf(SHADOW_JSON_SCHEMA),
         },
         DELETE: { summary: "End the shadow", status: 200, response: DELETED },
       },

@@ -238,6 +238,24 @@ function draftOf(
 }
 
 /** The live outcome of an admitted request, in the words a shadow's outcome is compared in. */
+/** The running shadows' decisions of a request, as enforcement read it before routing. */
+function decideShadows(
+  shadows: NonNullable<Principal["shadows"]>,
+  validated: SpeechPlan,
+  region: RegionName,
+  signal: AbortSignal,
+  live: LiveFiltering | undefined,
+) {
+  const request = {
+    model: validated.model,
+    segments: validated.segments,
+    references: validated.references.parts,
+    zdr: validated.zdr,
+    region,
+  };
+  return shadowDecisions(shadows, request, Date.now(), signal, live);
+}
+
 function liveOutcome(outcomes: FilteredText["outcomes"]): ExampleOutcome {
   if (outcomes.some((o) => o.action === FilterAction.REDACT)) return "redacted";
   if (outcomes.some((o) => o.action === FilterAction.FLAG)) return "flagged";
@@ -565,23 +583,6 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
     // Past the rules a shadow decides: a refusal from here on (budget, credits, rate, key limit)
     // would refuse under the shadow too, so it records no shadow outcome.
     let counting = false;
-    // With no shadow running this is one property check; with one, it is decided once the live
-    // filters have run (a shadow with the same filters takes their result) and only recorded.
-    const shadowed = (live?: LiveFiltering) =>
-      principal.shadows &&
-      shadowDecisions(
-        principal.shadows,
-        {
-          model: validated.model,
-          segments: validated.segments,
-          references: validated.references.parts,
-          zdr: validated.zdr,
-          region,
-        },
-        Date.now(),
-        ctx.signal,
-        live,
-      );
     try {
       const refusal = modelRefusal(principal.policy, validated.model);
       if (refusal) {
@@ -618,11 +619,17 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
       const at = new Date((this.deps.clock ?? systemClock).now());
       const characters = plan.characters;
       const live = liveOutcome(outcomes);
-      const shadowing = shadowed({
-        filters: principal.filters,
-        decision: { outcome: live, reason: "" },
-      });
-      const shadowOutcome = shadowing && differingShadow(await shadowing, live);
+      // With no shadow running this is one property check; with one, it is decided now that
+      // the live filters have run (a shadow with the same filters takes their result).
+      const shadowOutcome =
+        principal.shadows &&
+        differingShadow(
+          await decideShadows(principal.shadows, validated, region, ctx.signal, {
+            filters: principal.filters,
+            decision: { outcome: live, reason: "" },
+          }),
+          live,
+        );
       const draft = draftOf(principal, region, plan, outcomes, Date.now(), shadowOutcome);
       const keeper = this.deps.keeper;
       const recovery = keeper && { leaseUntilMs: keeper.leaseUntil(), record: encodeDraft(draft) };
@@ -654,15 +661,16 @@ export class SpeechServiceImpl implements ServiceImpl<typeof SpeechService> {
         GenerationStatus.REFUSED,
       );
       // A block is the live filters' result; a refusal before them leaves the shadow to filter.
-      const shadowing =
-        record &&
-        !counting &&
-        shadowed(
+      if (record && principal.shadows && !counting) {
+        const live: LiveFiltering | undefined =
           err instanceof FilterBlocked
             ? { filters: principal.filters, decision: { outcome: "refused", reason: "" } }
-            : undefined,
+            : undefined;
+        record.shadowOutcome = differingShadow(
+          await decideShadows(principal.shadows, validated, region, ctx.signal, live),
+          "refused",
         );
-      if (record && shadowing) record.shadowOutcome = differingShadow(await shadowing, "refused");
+      }
       if (record && input) this.keepReplayData(record, principal, input, validated.zdr);
       if (record) this.generations.add(record);
       // A budget's refusal says it is used up: its 100% alert and budget.exhausted are due.
