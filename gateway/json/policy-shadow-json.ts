@@ -8,7 +8,7 @@ import { type JsonSchema, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkFields, type Spec } from "./fields.js";
 import { policyInputFromJson, UPDATE_POLICY_BODY_SCHEMA } from "./guardrail-policy-json.js";
 import { INSTANT_PATTERN, parseInstant } from "./instant.js";
-import { shadowReportToJson } from "./shadow-json.js";
+import { shadowExpiresAt, shadowReportToJson } from "./shadow-json.js";
 
 type Body = Record<string, unknown>;
 
@@ -61,12 +61,7 @@ export function policyShadowRequestFromJson(
 ): { change: GuardrailPolicyInput; expiresAt: Timestamp } {
   checkFields(body, SHADOW_BODY);
   const change = changeOf(body, type);
-  if (body.expires_at === undefined)
-    throw badRequest("expires_at is required: an ISO 8601 date-time, at most 30 days ahead");
-  const expiresAt = instant(body, "expires_at");
-  if (!expiresAt)
-    throw badRequest("expires_at must be an ISO 8601 date-time, e.g. 2026-12-09T08:00:00Z");
-  return { change, expiresAt };
+  return { change, expiresAt: shadowExpiresAt(body) };
 }
 
 /** A replace's input in the words of its PUT body: the fields it sends, nothing else. */

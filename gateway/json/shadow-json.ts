@@ -39,12 +39,18 @@ export function shadowRequestFromJson(body: Record<string, unknown>): {
 } {
   checkFields(body, BODY);
   if (body.change === undefined) throw badRequest("change is required (the body a PATCH takes)");
+  const expiresAt = shadowExpiresAt(body);
+  const { input, paths } = guardrailInputFromJson(body.change as Record<string, unknown>);
+  return { change: input, paths, expiresAt };
+}
+
+/** A shadow body's `expires_at`, a guardrail's or a policy's (how far ahead: the service's rule). */
+export function shadowExpiresAt(body: Record<string, unknown>): Timestamp {
   if (body.expires_at === undefined)
     throw badRequest("expires_at is required: an ISO 8601 date-time, at most 30 days ahead");
   const at = parseInstant(body.expires_at as string);
   if (!at) throw badRequest("expires_at must be an ISO 8601 date-time, e.g. 2026-12-09T08:00:00Z");
-  const { input, paths } = guardrailInputFromJson(body.change as Record<string, unknown>);
-  return { change: input, paths, expiresAt: timestampFromDate(at) };
+  return timestampFromDate(at);
 }
 
 const OUTCOMES: JsonSchema = { enum: ["allowed", "refused", "redacted", "flagged"] };
