@@ -34,6 +34,10 @@ import { GuardrailServiceImpl } from "../../services/guardrail/service.js";
 import { shadowReport } from "../../services/guardrail/shadow.js";
 import { guardrailShadowNotice, guardrailShadows } from "../../services/guardrail/shadow-expiry.js";
 import { replayWindow, simulate } from "../../services/guardrail/simulate.js";
+import {
+  accountPolicyShadows,
+  accountShadowNotices,
+} from "../../services/guardrail-policies/account-shadow.js";
 import { GuardrailPolicyServiceImpl } from "../../services/guardrail-policies/service.js";
 import {
   policyShadowNotice,
@@ -265,6 +269,10 @@ export async function startGuardrailServer(
           policyId: policy.id,
           policyType: policy.policyType,
         }),
+      accountShadowExpired: (policy, report) => {
+        for (const notice of accountShadowNotices(policy, report))
+          announce(notice, { policyId: policy.id, policyType: "account" });
+      },
     },
     options.clock,
   );
@@ -291,6 +299,11 @@ export async function startGuardrailServer(
             listWorkspaces: (offset, limit) => store.listWorkspaces(offset, limit),
             shadowedPolicies: (ws) => policies.shadowedPolicies(ws),
             report: (type, id) => policies.shadowReportOf(type, id),
+          }),
+          accountPolicyShadows({
+            shadowed: () => policies.accountShadows.shadowed(),
+            covered: (p) => policies.accountShadows.covered(p),
+            report: (id) => policies.accountShadows.reportOf(id),
           }),
         ],
         webhooks: webhooks.store,

@@ -1,4 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { GUARDRAIL_LIMITS } from "../../domain/limits.js";
 import {
   type AccountPolicy,
@@ -146,12 +147,20 @@ export function policyDetailToJson(p: GuardrailPolicy) {
     legacy_guardrail_ids: p.legacyGuardrailIds,
     updated_at: isoOrNull(p.updatedAt),
     ...policyChecksToJson(p),
-    // Whether a shadow runs, so a reader need not probe .../shadow (which has its report).
-    shadow: p.shadow
-      ? { started_at: isoOrNull(p.shadow.startedAt), expires_at: isoOrNull(p.shadow.expiresAt) }
-      : null,
+    shadow: shadowRunning(p.shadow),
   };
 }
+
+/** Whether a shadow runs, so a reader need not probe .../shadow (which has its report). */
+function shadowRunning(s: { startedAt?: Timestamp; expiresAt?: Timestamp } | undefined) {
+  return s ? { started_at: isoOrNull(s.startedAt), expires_at: isoOrNull(s.expiresAt) } : null;
+}
+
+const SHADOW_RUNNING: JsonSchema = orNull({
+  type: "object",
+  required: ["started_at", "expires_at"],
+  properties: { started_at: orNull(DATE_TIME), expires_at: orNull(DATE_TIME) },
+});
 
 /** OpenRouter's <Type>GuardrailPolicySummary (list). */
 export function policySummaryToJson(p: GuardrailPolicy) {
@@ -193,11 +202,7 @@ export const POLICY_DETAIL_SCHEMA = shapeOf<ReturnType<typeof policyDetailToJson
   legacy_guardrail_ids: STRINGS,
   updated_at: orNull(DATE_TIME),
   ...POLICY_CHECKS_OUTPUT,
-  shadow: orNull({
-    type: "object",
-    required: ["started_at", "expires_at"],
-    properties: { started_at: orNull(DATE_TIME), expires_at: orNull(DATE_TIME) },
-  }),
+  shadow: SHADOW_RUNNING,
 });
 
 export const POLICY_SUMMARY_SCHEMA = shapeOf<ReturnType<typeof policySummaryToJson>>({
@@ -376,6 +381,7 @@ export function accountPolicyToJson(p: AccountPolicy) {
     created_at: isoOrNull(p.createdAt),
     updated_at: isoOrNull(p.updatedAt),
     ...policyChecksToJson(p),
+    shadow: shadowRunning(p.shadow),
   };
 }
 
@@ -393,4 +399,5 @@ export const ACCOUNT_POLICY_SCHEMA = shapeOf<ReturnType<typeof accountPolicyToJs
   created_at: orNull(DATE_TIME),
   updated_at: orNull(DATE_TIME),
   ...POLICY_CHECKS_OUTPUT,
+  shadow: SHADOW_RUNNING,
 });

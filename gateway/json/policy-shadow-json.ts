@@ -15,7 +15,7 @@ type Body = Record<string, unknown>;
 const INSTANT = { type: "string", nullable: true, rules: { pattern: INSTANT_PATTERN } } as const;
 
 export const SIMULATE_BODY: Spec = { change: { type: "object" }, from: INSTANT, to: INSTANT };
-const SHADOW_BODY: Spec = {
+export const SHADOW_BODY: Spec = {
   change: { type: "object" },
   expires_at: { type: "string", rules: { pattern: INSTANT_PATTERN } },
 };

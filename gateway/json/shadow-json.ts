@@ -90,7 +90,7 @@ export function shadowToJson(r: GetGuardrailShadowResponse) {
   return shadowReportToJson(r, s?.change ? guardrailChangeToJson(s.change, s.updateMask) : {});
 }
 
-type ShadowJson = ReturnType<typeof shadowReportToJson>;
+export type ShadowJson = ReturnType<typeof shadowReportToJson>;
 
 export const SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<ShadowJson>({
   change: { type: "object" },

@@ -131,6 +131,7 @@ export const DELIVERY_JSON_SCHEMA: JsonSchema = shapeOf<ReturnType<typeof delive
       "credits.low",
       "guardrail.shadow_expired",
       "guardrail_policy.shadow_expired",
+      "account_policy.shadow_expired",
       "webhook.test",
     ],
   },

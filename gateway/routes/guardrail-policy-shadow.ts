@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import {
+  GetAccountPolicyShadowResponseSchema,
   GetGuardrailPolicyShadowResponseSchema,
   GuardrailPolicyService,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
@@ -7,10 +8,19 @@ import { POLICY_TYPES, type PolicyType } from "../../store/policies/types.js";
 import type { Route } from "../context.js";
 import { readBody, readJsonObject, sendJson } from "../http-io.js";
 import {
+  ACCOUNT_SHADOW_BODY_SCHEMA,
+  ACCOUNT_SHADOW_JSON_SCHEMA,
   ACCOUNT_SIMULATE_BODY_SCHEMA,
+  accountShadowRequestFromJson,
+  accountShadowToJson,
   accountSimulateRequestFromJson,
 } from "../json/account-simulate-json.js";
-import { POLICY_DETAIL_SCHEMA, policyDetailToJson } from "../json/guardrail-policy-json.js";
+import {
+  ACCOUNT_POLICY_SCHEMA,
+  accountPolicyToJson,
+  POLICY_DETAIL_SCHEMA,
+  policyDetailToJson,
+} from "../json/guardrail-policy-json.js";
 import { RESTORE_BODY, restoreForceOf } from "../json/guardrail-version-json.js";
 import {
   POLICY_SHADOW_BODY_SCHEMA,
@@ -164,7 +174,90 @@ const accountSimulateRoute: Route = {
   },
 };
 
+/** Shadow of a workspace-wide policy: decided on the requests of every workspace it covers. */
+const accountShadowRoutes: Route[] = [
+  {
+    pattern: "/api/v1/guardrails/policies/account/:id/shadow",
+    access: accessOf(
+      M.startAccountPolicyShadow,
+      M.getAccountPolicyShadow,
+      M.endAccountPolicyShadow,
+    ),
+    docs: {
+      POST: {
+        summary:
+          "Run a proposed replace beside the live workspace-wide policy, in every workspace it covers, until expires_at (no effect on answers)",
+        description:
+          "The change is the body its PUT takes and gets the PUT's 400s; expires_at is at most 30 days ahead. A policy runs at most one shadow (409).",
+        body: ACCOUNT_SHADOW_BODY_SCHEMA,
+        status: 201,
+        response: dataOf(ACCOUNT_SHADOW_JSON_SCHEMA),
+      },
+      GET: {
+        summary:
+          "The shadow, and the requests it would have decided differently since it started, added up over the workspaces it covers",
+        status: 200,
+        response: dataOf(ACCOUNT_SHADOW_JSON_SCHEMA),
+      },
+      DELETE: { summary: "End the shadow", status: 200, response: DELETED },
+    },
+    methods: {
+      async POST(ctx) {
+        const body = await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const { change, expiresAt } = accountShadowRequestFromJson(body);
+        const res = await ctx.clients.policies.startAccountPolicyShadow(
+          { id: ctx.params.id ?? "", change, expiresAt },
+          ctx.call,
+        );
+        const answer = create(GetAccountPolicyShadowResponseSchema, { shadow: res.shadow });
+        sendJson(ctx.res, 201, { data: accountShadowToJson(answer) });
+      },
+      async GET(ctx) {
+        const res = await ctx.clients.policies.getAccountPolicyShadow(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: accountShadowToJson(res) });
+      },
+      async DELETE(ctx) {
+        const res = await ctx.clients.policies.endAccountPolicyShadow(
+          { id: ctx.params.id ?? "" },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { deleted: res.ended });
+      },
+    },
+  },
+  {
+    pattern: "/api/v1/guardrails/policies/account/:id/shadow/promote",
+    access: accessOf(M.promoteAccountPolicyShadow),
+    docs: {
+      POST: {
+        summary:
+          "Make the shadow's change the live workspace-wide policy (as its PUT: checks run as for one) and end the shadow",
+        description: 'The body may be left out; `{ "force": true }` passes failing checks.',
+        body: specSchema(RESTORE_BODY),
+        status: 200,
+        response: dataOf(ACCOUNT_POLICY_SCHEMA),
+      },
+    },
+    methods: {
+      async POST(ctx) {
+        const raw = await readBody(ctx.req, ctx.maxBodyBytes);
+        const body = raw.length === 0 ? {} : await readJsonObject(ctx.req, ctx.maxBodyBytes);
+        const force = restoreForceOf(body);
+        const res = await ctx.clients.policies.promoteAccountPolicyShadow(
+          { id: ctx.params.id ?? "", force },
+          ctx.call,
+        );
+        sendJson(ctx.res, 200, { data: res.policy && accountPolicyToJson(res.policy) });
+      },
+    },
+  },
+];
+
 export const guardrailPolicyShadowRoutes: Route[] = [
   accountSimulateRoute,
+  ...accountShadowRoutes,
   ...POLICY_TYPES.flatMap(typeRoutes),
 ];

@@ -11,6 +11,7 @@ export type AlertEventType =
   | "credits.low"
   | "guardrail.shadow_expired"
   | "guardrail_policy.shadow_expired"
+  | "account_policy.shadow_expired"
   | "webhook.test";
 
 /** A limit window: a guardrail's reset_interval, or a key limit's (all-time unless it resets). */
@@ -31,8 +32,9 @@ export interface AlertEventData {
   guardrail_id: string | null;
   /**
    * Set when the budget is a guardrail policy's (guardrail_id then holds the same id), and on
-   * guardrail_policy.shadow_expired (guardrail_id null: a policy may share its id with the
-   * guardrail whose part it took over, whose shadow is another one).
+   * guardrail_policy.shadow_expired and account_policy.shadow_expired (guardrail_id null: a
+   * policy may share its id with the guardrail whose part it took over, whose shadow is another
+   * one).
    */
   policy_id: string | null;
   /** The policy's type wherever policy_id is set (a budget's is "budget"). */

@@ -32,7 +32,10 @@ export interface ShadowSeen {
 
 /** A shadow's report as its expiry's event announces it. */
 export interface ShadowNotice extends ShadowSeen {
-  type: Extract<AlertEventType, "guardrail.shadow_expired" | "guardrail_policy.shadow_expired">;
+  type: Extract<
+    AlertEventType,
+    "guardrail.shadow_expired" | "guardrail_policy.shadow_expired" | "account_policy.shadow_expired"
+  >;
   /** The report says it expired (a report of a running shadow announces nothing). */
   expired: boolean;
   /** Who owns the shadow (the ids) and its report's counts. */

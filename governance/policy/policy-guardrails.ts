@@ -107,7 +107,9 @@ export function policyAsGuardrail(
  * A policy's running shadow as enforcement decides it: the guardrail holding the proposed
  * settings. Built when a principal loads, never per request.
  */
-function policyShadowOf(p: StoredPolicy): Pick<GoverningGuardrail, "policyShadow"> {
+function policyShadowOf(
+  p: Pick<StoredPolicy, "id" | "name" | "policyType" | "config" | "shadow">,
+): Pick<GoverningGuardrail, "policyShadow"> {
   const s = p.shadow;
   if (!s) return {};
   return {
@@ -168,6 +170,7 @@ export function accountPolicies(
       source: "workspace_default" as const,
       guardrail: policyAsGuardrail(p),
       ...policyFacts(p),
+      ...policyShadowOf(p),
     }));
 }
 

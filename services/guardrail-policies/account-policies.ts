@@ -29,6 +29,7 @@ import {
   type AccountPolicy,
   coversWorkspace,
   type PolicyDocStore,
+  type StoredPolicyShadow,
 } from "../../store/policies/types.js";
 import {
   type AuditEntry,
@@ -43,6 +44,7 @@ import {
   type PolicyVersions,
 } from "../../store/request-log/policy-versions.js";
 import type { Store } from "../../store/types.js";
+import { accountShadowToProto } from "./account-shadow.js";
 import {
   checkedChange,
   checksForAudit,
@@ -62,6 +64,7 @@ import {
   policyType,
   subjects,
 } from "./rules.js";
+import { noPolicyShadow, shadowSummary } from "./shadow.js";
 import { accountVersionMessage, noted, restoredPolicy, versionNotFound } from "./versions.js";
 
 const WORKSPACE_PAGE = 200;
@@ -97,6 +100,7 @@ export function accountToProto(p: VersionedAccountPolicy): AccountPolicyMessage 
     updatedAt: timestampFromMs(p.updatedAtMs),
     checks: checksOf(p),
     lastCheckRun: lastRunOf(p),
+    shadow: p.shadow && accountShadowToProto(p.shadow),
   });
 }
 
@@ -123,12 +127,13 @@ export class AccountPolicies {
       policyId: p.id,
       workspaceId: ACCOUNT_DOC,
       version: p.revision ?? 1,
-      data: p as unknown as Record<string, unknown>,
+      // A running shadow is no part of what the change made the policy.
+      data: withoutAccountShadow(p) as unknown as Record<string, unknown>,
     };
     return this.recordWith(ctx, entry, (tx, event) => insertPolicyVersion(tx, event, snapshot));
   }
 
-  private async stored(id: string): Promise<VersionedAccountPolicy | undefined> {
+  async stored(id: string): Promise<VersionedAccountPolicy | undefined> {
     if (!isUuid(id)) return undefined;
     const { doc } = await this.docs.read(ACCOUNT_DOC);
     return doc.accountPolicies?.find((p) => p.id === id);
@@ -213,7 +218,12 @@ export class AccountPolicies {
     return { policy: accountToProto(policy) };
   }
 
-  async update(req: UpdateAccountPolicyRequest, ctx: HandlerContext) {
+  /** A replace; `promotes` is the shadow whose change it is, which it ends in the same write. */
+  async update(
+    req: UpdateAccountPolicyRequest,
+    ctx: HandlerContext,
+    promotes?: StoredPolicyShadow,
+  ) {
     const input = req.policy ?? fail("policy is required");
     const name = policyName(input.name);
     const lists = await this.workspaceLists(input);
@@ -224,6 +234,8 @@ export class AccountPolicies {
       const stored = all.find((p) => p.id === req.id) ?? policyNotFound("account", req.id);
       if (input.policyType && input.policyType !== stored.policyType)
         fail(`policy_type must stay "${stored.policyType}"`);
+      if (promotes && stored.shadow?.startedAtMs !== promotes.startedAtMs)
+        noPolicyShadow("account", req.id);
       before = stored;
       const next: VersionedAccountPolicy = {
         ...stored,
@@ -238,6 +250,7 @@ export class AccountPolicies {
       const checks = inputChecks(stored.policyType, input.checks);
       if (checks === null) delete next.checks;
       else if (checks !== undefined) next.checks = checks;
+      if (promotes) delete next.shadow;
       // Checks run on the policy the change leaves, each time it is decided again.
       failing = await checkedChange(next, req.force, this.checkContext);
       return {
@@ -251,7 +264,13 @@ export class AccountPolicies {
         action: "guardrail_policy.update",
         resource: { type: "guardrail_policy", id: req.id, label: name },
         changes: noted(
-          changesBetween(before ? accountAuditFields(before) : null, accountAuditFields(after)),
+          {
+            ...changesBetween(
+              before ? accountAuditFields(before) : null,
+              accountAuditFields(after),
+            ),
+            ...(promotes ? { shadow: { before: shadowSummary(promotes), after: null } } : {}),
+          },
           failing,
         ),
       },
@@ -423,6 +442,13 @@ export class AccountPolicies {
     });
     return { run: answer.run };
   }
+}
+
+/** The policy without its running shadow (what a version of it keeps). */
+function withoutAccountShadow(p: VersionedAccountPolicy): VersionedAccountPolicy {
+  if (!p.shadow) return p;
+  const { shadow: _running, ...rest } = p;
+  return rest;
 }
 
 function accountAuditFields(p: VersionedAccountPolicy): Record<string, unknown> {

@@ -14,7 +14,9 @@ import {
   type CreateGuardrailPolicyRequest,
   type DeleteAccountPolicyRequest,
   type DeleteGuardrailPolicyRequest,
+  type EndAccountPolicyShadowRequest,
   type EndGuardrailPolicyShadowRequest,
+  type GetAccountPolicyShadowRequest,
   type GetAccountPolicyVersionRequest,
   type GetGuardrailPolicyRequest,
   type GetGuardrailPolicyShadowRequest,
@@ -32,6 +34,7 @@ import {
   type ListGuardrailPoliciesRequest,
   type ListGuardrailPolicyVersionsRequest,
   PolicyAssignmentStateSchema,
+  type PromoteAccountPolicyShadowRequest,
   type PromoteGuardrailPolicyShadowRequest,
   type RestoreAccountPolicyVersionRequest,
   type RestoreGuardrailPolicyVersionRequest,
@@ -39,6 +42,7 @@ import {
   type RunGuardrailPolicyChecksRequest,
   type SimulateAccountPolicyRequest,
   type SimulateGuardrailPolicyRequest,
+  type StartAccountPolicyShadowRequest,
   type StartGuardrailPolicyShadowRequest,
   type SubjectList,
   type UpdateAccountPolicyRequest,
@@ -88,6 +92,7 @@ import {
 import { isDatabaseUnavailable } from "../../store/request-log/unavailable.js";
 import type { Store } from "../../store/types.js";
 import { AccountPolicies } from "./account-policies.js";
+import { AccountPolicyShadows, type AccountShadowOptions } from "./account-shadows.js";
 import { reassignedCoverage, simulateAccountPolicy } from "./account-simulate.js";
 import {
   checkedChange,
@@ -156,6 +161,8 @@ export interface GuardrailPolicyServiceOptions {
   whatIf?: GuardrailWhatIf;
   /** A report found its shadow expired (its webhook event is due, unless already queued). */
   shadowExpired?: (policy: StoredPolicy, report: GetGuardrailPolicyShadowResponse) => void;
+  /** The same, for a workspace-wide policy's shadow. */
+  accountShadowExpired?: AccountShadowOptions["shadowExpired"];
 }
 
 /**
@@ -167,6 +174,8 @@ export interface GuardrailPolicyServiceOptions {
 export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailPolicyService> {
   private readonly docs: PolicyDocStore;
   private readonly account: AccountPolicies;
+  /** Shadows of workspace-wide policies (the expiry sweep reads them too). */
+  readonly accountShadows: AccountPolicyShadows;
 
   constructor(
     private readonly store: Store,
@@ -182,6 +191,16 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       () => this.versionStore(),
       options.checks,
       clock,
+    );
+    this.accountShadows = new AccountPolicyShadows(
+      this.docs,
+      this.account,
+      (ctx, entry, writtenWith) => this.recordWith(ctx, entry, writtenWith),
+      {
+        whatIf: options.whatIf,
+        shadowExpired: options.accountShadowExpired,
+        unavailableAsRetry,
+      },
     );
   }
 
@@ -670,7 +689,7 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
     const started = await this.edit(workspaceId, async (doc) => {
       const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
       if (!stored) policyNotFound(type, req.id);
-      checkNoRunningShadow(stored, nowMs);
+      checkNoRunningShadow(type, stored, nowMs);
       const shadow = storedShadow(input, { name, config }, nowMs, expiresAtMs);
       return {
         doc: placed(doc, { ...stored, shadow }),
@@ -814,6 +833,22 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       window.toMs,
     ).catch(unavailableAsRetry);
     return { simulation };
+  }
+
+  startAccountPolicyShadow(req: StartAccountPolicyShadowRequest, ctx: HandlerContext) {
+    return this.accountShadows.start(req, ctx);
+  }
+
+  getAccountPolicyShadow(req: GetAccountPolicyShadowRequest) {
+    return this.accountShadows.get(req);
+  }
+
+  promoteAccountPolicyShadow(req: PromoteAccountPolicyShadowRequest, ctx: HandlerContext) {
+    return this.accountShadows.promote(req, ctx);
+  }
+
+  endAccountPolicyShadow(req: EndAccountPolicyShadowRequest, ctx: HandlerContext) {
+    return this.accountShadows.end(req, ctx);
   }
 
   /** The versions reader, or 400 when this process has no database to keep them. */

@@ -27,11 +27,15 @@ export function noPolicyShadow(type: string, id: string): never {
 }
 
 /** A policy runs at most one shadow until it is promoted, ended or expires. */
-export function checkNoRunningShadow(p: StoredPolicy, nowMs: number): void {
+export function checkNoRunningShadow(
+  kind: string,
+  p: Pick<StoredPolicy, "id" | "shadow">,
+  nowMs: number,
+): void {
   if (p.shadow && p.shadow.expiresAtMs > nowMs)
     throw conflict(
       ErrorReason.SHADOW_EXISTS,
-      `${p.policyType} policy ${quote(p.id)} already runs a shadow until ${new Date(p.shadow.expiresAtMs).toISOString()}: promote or end it first`,
+      `${kind} policy ${quote(p.id)} already runs a shadow until ${new Date(p.shadow.expiresAtMs).toISOString()}: promote or end it first`,
     );
 }
 

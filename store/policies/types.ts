@@ -42,7 +42,7 @@ export interface StoredPolicy {
 }
 
 /**
- * A policy's shadow: the change as UpdateGuardrailPolicy took it (protobuf JSON, replayed as the
+ * A policy's shadow: the change as UpdateGuardrailPolicy (or UpdateAccountPolicy) took it (protobuf JSON, replayed as the
  * replace on promote) and the settings it leaves, validated when the shadow started.
  */
 export interface StoredPolicyShadow {
@@ -65,6 +65,11 @@ export interface AccountPolicy {
   optedOutWorkspaceIds: string[];
   createdAtMs: number;
   updatedAtMs: number;
+  /**
+   * A proposed replace decided beside this policy in every workspace it covers
+   * (services/guardrail-policies/account-shadow.ts); its change is an AccountPolicyInput.
+   */
+  shadow?: StoredPolicyShadow;
 }
 
 /** The document of account policies (see ACCOUNT_DOC). */

@@ -18,6 +18,7 @@ import { WebhookReceiver } from "../kit/webhook-receiver.js";
 
 const SECRET = "whsec_policy_shadow_expiry_0123456789";
 const TYPE = "guardrail_policy.shadow_expired";
+const ACCOUNT_TYPE = "account_policy.shadow_expired";
 const BUDGET = { include_byok_in_budgets: false, limit_usd: 200, reset_interval: "monthly" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -112,6 +113,69 @@ describe("gateway: a guardrail policy shadow's expiry announced to webhooks", ()
     // A disabled webhook gets none.
     const none = await h.api.get(`/api/v1/webhooks/${off.body.data.id}/deliveries`);
     expect(none.body.data).to.deep.equal([]);
+  });
+
+  it("fires account_policy.shadow_expired once to each covered workspace's webhooks, with the added-up report", async () => {
+    const covered = [await createWorkspace(h.api), await createWorkspace(h.api)];
+    const outside = await createWorkspace(h.api);
+    const hooks: string[] = [];
+    for (const ws of [...covered, outside]) {
+      const hook = await h.api.post("/api/v1/webhooks", {
+        workspace_id: ws.id,
+        url: receiver.url,
+        secret: SECRET,
+      });
+      expectStatus(hook, 201);
+      hooks.push(hook.body.data.id);
+    }
+    const created = await h.api.post("/api/v1/guardrails/policies/account", {
+      name: "Everyone's cap",
+      policy_type: "budget",
+      config: BUDGET,
+      workspace_ids: covered.map((w) => w.id),
+    });
+    expectStatus(created, 201);
+    const id = created.body.data.id as string;
+    const path = `/api/v1/guardrails/policies/account/${id}/shadow`;
+    const started = await h.api.post(path, {
+      change: { name: "Tighter", config: { ...BUDGET, limit_usd: 5 } },
+      expires_at: new Date(Date.now() + 1000).toISOString(),
+    });
+    expectStatus(started, 201);
+    const ofPolicy = () => receiver.events(ACCOUNT_TYPE).filter((e) => e.data.policy_id === id);
+    await sleep(300);
+    expect(ofPolicy()).to.deep.equal([]);
+    await receiver.waitFor(() => ofPolicy().length >= 2);
+    const events = ofPolicy();
+    expect(events.map((e) => e.workspace_id).sort()).to.deep.equal(covered.map((w) => w.id).sort());
+    for (const event of events) {
+      expect(event.data).to.deep.include({
+        guardrail_id: null,
+        policy_id: id,
+        policy_type: "budget",
+      });
+      expect(event.data.shadow).to.deep.equal({
+        update_mask: ["name", "config"],
+        started_at: started.body.data.started_at,
+        expires_at: started.body.data.expires_at,
+        outcomes_changed: 0,
+        changes: [],
+        affected_generation_ids: [],
+        budget: { outcomes_changed: 0, changes: [], affected_generation_ids: [] },
+      });
+    }
+    // Not a workspace policy's event, and once per workspace across sweeps and the report read.
+    expect(receiver.events(TYPE).filter((e) => e.data.policy_id === id)).to.deep.equal([]);
+    const read = await h.api.get(path);
+    expectStatus(read, 200);
+    expect(read.body.data.expired).to.equal(true);
+    await sleep(500);
+    expect(ofPolicy()).to.have.length(2);
+    // The workspace it does not cover is not told.
+    const none = await h.api.get(`/api/v1/webhooks/${hooks[2]}/deliveries`);
+    expect(
+      none.body.data.filter((d: { event_type: string }) => d.event_type === ACCOUNT_TYPE),
+    ).to.deep.equal([]);
   });
 });
 

@@ -341,6 +341,18 @@ describe("gateway: OpenAPI document against real answers", function () {
     await call(admin, "POST", `${account}/{id}/simulate`, `${widePath}/simulate`, {
       change: { name: "what if", config: POLICY_CONFIGS.moderation },
     });
+    // A change in shadow there: started, reported, promoted; started again and ended.
+    const wideShadow = {
+      change: { name: "shadowed", config: POLICY_CONFIGS.moderation },
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    };
+    await call(admin, "POST", `${account}/{id}/shadow`, `${widePath}/shadow`, wideShadow);
+    await call(admin, "GET", `${account}/{id}/shadow`, `${widePath}/shadow`);
+    await call(admin, "POST", `${account}/{id}/shadow/promote`, `${widePath}/shadow/promote`, {
+      force: true,
+    });
+    await call(admin, "POST", `${account}/{id}/shadow`, `${widePath}/shadow`, wideShadow);
+    await call(admin, "DELETE", `${account}/{id}/shadow`, `${widePath}/shadow`);
     await call(
       admin,
       "POST",
@@ -584,6 +596,13 @@ describe("gateway: OpenAPI document against real answers", function () {
       // A workspace-wide policy's what-if takes the change its PUT takes.
       if (path.startsWith("/api/v1/guardrails/policies/account") && path.endsWith("/simulate"))
         return { change: { name: `rule probe ${probes}`, config: POLICY_CONFIGS.budget } };
+      if (path.startsWith("/api/v1/guardrails/policies/account") && path.endsWith("/promote"))
+        return {};
+      if (path.startsWith("/api/v1/guardrails/policies/account") && path.endsWith("/shadow"))
+        return {
+          change: { name: `rule probe ${probes}`, config: POLICY_CONFIGS.budget },
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        };
       if (path.startsWith("/api/v1/guardrails/policies/account"))
         return {
           name: `rule probe ${probes}`,
