@@ -142,4 +142,64 @@ describe("faults: a guardrail's what-if and shadow across the split topology", f
     expectStatus(await admin.request("DELETE", base), 200);
     expect((await admin.get(base)).status).to.equal(404);
   });
+
+  it("a workspace-wide policy's shadow is decided in each workspace it covers by the speech process; its report adds them up", async () => {
+    const keys = [
+      await governedKey({ name: "Live in a" }),
+      await governedKey({ name: "Live in b" }),
+    ];
+    const workspaceIds: string[] = [];
+    for (const key of keys) {
+      const res = await admin.get(`/api/v1/keys/${key.hash}`);
+      expectStatus(res, 200);
+      workspaceIds.push(res.body.data.workspace_id);
+    }
+    const created = await admin.post("/api/v1/guardrails/policies/account", {
+      name: "No filters yet",
+      policy_type: "moderation",
+      config: {},
+      workspace_ids: workspaceIds,
+    });
+    expectStatus(created, 201);
+    const base = `/api/v1/guardrails/policies/account/${created.body.data.id}/shadow`;
+    const started = await admin.post(base, {
+      change: {
+        name: "Secrets redacted",
+        config: { content_filters: [{ pattern: "secret", action: "redact" }] },
+      },
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect(started.status, shown(started)).to.equal(201);
+    const ids: string[] = [];
+    for (const key of keys) {
+      // The speech process learns of the shadow through the account document's invalidation.
+      const seen = await pollUntil(
+        async () => {
+          const id = await speak(key.secret, "the secret word");
+          const record = await pollUntil(
+            () => new Api(system.baseUrl(), key.secret).get(`/api/v1/generation?id=${id}`),
+            (r) => r.status === 200,
+          );
+          return { id, outcome: record.body.data.shadow_outcome };
+        },
+        (r) => r.outcome !== null,
+      );
+      expect(seen.outcome).to.include({
+        policy_id: created.body.data.id,
+        live: "allowed",
+        shadow: "redacted",
+      });
+      ids.push(seen.id);
+    }
+    const report = await pollUntil(
+      () => admin.get(base),
+      (r) => r.status !== 200 || r.body.data.outcomes_changed >= 2,
+    );
+    expect(report.status, shown(report)).to.equal(200);
+    expect(report.body.data.outcomes_changed).to.equal(2);
+    expect([...report.body.data.affected_generation_ids].sort()).to.deep.equal(ids.sort());
+    expect([...report.body.data.workspace_ids].sort()).to.deep.equal(workspaceIds.sort());
+    expectStatus(await admin.request("DELETE", base), 200);
+    expect((await admin.get(base)).status).to.equal(404);
+  });
 });
