@@ -127,4 +127,48 @@ describe("gRPC: a guardrail policy's what-if and shadow (plain @grpc/grpc-js)", 
     };
     expect(got.policy.name).to.equal("grpc budget");
   });
+
+  it("runs a workspace-wide policy's shadow: refused without a management key, started, reported, promoted", async () => {
+    const created = (await unary(
+      policies,
+      "CreateAccountPolicy",
+      { policy: { policy_type: "budget", name: "grpc account cap", config: budget(1) } },
+      admin(),
+    )) as { policy: { id: string } };
+    const id = created.policy.id;
+    const start = {
+      id,
+      change: { name: "grpc account tighter", config: budget(0.5) },
+      expires_at: inAnHour(),
+    };
+    for (const [method, req] of [
+      ["StartAccountPolicyShadow", start],
+      ["GetAccountPolicyShadow", { id }],
+      ["PromoteAccountPolicyShadow", { id }],
+      ["EndAccountPolicyShadow", { id }],
+    ] as const) {
+      const anonymous = await statusOf(unary(policies, method, req, metadata()));
+      expect(anonymous.code, method).to.equal(grpc.status.UNAUTHENTICATED);
+      const standard = await statusOf(unary(policies, method, req, metadata({ key: standardKey })));
+      expect(standard.code, method).to.equal(grpc.status.PERMISSION_DENIED);
+    }
+    const started = (await unary(policies, "StartAccountPolicyShadow", start, admin())) as {
+      shadow: { change: { name: string } };
+    };
+    expect(started.shadow.change.name).to.equal("grpc account tighter");
+    const report = (await unary(policies, "GetAccountPolicyShadow", { id }, admin())) as {
+      expired: boolean;
+      outcomes_changed: string;
+      workspace_ids: string[];
+    };
+    expect(report).to.deep.include({ expired: false, outcomes_changed: "0", workspace_ids: [] });
+    const promoted = (await unary(policies, "PromoteAccountPolicyShadow", { id }, admin())) as {
+      policy: { name: string; shadow: unknown };
+    };
+    expect(promoted.policy.name).to.equal("grpc account tighter");
+    expect(promoted.policy.shadow).to.equal(null);
+    const gone = await statusOf(unary(policies, "GetAccountPolicyShadow", { id }, admin()));
+    expect(gone.code).to.equal(grpc.status.NOT_FOUND);
+    expect(gone.details).to.match(/account policy .* runs no shadow/);
+  });
 });
