@@ -23,14 +23,13 @@ import {
 } from "../../governance/alerts/shadow-expiry.js";
 import { policyAsGuardrail } from "../../governance/policy/policy-guardrails.js";
 import type { AccountPolicy, StoredPolicyShadow } from "../../store/policies/types.js";
+import { writtenFields } from "./shadow-expiry.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
 /** The change as stored in the account document: protobuf JSON with the proto's field names. */
 const JSON_NAMES = { useProtoFieldName: true } as const;
 /** A report names at most this many affected records, as a workspace policy's does. */
 const SAMPLE_SIZE = 20;
-/** Fields of a PUT body that name the policy rather than change it. */
-const NOT_WRITTEN = new Set(["policy_type"]);
 
 /** A workspace-wide policy that runs (or ran until it expired) a shadow. */
 export type ShadowedAccountPolicy = AccountPolicy & { shadow: StoredPolicyShadow };
@@ -123,12 +122,6 @@ export async function accountShadowReport(
     }),
     workspaceIds: [...workspaceIds],
   });
-}
-
-/** The PUT body's fields the change holds (a PUT replaces those it names, name and config always). */
-function writtenFields(change: unknown): string[] {
-  if (typeof change !== "object" || change === null) return [];
-  return Object.keys(change).filter((k) => !NOT_WRITTEN.has(k));
 }
 
 /**

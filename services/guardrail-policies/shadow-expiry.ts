@@ -32,8 +32,11 @@ function onceKeyOf(p: StoredPolicy, startedAtMs: number): string {
   return `policy_shadow_expired:${p.policyType}:${p.id}:${startedAtMs}`;
 }
 
-/** The PUT body's fields the change holds (a PUT replaces those it names, name and config always). */
-function writtenFields(change: unknown): string[] {
+/**
+ * The PUT body's fields the change holds (a PUT replaces those it names, name and config always),
+ * a workspace policy's or a workspace-wide one's.
+ */
+export function writtenFields(change: unknown): string[] {
   if (typeof change !== "object" || change === null) return [];
   return Object.keys(change).filter((k) => !NOT_WRITTEN.has(k));
 }
