@@ -15,15 +15,14 @@ import {
   type ShadowOutcomeCount,
   ShadowOutcomeCountSchema,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
-import {
-  type ShadowFound,
-  type ShadowNotice,
-  type ShadowSource,
-  shadowExpiredData,
+import type {
+  ShadowFound,
+  ShadowNotice,
+  ShadowSource,
 } from "../../governance/alerts/shadow-expiry.js";
 import { policyAsGuardrail } from "../../governance/policy/policy-guardrails.js";
 import type { AccountPolicy, StoredPolicyShadow } from "../../store/policies/types.js";
-import { writtenFields } from "./shadow-expiry.js";
+import { policyShadowData } from "./shadow-expiry.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
 /** The change as stored in the account document: protobuf JSON with the proto's field names. */
@@ -141,15 +140,7 @@ export function accountShadowNotices(
   r: GetAccountPolicyShadowResponse,
 ): ShadowNotice[] {
   const s = p.shadow;
-  const data = {
-    policy_id: p.id,
-    policy_type: p.policyType,
-    shadow: shadowExpiredData(r, {
-      updateMask: writtenFields(s.change),
-      startedAt: new Date(s.startedAtMs),
-      expiresAt: new Date(s.expiresAtMs),
-    }),
-  };
+  const data = policyShadowData(p, s, r);
   return r.workspaceIds.map((workspaceId) => ({
     type: "account_policy.shadow_expired" as const,
     workspaceId,

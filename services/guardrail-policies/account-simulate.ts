@@ -5,7 +5,7 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { policyAsGuardrail } from "../../governance/policy/policy-guardrails.js";
 import type { AccountPolicy } from "../../store/policies/types.js";
-import { RULES_OF_TYPE } from "./simulate.js";
+import { RULES_OF_TYPE, sameSet } from "./simulate.js";
 import { mergeSimulations, type WorkspaceSimulation } from "./simulation-merge.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
@@ -80,11 +80,6 @@ export async function simulateAccountPolicy(
     );
   }
   return answer;
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const set = new Set(a);
-  return set.size === new Set(b).size && b.every((x) => set.has(x));
 }
 
 /** The coverage fields a replace would set to something else than the policy has. */

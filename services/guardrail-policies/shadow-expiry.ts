@@ -1,10 +1,11 @@
 import type { GetGuardrailPolicyShadowResponse } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import {
   type ShadowNotice,
+  type ShadowReportCounts,
   type ShadowSource,
   shadowExpiredData,
 } from "../../governance/alerts/shadow-expiry.js";
-import type { PolicyType, StoredPolicy } from "../../store/policies/types.js";
+import type { PolicyType, StoredPolicy, StoredPolicyShadow } from "../../store/policies/types.js";
 import type { Page } from "../../store/types.js";
 
 const PAGE = 500;
@@ -54,15 +55,24 @@ export function policyShadowNotice(
     onceKey: onceKeyOf(p, s.startedAtMs),
     expiresAtMs: s.expiresAtMs,
     expired: r.expired,
-    data: {
-      policy_id: p.id,
-      policy_type: p.policyType,
-      shadow: shadowExpiredData(r, {
-        updateMask: writtenFields(s.change),
-        startedAt: new Date(s.startedAtMs),
-        expiresAt: new Date(s.expiresAtMs),
-      }),
-    },
+    data: policyShadowData(p, s, r),
+  };
+}
+
+/** What a policy shadow's expiry says, a workspace policy's or a workspace-wide one's. */
+export function policyShadowData(
+  p: { id: string; policyType: PolicyType },
+  s: StoredPolicyShadow,
+  r: ShadowReportCounts,
+) {
+  return {
+    policy_id: p.id,
+    policy_type: p.policyType,
+    shadow: shadowExpiredData(r, {
+      updateMask: writtenFields(s.change),
+      startedAt: new Date(s.startedAtMs),
+      expiresAt: new Date(s.expiresAtMs),
+    }),
   };
 }
 

@@ -85,7 +85,8 @@ export async function simulatePolicy(
   return answer;
 }
 
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
+/** The same members, whatever their order. */
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const set = new Set(a);
   return set.size === new Set(b).size && b.every((x) => set.has(x));
 }
