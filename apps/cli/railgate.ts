@@ -29,6 +29,7 @@ import { auditCommands } from "./commands/audit.js";
 import { configCommands } from "./commands/config.js";
 import { guardrailCommands } from "./commands/guardrails.js";
 import { policyCommands } from "./commands/policies.js";
+import { policyShadowCommands } from "./commands/policy-shadow.js";
 import { speechCommands } from "./commands/speech.js";
 import { ApiClient, ApiError } from "./http/api-client.js";
 import { HTTP_COMMANDS } from "./http/commands.js";
@@ -41,6 +42,7 @@ const GRPC_COMMANDS: Command[] = [
   ...guardrailCommands,
   ...assignmentCommands,
   ...policyCommands,
+  ...policyShadowCommands,
   ...speechCommands,
   ...accountCommands,
   ...auditCommands,

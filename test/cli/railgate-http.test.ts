@@ -443,6 +443,119 @@ describe("railgate CLI over the HTTP API (the built bin against a running gatewa
     expect(await json(["policies", "account", "delete", id])).to.deep.equal({ deleted: true });
   });
 
+  it("shadows a workspace-wide policy's change over HTTP and --grpc alike: start, show, promote, end", async () => {
+    const env = {
+      RAILGATE_GUARDRAIL_GRPC_URL: `http://127.0.0.1:${h.system.guardrailGrpcPort}`,
+      RAILGATE_SPEECH_GRPC_URL: `http://127.0.0.1:${h.system.speechGrpcPort}`,
+    };
+    const grpc = (args: string[]) => railgate(["--grpc", ...args], MANAGEMENT_KEY, env);
+    const grpcJson = async (args: string[]): Promise<Json> => {
+      const run = await grpc([...args, "--json"]);
+      expect(run.stderr, run.stderr).to.equal("");
+      expect(run.code).to.equal(0);
+      return JSON.parse(run.stdout);
+    };
+    /** One refusal as each transport words it: the same message after its own code. */
+    const expectBothRefuse = async (args: string[], status: string, message: string) => {
+      const [http, viaGrpc] = await Promise.all([railgate(args), grpc(args)]);
+      expectRefusal(http, status, message);
+      expect(viaGrpc.code, viaGrpc.stderr).to.equal(1);
+      expect(viaGrpc.stdout).to.equal("");
+      expect(viaGrpc.stderr).to.match(/^railgate: \[[a-z_]+\] /);
+      expect(viaGrpc.stderr.replace(/^railgate: \[[a-z_]+\] /, "")).to.equal(`${message}\n`);
+    };
+    const ws = (await h.admin.post("/api/v1/workspaces", { name: "cli account shadow" })).body.data;
+    const key = await h.createKey({ workspace_id: ws.id });
+    const emails = { content_filter_builtins: [{ slug: "email", action: "flag" }] };
+    const created = await json([
+      "policies",
+      "account",
+      "create",
+      "--name",
+      "cli account shadow",
+      "--type",
+      "moderation",
+      "--config",
+      JSON.stringify(emails),
+      "--workspaces",
+      ws.id,
+    ]);
+    const id = created.data.id as string;
+    const path = `/api/v1/guardrails/policies/account/${id}/shadow`;
+    const show = ["policies", "account", "shadow", "show", id];
+    // No shadow yet: the API's 404, word for word, over both transports.
+    const none = await h.admin.get(path);
+    expect(none.status).to.equal(404);
+    await expectBothRefuse(show, "404 Not Found", none.body.error.message);
+
+    const cards = {
+      name: "cards",
+      config: { content_filter_builtins: [{ slug: "credit-card", action: "redact" }] },
+    };
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const start = (change: unknown) => [
+      "policies",
+      "account",
+      "shadow",
+      "start",
+      id,
+      "--change",
+      JSON.stringify(change),
+      "--expires-at",
+      expires,
+    ];
+    const started = await grpcJson(start(cards));
+    expect(started.data.change).to.deep.equal(cards);
+    expect(started.data.expires_at).to.equal(expires);
+    const second = await h.admin.post(path, { change: cards, expires_at: expires });
+    expect(second.status).to.equal(409);
+    await expectBothRefuse(start(cards), "409 Conflict", second.body.error.message);
+
+    const spoken = await h.speak(
+      { model: MODELS.basic, voice: "alloy", input: "Card 4111 1111 1111 1111." },
+      { key: key.secret },
+    );
+    expect(spoken.status).to.equal(200);
+    const report = await pollUntil(
+      () => json(show),
+      (r: Json) => r.data.outcomes_changed >= 1,
+    );
+    expect(report.data.changes).to.deep.equal([{ live: "allowed", shadow: "redacted", count: 1 }]);
+    expect(report.data.workspace_ids).to.deep.equal([ws.id]);
+    expect(report.data.started_at).to.equal(started.data.started_at);
+    // The report, as a table and as JSON, byte for byte the same over both transports.
+    for (const args of [show, [...show, "--json"]]) {
+      const [http, viaGrpc] = await Promise.all([railgate(args), grpc(args)]);
+      expect(http.code, http.stderr).to.equal(0);
+      expect(viaGrpc.code, viaGrpc.stderr).to.equal(0);
+      expect(viaGrpc.stdout).to.equal(http.stdout);
+    }
+
+    const promoted = await grpcJson(["policies", "account", "shadow", "promote", id, "--force"]);
+    expect(promoted.data).to.deep.include({ id, name: "cards", config: cards.config });
+    const listed = await json(["policies", "account", "list", "--type", "moderation"]);
+    expect(listed.data.find((p: Json) => p.id === id)).to.deep.equal(promoted.data);
+    const ended = await h.admin.get(path);
+    expect(ended.status).to.equal(404);
+    await expectBothRefuse(show, "404 Not Found", ended.body.error.message);
+
+    // End prints the same over both: one shadow ended by each.
+    const end = ["policies", "account", "shadow", "end", id];
+    await json(start({ ...cards, name: "next" }));
+    const httpEnd = await railgate(end);
+    expect(httpEnd.code, httpEnd.stderr).to.equal(0);
+    expect((await h.admin.get(path)).status).to.equal(404);
+    await grpcJson(start({ ...cards, name: "again" }));
+    const grpcEnd = await grpc(end);
+    expect(grpcEnd.code, grpcEnd.stderr).to.equal(0);
+    expect(grpcEnd.stdout).to.equal(httpEnd.stdout);
+    expect((await h.admin.get(path)).status).to.equal(404);
+    for (const run of [railgate, grpc]) {
+      expectUsageError(await run(["policies", "account", "shadow", "start", id]), "--change");
+    }
+    expect(await json(["policies", "account", "delete", id])).to.deep.equal({ deleted: true });
+  });
+
   it("words a refusal like the API (status, reason, the API's message) and exits 1", async () => {
     const api = await h.api.withKey(speaker.secret).get("/api/v1/keys");
     expect(api.status).to.equal(403);

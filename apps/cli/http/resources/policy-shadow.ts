@@ -7,6 +7,14 @@ const CHANGE = f("change", "json", {
   help: "the proposed change as JSON: the body PUT would take (name and config required)",
 });
 
+/** Promote although the change's checks fail (the audit log says so). */
+const FORCE = {
+  flag: "force",
+  name: "force",
+  value: true,
+  help: "apply it although checks fail (recorded as forced)",
+};
+
 const EXAMPLE_CHANGE: Record<PolicyType, string> = {
   budget: `'{"name":"team","config":{"limit_usd":5,"reset_interval":"daily"}}'`,
   model_availability: `'{"name":"team","config":{"allowed_models":["openai/tts-1"]}}'`,
@@ -62,14 +70,7 @@ function typeCommands(type: PolicyType): ApiCommandSpec[] {
         "make the shadow's change the live policy (an audited replace; its checks must pass, or --force) and end the shadow",
       method: "POST",
       path: `${base}/shadow/promote`,
-      switches: [
-        {
-          flag: "force",
-          name: "force",
-          value: true,
-          help: "apply it although checks fail (recorded as forced)",
-        },
-      ],
+      switches: [FORCE],
     },
     {
       words: `${word} shadow end`,
@@ -79,6 +80,8 @@ function typeCommands(type: PolicyType): ApiCommandSpec[] {
     },
   ];
 }
+
+const ACCOUNT_EXAMPLE_CHANGE = `'{"name":"cap","config":{"limit_usd":50,"reset_interval":"monthly"}}'`;
 
 /** A workspace-wide policy's what-if, over the requests of every workspace it covers. */
 const accountSimulate: ApiCommandSpec = {
@@ -94,11 +97,57 @@ const accountSimulate: ApiCommandSpec = {
   ],
   required: ["change"],
   examples: [
-    `railgate policies account simulate ID --change '{"name":"cap","config":{"limit_usd":50,"reset_interval":"monthly"}}' --from 2026-11-01T00:00:00Z`,
+    `railgate policies account simulate ID --change ${ACCOUNT_EXAMPLE_CHANGE} --from 2026-11-01T00:00:00Z`,
   ],
 };
 
+/**
+ * A workspace-wide policy's shadow: decided on the requests of every workspace it covers, its
+ * report added up across them. The --grpc transport has these too (commands/policy-shadow.ts).
+ */
+export const ACCOUNT_SHADOW_SPECS: ApiCommandSpec[] = [
+  {
+    words: "policies account shadow start",
+    summary:
+      "decide a proposed replace beside the live workspace-wide policy, in every workspace it covers, until expires_at (no effect on answers)",
+    method: "POST",
+    path: "/api/v1/guardrails/policies/account/:id/shadow",
+    body: [
+      CHANGE,
+      f("expires_at", "string", {
+        help: "when the shadow ends by itself, ISO 8601 (<= 30 days)",
+      }),
+    ],
+    required: ["change", "expires-at"],
+    examples: [
+      `railgate policies account shadow start ID --change ${ACCOUNT_EXAMPLE_CHANGE} --expires-at 2026-12-09T00:00:00Z`,
+    ],
+  },
+  {
+    words: "policies account shadow show",
+    summary:
+      "the shadow's change and what it decided differently, added up over the workspaces it covers (workspace_ids)",
+    method: "GET",
+    path: "/api/v1/guardrails/policies/account/:id/shadow",
+  },
+  {
+    words: "policies account shadow promote",
+    summary:
+      "make the shadow's change the live workspace-wide policy (an audited replace; its checks must pass, or --force) and end the shadow",
+    method: "POST",
+    path: "/api/v1/guardrails/policies/account/:id/shadow/promote",
+    switches: [FORCE],
+  },
+  {
+    words: "policies account shadow end",
+    summary: "end the shadow without applying it",
+    method: "DELETE",
+    path: "/api/v1/guardrails/policies/account/:id/shadow",
+  },
+];
+
 export const policyShadowApiCommands = apiCommands([
   accountSimulate,
+  ...ACCOUNT_SHADOW_SPECS,
   ...TYPES.flatMap(typeCommands),
 ]);
