@@ -209,7 +209,10 @@ const accountShadowRoutes: Route[] = [
           { id: ctx.params.id ?? "", change, expiresAt },
           ctx.call,
         );
-        const answer = create(GetAccountPolicyShadowResponseSchema, { shadow: res.shadow });
+        const answer = create(GetAccountPolicyShadowResponseSchema, {
+          shadow: res.shadow,
+          workspaceIds: res.workspaceIds,
+        });
         sendJson(ctx.res, 201, { data: accountShadowToJson(answer) });
       },
       async GET(ctx) {

@@ -72,7 +72,7 @@ export class AccountPolicyShadows {
    */
   async start(req: StartAccountPolicyShadowRequest, ctx: HandlerContext) {
     const input = req.change ?? fail("change is required (the body a PUT takes)");
-    const { name, config } = await this.policies.checkedChange(req.id, input);
+    const { live, name, config } = await this.policies.checkedChange(req.id, input);
     // Requests compare a shadow's expiry with the wall clock, so it is set by the same.
     const nowMs = Date.now();
     shadowExpiry(msOf(req.expiresAt), nowMs);
@@ -93,7 +93,10 @@ export class AccountPolicyShadows {
         shadow: { before: shadowSummary(started.before), after: shadowSummary(started.shadow) },
       },
     });
-    return { shadow: accountShadowToProto(started.shadow) };
+    return {
+      shadow: accountShadowToProto(started.shadow),
+      workspaceIds: await this.policies.covered(live),
+    };
   }
 
   /** The shadow and what it would have changed since it started (an expired one says so). */

@@ -82,6 +82,7 @@ describe("enforcement: a workspace-wide policy change in shadow across the works
     expect(started.status, shown(started)).to.equal(201);
     expect(started.body.data).to.include({ expired: false, outcomes_changed: 0 });
     expect(started.body.data.change).to.deep.equal({ name: "Emails and cards", config: CARDS_TOO });
+    expect([...started.body.data.workspace_ids].sort()).to.deep.equal([a.id, b.id].sort());
     // The live policy is as it was, and says a shadow runs.
     const live = await listed(id);
     expect(live).to.deep.include({ name: "Emails", config: EMAILS });

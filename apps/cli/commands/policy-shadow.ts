@@ -27,7 +27,10 @@ const OPERATIONS = new Map<string, GrpcOperation>([
         change,
         expiresAt,
       });
-      const answer = create(GetAccountPolicyShadowResponseSchema, { shadow: res.shadow });
+      const answer = create(GetAccountPolicyShadowResponseSchema, {
+        shadow: res.shadow,
+        workspaceIds: res.workspaceIds,
+      });
       return { data: accountShadowToJson(answer) };
     },
   ],

@@ -105,7 +105,7 @@ export type WebhookDelivery = Message<"railgate.webhook.v1.WebhookDelivery"> & {
 
   /**
    * budget.threshold, budget.exhausted, credits.low, guardrail.shadow_expired,
-   * guardrail_policy.shadow_expired or webhook.test.
+   * guardrail_policy.shadow_expired, account_policy.shadow_expired or webhook.test.
    *
    * @generated from field: string event_type = 4;
    */
