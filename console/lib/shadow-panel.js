@@ -1,10 +1,11 @@
 // A shadow beside a what-if (of a guardrail or a guardrail policy): the what-if form's change
 // started as a shadow (decided on live requests without effect), its report read as sentences,
-// promoted or ended here.
+// promoted or ended here. A workspace-wide policy's report adds up the workspaces it names.
 
 import { call } from "./api.js";
 import { $, el, facts, show } from "./dom.js";
 import { dateTime, fromLocalInput, number, toLocalInput } from "./format.js";
+import { workspaceName } from "./names.js";
 import { recordLinks } from "./record-links.js";
 
 const WEEK_MS = 7 * 86_400_000;
@@ -55,7 +56,12 @@ export function shadowPanel({ prefix, path, read, kind }) {
     id("start-form").hidden = !s.expired;
     const [decided, budget] = shadowSentences(s, `the live ${kind}`);
     const ends = s.expired ? `Expired ${dateTime(s.expires_at)}` : dateTime(s.expires_at);
-    const ws = shown?.workspace_id;
+    // A workspace-wide policy's samples may be of any workspace it covers: one opens that one.
+    const ws = shown?.workspace_id ?? (s.workspace_ids?.length === 1 ? s.workspace_ids[0] : "");
+    // A start answers none: the workspaces are counted when the report is read.
+    const covered = s.workspace_ids?.length
+      ? [["Workspaces counted", s.workspace_ids.map(workspaceName).join(", ")]]
+      : [];
     show(
       `${prefix}-report`,
       el(
@@ -67,6 +73,7 @@ export function shadowPanel({ prefix, path, read, kind }) {
           ["Change", el("code", {}, JSON.stringify(s.change))],
           ["Started", dateTime(s.started_at)],
           [s.expired ? "Expired" : "Runs until", ends],
+          ...covered,
         ]),
         el("h5", {}, "Requests decided differently (a sample)"),
         recordLinks(s.affected_generation_ids, "Shadow's affected requests", ws, "None."),

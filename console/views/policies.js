@@ -1,7 +1,7 @@
 // Guardrail policies of a chosen workspace, one type at a time: list (with key and member counts
 // and the guardrail a policy was mapped from), create, edit (policy-form.js), delete, each one's
 // history, checks, what-if and shadow (policy-changes.js); the workspace-wide (account) policies
-// of the type; and what governs a key or member (policy-assignments.js).
+// of the type, with the same panels; and what governs a key or member (policy-assignments.js).
 
 import { call } from "../lib/api.js";
 import { $, button, options, show, status } from "../lib/dom.js";
@@ -17,7 +17,15 @@ import {
   showPolicyHistory,
   showPolicyWhatIf,
 } from "./policy-changes.js";
-import { base, confirmMove, policyPath, setPolicies, type, workspace } from "./policy-common.js";
+import {
+  base,
+  confirmMove,
+  coverage,
+  policyPath,
+  setPolicies,
+  type,
+  workspace,
+} from "./policy-common.js";
 import { editingPolicy, fillForm, setupPolicyForm } from "./policy-form.js";
 
 /** The policies on show (one workspace's, one type's). */
@@ -93,14 +101,11 @@ const accountTable = dataTable({
   columns: [
     { key: "name", label: "Name", text: (p) => p.name },
     { key: "config", label: "Settings", text: (p) => configText(p.policy_type, p.config) },
-    {
-      key: "covers",
-      label: "Covers",
-      text: (p) =>
-        p.is_default
-          ? `every workspace${p.opted_out_workspace_ids.length ? ` but ${p.opted_out_workspace_ids.length}` : ""}`
-          : `${p.workspace_count} workspace${p.workspace_count === 1 ? "" : "s"}`,
-    },
+    { key: "covers", label: "Covers", text: coverage },
+  ],
+  actions: (p) => [
+    button("History", `History of workspace-wide policy ${p.name}`, () => showPolicyHistory(p)),
+    button("What-if", `What-if on workspace-wide policy ${p.name}`, () => showPolicyWhatIf(p)),
   ],
 });
 

@@ -15,6 +15,19 @@ export const workspace = () => $("pol-workspace").value;
 export const base = (t = type()) => `/guardrails/policies/${t}`;
 /** One policy's path: its type and id name it. */
 export const policyPath = (p) => `${base(p.policy_type)}/${encodeURIComponent(p.id)}`;
+/** A workspace-wide (account) policy's path: one for every type. */
+export const accountPolicyPath = (p) => `${base("account")}/${encodeURIComponent(p.id)}`;
+/** A workspace-wide policy answers `is_default` where a workspace's answers `is_workspace_default`. */
+export const isAccountPolicy = (p) => "is_default" in p;
+/** The path of either kind: their history, checks, what-if and shadow routes are the same below it. */
+export const changesPath = (p) => (isAccountPolicy(p) ? accountPolicyPath(p) : policyPath(p));
+
+/** "every workspace but 2", "3 workspaces": which workspaces a workspace-wide policy covers. */
+export function coverage(p) {
+  if (!p.is_default) return `${p.workspace_count} workspace${p.workspace_count === 1 ? "" : "s"}`;
+  const out = p.opted_out_workspace_ids.length;
+  return `every workspace${out ? ` but ${out}` : ""}`;
+}
 
 /** The policies on show (one workspace's, one type's). */
 let shown = [];
