@@ -313,38 +313,19 @@ interface PartRow {
 const ORDER = `ORDER BY created_at, id COLLATE "C" ROWS UNBOUNDED PRECEDING`;
 
 /**
- * Every counter alone: each group's admitted and refused requests added up. A counter's requests
- * in the hours before its spend (every request counted) first reaches the limit are admitted
- * whatever their order (refusals only lower the spend), so they are added up by the hour without
- * a sort; the ordered pass decides only the rest, from the room those hours leave (exact: the
- * spend is whole micro-dollars, and every request of those hours was admitted).
+ * Every counter alone: one ordered pass decides every request, and each group's admitted and
+ * refused requests are added up (window sums before it, which would leave the aggregate only
+ * the requests after a counter's first crossing, cost more than they save).
  */
 function loneParts(records: string, limit: string): string {
   return `
-    WITH r AS MATERIALIZED (
-      SELECT *, floor(date_part('epoch', created_at) / 3600)::int8 AS hr FROM (${records}) AS q
-    ), h AS (
-      SELECT c1, hr, sum(amt) OVER (PARTITION BY c1 ORDER BY hr) AS cum
-        FROM (SELECT c1, hr, sum(amt) AS amt FROM r GROUP BY c1, hr) AS per_hour
-    ), b AS (
-      SELECT c1, hr, cum < ${limit} AS sure,
-             coalesce(max(cum) FILTER (WHERE cum < ${limit}) OVER (PARTITION BY c1), 0) AS base
-        FROM h
-    ), k AS (
-      SELECT id, cost_usd, characters, idx, amt, 0 AS kind
-        FROM r JOIN b USING (c1, hr)
-       WHERE b.sure
-      UNION ALL
-      SELECT id, cost_usd, characters, idx, amt,
-             CASE WHEN replay_budget_admit(amt, ${limit} - base) OVER (PARTITION BY c1 ${ORDER}) >= 0
-                  THEN 0 ELSE 1 END AS kind
-        FROM r JOIN b USING (c1, hr)
-       WHERE NOT b.sure
-    )
     SELECT kind, idx, count(*)::int8 AS n, sum(cost_usd)::float8 AS cost,
            sum(characters)::int8 AS chars, sum(amt)::float8 AS micros,
            min(id COLLATE "C") AS id, max(id COLLATE "C") AS last_id, 0::float8 AS at_ms
-      FROM k
+      FROM (SELECT id, cost_usd, characters, idx, amt,
+                   CASE WHEN replay_budget_admit(amt, ${limit}) OVER (PARTITION BY c1 ${ORDER}) >= 0
+                        THEN 0 ELSE 1 END AS kind
+              FROM (${records}) AS r) AS k
      GROUP BY kind, idx
      ORDER BY 1, 7, 2`;
 }
