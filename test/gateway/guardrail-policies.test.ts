@@ -306,11 +306,17 @@ describe("gateway: guardrail policies", () => {
         "name",
         "opted_out_workspace_ids",
         "policy_type",
+        "shadow",
         "updated_at",
         "workspace_count",
         "workspace_ids",
       ]);
-      expect(p).to.deep.include({ is_default: false, workspace_ids: [ws.id], workspace_count: 1 });
+      expect(p).to.deep.include({
+        is_default: false,
+        workspace_ids: [ws.id],
+        workspace_count: 1,
+        shadow: null,
+      });
       const list = await h.api.get(`${base}?policy_type=model_availability`);
       expect(list.body.data.map((x: { id: string }) => x.id)).to.include(p.id);
       const replaced = await put(`${base}/${p.id}`, { name: "All", config: {}, is_default: true });
