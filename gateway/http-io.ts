@@ -64,6 +64,15 @@ function loneSurrogatePath(value: unknown, path: string): string | undefined {
 /** Bodies already read, so a handler reads what a wrapper read before it (see idempotency.ts). */
 const readBodies = new WeakMap<IncomingMessage, Buffer>();
 
+/** A JSON object body that may be left out: none is `{}`; one that is sent must be a JSON object. */
+export async function readOptionalJsonObject(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<Record<string, unknown>> {
+  const raw = await readBody(req, maxBytes);
+  return raw.length === 0 ? {} : readJsonObject(req, maxBytes);
+}
+
 /**
  * The request's body, at most `maxBytes` (413 beyond, counted while streaming so a huge body is
  * never held). Read once: a second call returns the same bytes.

@@ -6,7 +6,7 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { POLICY_TYPES, type PolicyType } from "../../store/policies/types.js";
 import type { Route } from "../context.js";
-import { readBody, readJsonObject, sendJson } from "../http-io.js";
+import { readJsonObject, readOptionalJsonObject, sendJson } from "../http-io.js";
 import {
   ACCOUNT_SHADOW_BODY_SCHEMA,
   ACCOUNT_SHADOW_JSON_SCHEMA,
@@ -132,9 +132,7 @@ function typeRoutes(type: PolicyType): Route[] {
       },
       methods: {
         async POST(ctx) {
-          const raw = await readBody(ctx.req, ctx.maxBodyBytes);
-          const body = raw.length === 0 ? {} : await readJsonObject(ctx.req, ctx.maxBodyBytes);
-          const force = restoreForceOf(body);
+          const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
           const res = await ctx.clients.policies.promoteGuardrailPolicyShadow(
             { policyType: type, id: ctx.params.id ?? "", force },
             ctx.call,
@@ -246,9 +244,7 @@ const accountShadowRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        const raw = await readBody(ctx.req, ctx.maxBodyBytes);
-        const body = raw.length === 0 ? {} : await readJsonObject(ctx.req, ctx.maxBodyBytes);
-        const force = restoreForceOf(body);
+        const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
         const res = await ctx.clients.policies.promoteAccountPolicyShadow(
           { id: ctx.params.id ?? "", force },
           ctx.call,

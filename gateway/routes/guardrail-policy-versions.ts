@@ -4,7 +4,7 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { POLICY_TYPES, type PolicyType } from "../../store/policies/types.js";
 import type { Route } from "../context.js";
-import { sendJson } from "../http-io.js";
+import { readOptionalJsonObject, sendJson } from "../http-io.js";
 import { checkFields, checkQuery, queryPage } from "../json/fields.js";
 import { CHECK_RUN_JSON_SCHEMA, checkRunToJson } from "../json/guardrail-json.js";
 import {
@@ -21,7 +21,6 @@ import {
 } from "../json/policy-checks-json.js";
 import { dataOf, orNull, pageOf, shapeOf, specSchema } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
-import { optionalBody } from "./guardrail-versions.js";
 
 const M = GuardrailPolicyService.method;
 const PAGE_QUERY = ["offset", "limit"] as const;
@@ -120,7 +119,7 @@ function typeRoutes(type: PolicyType): Route[] {
       },
       methods: {
         async POST(ctx) {
-          const force = restoreForceOf(await optionalBody(ctx));
+          const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
           const res = await ctx.clients.policies.restoreGuardrailPolicyVersion(
             { ...ids(ctx), version: versionOfPath(ctx.params.n), force },
             ctx.call,
@@ -155,7 +154,7 @@ function checksRoute(
     },
     methods: {
       async POST(ctx) {
-        checkFields(await optionalBody(ctx), {});
+        checkFields(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes), {});
         const res = await ctx.clients.policies.runGuardrailPolicyChecks(ids(ctx), ctx.call);
         sendJson(ctx.res, 200, { data: res.run ? checkRunToJson(res.run) : null });
       },
@@ -230,7 +229,7 @@ const accountRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        const force = restoreForceOf(await optionalBody(ctx));
+        const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
         const res = await ctx.clients.policies.restoreAccountPolicyVersion(
           { policyId: ctx.params.id ?? "", version: versionOfPath(ctx.params.n), force },
           ctx.call,
@@ -254,7 +253,7 @@ const accountRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        checkFields(await optionalBody(ctx), {});
+        checkFields(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes), {});
         const res = await ctx.clients.policies.runAccountPolicyChecks(
           { policyId: ctx.params.id ?? "" },
           ctx.call,

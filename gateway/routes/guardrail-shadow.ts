@@ -4,7 +4,7 @@ import {
   GuardrailService,
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import type { Route } from "../context.js";
-import { readBody, readJsonObject, sendJson, sendJsonText } from "../http-io.js";
+import { readJsonObject, readOptionalJsonObject, sendJson, sendJsonText } from "../http-io.js";
 import { GUARDRAIL_JSON_SCHEMA, guardrailAnswerText } from "../json/guardrail-json.js";
 import { RESTORE_BODY, restoreForceOf } from "../json/guardrail-version-json.js";
 import {
@@ -15,12 +15,6 @@ import {
 } from "../json/shadow-json.js";
 import { DELETED, dataOf, specSchema } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
-
-/** A body that may be left out: none is `{}`; one that is sent must be a JSON object. */
-async function optionalBody(ctx: Parameters<NonNullable<Route["methods"]["POST"]>>[0]) {
-  const raw = await readBody(ctx.req, ctx.maxBodyBytes);
-  return raw.length === 0 ? {} : readJsonObject(ctx.req, ctx.maxBodyBytes);
-}
 
 /** A proposed change run beside the live guardrail: start, report, promote, end. */
 export const guardrailShadowRoutes: Route[] = [
@@ -90,7 +84,7 @@ export const guardrailShadowRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        const force = restoreForceOf(await optionalBody(ctx));
+        const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
         const res = await ctx.clients.guardrails.promoteGuardrailShadow(
           { guardrailId: ctx.params.id ?? "", force },
           ctx.call,

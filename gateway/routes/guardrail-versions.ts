@@ -1,6 +1,6 @@
 import { GuardrailService } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import type { Route } from "../context.js";
-import { readBody, readJsonObject, sendJson, sendJsonText } from "../http-io.js";
+import { readOptionalJsonObject, sendJson, sendJsonText } from "../http-io.js";
 import { checkFields, checkQuery, queryPage } from "../json/fields.js";
 import {
   CHECK_RUN_JSON_SCHEMA,
@@ -21,12 +21,6 @@ import { dataOf, pageOf, specSchema } from "../openapi/spec-schema.js";
 import { accessOf } from "../route-access.js";
 
 const PAGE_QUERY = ["offset", "limit"] as const;
-
-/** A body that may be left out: none is `{}`; one that is sent must be a JSON object. */
-export async function optionalBody(ctx: Parameters<NonNullable<Route["methods"]["POST"]>>[0]) {
-  const raw = await readBody(ctx.req, ctx.maxBodyBytes);
-  return raw.length === 0 ? {} : readJsonObject(ctx.req, ctx.maxBodyBytes);
-}
 
 /** The history of a guardrail (each change a numbered version), restore, and its checks. */
 export const guardrailVersionRoutes: Route[] = [
@@ -94,7 +88,7 @@ export const guardrailVersionRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        const force = restoreForceOf(await optionalBody(ctx));
+        const force = restoreForceOf(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes));
         const res = await ctx.clients.guardrails.restoreGuardrailVersion(
           { guardrailId: ctx.params.id ?? "", version: versionOfPath(ctx.params.n), force },
           ctx.call,
@@ -115,7 +109,7 @@ export const guardrailVersionRoutes: Route[] = [
     },
     methods: {
       async POST(ctx) {
-        checkFields(await optionalBody(ctx), {});
+        checkFields(await readOptionalJsonObject(ctx.req, ctx.maxBodyBytes), {});
         const res = await ctx.clients.guardrails.runGuardrailChecks(
           { guardrailId: ctx.params.id ?? "" },
           ctx.call,
