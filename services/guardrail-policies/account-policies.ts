@@ -64,7 +64,7 @@ import {
   policyType,
   subjects,
 } from "./rules.js";
-import { noPolicyShadow, shadowSummary } from "./shadow.js";
+import { noPolicyShadow, shadowSummary, withoutShadow } from "./shadow.js";
 import { accountVersionMessage, noted, restoredPolicy, versionNotFound } from "./versions.js";
 
 const WORKSPACE_PAGE = 200;
@@ -128,7 +128,7 @@ export class AccountPolicies {
       workspaceId: ACCOUNT_DOC,
       version: p.revision ?? 1,
       // A running shadow is no part of what the change made the policy.
-      data: withoutAccountShadow(p) as unknown as Record<string, unknown>,
+      data: withoutShadow(p) as unknown as Record<string, unknown>,
     };
     return this.recordWith(ctx, entry, (tx, event) => insertPolicyVersion(tx, event, snapshot));
   }
@@ -442,13 +442,6 @@ export class AccountPolicies {
     });
     return { run: answer.run };
   }
-}
-
-/** The policy without its running shadow (what a version of it keeps). */
-function withoutAccountShadow(p: VersionedAccountPolicy): VersionedAccountPolicy {
-  if (!p.shadow) return p;
-  const { shadow: _running, ...rest } = p;
-  return rest;
 }
 
 function accountAuditFields(p: VersionedAccountPolicy): Record<string, unknown> {

@@ -102,8 +102,11 @@ export async function policyShadowReport(
   });
 }
 
-/** The policy without its running shadow (what a version of it keeps). */
-export function withoutShadow(p: StoredPolicy): StoredPolicy {
+/**
+ * The policy, a workspace's or a workspace-wide one, without its running shadow (what a version
+ * of it keeps).
+ */
+export function withoutShadow<P extends { shadow?: StoredPolicyShadow }>(p: P): Omit<P, "shadow"> {
   if (!p.shadow) return p;
   const { shadow: _running, ...rest } = p;
   return rest;
