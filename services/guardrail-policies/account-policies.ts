@@ -139,6 +139,27 @@ export class AccountPolicies {
     return doc.accountPolicies?.find((p) => p.id === id);
   }
 
+  /**
+   * Replaces one policy in the account document by what `change` makes of it as stored (404 when
+   * it is gone), decided again on the document read if another write came first.
+   */
+  editPolicy<T>(
+    id: string,
+    change: (
+      stored: VersionedAccountPolicy,
+    ) => Promise<{ next: VersionedAccountPolicy; result: T }>,
+  ): Promise<T> {
+    return editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
+      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
+      const stored = all.find((p) => p.id === id) ?? policyNotFound("account", id);
+      const { next, result } = await change(stored);
+      return {
+        doc: { ...doc, accountPolicies: all.map((p) => (p.id === id ? next : p)) },
+        result,
+      };
+    });
+  }
+
   private async workspaceExists(workspaceId: string): Promise<boolean> {
     return (await this.store.getWorkspace(workspaceId)) !== undefined;
   }
@@ -229,9 +250,7 @@ export class AccountPolicies {
     const lists = await this.workspaceLists(input);
     let before: VersionedAccountPolicy | undefined;
     let failing: string[] = [];
-    const after = await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
-      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === req.id) ?? policyNotFound("account", req.id);
+    const after = await this.editPolicy(req.id, async (stored) => {
       if (input.policyType && input.policyType !== stored.policyType)
         fail(`policy_type must stay "${stored.policyType}"`);
       if (promotes && stored.shadow?.startedAtMs !== promotes.startedAtMs)
@@ -253,10 +272,7 @@ export class AccountPolicies {
       if (promotes) delete next.shadow;
       // Checks run on the policy the change leaves, each time it is decided again.
       failing = await checkedChange(next, req.force, this.checkContext);
-      return {
-        doc: { ...doc, accountPolicies: all.map((p) => (p.id === req.id ? next : p)) },
-        result: next,
-      };
+      return { next, result: next };
     });
     await this.recordVersion(
       ctx,
@@ -384,16 +400,10 @@ export class AccountPolicies {
     // A deleted policy is not restored (its versions' snapshot makes a new one).
     if (!(await this.stored(req.policyId))) policyNotFound("account", req.policyId);
     const row = await this.version(req.policyId, req.version);
-    const answer = await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
-      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === req.policyId);
-      if (!stored) policyNotFound("account", req.policyId);
+    const answer = await this.editPolicy(req.policyId, async (stored) => {
       const after = restoredPolicy(stored, row, this.clock.now());
       const failing = await checkedChange(after, req.force, this.checkContext);
-      return {
-        doc: { ...doc, accountPolicies: all.map((p) => (p.id === stored.id ? after : p)) },
-        result: { before: stored, after, failing },
-      };
+      return { next: after, result: { before: stored, after, failing } };
     });
     await this.recordVersion(
       ctx,
@@ -418,16 +428,10 @@ export class AccountPolicies {
   async runChecks(req: RunAccountPolicyChecksRequest, ctx: HandlerContext) {
     const live = (await this.stored(req.policyId)) ?? policyNotFound("account", req.policyId);
     refuseBudgetChecks(live.policyType);
-    const answer = await editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
-      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === req.policyId);
-      if (!stored) policyNotFound("account", req.policyId);
+    const answer = await this.editPolicy(req.policyId, async (stored) => {
       const run = await runPolicyChecks(stored, this.checkContext);
       const after = { ...stored, lastCheckRun: toJson(GuardrailCheckRunSchema, run) };
-      return {
-        doc: { ...doc, accountPolicies: all.map((p) => (p.id === stored.id ? after : p)) },
-        result: { run, before: stored },
-      };
+      return { next: after, result: { run, before: stored } };
     });
     const before = lastRunOf(answer.before);
     await this.recordWith(ctx, {

@@ -19,7 +19,7 @@ import {
   type ShadowedAccountPolicy,
   storedAccountShadow,
 } from "./account-shadow.js";
-import { editDoc, fail, policyNotFound } from "./rules.js";
+import { fail, policyNotFound } from "./rules.js";
 import { checkNoRunningShadow, noPolicyShadow, shadowSummary } from "./shadow.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
@@ -50,22 +50,6 @@ export class AccountPolicyShadows {
     private readonly options: AccountShadowOptions,
   ) {}
 
-  /** The policy with `change` as its stored shadow's place: replaced in the account document. */
-  private edit<T>(
-    id: string,
-    change: (stored: VersionedAccountPolicy) => { next: VersionedAccountPolicy; result: T },
-  ): Promise<T> {
-    return editDoc(this.docs, ACCOUNT_DOC, async (doc) => {
-      const all: VersionedAccountPolicy[] = doc.accountPolicies ?? [];
-      const stored = all.find((p) => p.id === id) ?? policyNotFound("account", id);
-      const { next, result } = change(stored);
-      return {
-        doc: { ...doc, accountPolicies: all.map((p) => (p.id === id ? next : p)) },
-        result,
-      };
-    });
-  }
-
   /**
    * Starts deciding a proposed replace beside the live policy: the change is checked as a
    * replace is, and the settings it leaves are kept with the shadow.
@@ -77,7 +61,7 @@ export class AccountPolicyShadows {
     const nowMs = Date.now();
     shadowExpiry(msOf(req.expiresAt), nowMs);
     const expiresAtMs = msOf(req.expiresAt) ?? nowMs;
-    const started = await this.edit(req.id, (stored) => {
+    const started = await this.policies.editPolicy(req.id, async (stored) => {
       checkNoRunningShadow("account", stored, nowMs);
       const shadow = storedAccountShadow(input, { name, config }, nowMs, expiresAtMs);
       return {
@@ -148,7 +132,7 @@ export class AccountPolicyShadows {
   }
 
   async end(req: EndAccountPolicyShadowRequest, ctx: HandlerContext) {
-    const ended = await this.edit(req.id, (stored) => {
+    const ended = await this.policies.editPolicy(req.id, async (stored) => {
       const shadow = stored.shadow ?? noPolicyShadow("account", req.id);
       const { shadow: _ended, ...rest } = stored;
       return { next: rest, result: { shadow, label: stored.name } };
