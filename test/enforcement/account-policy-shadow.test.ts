@@ -5,6 +5,7 @@ import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
 import type { JsonResponse } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
+import { auditedOnce, shadowReport } from "../kit/shadow-polls.js";
 
 const CARD = "pay with 4111 1111 1111 1111 today";
 const UNKNOWN = "00000000-0000-4000-8000-000000000000";
@@ -43,24 +44,8 @@ describe("enforcement: a workspace-wide policy change in shadow across the works
     expect(res.status, shown(res)).to.equal(200);
     return res.body.data.find((p: { id: string }) => p.id === id);
   };
-  /** The report once the request log holds `count` differing records (written off the hot path). */
-  const report = async (id: string, count: number) => {
-    const res = await pollUntil(
-      () => w.gw.admin.get(path(id)),
-      (r) => r.status !== 200 || r.body.data.outcomes_changed >= count,
-    );
-    expect(res.status, shown(res)).to.equal(200);
-    expect(res.body.data.outcomes_changed).to.equal(count);
-    return res.body.data;
-  };
-  const audited = async (id: string, action: string) => {
-    const res = await pollUntil(
-      () => w.gw.admin.get(`/api/v1/audit-log?resource_id=${id}&action=${action}`),
-      (r) => r.status !== 200 || r.body.data.length > 0,
-    );
-    expect(res.body.data, action).to.have.length(1);
-    return res.body.data[0];
-  };
+  const report = (id: string, count: number) => shadowReport(w.gw.admin, path(id), count);
+  const audited = (id: string, action: string) => auditedOnce(w.gw.admin, id, action);
 
   it("records in each covered workspace the redaction a moderation shadow would make, adds the reports up, and promotes it", async () => {
     const a = await w.gw.workspace();

@@ -6,6 +6,7 @@ import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
 import type { JsonResponse } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
+import { auditedOnce, shadowReport } from "../kit/shadow-polls.js";
 
 const CARD = "pay with 4111 1111 1111 1111 today";
 const UNKNOWN = "00000000-0000-4000-8000-000000000000";
@@ -35,24 +36,9 @@ describe("enforcement: a guardrail policy change in shadow beside the live polic
     expect(res.status, shown(res)).to.equal(201);
     return res.body.data.id as string;
   };
-  /** The report once the request log holds `count` differing records (written off the hot path). */
-  const report = async (type: string, id: string, count: number) => {
-    const res = await pollUntil(
-      () => w.gw.admin.get(path(type, id)),
-      (r) => r.status !== 200 || r.body.data.outcomes_changed >= count,
-    );
-    expect(res.status, shown(res)).to.equal(200);
-    expect(res.body.data.outcomes_changed).to.equal(count);
-    return res.body.data;
-  };
-  const audited = async (id: string, action: string) => {
-    const res = await pollUntil(
-      () => w.gw.admin.get(`/api/v1/audit-log?resource_id=${id}&action=${action}`),
-      (r) => r.status !== 200 || r.body.data.length > 0,
-    );
-    expect(res.body.data, action).to.have.length(1);
-    return res.body.data[0];
-  };
+  const report = (type: string, id: string, count: number) =>
+    shadowReport(w.gw.admin, path(type, id), count);
+  const audited = (id: string, action: string) => auditedOnce(w.gw.admin, id, action);
 
   it("records a redaction a moderation shadow would make, leaves the answer alone, and promotes it", async () => {
     const ws = await w.gw.workspace();

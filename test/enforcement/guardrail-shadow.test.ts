@@ -5,6 +5,7 @@ import { useWorld } from "../kit/enforcement-world.js";
 import { expectError, shown } from "../kit/expect.js";
 import type { JsonResponse } from "../kit/http.js";
 import { pollUntil } from "../kit/poll.js";
+import { auditedOnce, shadowReport } from "../kit/shadow-polls.js";
 
 const CARD = "pay with 4111 1111 1111 1111 today";
 const OTHER_CARD = "pay with 5555 5555 5555 4444 today";
@@ -22,16 +23,7 @@ describe("enforcement: a guardrail change in shadow beside the live guardrail", 
   const start = (id: string, body: unknown): Promise<JsonResponse> =>
     w.gw.admin.post(path(id), body);
   const redactCards = { content_filter_builtins: [{ slug: "credit-card", action: "redact" }] };
-  /** The report once the request log holds `count` differing records (written off the hot path). */
-  const report = async (id: string, count: number) => {
-    const res = await pollUntil(
-      () => w.gw.admin.get(path(id)),
-      (r) => r.status !== 200 || r.body.data.outcomes_changed >= count,
-    );
-    expect(res.status, shown(res)).to.equal(200);
-    expect(res.body.data.outcomes_changed).to.equal(count);
-    return res.body.data;
-  };
+  const report = (id: string, count: number) => shadowReport(w.gw.admin, path(id), count);
 
   it("records a redaction the shadow would make, leaves the answer alone, and promotes it", async () => {
     const ws = await w.gw.workspace();
@@ -73,12 +65,7 @@ describe("enforcement: a guardrail change in shadow beside the live guardrail", 
     expect(promoted.body.data.content_filter_builtins).to.have.length(1);
     expectError(await w.gw.admin.get(path(g)), 404, /runs no shadow/);
     for (const action of ["guardrail.shadow_start", "guardrail.update"]) {
-      const audit = await pollUntil(
-        () => w.gw.admin.get(`/api/v1/audit-log?resource_id=${g}&action=${action}`),
-        (r) => r.status !== 200 || r.body.data.length > 0,
-      );
-      expect(audit.body.data, action).to.have.length(1);
-      expect(audit.body.data[0].changes).to.have.property("shadow");
+      expect((await auditedOnce(w.gw.admin, g, action)).changes).to.have.property("shadow");
     }
     const versions = await pollUntil(
       () => w.gw.admin.get(`/api/v1/guardrails/${g}/versions`),
