@@ -1,4 +1,4 @@
-import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { GuardrailShadowSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
 import {
@@ -25,28 +25,11 @@ import type { AccountPolicy, StoredPolicyShadow } from "../../store/policies/typ
 import { policyShadowData } from "./shadow-expiry.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
-/** The change as stored in the account document: protobuf JSON with the proto's field names. */
-const JSON_NAMES = { useProtoFieldName: true } as const;
 /** A report names at most this many affected records, as a workspace policy's does. */
 const SAMPLE_SIZE = 20;
 
 /** A workspace-wide policy that runs (or ran until it expired) a shadow. */
 export type ShadowedAccountPolicy = AccountPolicy & { shadow: StoredPolicyShadow };
-
-export function storedAccountShadow(
-  change: AccountPolicyInput,
-  proposed: { name: string; config: Record<string, unknown> },
-  startedAtMs: number,
-  expiresAtMs: number,
-): StoredPolicyShadow {
-  return {
-    change: toJson(AccountPolicyInputSchema, change, JSON_NAMES),
-    name: proposed.name,
-    config: proposed.config,
-    startedAtMs,
-    expiresAtMs,
-  };
-}
 
 /** The stored change as UpdateAccountPolicy takes it (a promote replays it as one). */
 export function accountShadowChange(s: StoredPolicyShadow): AccountPolicyInput {

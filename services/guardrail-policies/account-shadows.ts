@@ -3,6 +3,7 @@ import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { shadowExpiry } from "../../domain/shadow-expiry.js";
 import {
+  AccountPolicyInputSchema,
   type EndAccountPolicyShadowRequest,
   type GetAccountPolicyShadowRequest,
   type GetAccountPolicyShadowResponse,
@@ -17,10 +18,9 @@ import {
   accountShadowReport,
   accountShadowToProto,
   type ShadowedAccountPolicy,
-  storedAccountShadow,
 } from "./account-shadow.js";
 import { fail, policyNotFound } from "./rules.js";
-import { checkNoRunningShadow, noPolicyShadow, shadowSummary } from "./shadow.js";
+import { checkNoRunningShadow, noPolicyShadow, shadowSummary, storedShadow } from "./shadow.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
 /** What a shadow of a workspace-wide policy reads and tells beside the policy itself. */
@@ -63,7 +63,13 @@ export class AccountPolicyShadows {
     const expiresAtMs = msOf(req.expiresAt) ?? nowMs;
     const started = await this.policies.editPolicy(req.id, async (stored) => {
       checkNoRunningShadow("account", stored, nowMs);
-      const shadow = storedAccountShadow(input, { name, config }, nowMs, expiresAtMs);
+      const shadow = storedShadow(
+        AccountPolicyInputSchema,
+        input,
+        { name, config },
+        nowMs,
+        expiresAtMs,
+      );
       return {
         next: { ...stored, shadow },
         result: { before: stored.shadow, shadow, label: stored.name },

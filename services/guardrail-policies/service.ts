@@ -690,7 +690,13 @@ export class GuardrailPolicyServiceImpl implements ServiceImpl<typeof GuardrailP
       const stored = doc.policies.find((p) => p.id === req.id && p.policyType === type);
       if (!stored) policyNotFound(type, req.id);
       checkNoRunningShadow(type, stored, nowMs);
-      const shadow = storedShadow(input, { name, config }, nowMs, expiresAtMs);
+      const shadow = storedShadow(
+        GuardrailPolicyInputSchema,
+        input,
+        { name, config },
+        nowMs,
+        expiresAtMs,
+      );
       return {
         doc: placed(doc, { ...stored, shadow }),
         result: { before: stored.shadow, shadow, label: stored.name },

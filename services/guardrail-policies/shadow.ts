@@ -1,4 +1,11 @@
-import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  fromJson,
+  type JsonValue,
+  type MessageShape,
+  toJson,
+} from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ErrorReason } from "../../gen/railgate/common/v1/error_info_pb.js";
 import { GuardrailShadowSchema } from "../../gen/railgate/guardrail/v1/guardrail_pb.js";
@@ -39,14 +46,19 @@ export function checkNoRunningShadow(
     );
 }
 
-export function storedShadow(
-  change: GuardrailPolicyInput,
+/**
+ * A shadow as a policy document keeps it: the change (a workspace policy's GuardrailPolicyInput,
+ * or a workspace-wide one's AccountPolicyInput) and the settings it leaves.
+ */
+export function storedShadow<Desc extends DescMessage>(
+  schema: Desc,
+  change: MessageShape<Desc>,
   proposed: { name: string; config: Record<string, unknown> },
   startedAtMs: number,
   expiresAtMs: number,
 ): StoredPolicyShadow {
   return {
-    change: toJson(GuardrailPolicyInputSchema, change, JSON_NAMES),
+    change: toJson(schema, change, JSON_NAMES),
     name: proposed.name,
     config: proposed.config,
     startedAtMs,
