@@ -5,7 +5,7 @@ import {
 } from "../../gen/railgate/guardrail/v1/guardrail_service_pb.js";
 import { policyAsGuardrail } from "../../governance/policy/policy-guardrails.js";
 import type { AccountPolicy } from "../../store/policies/types.js";
-import { RULES_OF_TYPE, sameSet } from "./simulate.js";
+import { namedUnderConfig, RULES_OF_TYPE, sameSet } from "./simulate.js";
 import { mergeSimulations, type WorkspaceSimulation } from "./simulation-merge.js";
 import type { GuardrailWhatIf } from "./what-if.js";
 
@@ -59,9 +59,7 @@ export async function simulateAccountPolicy(
     parts.push({ workspaceId, answer });
   }
   const answer = mergeSimulations(fromMs, toMs, parts);
-  // A policy's settings are under config.
-  for (const u of answer.notReplayed) u.field = `config.${u.field}`;
-  for (const c of answer.contentReplay) c.field = `config.${c.field}`;
+  namedUnderConfig(answer);
   for (const field of proposed.reassigned) {
     answer.notReplayed.push(
       create(UnreplayedRuleSchema, {

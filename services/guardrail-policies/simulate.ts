@@ -59,9 +59,7 @@ export async function simulatePolicy(
     toMs,
     RULES_OF_TYPE[live.policyType],
   );
-  // A policy's settings are under config.
-  for (const u of answer.notReplayed) u.field = `config.${u.field}`;
-  for (const c of answer.contentReplay) c.field = `config.${c.field}`;
+  namedUnderConfig(answer);
   for (const field of proposed.reassigned) {
     answer.notReplayed.push(
       create(UnreplayedRuleSchema, {
@@ -83,6 +81,12 @@ export async function simulatePolicy(
     }
   }
   return answer;
+}
+
+/** A guardrail what-if's answer in a policy's words: its settings are under config. */
+export function namedUnderConfig(answer: SimulateGuardrailResponse): void {
+  for (const u of answer.notReplayed) u.field = `config.${u.field}`;
+  for (const c of answer.contentReplay) c.field = `config.${c.field}`;
 }
 
 /** The same members, whatever their order. */
