@@ -1,8 +1,10 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type {
-  AccountPolicyInput,
-  GetAccountPolicyShadowResponse,
+import {
+  type AccountPolicyInput,
+  type GetAccountPolicyShadowResponse,
+  GetAccountPolicyShadowResponseSchema,
+  type StartAccountPolicyShadowResponse,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import { type JsonSchema, STRINGS, shapeOf, specSchema } from "../openapi/spec-schema.js";
 import { badRequest, checkFields } from "./fields.js";
@@ -73,6 +75,16 @@ export function accountShadowToJson(r: GetAccountPolicyShadowResponse) {
     ...shadowReportToJson(r, accountChangeToJson(r.shadow?.change)),
     workspace_ids: r.workspaceIds,
   };
+}
+
+/** A start's answer as a report: nothing decided yet, over the workspaces it will count. */
+export function accountShadowStartedToJson(res: StartAccountPolicyShadowResponse) {
+  return accountShadowToJson(
+    create(GetAccountPolicyShadowResponseSchema, {
+      shadow: res.shadow,
+      workspaceIds: res.workspaceIds,
+    }),
+  );
 }
 
 export const ACCOUNT_SHADOW_JSON_SCHEMA: JsonSchema = shapeOf<

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import {
-  GetAccountPolicyShadowResponseSchema,
   GetGuardrailPolicyShadowResponseSchema,
   GuardrailPolicyService,
 } from "../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
@@ -12,6 +11,7 @@ import {
   ACCOUNT_SHADOW_JSON_SCHEMA,
   ACCOUNT_SIMULATE_BODY_SCHEMA,
   accountShadowRequestFromJson,
+  accountShadowStartedToJson,
   accountShadowToJson,
   accountSimulateRequestFromJson,
 } from "../json/account-simulate-json.js";
@@ -207,11 +207,7 @@ const accountShadowRoutes: Route[] = [
           { id: ctx.params.id ?? "", change, expiresAt },
           ctx.call,
         );
-        const answer = create(GetAccountPolicyShadowResponseSchema, {
-          shadow: res.shadow,
-          workspaceIds: res.workspaceIds,
-        });
-        sendJson(ctx.res, 201, { data: accountShadowToJson(answer) });
+        sendJson(ctx.res, 201, { data: accountShadowStartedToJson(res) });
       },
       async GET(ctx) {
         const res = await ctx.clients.policies.getAccountPolicyShadow(

@@ -1,11 +1,10 @@
-import { create } from "@bufbuild/protobuf";
 import {
   accountShadowRequestFromJson,
+  accountShadowStartedToJson,
   accountShadowToJson,
 } from "../../../gateway/json/account-simulate-json.js";
 import { accountPolicyToJson } from "../../../gateway/json/guardrail-policy-json.js";
 import { restoreForceOf } from "../../../gateway/json/guardrail-version-json.js";
-import { GetAccountPolicyShadowResponseSchema } from "../../../gen/railgate/guardrail/v1/guardrail_policy_service_pb.js";
 import type { Command } from "../command.js";
 import { type GrpcOperation, grpcCommands } from "../http/api-command.js";
 import { ACCOUNT_SHADOW_SPECS } from "../http/resources/policy-shadow.js";
@@ -27,11 +26,7 @@ const OPERATIONS = new Map<string, GrpcOperation>([
         change,
         expiresAt,
       });
-      const answer = create(GetAccountPolicyShadowResponseSchema, {
-        shadow: res.shadow,
-        workspaceIds: res.workspaceIds,
-      });
-      return { data: accountShadowToJson(answer) };
+      return { data: accountShadowStartedToJson(res) };
     },
   ],
   [
